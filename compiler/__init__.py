@@ -1,0 +1,1 @@
+"""meshjit.compiler: tracing, sharding propagation, partitioning and lowering."""

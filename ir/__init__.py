@@ -1,0 +1,17 @@
+"""meshjit.ir: the intermediate representation shared by the compiler and the tools."""
+
+from .core import Attrs as Attrs
+from .core import Block as Block
+from .core import DenseAttr as DenseAttr
+from .core import Func as Func
+from .core import Module as Module
+from .core import Op as Op
+from .core import SymbolRef as SymbolRef
+from .core import Value as Value
+from .core import renumber as renumber
+from .dtypes import DTYPES as DTYPES
+from .sharding import AxisRef as AxisRef
+from .sharding import DimSharding as DimSharding
+from .sharding import MeshAttr as MeshAttr
+from .sharding import TensorSharding as TensorSharding
+from .types import TensorType as TensorType

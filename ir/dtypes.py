@@ -1,0 +1,61 @@
+"""The IR's element types and their numpy counterparts, and JAX's 64-bit canonicalisation."""
+
+from __future__ import annotations
+
+import numpy as np
+
+# NOTE: the IR knows exactly these five element types; every op's rules are written for them.
+DTYPES: tuple[str, ...] = ("bool", "i32", "i64", "f32", "f64")
+
+_TO_NUMPY = {
+    "bool": np.dtype(np.bool_),
+    "i32": np.dtype(np.int32),
+    "i64": np.dtype(np.int64),
+    "f32": np.dtype(np.float32),
+    "f64": np.dtype(np.float64),
+}
+_FROM_NUMPY = {value: key for key, value in _TO_NUMPY.items()}
+
+# Without x64, JAX stores every 64-bit type in its 32-bit sibling.
+_NARROW_WITHOUT_X64 = {
+    np.dtype(np.float64): np.dtype(np.float32),
+    np.dtype(np.int64): np.dtype(np.int32),
+    np.dtype(np.uint64): np.dtype(np.uint32),
+    np.dtype(np.complex128): np.dtype(np.complex64),
+}
+
+
+def to_numpy(dtype: str) -> np.dtype:
+    """The numpy dtype of an IR dtype name such as ``"f32"``."""
+    try:
+        return _TO_NUMPY[dtype]
+    except KeyError:
+        raise ValueError(f"unknown IR dtype {dtype!r}; expected one of {', '.join(DTYPES)}") from None
+
+
+def from_numpy(dtype) -> str:
+    """The IR dtype name of a numpy dtype; raises TypeError for dtypes the IR does not have."""
+    numpy_dtype = np.dtype(dtype)
+    try:
+        return _FROM_NUMPY[numpy_dtype]
+    except KeyError:
+        raise TypeError(
+            f"dtype {numpy_dtype} is not supported by meshjit programs; "
+            f"expected one of bool, int32, int64, float32, float64"
+        ) from None
+
+
+def canonicalize(dtype, *, x64: bool) -> np.dtype:
+    """JAX's canonical dtype: 64-bit types become 32-bit unless x64 is enabled."""
+    numpy_dtype = np.dtype(dtype)
+    if x64:
+        return numpy_dtype
+    return _NARROW_WITHOUT_X64.get(numpy_dtype, numpy_dtype)
+
+
+def is_float(dtype: str) -> bool:
+    return dtype in ("f32", "f64")
+
+
+def is_int(dtype: str) -> bool:
+    return dtype in ("i32", "i64")

@@ -1,0 +1,27 @@
+"""meshjit: JAX's sharding API over simulated devices, with a GSPMD/Shardy-style partitioner.
+
+Write ``import meshjit as jax`` and use ``jax.sharding``, ``jax.device_put``,
+``jax.make_array_from_single_device_arrays`` and friends as in JAX.
+"""
+
+from meshjit.runtime.array import Array as Array
+from meshjit.runtime.array import Shard as Shard
+from meshjit.runtime.config import config as config
+from meshjit.runtime.devices import device_count as device_count
+from meshjit.runtime.devices import devices as devices
+from meshjit.runtime.devices import local_device_count as local_device_count
+from meshjit.runtime.devices import local_devices as local_devices
+from meshjit.runtime.devices import process_count as process_count
+from meshjit.runtime.devices import process_index as process_index
+from meshjit.runtime.mesh import make_mesh as make_mesh
+from meshjit.runtime.mesh import set_mesh as set_mesh
+from meshjit.runtime.transfer import block_until_ready as block_until_ready
+from meshjit.runtime.transfer import device_put as device_put
+from meshjit.runtime.transfer import make_array_from_callback as make_array_from_callback
+from meshjit.runtime.transfer import make_array_from_process_local_data as make_array_from_process_local_data
+from meshjit.runtime.transfer import make_array_from_single_device_arrays as make_array_from_single_device_arrays
+
+from . import debug as debug
+from . import sharding as sharding
+
+__version__ = "0.1.0"

@@ -1,0 +1,15 @@
+"""meshjit.debug: look at how arrays are laid out over devices."""
+
+from __future__ import annotations
+
+from meshjit.runtime.array import Array
+from meshjit.runtime.visualize import visualize_sharding as visualize_sharding
+
+
+def visualize_array_sharding(arr: Array, *, use_color: bool = False, scale: float = 1.0,
+                             min_width: int = 9, max_width: int = 80) -> None:
+    """Print a table of which devices hold which part of the 1-d or 2-d array ``arr``."""
+    if not isinstance(arr, Array):
+        raise TypeError(f"visualize_array_sharding expects a meshjit.Array, got {type(arr).__name__}")
+    visualize_sharding(arr.shape, arr.sharding, use_color=use_color, scale=scale,
+                       min_width=min_width, max_width=max_width)

@@ -1,0 +1,1 @@
+"""meshjit.runtime: devices, meshes, shardings, arrays, transfers and the executor."""

@@ -1,0 +1,246 @@
+"""Array: a global array whose shards live on devices, stored as a stack of distinct shards.
+
+The shards of this process's devices are kept stacked on a leading axis (``blocks``) so the
+executor can run every local device in one step; devices holding replicas of one shard point at
+the same block, since values are immutable.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .devices import CpuDevice
+from .sharding import Index, Sharding, SingleDeviceSharding
+
+
+def index_key(index: Index) -> tuple:
+    """A hashable form of a numpy index tuple (slices are not hashable before Python 3.12)."""
+    return tuple((entry.start, entry.stop, entry.step) if isinstance(entry, slice) else entry
+                 for entry in index)
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One device's piece of an Array: which device, which index of the global array, which
+    replica of that index it is, and the data (None for devices of other processes)."""
+
+    device: CpuDevice
+    index: Index
+    replica_id: int
+    data: Array | None
+
+    def __repr__(self) -> str:
+        data = None if self.data is None else np.asarray(self.data)
+        return f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, data={data})"
+
+
+class Array:
+    """A (possibly sharded) array on meshjit devices; immutable.
+
+    Build one with ``device_put``, ``make_array_from_single_device_arrays``,
+    ``make_array_from_callback`` or as the output of a jitted function.
+    """
+
+    __array_priority__ = 100
+
+    def __init__(self, shape, dtype, sharding: Sharding, blocks: np.ndarray, block_of_device,
+                 *, committed: bool = True, weak_type: bool = False):
+        self._shape = tuple(shape)
+        self._dtype = np.dtype(dtype)
+        self._sharding = sharding
+        self._blocks = blocks
+        self._block_of_device = tuple(block_of_device)
+        self._committed = committed
+        self._weak_type = weak_type
+        self._deleted = False
+        self._value: np.ndarray | None = None
+
+    # -- metadata ---------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self._shape)
+
+    @property
+    def itemsize(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.itemsize
+
+    @property
+    def sharding(self) -> Sharding:
+        return self._sharding
+
+    @property
+    def committed(self) -> bool:
+        return self._committed
+
+    @property
+    def weak_type(self) -> bool:
+        return self._weak_type
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return self._sharding.is_fully_addressable
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return self._sharding.is_fully_replicated
+
+    def devices(self) -> set[CpuDevice]:
+        return self._sharding.device_set
+
+    @property
+    def device(self):
+        """The device of a single-device array, else its sharding (as JAX 0.10)."""
+        devices = self._sharding._device_assignment
+        return devices[0] if len(devices) == 1 else self._sharding
+
+    # -- shards ------------------------------------------------------------------------------
+    def _check_alive(self) -> None:
+        if self._deleted:
+            raise RuntimeError(f"Array has been deleted with shape={self._dtype.name}{list(self._shape)}.")
+
+    def _shard_records(self) -> list[tuple[CpuDevice, Index, int, int | None]]:
+        """(device, index, replica_id, block or None) for every device of the sharding."""
+        indices = self._sharding.devices_indices_map(self._shape)
+        local_position = {device: position for position, device
+                          in enumerate(self._sharding._addressable_device_assignment)}
+        seen: dict[tuple, int] = {}
+        records = []
+        for device in self._sharding._device_assignment:
+            index = indices[device]
+            key = index_key(index)
+            replica_id = seen.get(key, 0)
+            seen[key] = replica_id + 1
+            position = local_position.get(device)
+            block = None if position is None else self._block_of_device[position]
+            records.append((device, index, replica_id, block))
+        return records
+
+    def _block_array(self, block: int, device: CpuDevice) -> Array:
+        data = self._blocks[block]
+        return Array(data.shape, self._dtype, SingleDeviceSharding(device, memory_kind=self._sharding.memory_kind),
+                     data[np.newaxis], (0,), committed=True, weak_type=self._weak_type)
+
+    @property
+    def addressable_shards(self) -> list[Shard]:
+        self._check_alive()
+        return [Shard(device, index, replica_id, self._block_array(block, device))
+                for device, index, replica_id, block in self._shard_records() if block is not None]
+
+    @property
+    def global_shards(self) -> list[Shard]:
+        self._check_alive()
+        return [Shard(device, index, replica_id, None if block is None else self._block_array(block, device))
+                for device, index, replica_id, block in self._shard_records()]
+
+    def addressable_data(self, index: int) -> Array:
+        self._check_alive()
+        devices = self._sharding._addressable_device_assignment
+        if not -len(devices) <= index < len(devices):
+            raise IndexError(f"addressable_data index {index} is out of range for {len(devices)} addressable shards")
+        return self._block_array(self._block_of_device[index], devices[index])
+
+    # -- values ------------------------------------------------------------------------------
+    def _global_value(self) -> np.ndarray:
+        self._check_alive()
+        if self._value is not None:
+            return self._value
+        if not self.is_fully_addressable:
+            raise RuntimeError(
+                "Fetching value for `meshjit.Array` that spans non-addressable (non process local) "
+                "devices is not possible. Use `meshjit.experimental.multihost_utils.process_allgather` first."
+            )
+        value = np.empty(self._shape, self._dtype)
+        for device, index, _, block in self._shard_records():
+            value[index] = self._blocks[block]
+        value.flags.writeable = False
+        self._value = value
+        return value
+
+    def __array__(self, dtype=None, copy=None):
+        value = self._global_value()
+        if dtype is not None and np.dtype(dtype) != value.dtype:
+            return value.astype(dtype)
+        return value.copy() if copy else value
+
+    def block_until_ready(self) -> Array:
+        self._check_alive()
+        return self
+
+    def copy_to_host_async(self) -> None:
+        self._check_alive()
+
+    def delete(self) -> None:
+        self._deleted = True
+        self._blocks = None
+        self._value = None
+
+    def is_deleted(self) -> bool:
+        return self._deleted
+
+    def item(self):
+        if self.size != 1:
+            raise ValueError(f"item() needs an array of size 1, got shape {self._shape}")
+        return self._global_value().item()
+
+    def tolist(self):
+        return self._global_value().tolist()
+
+    def __bool__(self) -> bool:
+        return bool(self._global_value())
+
+    def __int__(self) -> int:
+        return int(self._global_value())
+
+    def __float__(self) -> float:
+        return float(self._global_value())
+
+    def __index__(self) -> int:
+        if not np.issubdtype(self._dtype, np.integer):
+            raise TypeError(f"only integer arrays can be used as an index, got dtype {self._dtype}")
+        return int(self._global_value())
+
+    def __len__(self) -> int:
+        if not self._shape:
+            raise TypeError("len() of unsized object")
+        return self._shape[0]
+
+    def __repr__(self) -> str:
+        if self._deleted:
+            return f"Array(<deleted>, shape={self._shape}, dtype={self._dtype.name})"
+        weak = ", weak_type=True" if self._weak_type else ""
+        prefix = "Array("
+        if not self.is_fully_addressable:
+            return f"{prefix}<non-addressable>, shape={self._shape}, dtype={self._dtype.name}{weak})"
+        value = self._global_value()
+        if value.size == 0:
+            body = f"[], shape={self._shape}" if value.ndim > 1 else "[]"
+        else:
+            body = np.array2string(value, separator=", ", prefix=prefix)
+        return f"{prefix}{body}, dtype={self._dtype.name}{weak})"
+
+    def __str__(self) -> str:
+        return str(self._global_value())
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0:
+            return format(self._global_value().item(), spec)
+        return format(str(self), spec)

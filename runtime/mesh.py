@@ -1,0 +1,239 @@
+"""Mesh: an N-d array of devices with named axes; the mesh contexts that APIs read."""
+
+from __future__ import annotations
+
+import enum
+import math
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from .devices import CpuDevice, devices as all_devices, is_addressable
+
+
+class AxisType(enum.Enum):
+    """How a mesh axis is treated by sharding-in-types: left to propagation, explicit, or manual."""
+
+    Auto = enum.auto()
+    Explicit = enum.auto()
+    Manual = enum.auto()
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _normalise_axis_names(axis_names) -> tuple[str, ...]:
+    names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"Mesh axis_names must be strings, got {name!r} in {names}")
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise ValueError(f"Mesh axis_names must be unique, but {duplicates} repeat in {names}")
+    return names
+
+
+def _normalise_devices(devices, axis_names) -> np.ndarray:
+    array = np.empty(np.shape(devices), dtype=object)
+    array[...] = devices if isinstance(devices, np.ndarray) else np.array(devices, dtype=object)
+    if array.ndim != len(axis_names):
+        raise ValueError(
+            f"Mesh requires the ndim of its first argument (`devices`) to equal the length of its "
+            f"second argument (`axis_names`), but got devices.ndim == {array.ndim} and "
+            f"len(axis_names) == {len(axis_names)}."
+        )
+    flat = list(array.flat)
+    for device in flat:
+        if not isinstance(device, CpuDevice):
+            raise TypeError(f"Mesh devices must be meshjit devices, got {device!r}")
+    ids = [device.id for device in flat]
+    if len(set(ids)) != len(ids):
+        repeated = sorted({device_id for device_id in ids if ids.count(device_id) > 1})
+        raise ValueError(f"Mesh devices must be distinct, but device ids {repeated} repeat")
+    array.flags.writeable = False
+    return array
+
+
+def _normalise_axis_types(axis_types, axis_names) -> tuple[AxisType, ...]:
+    if axis_types is None:
+        return (AxisType.Auto,) * len(axis_names)
+    if isinstance(axis_types, AxisType):
+        axis_types = (axis_types,) * len(axis_names)
+    axis_types = tuple(axis_types)
+    if len(axis_types) != len(axis_names):
+        raise ValueError(
+            f"Number of axis names should match the number of axis_types. Got "
+            f"axis_names={axis_names} and axis_types={axis_types}"
+        )
+    for axis_type in axis_types:
+        if not isinstance(axis_type, AxisType):
+            raise TypeError(f"axis_types entries must be AxisType, got {axis_type!r}")
+    return axis_types
+
+
+class Mesh:
+    """An N-d array of devices whose axes have names, e.g. ``Mesh(devices.reshape(2, 4), ('x', 'y'))``.
+
+    Also a context manager: ``with mesh:`` makes it the mesh of pjit and of the legacy APIs.
+    """
+
+    def __init__(self, devices, axis_names, *, axis_types=None):
+        self.axis_names = _normalise_axis_names(axis_names)
+        self.devices = _normalise_devices(devices, self.axis_names)
+        self.axis_types = _normalise_axis_types(axis_types, self.axis_names)
+        self._key = (tuple(device.id for device in self.devices.flat), self.devices.shape,
+                     self.axis_names, self.axis_types)
+
+    @property
+    def shape(self) -> OrderedDict:
+        return OrderedDict(zip(self.axis_names, self.devices.shape))
+
+    @property
+    def shape_tuple(self) -> tuple[tuple[str, int], ...]:
+        return tuple(zip(self.axis_names, self.devices.shape))
+
+    @property
+    def axis_sizes(self) -> tuple[int, ...]:
+        return tuple(self.devices.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.devices.shape)
+
+    @property
+    def empty(self) -> bool:
+        return self.devices.ndim == 0 or self.size == 0
+
+    @property
+    def device_ids(self) -> np.ndarray:
+        return np.vectorize(lambda device: device.id, otypes=[int])(self.devices)
+
+    @property
+    def flat_devices(self) -> tuple[CpuDevice, ...]:
+        """Devices in mesh order (row-major over the axes)."""
+        return tuple(self.devices.flat)
+
+    @property
+    def local_devices(self) -> list[CpuDevice]:
+        return [device for device in self.devices.flat if is_addressable(device)]
+
+    @property
+    def is_multi_process(self) -> bool:
+        return len({device.process_index for device in self.devices.flat}) > 1
+
+    def _axes_of_type(self, axis_type: AxisType) -> tuple[str, ...]:
+        return tuple(name for name, kind in zip(self.axis_names, self.axis_types) if kind is axis_type)
+
+    @property
+    def explicit_axes(self) -> tuple[str, ...]:
+        return self._axes_of_type(AxisType.Explicit)
+
+    @property
+    def auto_axes(self) -> tuple[str, ...]:
+        return self._axes_of_type(AxisType.Auto)
+
+    @property
+    def manual_axes(self) -> tuple[str, ...]:
+        return self._axes_of_type(AxisType.Manual)
+
+    @property
+    def are_all_axes_explicit(self) -> bool:
+        return all(kind is AxisType.Explicit for kind in self.axis_types)
+
+    def axis_size(self, name: str) -> int:
+        return self.shape[name]
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Mesh) and self._key == other._key
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __repr__(self) -> str:
+        if self.empty:
+            return "Mesh(axis_sizes=(), axis_names=())"
+        axes = ", ".join(f"{name!r}: {size}" for name, size in self.shape.items())
+        types = ", ".join(repr(kind) for kind in self.axis_types)
+        if len(self.axis_types) == 1:
+            types += ","
+        return f"Mesh({axes}, axis_types=({types}))"
+
+    def __enter__(self) -> Mesh:
+        _context.stack.append(("resource", self))
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        _context.stack.pop()
+
+
+class _Context(threading.local):
+    def __init__(self):
+        self.stack: list[tuple[str, Mesh]] = []
+        self.global_mesh: Mesh | None = None
+
+
+_context = _Context()
+
+
+def _empty_mesh() -> Mesh:
+    return Mesh(np.empty((), dtype=object), ())
+
+
+class set_mesh:
+    """Make ``mesh`` the current mesh: used at once, or as ``with set_mesh(mesh):`` to scope it.
+
+    The current mesh is what ``device_put(x, P(...))``, ``shard_map`` without ``mesh=`` and
+    sharding constraints given as bare PartitionSpecs use.
+    """
+
+    def __init__(self, mesh: Mesh):
+        if not isinstance(mesh, Mesh):
+            raise TypeError(f"set_mesh expects a Mesh, got {type(mesh).__name__}: {mesh!r}")
+        self._previous = _context.global_mesh
+        self.mesh = mesh
+        _context.global_mesh = mesh
+
+    def __enter__(self) -> Mesh:
+        return self.mesh
+
+    def __exit__(self, *exc_info) -> None:
+        _context.global_mesh = self._previous
+
+
+def get_mesh() -> Mesh:
+    """The mesh set with ``set_mesh``, or an empty mesh when none is set."""
+    return _context.global_mesh if _context.global_mesh is not None else _empty_mesh()
+
+
+def current_mesh() -> Mesh | None:
+    """The innermost mesh from ``set_mesh`` or ``with mesh:``, or None (for pjit and shard_map)."""
+    if _context.global_mesh is not None:
+        return _context.global_mesh
+    return _context.stack[-1][1] if _context.stack else None
+
+
+def resource_mesh() -> Mesh | None:
+    """The innermost ``with mesh:`` mesh, then the ``set_mesh`` one (pjit's lookup order)."""
+    if _context.stack:
+        return _context.stack[-1][1]
+    return _context.global_mesh
+
+
+def make_mesh(axis_shapes, axis_names, *, axis_types=None, devices=None) -> Mesh:
+    """A mesh of the first ``prod(axis_shapes)`` devices; axis types default to Explicit (JAX 0.10)."""
+    axis_shapes = tuple(axis_shapes)
+    names = _normalise_axis_names(axis_names)
+    if len(axis_shapes) != len(names):
+        raise ValueError(f"make_mesh: axis_shapes {axis_shapes} and axis_names {names} differ in length")
+    pool = list(devices) if devices is not None else all_devices()
+    needed = math.prod(axis_shapes)
+    if needed > len(pool):
+        raise ValueError(f"make_mesh: axis_shapes {axis_shapes} need {needed} devices but {len(pool)} are available")
+    if axis_types is None:
+        axis_types = (AxisType.Explicit,) * len(names)
+    grid = np.empty(needed, dtype=object)
+    grid[:] = pool[:needed]
+    return Mesh(grid.reshape(axis_shapes), names, axis_types=axis_types)
+
+

@@ -1,0 +1,253 @@
+"""The Sharding classes: how a global array's shards are laid out over devices.
+
+Each concrete class reduces itself to a TileAssignment over its device list; index maps, shard
+shapes, replication and equivalence are derived from that one form in the base class.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from .devices import CpuDevice, check_memory_kind, is_addressable
+from .errors import DuplicateSpecError, IndivisibleError
+from .mesh import Mesh
+from .partition_spec import UNCONSTRAINED, PartitionSpec
+from .tile_assignment import TileAssignment, parse_tile_assignment
+
+Index = tuple
+
+
+class Sharding:
+    """Describes how a ``meshjit.Array`` is laid out across devices."""
+
+    _memory_kind: str
+
+    # -- what every subclass provides ---------------------------------------------------------
+    @property
+    def _device_assignment(self) -> tuple[CpuDevice, ...]:
+        """The devices in layout order (the order of ``devices_indices_map``)."""
+        raise TypeError(f"{type(self).__name__} does not define a device assignment")
+
+    def _tile_assignment(self, ndim: int) -> TileAssignment:
+        """The GSPMD form for an array of rank ``ndim``; ids index ``_device_assignment``."""
+        raise TypeError(f"{type(self).__name__} does not define a tile assignment")
+
+    def _check_rank(self, ndim: int) -> None:
+        """Raise ValueError if this sharding cannot describe an array of rank ``ndim``."""
+
+    # -- derived ------------------------------------------------------------------------------
+    @property
+    def device_set(self) -> set[CpuDevice]:
+        return set(self._device_assignment)
+
+    @property
+    def addressable_devices(self) -> set[CpuDevice]:
+        return {device for device in self._device_assignment if is_addressable(device)}
+
+    @property
+    def _addressable_device_assignment(self) -> tuple[CpuDevice, ...]:
+        return tuple(device for device in self._device_assignment if is_addressable(device))
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return all(is_addressable(device) for device in self._device_assignment)
+
+    @property
+    def num_devices(self) -> int:
+        return len(self._device_assignment)
+
+    @property
+    def memory_kind(self) -> str:
+        return self._memory_kind
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        tiles = self._tile_assignment(self._probe_rank()).normalised()
+        return tiles.kind == "replicated" or (tiles.kind == "maximal" and self.num_devices == 1)
+
+    def _probe_rank(self) -> int:
+        return 0
+
+    def devices_indices_map(self, global_shape) -> dict[CpuDevice, Index]:
+        global_shape = _check_shape(global_shape)
+        self._check_rank(len(global_shape))
+        self._check_divisible(global_shape)
+        tiles = self._tile_assignment(len(global_shape))
+        devices = self._device_assignment
+        by_position = tiles.indices(global_shape, range(len(devices)))
+        return {device: by_position[position] for position, device in enumerate(devices)
+                if position in by_position}
+
+    def addressable_devices_indices_map(self, global_shape) -> dict[CpuDevice, Index]:
+        return {device: index for device, index in self.devices_indices_map(global_shape).items()
+                if is_addressable(device)}
+
+    def shard_shape(self, global_shape) -> tuple[int, ...]:
+        global_shape = _check_shape(global_shape)
+        self._check_rank(len(global_shape))
+        self._check_divisible(global_shape)
+        tiles = self._tile_assignment(len(global_shape))
+        if tiles.kind != "tiled":
+            return global_shape
+        return tuple(size // count for size, count in zip(global_shape, tiles.tiles))
+
+    def _check_divisible(self, global_shape) -> None:
+        tiles = self._tile_assignment(len(global_shape))
+        if tiles.kind != "tiled":
+            return
+        for axis, (size, count) in enumerate(zip(global_shape, tiles.tiles)):
+            if size % count:
+                raise IndivisibleError(
+                    f"Sharding {self} implies that array axis {axis} is partitioned {count} times, "
+                    f"but the dimension size is {size} (full shape: {tuple(global_shape)}, "
+                    f"per-dimension tiling factors: {list(tiles.tiles)} should evenly divide the shape)"
+                )
+
+    def is_equivalent_to(self, other: Sharding, ndim: int) -> bool:
+        """Whether both shardings put the same shards of a rank-``ndim`` array on the same devices."""
+        if not isinstance(other, Sharding):
+            return False
+        if self.memory_kind != other.memory_kind or self.device_set != other.device_set:
+            return False
+        try:
+            probe = (self.num_devices,) * ndim
+            return self.devices_indices_map(probe) == other.devices_indices_map(probe)
+        except (ValueError, IndivisibleError):
+            return False
+
+    def with_memory_kind(self, kind: str) -> Sharding:
+        raise TypeError(f"{type(self).__name__} does not support memory kinds")
+
+
+def _check_shape(global_shape) -> tuple[int, ...]:
+    try:
+        shape = tuple(int(size) for size in global_shape)
+    except TypeError:
+        raise TypeError(f"global_shape must be a tuple of ints, got {global_shape!r}") from None
+    if any(size < 0 for size in shape):
+        raise ValueError(f"global_shape must have non-negative sizes, got {shape}")
+    return shape
+
+
+def _check_device(device, argument: str) -> CpuDevice:
+    if not isinstance(device, CpuDevice):
+        raise TypeError(f"{argument} must be a meshjit device, got {type(device).__name__}: {device!r}")
+    return device
+
+
+class NamedSharding(Sharding):
+    """A Mesh and a PartitionSpec saying how each array dim splits over the mesh's named axes."""
+
+    def __init__(self, mesh: Mesh, spec: PartitionSpec, *, memory_kind: str | None = None):
+        if not isinstance(mesh, Mesh):
+            raise TypeError(f"NamedSharding mesh must be a Mesh, got {type(mesh).__name__}: {mesh!r}")
+        if not isinstance(spec, PartitionSpec):
+            raise TypeError(
+                f"NamedSharding spec must be a PartitionSpec, got {type(spec).__name__}: {spec!r}"
+            )
+        self.mesh = mesh
+        self.spec = spec
+        self._memory_kind = check_memory_kind(memory_kind)
+        self._check_spec()
+
+    def _check_spec(self) -> None:
+        used = self.spec.used_axes()
+        for name in used:
+            if name not in self.mesh.axis_names:
+                raise ValueError(
+                    f"Resource axis: {name} of {self.spec} is not found in mesh: {self.mesh.axis_names}."
+                )
+        repeated = sorted({name for name in used if used.count(name) > 1})
+        if repeated:
+            raise DuplicateSpecError(
+                f"A single NamedSharding spec specification can map every mesh axis to at most one "
+                f"positional dimension, but {self.spec} has duplicate entries for "
+                f"{', '.join(f'`{name}`' for name in repeated)}"
+            )
+
+    @property
+    def _device_assignment(self) -> tuple[CpuDevice, ...]:
+        return self.mesh.flat_devices
+
+    def _check_rank(self, ndim: int) -> None:
+        if len(self.spec) > ndim:
+            raise ValueError(
+                f"Sharding {self} is only valid for values of rank at least {len(self.spec)}, but "
+                f"was applied to a value of rank {ndim}."
+            )
+
+    def _probe_rank(self) -> int:
+        return len(self.spec)
+
+    @functools.lru_cache(maxsize=64)
+    def _tile_assignment(self, ndim: int) -> TileAssignment:
+        self._check_rank(ndim)
+        names = self.mesh.axis_names
+        per_dim = [self.spec.axis_names_of(dim) for dim in range(ndim)]
+        used = [name for axes in per_dim for name in axes]
+        if not used:
+            return TileAssignment.replicated()
+        unused = [name for name in names if name not in used]
+        positions = np.arange(self.mesh.size).reshape(self.mesh.axis_sizes)
+        order = [names.index(name) for name in used + unused]
+        tiles = [math.prod(self.mesh.shape[name] for name in axes) for axes in per_dim]
+        replication = math.prod(self.mesh.shape[name] for name in unused)
+        ids = positions.transpose(order).reshape(tiles + [replication])
+        return TileAssignment.tiled(ids, replicate_last=True) if replication > 1 else (
+            TileAssignment.tiled(ids.reshape(tiles)))
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return not self.spec.used_axes()
+
+    @property
+    def has_unconstrained_dims(self) -> bool:
+        return any(entry is UNCONSTRAINED for entry in self.spec)
+
+    def with_memory_kind(self, kind: str) -> NamedSharding:
+        return NamedSharding(self.mesh, self.spec, memory_kind=kind)
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, NamedSharding) and self.mesh == other.mesh
+                and self.spec == other.spec and self.memory_kind == other.memory_kind)
+
+    def __hash__(self) -> int:
+        return hash((self.mesh, self.spec, self.memory_kind))
+
+    def __repr__(self) -> str:
+        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind={self.memory_kind})"
+
+
+class SingleDeviceSharding(Sharding):
+    """All of the array on one device."""
+
+    def __init__(self, device: CpuDevice, *, memory_kind: str | None = None):
+        self._device = _check_device(device, "SingleDeviceSharding device")
+        self._memory_kind = check_memory_kind(memory_kind)
+
+    @property
+    def _device_assignment(self) -> tuple[CpuDevice, ...]:
+        return (self._device,)
+
+    def _tile_assignment(self, ndim: int) -> TileAssignment:
+        return TileAssignment.replicated()
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return True
+
+    def with_memory_kind(self, kind: str) -> SingleDeviceSharding:
+        return SingleDeviceSharding(self._device, memory_kind=kind)
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, SingleDeviceSharding) and self._device == other._device
+                and self.memory_kind == other.memory_kind)
+
+    def __hash__(self) -> int:
+        return hash((self._device, self.memory_kind))
+
+    def __repr__(self) -> str:
+        return f"SingleDeviceSharding(device={self._device!r}, memory_kind={self.memory_kind})"
