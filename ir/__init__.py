@@ -15,3 +15,6 @@ from .sharding import DimSharding as DimSharding
 from .sharding import MeshAttr as MeshAttr
 from .sharding import TensorSharding as TensorSharding
 from .types import TensorType as TensorType
+from .interpret import interpret as interpret
+from .shape_rules import ShapeError as ShapeError
+from .shape_rules import infer_result_types as infer_result_types

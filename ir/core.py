@@ -237,6 +237,11 @@ class Module:
             return self.funcs[0]
         return self.func("main")
 
+    def __str__(self) -> str:
+        from .printer import print_module
+
+        return print_module(self)
+
 
 def renumber(module: Module) -> Module:
     """The same module with value ids renumbered 0, 1, ... in definition order.

@@ -29,37 +29,39 @@ INTS = ("i32", "i64")
 NUMERIC = INTS + FLOATS
 BOOL_OR_INT = ("bool",) + INTS
 
+# fmt: off
 UNARY_FLOAT_OPS = (
     "exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan", "sqrt",
     "rsqrt", "cbrt", "erf", "floor", "ceil",
-)  # fmt: skip
+)
 UNARY_NUMERIC_OPS = ("neg", "abs", "sign")
 BINARY_NUMERIC_OPS = ("add", "sub", "mul", "div", "rem", "max", "min")
 BINARY_FLOAT_OPS = ("pow", "atan2")
 BINARY_BOOL_OR_INT_OPS = ("and", "or", "xor")
 SHIFT_OPS = ("shift_left", "shift_right_arithmetic", "shift_right_logical")
-COMPARE_DIRECTIONS = ("eq", "ne", "lt", "le", "gt", "ge")
-ROUNDING_METHODS = ("away_from_zero", "to_nearest_even")
 COLLECTIVE_OPS = (
     "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute",
     "axis_index", "partition_id",
-)  # fmt: skip
-
-# NOTE: this list is the op table itself, kept apart from the registrations so that a test can
-# check that every registry covers it.
-ALL_OPS: tuple[str, ...] = tuple(
-    sorted(
-        UNARY_FLOAT_OPS + ("round",) + UNARY_NUMERIC_OPS + ("is_finite", "not")
-        + BINARY_NUMERIC_OPS + BINARY_FLOAT_OPS + BINARY_BOOL_OR_INT_OPS + SHIFT_OPS
-        + ("compare", "select", "clamp", "convert", "integer_pow", "iota", "constant")
-        + ("broadcast_in_dim", "reshape", "transpose", "slice", "dynamic_slice")
-        + ("dynamic_update_slice", "pad", "concatenate", "rev", "squeeze", "expand_dims")
-        + ("dot_general", "reduce_sum", "reduce_max", "reduce_min", "reduce_prod")
-        + ("reduce_and", "reduce_or", "argmax", "argmin", "cumsum", "cumprod", "cummax")
-        + ("cummin", "sort", "gather", "sharding_constraint", "manual_computation")
-        + COLLECTIVE_OPS
-    )
 )
+COMPARE_DIRECTIONS = ("eq", "ne", "lt", "le", "gt", "ge")
+ROUNDING_METHODS = ("away_from_zero", "to_nearest_even")
+
+# NOTE: this is the op table itself, kept apart from the registrations so that a test can check
+# that every registry covers it.
+ALL_OPS: tuple[str, ...] = tuple(sorted(
+    UNARY_FLOAT_OPS + UNARY_NUMERIC_OPS + BINARY_NUMERIC_OPS + BINARY_FLOAT_OPS
+    + BINARY_BOOL_OR_INT_OPS + SHIFT_OPS + COLLECTIVE_OPS + (
+        "round", "is_finite", "not", "compare", "select", "clamp", "convert", "integer_pow",
+        "iota", "constant",
+        "broadcast_in_dim", "reshape", "transpose", "slice", "dynamic_slice",
+        "dynamic_update_slice", "pad", "concatenate", "rev", "squeeze", "expand_dims",
+        "dot_general",
+        "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or",
+        "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin", "sort", "gather",
+        "sharding_constraint", "manual_computation",
+    )
+))
+# fmt: on
 
 # Ops that own regions; every other op must come without them.
 REGION_OPS = ("manual_computation",)
@@ -301,5 +303,4 @@ def _constant(op, operands, attrs, regions, meshes):
 
 
 # NOTE: imported last because these modules register into ``shape_rules`` defined above.
-from . import shape_rules_spmd as shape_rules_spmd  # noqa: E402
-from . import shape_rules_structural as shape_rules_structural  # noqa: E402
+from . import shape_rules_spmd, shape_rules_structural  # noqa: F401

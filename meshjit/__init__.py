@@ -6,7 +6,7 @@ Write ``import meshjit as jax`` and use ``jax.sharding``, ``jax.device_put``,
 
 from meshjit.runtime.array import Array as Array
 from meshjit.runtime.array import Shard as Shard
-from meshjit.runtime.config import config as config
+from meshjit.ir.config import config as config
 from meshjit.runtime.devices import device_count as device_count
 from meshjit.runtime.devices import devices as devices
 from meshjit.runtime.devices import local_device_count as local_device_count

@@ -6,7 +6,7 @@ from meshjit.runtime.array import Array
 from meshjit.runtime.visualize import visualize_sharding as visualize_sharding
 
 
-def visualize_array_sharding(arr: Array, *, use_color: bool = False, scale: float = 1.0,
+def visualize_array_sharding(arr: Array, *, use_color: bool = True, scale: float = 1.0,
                              min_width: int = 9, max_width: int = 80) -> None:
     """Print a table of which devices hold which part of the 1-d or 2-d array ``arr``."""
     if not isinstance(arr, Array):

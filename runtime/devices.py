@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .config import config
+from meshjit.ir.config import config
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +70,9 @@ def devices() -> list[CpuDevice]:
 
 def local_devices(process_index: int | None = None) -> list[CpuDevice]:
     wanted = backend.process_index if process_index is None else process_index
+    if not 0 <= wanted < backend.process_count:
+        raise ValueError(f"local_devices: unknown process_index {wanted}; this job has "
+                         f"{backend.process_count} process(es)")
     return [device for device in backend.devices() if device.process_index == wanted]
 
 

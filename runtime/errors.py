@@ -5,5 +5,5 @@ class DuplicateSpecError(Exception):
     """A mesh axis appears more than once in a PartitionSpec."""
 
 
-class IndivisibleError(Exception):
+class IndivisibleError(ValueError):
     """An array dim does not divide evenly by the number of shards its sharding asks for."""

@@ -43,6 +43,11 @@ def _normalise_devices(devices, axis_names) -> np.ndarray:
             f"second argument (`axis_names`), but got devices.ndim == {array.ndim} and "
             f"len(axis_names) == {len(axis_names)}."
         )
+    if array.ndim == 0:
+        # NOTE: no axes is the empty mesh (what get_mesh returns when none is set): no devices.
+        empty = np.empty((), dtype=object)
+        empty.flags.writeable = False
+        return empty
     flat = list(array.flat)
     for device in flat:
         if not isinstance(device, CpuDevice):
@@ -82,7 +87,7 @@ class Mesh:
         self.axis_names = _normalise_axis_names(axis_names)
         self.devices = _normalise_devices(devices, self.axis_names)
         self.axis_types = _normalise_axis_types(axis_types, self.axis_names)
-        self._key = (tuple(device.id for device in self.devices.flat), self.devices.shape,
+        self._key = (tuple(device.id for device in self.flat_devices), self.devices.shape,
                      self.axis_names, self.axis_types)
 
     @property
@@ -99,11 +104,11 @@ class Mesh:
 
     @property
     def size(self) -> int:
-        return math.prod(self.devices.shape)
+        return math.prod(self.devices.shape) if self.devices.ndim else 0
 
     @property
     def empty(self) -> bool:
-        return self.devices.ndim == 0 or self.size == 0
+        return self.size == 0
 
     @property
     def device_ids(self) -> np.ndarray:
@@ -112,15 +117,15 @@ class Mesh:
     @property
     def flat_devices(self) -> tuple[CpuDevice, ...]:
         """Devices in mesh order (row-major over the axes)."""
-        return tuple(self.devices.flat)
+        return () if self.empty else tuple(self.devices.flat)
 
     @property
     def local_devices(self) -> list[CpuDevice]:
-        return [device for device in self.devices.flat if is_addressable(device)]
+        return [device for device in self.flat_devices if is_addressable(device)]
 
     @property
     def is_multi_process(self) -> bool:
-        return len({device.process_index for device in self.devices.flat}) > 1
+        return len({device.process_index for device in self.flat_devices}) > 1
 
     def _axes_of_type(self, axis_type: AxisType) -> tuple[str, ...]:
         return tuple(name for name, kind in zip(self.axis_names, self.axis_types) if kind is axis_type)
@@ -153,11 +158,19 @@ class Mesh:
     def __repr__(self) -> str:
         if self.empty:
             return "Mesh(axis_sizes=(), axis_names=())"
-        axes = ", ".join(f"{name!r}: {size}" for name, size in self.shape.items())
+        return (f"Mesh(axis_sizes={self.axis_sizes}, axis_names={self.axis_names!r}, "
+                f"axis_types={self._axis_types_text()})")
+
+    def _axis_types_text(self) -> str:
         types = ", ".join(repr(kind) for kind in self.axis_types)
-        if len(self.axis_types) == 1:
-            types += ","
-        return f"Mesh({axes}, axis_types=({types}))"
+        return f"({types},)" if len(self.axis_types) == 1 else f"({types})"
+
+    def __str__(self) -> str:
+        """The short form JAX prints inside sharding reprs: ``Mesh('x': 2, 'y': 4, axis_types=...)``."""
+        if self.empty:
+            return "Mesh()"
+        axes = ", ".join(f"{name!r}: {size}" for name, size in self.shape.items())
+        return f"Mesh({axes}, axis_types={self._axis_types_text()})"
 
     def __enter__(self) -> Mesh:
         _context.stack.append(("resource", self))
@@ -189,7 +202,7 @@ class set_mesh:
 
     def __init__(self, mesh: Mesh):
         if not isinstance(mesh, Mesh):
-            raise TypeError(f"set_mesh expects a Mesh, got {type(mesh).__name__}: {mesh!r}")
+            raise ValueError(f"set_mesh expects a Mesh, got {type(mesh).__name__}: {mesh!r}")
         self._previous = _context.global_mesh
         self.mesh = mesh
         _context.global_mesh = mesh

@@ -218,7 +218,7 @@ class NamedSharding(Sharding):
         return hash((self.mesh, self.spec, self.memory_kind))
 
     def __repr__(self) -> str:
-        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind={self.memory_kind})"
+        return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind={self.memory_kind})"
 
 
 class SingleDeviceSharding(Sharding):

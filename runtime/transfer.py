@@ -11,7 +11,7 @@ import optree
 from meshjit.ir.dtypes import canonicalize
 
 from .array import Array, index_key
-from .config import config
+from meshjit.ir.config import config
 from .devices import CpuDevice, devices as all_devices
 from .mesh import get_mesh
 from .partition_spec import PartitionSpec
@@ -25,6 +25,9 @@ def to_numpy(value, argument: str = "value") -> tuple[np.ndarray, bool]:
     if isinstance(value, Array):
         return np.asarray(value), value.weak_type
     scalar_type = type(value) if type(value) in _SCALAR_DTYPES else None
+    x64 = config.read("jax_enable_x64")
+    if scalar_type is int:
+        _check_python_int(value, x64)
     if scalar_type is not None:
         array = np.asarray(value, dtype=_SCALAR_DTYPES[scalar_type])
         weak = scalar_type is not bool
@@ -41,8 +44,15 @@ def to_numpy(value, argument: str = "value") -> tuple[np.ndarray, bool]:
             f"{argument}: dtype {array.dtype} is not a valid array type; only numeric and bool "
             f"arrays are supported"
         )
-    x64 = config.read("jax_enable_x64")
     return array.astype(canonicalize(array.dtype, x64=x64), copy=False), weak
+
+
+def _check_python_int(value: int, x64: bool) -> None:
+    """A weakly typed Python int must fit the default int type rather than wrap around."""
+    dtype = np.dtype(np.int64 if x64 else np.int32)
+    limits = np.iinfo(dtype)
+    if not limits.min <= value <= limits.max:
+        raise OverflowError(f"Python int {value} too large to convert to {dtype.name}")
 
 
 def shard_numpy(value: np.ndarray, sharding: Sharding, *, committed: bool = True,
@@ -78,7 +88,8 @@ def _resolve_target(target, argument: str) -> Sharding | None:
                 f"`meshjit.sharding.set_mesh(mesh)` or pass NamedSharding(mesh, spec)"
             )
         return NamedSharding(mesh, target)
-    raise TypeError(
+    # NOTE: JAX raises ValueError here, so ported code that catches it keeps working.
+    raise ValueError(
         f"{argument} must be a device, a Sharding, a PartitionSpec or None, got "
         f"{type(target).__name__}: {target!r}"
     )
@@ -95,7 +106,7 @@ def _put_one(value, target, argument: str):
     array, weak = to_numpy(value, argument)
     if sharding is None:
         return shard_numpy(array, SingleDeviceSharding(all_devices()[0]), committed=False, weak_type=weak)
-    if isinstance(value, Array) and value.sharding == sharding:
+    if isinstance(value, Array) and value.committed and value.sharding == sharding:
         return value
     return shard_numpy(array, sharding, weak_type=weak)
 
@@ -212,7 +223,8 @@ def _assemble(shape, sharding: Sharding, by_device: dict[CpuDevice, Array], dtyp
         block_of_device.append(match)
     stacked = np.stack(blocks) if blocks else np.empty((0,) + shard_shape, first.dtype)
     stacked.flags.writeable = False
-    return Array(shape, first.dtype, sharding, stacked, block_of_device, weak_type=first.weak_type)
+    # NOTE: as in JAX, an array assembled from shards is never weakly typed.
+    return Array(shape, first.dtype, sharding, stacked, block_of_device)
 
 
 def make_array_from_callback(shape, sharding: Sharding, data_callback: Callable, dtype=None) -> Array:

@@ -1,4 +1,4 @@
-"""Process-wide settings, JAX-style: ``config.update(name, value)`` or environment variables."""
+"""Process-wide settings read by every layer, JAX-style: ``config.update(name, value)`` or env vars."""
 
 from __future__ import annotations
 

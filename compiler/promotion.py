@@ -1,0 +1,84 @@
+"""JAX's dtype promotion over the IR's dtypes, with weakly typed Python scalars.
+
+The lattice is bool < ints < floats; within a kind the wider type wins; any float beats any
+int (i64 + f32 is f32, unlike numpy). A weak type (a Python scalar) takes the other operand's
+type within its kind, so ``x_f32 * 2.0`` stays f32 and ``x_i32 + 1`` stays i32.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+_KIND = {"bool": 0, "i32": 1, "i64": 1, "f32": 2, "f64": 2}
+_WIDTH = {"bool": 1, "i32": 32, "i64": 64, "f32": 32, "f64": 64}
+
+
+@dataclass(frozen=True, slots=True)
+class DType:
+    """An IR dtype name plus JAX's weak-type flag."""
+
+    name: str
+    weak: bool = False
+
+
+def default_int(x64: bool) -> str:
+    return "i64" if x64 else "i32"
+
+
+def default_float(x64: bool) -> str:
+    return "f64" if x64 else "f32"
+
+
+def python_scalar_dtype(value, x64: bool) -> DType:
+    """The weak dtype of a Python scalar (bool is strongly typed, as in JAX)."""
+    if isinstance(value, bool):
+        return DType("bool")
+    if isinstance(value, int):
+        return DType(default_int(x64), weak=True)
+    if isinstance(value, float):
+        return DType(default_float(x64), weak=True)
+    raise TypeError(f"expected a Python bool, int or float, got {type(value).__name__}: {value!r}")
+
+
+def promote(first: DType, second: DType, x64: bool) -> DType:
+    """The result dtype of a binary op on two operands, following JAX's promotion lattice."""
+    if first == second:
+        return first
+    if first.weak and second.weak:
+        kind = max(_KIND[first.name], _KIND[second.name])
+        return DType(default_float(x64) if kind == 2 else default_int(x64), weak=True)
+    if first.weak or second.weak:
+        weak, strong = (first, second) if first.weak else (second, first)
+        if _KIND[weak.name] <= _KIND[strong.name]:
+            return DType(strong.name)
+        # a weak float meets an int or bool: the default float, still weak (as JAX)
+        return DType(default_float(x64) if _KIND[weak.name] == 2 else default_int(x64), weak=True)
+    kind_first, kind_second = _KIND[first.name], _KIND[second.name]
+    if kind_first != kind_second:
+        return first if kind_first > kind_second else second
+    return first if _WIDTH[first.name] >= _WIDTH[second.name] else second
+
+
+def promote_all(dtypes, x64: bool) -> DType:
+    dtypes = list(dtypes)
+    if not dtypes:
+        raise ValueError("promote_all needs at least one dtype")
+    result = dtypes[0]
+    for dtype in dtypes[1:]:
+        result = promote(result, dtype, x64)
+    return result
+
+
+def is_float(name: str) -> bool:
+    return _KIND[name] == 2
+
+
+def is_int(name: str) -> bool:
+    return _KIND[name] == 1
+
+
+def to_inexact(dtype: DType, x64: bool) -> DType:
+    """The float dtype an int or bool becomes under functions such as mean, sqrt or divide."""
+    if is_float(dtype.name):
+        return dtype
+    return DType(default_float(x64), weak=dtype.weak)

@@ -1,0 +1,290 @@
+"""Tracing: running a Python function on abstract Tracers and recording the ops it binds.
+
+``bind`` is the one entry point every lax/numpy function uses. Under a trace it appends an op
+and returns Tracers; on concrete values it hands the op to the eager executor, which by
+default runs a one-op program through the reference interpreter (the facade installs one that
+returns device Arrays).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from meshjit.ir import Block, DenseAttr, Func, MeshAttr, Module, Op, TensorType, Value
+from meshjit.ir.dtypes import from_numpy, to_numpy
+from meshjit.ir.shape_rules import ShapeError, infer_result_types
+
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_INTERNAL_DIRS = tuple(os.path.join(_PACKAGE_ROOT, folder) + os.sep
+                       for folder in ("meshjit", "compiler", "ir", "runtime"))
+
+
+class ConcretizationTypeError(TypeError):
+    """A traced (abstract) value was used where Python needs a concrete one."""
+
+
+class TracerArrayConversionError(ConcretizationTypeError):
+    """A traced value was converted to a numpy array."""
+
+
+class TracerIntegerConversionError(ConcretizationTypeError):
+    """A traced value was used as a Python int or index."""
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """A traced value was used in a Python condition."""
+
+
+class UnexpectedTracerError(RuntimeError):
+    """A Tracer escaped the function being traced and was used later."""
+
+
+def user_location() -> str | None:
+    """``file:line`` of the innermost caller outside meshjit's own source folders."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_INTERNAL_DIRS):
+            return f"{filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
+
+
+def _at(location: str | None) -> str:
+    return f" (at {location})" if location else ""
+
+
+@dataclass
+class Trace:
+    """The ops recorded so far for one function, plus its arguments and captured constants."""
+
+    name: str
+    args: list[Value] = field(default_factory=list)
+    ops: list[Op] = field(default_factory=list)
+    meshes: dict[str, MeshAttr] = field(default_factory=dict)
+    captured: dict[int, tuple[Value, object]] = field(default_factory=dict)
+    active: bool = True
+
+    def add_mesh(self, mesh: MeshAttr) -> str:
+        """The module-level name of ``mesh``, adding it when new ("mesh", "mesh_1", ...)."""
+        for name, existing in self.meshes.items():
+            if existing == mesh:
+                return name
+        name = "mesh" if not self.meshes else f"mesh_{len(self.meshes)}"
+        self.meshes[name] = mesh
+        return name
+
+    def capture(self, array) -> Value:
+        """A concrete device array used inside the function becomes an extra argument."""
+        entry = self.captured.get(id(array))
+        if entry is None:
+            value = Value.fresh(TensorType(tuple(array.shape), from_numpy(array.dtype)), "captured")
+            entry = self.captured[id(array)] = (value, array)
+        return entry[0]
+
+
+class _TraceStack(threading.local):
+    def __init__(self):
+        self.traces: list[Trace] = []
+
+
+_stack = _TraceStack()
+
+
+def current_trace() -> Trace | None:
+    return _stack.traces[-1] if _stack.traces else None
+
+
+class Tracer:
+    """An abstract array inside a traced function: a shape, a dtype and an IR value."""
+
+    __slots__ = ("trace", "value", "weak_type")
+    __array_priority__ = 1000
+
+    def __init__(self, trace: Trace, value: Value, weak_type: bool = False):
+        self.trace = trace
+        self.value = value
+        self.weak_type = weak_type
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.value.type.shape
+
+    @property
+    def ir_dtype(self) -> str:
+        return self.value.type.dtype
+
+    @property
+    def dtype(self) -> np.dtype:
+        return to_numpy(self.value.type.dtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.value.type.shape)
+
+    @property
+    def size(self) -> int:
+        return self.value.type.size
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"Traced<{self.value.type}{weak}>"
+
+    def _concrete_error(self, error_type, what: str):
+        location = user_location()
+        return error_type(
+            f"{what} was called on a traced value {self.value.type}{_at(location)}. The value "
+            f"depends on the function's arguments, so it is not known while jit traces the "
+            f"function. Use meshjit.numpy.where / lax ops instead of Python control flow on it, "
+            f"or mark the argument static with static_argnums/static_argnames."
+        )
+
+    def __bool__(self):
+        raise self._concrete_error(TracerBoolConversionError, "bool()")
+
+    def __int__(self):
+        raise self._concrete_error(TracerIntegerConversionError, "int()")
+
+    def __index__(self):
+        raise self._concrete_error(TracerIntegerConversionError, "__index__()")
+
+    def __float__(self):
+        raise self._concrete_error(ConcretizationTypeError, "float()")
+
+    def __complex__(self):
+        raise self._concrete_error(ConcretizationTypeError, "complex()")
+
+    def __array__(self, dtype=None, copy=None):
+        raise self._concrete_error(TracerArrayConversionError, "numpy.asarray()")
+
+    def item(self):
+        raise self._concrete_error(ConcretizationTypeError, "item()")
+
+    def tolist(self):
+        raise self._concrete_error(ConcretizationTypeError, "tolist()")
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d traced array")
+        return (self[index] for index in range(self.shape[0]))
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: traced array {self.value.type}")
+
+
+def _is_tracer(value) -> bool:
+    return isinstance(value, Tracer)
+
+
+def _default_eager(name: str, operands, attrs, weak_type: bool):
+    """Run one op on concrete operands with the reference interpreter; returns numpy arrays."""
+    from meshjit.ir import interpret
+
+    arrays = [np.asarray(operand) for operand in operands]
+    args = tuple(Value.fresh(TensorType(array.shape, from_numpy(array.dtype))) for array in arrays)
+    types = infer_result_types(name, tuple(arg.type for arg in args), attrs)
+    results = tuple(Value.fresh(result_type) for result_type in types)
+    op = Op(name, args, results, attrs)
+    module = Module((), (Func("main", Block(args, (op,), results)),))
+    return list(interpret(module, *arrays))
+
+
+_eager_executor: list[Callable] = [_default_eager]
+
+
+def set_eager_executor(executor: Callable) -> None:
+    """Install how ops on concrete values run: ``executor(name, operands, attrs, weak_type)``."""
+    _eager_executor[0] = executor
+
+
+def is_concrete_array(value) -> bool:
+    """A device array the trace should capture rather than embed (it has shards)."""
+    return hasattr(value, "addressable_shards")
+
+
+def _operand_value(trace: Trace, operand, location) -> Value:
+    if isinstance(operand, Tracer):
+        if operand.trace is not trace:
+            if not operand.trace.active:
+                raise UnexpectedTracerError(
+                    f"a traced value {operand.value.type} from a finished trace of "
+                    f"{operand.trace.name!r} was used{_at(location)}; it escaped through a "
+                    f"global, a closure or a side effect"
+                )
+            raise UnexpectedTracerError(f"a traced value of an outer function was used inside {trace.name!r}")
+        return operand.value
+    if is_concrete_array(operand):
+        return trace.capture(operand)
+    array = np.asarray(operand)
+    value = Value.fresh(TensorType(array.shape, from_numpy(array.dtype)))
+    trace.ops.append(Op("constant", (), (value,), {"value": DenseAttr.from_array(array)}, location=location))
+    return value
+
+
+def bind(name: str, operands, attrs=None, *, weak_type: bool = False) -> list:
+    """Apply op ``name`` to ``operands`` (Tracers, device Arrays or numpy arrays of IR dtypes)."""
+    attrs = dict(attrs or {})
+    # NOTE: inside a trace every op is staged, even on constants (JAX's omnistaging).
+    trace = next((operand.trace for operand in operands if isinstance(operand, Tracer)), None)
+    trace = trace or current_trace()
+    if trace is None:
+        return _eager_executor[0](name, list(operands), attrs, weak_type)
+    location = user_location()
+    values = tuple(_operand_value(trace, operand, location) for operand in operands)
+    try:
+        result_types = infer_result_types(name, tuple(value.type for value in values), attrs,
+                                          meshes=trace.meshes)
+    except ShapeError as error:
+        raise TypeError(f"{error}{_at(location)}") from None
+    results = tuple(Value.fresh(result_type) for result_type in result_types)
+    trace.ops.append(Op(name, values, results, attrs, location=location))
+    return [Tracer(trace, result, weak_type) for result in results]
+
+
+@dataclass
+class TracedFunction:
+    """A traced function: its module, and the concrete arrays it captured (extra arguments)."""
+
+    module: Module
+    captured: list
+    out_weak_types: list[bool]
+
+
+def trace_flat(fun: Callable, arg_types, arg_hints, *, name: str = "main", arg_weak_types=None,
+               arg_shardings=None, meshes=None) -> tuple[TracedFunction, object]:
+    """Trace ``fun`` over flat abstract arguments; returns the traced function and fun's raw output.
+
+    ``fun`` receives one Tracer per entry of ``arg_types`` and returns a flat list of outputs
+    (Tracers, device arrays or numpy values); the caller handles pytrees.
+    """
+    trace = Trace(name, meshes=dict(meshes or {}))
+    weak_types = arg_weak_types or [False] * len(arg_types)
+    trace.args = [Value.fresh(arg_type, hint) for arg_type, hint in zip(arg_types, arg_hints)]
+    tracers = [Tracer(trace, value, weak) for value, weak in zip(trace.args, weak_types)]
+    _stack.traces.append(trace)
+    try:
+        outputs = fun(*tracers)
+        location = user_location()
+        out_values = [_operand_value(trace, output, location) for output in outputs]
+    finally:
+        _stack.traces.pop()
+        trace.active = False
+    captured_values = [value for value, _ in trace.captured.values()]
+    captured_arrays = [array for _, array in trace.captured.values()]
+    body = Block(tuple(trace.args) + tuple(captured_values), tuple(trace.ops), tuple(out_values))
+    arg_shardings = tuple(arg_shardings or ()) + (None,) * (len(body.args) - len(arg_shardings or ()))
+    func = Func(name, body, arg_shardings=arg_shardings if arg_shardings else ())
+    module = Module(tuple(trace.meshes.items()), (func,))
+    out_weak = [bool(getattr(output, "weak_type", False)) for output in outputs]
+    return TracedFunction(module, captured_arrays, out_weak), outputs

@@ -1,0 +1,180 @@
+"""The numpy interpreter: runs a module's entry function op by op on the reference implementations.
+
+A global function runs once; a function with ``spmd_mesh`` runs on every device of its mesh in
+lockstep, each argument and result stacked along a leading device axis in mesh order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .core import Block, Func, Module, Op
+from .dtypes import to_numpy
+from .reference import reference_impls
+from .reference_collectives import DeviceGrid, collective_impls
+from .registry import Registry
+from .shape_rules_spmd import manual_part
+from .sharding import MeshAttr, TensorSharding
+
+# Ops whose meaning needs the interpreter itself because they run regions.
+region_impls = Registry("region implementation")
+
+
+@dataclass(frozen=True, slots=True)
+class _Context:
+    meshes: Mapping[str, MeshAttr]
+    grid: DeviceGrid | None  # None runs global semantics
+
+
+def interpret(module: Module, *arrays) -> tuple[np.ndarray, ...]:
+    """Run ``module.main`` on numpy ``arrays``; always returns a tuple, one array per result.
+
+    In a function with ``spmd_mesh = @mesh`` every argument and result has a leading device axis
+    of ``mesh.size``: position ``p`` is the device at ``mesh.coordinates(p)``.
+    """
+    func = module.main
+    grid = None
+    if func.spmd_mesh is not None:
+        grid = DeviceGrid.over(func.spmd_mesh, module.mesh(func.spmd_mesh))
+    arguments = _check_arguments(func, arrays, grid)
+    results = _run_block(func.body, arguments, _Context(module.mesh_table, grid))
+    # Copies, so that no result aliases an argument or another result.
+    return tuple(np.array(result) for result in results)
+
+
+def _check_arguments(func: Func, arrays, grid: DeviceGrid | None) -> list[np.ndarray]:
+    if len(arrays) != len(func.args):
+        raise TypeError(f"@{func.name} takes {len(func.args)} arguments, got {len(arrays)}")
+    checked = []
+    for index, (array, expected) in enumerate(zip(arrays, func.arg_types)):
+        array = np.asarray(array)
+        if array.dtype != to_numpy(expected.dtype):
+            raise TypeError(
+                f"argument {index} of @{func.name} must have dtype {to_numpy(expected.dtype)} "
+                f"(IR {expected.dtype}), got {array.dtype}"
+            )
+        shape = expected.shape if grid is None else (grid.size, *expected.shape)
+        if array.shape != shape:
+            layout = (
+                ""
+                if grid is None
+                else (
+                    f" (a leading device axis of {grid.size} for mesh @{grid.mesh_name}, then the "
+                    f"per-device shape {expected.shape})"
+                )
+            )
+            raise ValueError(
+                f"argument {index} of @{func.name} must have shape {shape}{layout}, got {array.shape}"
+            )
+        checked.append(array)
+    return checked
+
+
+def _run_block(
+    block: Block, arguments: Sequence[np.ndarray], context: _Context
+) -> list[np.ndarray]:
+    values = {arg.id: array for arg, array in zip(block.args, arguments)}
+
+    def lookup(value, user: str) -> np.ndarray:
+        if value.id not in values:
+            raise ValueError(f"{user} uses a value (id {value.id}) that is not defined before it")
+        return values[value.id]
+
+    for op in block.ops:
+        operands = [lookup(operand, op.name) for operand in op.operands]
+        results = _run_op(op, operands, context)
+        _check_results(op, results, context.grid)
+        values.update((value.id, array) for value, array in zip(op.results, results))
+    return [lookup(value, "return") for value in block.returns]
+
+
+def _run_op(op: Op, operands: list[np.ndarray], context: _Context) -> tuple[np.ndarray, ...]:
+    if op.name in region_impls:
+        return region_impls[op.name](op, operands, context)
+    if op.name in collective_impls:
+        if context.grid is None:
+            raise ValueError(
+                f"{op.name} is a per-device op: it runs only in a function with spmd_mesh or "
+                f"in a manual_computation body"
+            )
+        return collective_impls[op.name](op.attrs, context.grid, *operands)
+    implementation = reference_impls[op.name]
+    if context.grid is None:
+        return implementation(op.attrs, *operands)
+    # Every device runs the op on its own slice; ``stack[p, ...]`` keeps 0-d slices arrays.
+    per_device = [
+        implementation(op.attrs, *(stack[position, ...] for stack in operands))
+        for position in range(context.grid.size)
+    ]
+    return tuple(np.stack(results) for results in zip(*per_device))
+
+
+def _check_results(op: Op, results, grid: DeviceGrid | None) -> None:
+    if len(results) != len(op.results):
+        raise ValueError(f"{op.name} computed {len(results)} results, the IR has {len(op.results)}")
+    for index, (array, value) in enumerate(zip(results, op.results)):
+        shape = value.type.shape if grid is None else (grid.size, *value.type.shape)
+        if array.shape != shape or array.dtype != to_numpy(value.type.dtype):
+            raise ValueError(
+                f"{op.name} result {index}: the IR declares {value.type}"
+                f"{'' if grid is None else ' per device'}, the op computed {array.dtype} "
+                f"{array.shape}"
+            )
+
+
+# --- manual_computation ----------------------------------------------------------------------
+
+
+def _block_of(index: tuple[int, ...], local_shape) -> tuple[slice, ...]:
+    return tuple(slice(i * size, (i + 1) * size) for i, size in zip(index, local_shape))
+
+
+def _split(array: np.ndarray, sharding: TensorSharding, grid: DeviceGrid) -> np.ndarray:
+    """Every grid position's shard of ``array``, stacked; dims not sharded are copied whole."""
+    local_shape = sharding.local_shape(array.shape, grid.mesh)
+    shards = [
+        array[_block_of(sharding.shard_index(grid.mesh, grid.coordinates(position)), local_shape)]
+        for position in range(grid.size)
+    ]
+    return np.stack(shards)
+
+
+def _assemble(stack: np.ndarray, sharding: TensorSharding, grid: DeviceGrid) -> np.ndarray:
+    """The global array whose shards under ``sharding`` the grid positions hold."""
+    local_shape = stack.shape[1:]
+    shards = sharding.dim_shards(grid.mesh)
+    result = np.zeros([size * count for size, count in zip(local_shape, shards)], stack.dtype)
+    placed = set()
+    # NOTE: of the positions holding one shard, the lowest has coordinate 0 on every manual axis
+    # the output is not sharded over; that copy is the one kept.
+    for position in range(grid.size):
+        index = sharding.shard_index(grid.mesh, grid.coordinates(position))
+        if index not in placed:
+            placed.add(index)
+            result[_block_of(index, local_shape)] = stack[position]
+    return result
+
+
+@region_impls.register("manual_computation")
+def _manual_computation(op: Op, operands, context: _Context) -> tuple[np.ndarray, ...]:
+    if context.grid is not None:
+        raise ValueError(
+            "manual_computation runs only in a global function; the interpreter does not nest "
+            "it in a per-device function or body"
+        )
+    in_shardings, out_shardings = op.attrs["in_shardings"], op.attrs["out_shardings"]
+    manual_axes = op.attrs["manual_axes"]
+    mesh_name = (in_shardings + out_shardings)[0].mesh_name
+    grid = DeviceGrid.over(mesh_name, context.meshes[mesh_name], manual_axes)
+    local_operands = [
+        _split(operand, manual_part(sharding, manual_axes), grid)
+        for operand, sharding in zip(operands, in_shardings)
+    ]
+    results = _run_block(op.regions[0], local_operands, replace(context, grid=grid))
+    return tuple(
+        _assemble(result, manual_part(sharding, manual_axes), grid)
+        for result, sharding in zip(results, out_shardings)
+    )

@@ -1,0 +1,60 @@
+"""Converting the runtime's Sharding objects to the IR's sharding attributes and back."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from meshjit.ir import AxisRef, DimSharding, MeshAttr, TensorSharding
+from meshjit.runtime.mesh import Mesh, get_mesh
+from meshjit.runtime.partition_spec import UNCONSTRAINED, PartitionSpec
+from meshjit.runtime.sharding import NamedSharding, Sharding
+
+
+def as_named_sharding(sharding: Sharding, ndim: int, argument: str) -> NamedSharding:
+    """Any array sharding as a NamedSharding: a positional layout becomes a mesh whose axes are
+    the tile dims (``_t0, _t1, ...``) plus a replication axis ``_r``."""
+    if isinstance(sharding, NamedSharding):
+        return sharding
+    if not isinstance(sharding, Sharding):
+        raise TypeError(f"{argument} must be a Sharding or PartitionSpec, got {type(sharding).__name__}: {sharding!r}")
+    tiles = sharding._tile_assignment(ndim).normalised()
+    devices = sharding._device_assignment
+    if tiles.kind != "tiled":
+        grid = np.empty(len(devices), dtype=object)
+        grid[:] = devices
+        return NamedSharding(Mesh(grid, ("_r",)), PartitionSpec(), memory_kind=sharding.memory_kind)
+    id_array = tiles.id_array
+    grid = np.empty(id_array.shape, dtype=object)
+    for position in np.ndindex(id_array.shape):
+        grid[position] = devices[id_array[position]]
+    names = tuple(f"_t{dim}" for dim in range(ndim)) + ("_r",)
+    return NamedSharding(Mesh(grid, names), PartitionSpec(*names[:ndim]), memory_kind=sharding.memory_kind)
+
+
+def resolve_spec(sharding, argument: str):
+    """A PartitionSpec becomes a NamedSharding over the mesh from ``set_mesh``."""
+    if isinstance(sharding, PartitionSpec):
+        mesh = get_mesh()
+        if mesh.empty:
+            raise ValueError(
+                f"{argument}: the PartitionSpec {sharding} needs a mesh; use "
+                f"`meshjit.sharding.set_mesh(mesh)` or pass NamedSharding(mesh, spec)"
+            )
+        return NamedSharding(mesh, sharding)
+    return sharding
+
+
+def mesh_attr(mesh: Mesh) -> MeshAttr:
+    return MeshAttr(tuple(mesh.shape.items()), tuple(device.id for device in mesh.devices.flat))
+
+
+def to_ir_sharding(sharding: NamedSharding, ndim: int, mesh_name: str) -> TensorSharding:
+    """The IR form of a NamedSharding for a rank-``ndim`` value: listed dims closed unless
+    ``P.UNCONSTRAINED``; unlisted trailing dims closed and unsharded."""
+    sharding._check_rank(ndim)
+    dims = []
+    for dim in range(ndim):
+        entry = sharding.spec[dim] if dim < len(sharding.spec) else None
+        axes = tuple(AxisRef(name) for name in sharding.spec.axis_names_of(dim))
+        dims.append(DimSharding(axes, is_closed=entry is not UNCONSTRAINED))
+    return TensorSharding(mesh_name, tuple(dims))

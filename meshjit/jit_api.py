@@ -1,0 +1,402 @@
+"""meshjit.jit: trace a function once per input signature, compile it, and run it on Arrays.
+
+This module is the glue DESIGN.md §1 allows the facade: it turns runtime shardings into IR
+attributes, asks the compiler for a program, and runs it on the runtime's arrays.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import optree
+
+from meshjit.compiler import lax_ops
+from meshjit.compiler.cost import cost_analysis as module_cost_analysis
+from meshjit.compiler.operands import canonical_numpy, dtype_of
+from meshjit.compiler.trace import Tracer, bind, set_eager_executor, trace_flat
+from meshjit.ir import TensorType, interpret
+from meshjit.ir.printer import print_module
+from meshjit.ir.dtypes import to_numpy
+from meshjit.runtime.array import Array
+from meshjit.runtime.devices import devices as all_devices
+from meshjit.runtime.partition_spec import PartitionSpec
+from meshjit.runtime.sharding import NamedSharding, Sharding, SingleDeviceSharding
+from meshjit.runtime.transfer import shard_numpy
+
+from ._shardings import as_named_sharding, mesh_attr, resolve_spec, to_ir_sharding
+from .tree_util import NAMESPACE
+
+
+def _is_sharding_leaf(node) -> bool:
+    return node is None or isinstance(node, (Sharding, PartitionSpec))
+
+
+def _normalise_indices(indices, argument: str) -> tuple[int, ...]:
+    if indices is None:
+        return ()
+    indices = (indices,) if isinstance(indices, int) else tuple(indices)
+    for index in indices:
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise TypeError(f"jit {argument} must be ints, got {index!r}")
+    return indices
+
+
+def _normalise_names(names, argument: str) -> tuple[str, ...]:
+    if names is None:
+        return ()
+    names = (names,) if isinstance(names, str) else tuple(names)
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"jit {argument} must be strings, got {name!r}")
+    return names
+
+
+@dataclass(frozen=True)
+class _ArgSpec:
+    """What the cache knows of one flat dynamic argument."""
+
+    type: TensorType
+    weak_type: bool
+    sharding: Sharding | None
+
+
+def _abstract(leaf, path: str) -> _ArgSpec:
+    if isinstance(leaf, Array):
+        sharding = leaf.sharding if leaf.committed else None
+        return _ArgSpec(TensorType(leaf.shape, dtype_of(leaf).name), leaf.weak_type, sharding)
+    if isinstance(leaf, Tracer):
+        return _ArgSpec(leaf.value.type, leaf.weak_type, None)
+    try:
+        kind = dtype_of(leaf)
+        shape = np.shape(leaf)
+    except TypeError as error:
+        raise TypeError(
+            f"jit argument {path} of type {type(leaf).__name__} is not a valid array: {error}. "
+            f"Pass arrays or scalars, or mark the argument static with static_argnums/static_argnames"
+        ) from None
+    return _ArgSpec(TensorType(tuple(shape), kind.name), kind.weak, None)
+
+
+class Compiled:
+    """A program compiled for one input signature; call it with the dynamic arguments."""
+
+    def __init__(self, lowered: Lowered):
+        self._lowered = lowered
+        self._module = lowered._traced.module
+
+    def as_text(self) -> str:
+        """The per-device module (the whole program runs on one device until partitioning lands)."""
+        return print_module(self._module)
+
+    @property
+    def input_shardings(self):
+        return self._lowered._input_shardings
+
+    @property
+    def output_shardings(self):
+        return self._lowered._output_shardings
+
+    def cost_analysis(self) -> dict[str, float]:
+        return module_cost_analysis(self._module)
+
+    def _run_flat(self, leaves) -> list[Array]:
+        traced = self._lowered._traced
+        arrays = [np.asarray(leaf, dtype=to_numpy(spec.type.dtype))
+                  for leaf, spec in zip(leaves, self._lowered._arg_specs)]
+        arrays += [np.asarray(captured) for captured in traced.captured]
+        outputs = interpret(self._module, *arrays)
+        shardings = optree.tree_leaves(self._lowered._output_shardings, is_leaf=_is_sharding_leaf,
+                                       none_is_leaf=True, namespace=NAMESPACE)
+        return [shard_numpy(np.asarray(output), sharding, weak_type=weak)
+                for output, sharding, weak in zip(outputs, shardings, traced.out_weak_types)]
+
+    def __call__(self, *args, **kwargs):
+        leaves, treedef = optree.tree_flatten((args, kwargs), namespace=NAMESPACE)
+        if treedef != self._lowered._in_treedef:
+            raise TypeError(
+                f"Compiled function called with arguments of structure {treedef}, but it was "
+                f"compiled for {self._lowered._in_treedef}"
+            )
+        for position, (leaf, spec) in enumerate(zip(leaves, self._lowered._arg_specs)):
+            actual = _abstract(leaf, f"[{position}]")
+            if actual.type != spec.type:
+                raise TypeError(f"Compiled argument {position}: expected {spec.type}, got {actual.type}")
+        outputs = self._run_flat(leaves)
+        return optree.tree_unflatten(self._lowered._out_treedef, outputs)
+
+
+class Lowered:
+    """A traced program for one input signature: ``as_text()`` shows it, ``compile()`` builds it."""
+
+    def __init__(self, traced, in_treedef, out_treedef, arg_specs, input_shardings, output_shardings):
+        self._traced = traced
+        self._in_treedef = in_treedef
+        self._out_treedef = out_treedef
+        self._arg_specs = arg_specs
+        self._input_shardings = input_shardings
+        self._output_shardings = output_shardings
+        self._compiled: Compiled | None = None
+
+    def as_text(self) -> str:
+        return print_module(self._traced.module)
+
+    @property
+    def module(self):
+        return self._traced.module
+
+    def compile(self) -> Compiled:
+        if self._compiled is None:
+            self._compiled = Compiled(self)
+        return self._compiled
+
+    def cost_analysis(self) -> dict[str, float]:
+        return module_cost_analysis(self._traced.module)
+
+
+class Jitted:
+    """The callable ``jit`` returns; traces and compiles once per input signature."""
+
+    def __init__(self, fun: Callable, *, in_shardings=None, out_shardings=None, static_argnums=None,
+                 static_argnames=None, donate_argnums=None):
+        if not callable(fun):
+            raise TypeError(f"jit expects a callable, got {type(fun).__name__}: {fun!r}")
+        self._fun = fun
+        self._in_shardings = in_shardings
+        self._out_shardings = out_shardings
+        self._static_argnums = _normalise_indices(static_argnums, "static_argnums")
+        self._static_argnames = _normalise_names(static_argnames, "static_argnames")
+        self._donate_argnums = _normalise_indices(donate_argnums, "donate_argnums")
+        try:
+            self._signature = inspect.signature(fun)
+        except (TypeError, ValueError):
+            self._signature = None
+        self._add_static_pairs()
+        self._cache: dict = {}
+        functools.update_wrapper(self, fun)
+
+    def _add_static_pairs(self) -> None:
+        """Static arguments may be named by position or by name; each implies the other (JAX)."""
+        if self._signature is None:
+            return
+        positional = [name for name, parameter in self._signature.parameters.items()
+                      if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)]
+        names = set(self._static_argnames)
+        names.update(positional[index] for index in self._static_argnums if -len(positional) <= index < len(positional))
+        numbers = set(self._static_argnums)
+        numbers.update(positional.index(name) for name in self._static_argnames if name in positional)
+        self._static_argnames = tuple(sorted(names))
+        self._static_argnums = tuple(sorted(numbers))
+
+    def _split(self, args, kwargs):
+        """(dynamic args, dynamic kwargs, static key) with static arguments taken out."""
+        count = len(args)
+        static_positions = {index % count for index in self._static_argnums if -count <= index < count}
+        dynamic_args = tuple(arg for index, arg in enumerate(args) if index not in static_positions)
+        static_values = tuple((index, args[index]) for index in sorted(static_positions))
+        dynamic_kwargs = {name: value for name, value in kwargs.items() if name not in self._static_argnames}
+        static_values += tuple(sorted((name, value) for name, value in kwargs.items() if name in self._static_argnames))
+        try:
+            hash(static_values)
+        except TypeError:
+            bad = next(value for _, value in static_values if not _hashable(value))
+            raise ValueError(
+                f"Non-hashable static arguments are not supported: jit of {self.__name__} got a static "
+                f"argument of type {type(bad).__name__} ({bad!r}); make it hashable (a tuple, not a "
+                f"list) or pass it as a dynamic array argument"
+            ) from None
+        return dynamic_args, dynamic_kwargs, static_values, static_positions
+
+    def _check_arity(self, args, kwargs) -> None:
+        if self._signature is None:
+            return
+        try:
+            self._signature.bind(*args, **kwargs)
+        except TypeError as error:
+            raise TypeError(f"{self.__name__}() called with the wrong arguments: {error}") from None
+
+    def lower(self, *args, **kwargs) -> Lowered:
+        self._check_arity(args, kwargs)
+        dynamic_args, dynamic_kwargs, static_values, static_positions = self._split(args, kwargs)
+        leaves, treedef = optree.tree_flatten((dynamic_args, dynamic_kwargs), namespace=NAMESPACE)
+        paths = [optree.tree_paths((dynamic_args, dynamic_kwargs), namespace=NAMESPACE)]
+        specs = tuple(_abstract(leaf, _path_text(path)) for leaf, path in zip(leaves, paths[0]))
+        key = (treedef, specs, static_values)
+        lowered = self._cache.get(key)
+        if lowered is None:
+            lowered = self._trace(args, kwargs, static_positions, treedef, specs, len(dynamic_args))
+            self._cache[key] = lowered
+        return lowered
+
+    def __call__(self, *args, **kwargs):
+        if any(isinstance(leaf, Tracer) for leaf in optree.tree_leaves((args, kwargs), namespace=NAMESPACE)):
+            # NOTE: jit inside a traced function inlines into the outer trace.
+            return self._fun(*args, **kwargs)
+        lowered = self.lower(*args, **kwargs)
+        dynamic_args, dynamic_kwargs, _, _ = self._split(args, kwargs)
+        leaves = optree.tree_leaves((dynamic_args, dynamic_kwargs), namespace=NAMESPACE)
+        outputs = lowered.compile()._run_flat(leaves)
+        return optree.tree_unflatten(lowered._out_treedef, outputs)
+
+    def _trace(self, args, kwargs, static_positions, treedef, specs, dynamic_count) -> Lowered:
+        input_shardings = self._input_shardings(args, static_positions, specs, treedef, dynamic_count)
+        meshes: dict = {}
+        arg_shardings = [_ir_arg_sharding(sharding, spec.type.rank, meshes) for sharding, spec
+                         in zip(optree.tree_leaves(input_shardings, is_leaf=_is_sharding_leaf, none_is_leaf=True,
+                                                   namespace=NAMESPACE), specs)]
+        out_treedef_box = []
+
+        def flat_fun(*tracers):
+            dynamic_args, dynamic_kwargs = optree.tree_unflatten(treedef, list(tracers))
+            iterator = iter(dynamic_args)
+            full_args = [args[index] if index in static_positions else next(iterator) for index in range(len(args))]
+            full_kwargs = {name: kwargs[name] if name in self._static_argnames else dynamic_kwargs[name] for name in kwargs}
+            out = self._fun(*full_args, **full_kwargs)
+            out_leaves, out_treedef = optree.tree_flatten(out, namespace=NAMESPACE)
+            out_treedef_box.append(out_treedef)
+            return [_output_operand(leaf, index) for index, leaf in enumerate(out_leaves)]
+
+        names = self._dynamic_names(len(args), static_positions)
+        skeleton = optree.tree_unflatten(treedef, [0] * len(specs))
+        hints = [_hint(path, names) for path in optree.tree_paths(skeleton, namespace=NAMESPACE)]
+        traced, _ = trace_flat(flat_fun, [spec.type for spec in specs], hints, name="main",
+                               arg_weak_types=[spec.weak_type for spec in specs],
+                               arg_shardings=arg_shardings, meshes=meshes)
+        out_treedef = out_treedef_box[0]
+        output_shardings = self._output_sharding_tree(out_treedef)
+        return Lowered(traced, treedef, out_treedef, specs, input_shardings, output_shardings)
+
+    def _dynamic_names(self, count: int, static_positions) -> list[str]:
+        """The parameter name of each dynamic positional argument, where the signature has one."""
+        parameters = list(self._signature.parameters.values()) if self._signature else []
+        names = []
+        for index in range(count):
+            if index in static_positions:
+                continue
+            kind_ok = index < len(parameters) and parameters[index].kind in (
+                inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            names.append(parameters[index].name if kind_ok else f"arg{index}")
+        return names
+
+    def _input_shardings(self, args, static_positions, specs, treedef, dynamic_count):
+        """Per dynamic leaf: the jit's in_shardings, else a committed input's own sharding."""
+        leaves_shardings = [spec.sharding for spec in specs]
+        if self._in_shardings is not None:
+            positional = tuple(range(dynamic_count))
+            prefix = self._in_shardings
+            if not isinstance(prefix, (tuple, list)) or _is_sharding_leaf(prefix):
+                prefix = (prefix,) * dynamic_count
+            if len(prefix) != dynamic_count:
+                raise ValueError(
+                    f"jit in_shardings has {len(prefix)} entries but {self.__name__} got {dynamic_count} "
+                    f"positional dynamic arguments"
+                )
+            dynamic_args = optree.tree_unflatten(treedef, list(range(len(specs))))[0]
+            del positional
+            expanded = optree.tree_broadcast_prefix(tuple(prefix), dynamic_args, is_leaf=_is_sharding_leaf,
+                                                    none_is_leaf=True, namespace=NAMESPACE)
+            given = optree.tree_leaves(expanded, is_leaf=_is_sharding_leaf, none_is_leaf=True, namespace=NAMESPACE)
+            for position, sharding in enumerate(given):
+                if sharding is not None:
+                    leaves_shardings[position] = resolve_spec(sharding, f"jit in_shardings[{position}]")
+        return optree.tree_unflatten(treedef, leaves_shardings)
+
+    def _output_sharding_tree(self, out_treedef):
+        default = SingleDeviceSharding(all_devices()[0])
+        count = out_treedef.num_leaves
+        if self._out_shardings is None:
+            return optree.tree_unflatten(out_treedef, [default] * count)
+        skeleton = optree.tree_unflatten(out_treedef, list(range(count)))
+        try:
+            expanded = optree.tree_broadcast_prefix(self._out_shardings, skeleton, is_leaf=_is_sharding_leaf,
+                                                    none_is_leaf=True, namespace=NAMESPACE)
+        except ValueError as error:
+            raise ValueError(f"jit out_shardings must be a pytree prefix of the outputs: {error}") from None
+        leaves = optree.tree_leaves(expanded, is_leaf=_is_sharding_leaf, none_is_leaf=True, namespace=NAMESPACE)
+        resolved = [default if sharding is None else resolve_spec(sharding, f"jit out_shardings[{index}]")
+                    for index, sharding in enumerate(leaves)]
+        return optree.tree_unflatten(out_treedef, resolved)
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _path_text(path) -> str:
+    return "".join(f"[{entry!r}]" for entry in path)
+
+
+def _hint(path, names: list[str]) -> str | None:
+    """A readable argument name from its pytree path: ``x``, ``params_w``, ``layers_0_b``."""
+    if len(path) < 2:
+        return None
+    head = names[path[1]] if path[0] == 0 and path[1] < len(names) else str(path[1])
+    text = "_".join([head] + [str(entry) for entry in path[2:]])
+    return text if text.replace("_", "a").isalnum() and not text[0].isdigit() else None
+
+
+def _ir_arg_sharding(sharding, rank: int, meshes: dict):
+    if sharding is None or isinstance(sharding, SingleDeviceSharding):
+        return None
+    named = as_named_sharding(sharding, rank, "jit in_shardings")
+    attr = mesh_attr(named.mesh)
+    name = next((key for key, value in meshes.items() if value == attr), None)
+    if name is None:
+        name = "mesh" if not meshes else f"mesh_{len(meshes)}"
+        meshes[name] = attr
+    return to_ir_sharding(named, rank, name)
+
+
+def _output_operand(leaf, index: int):
+    if isinstance(leaf, (Tracer, Array)):
+        return leaf
+    try:
+        return canonical_numpy(leaf)
+    except TypeError:
+        raise TypeError(
+            f"jitted function returned output {index} of type {type(leaf).__name__}, which is not an array"
+        ) from None
+
+
+def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None, static_argnums=None,
+        static_argnames=None, donate_argnums=None, **options):
+    """Compile ``fun`` for the shapes, dtypes and shardings it is called with (as ``jax.jit``).
+
+    Usable as ``jit(f, ...)``, ``@jit`` and ``@functools.partial(jit, ...)``.
+    """
+    if options:
+        raise TypeError(f"jit got unexpected keyword arguments {sorted(options)}")
+    if fun is None:
+        return functools.partial(jit, in_shardings=in_shardings, out_shardings=out_shardings,
+                                 static_argnums=static_argnums, static_argnames=static_argnames,
+                                 donate_argnums=donate_argnums)
+    return Jitted(fun, in_shardings=in_shardings, out_shardings=out_shardings, static_argnums=static_argnums,
+                  static_argnames=static_argnames, donate_argnums=donate_argnums)
+
+
+_EAGER_OPS: dict = {}
+
+
+def _eager_executor(name: str, operands: Sequence, attrs: dict, weak_type: bool):
+    """Run one op on concrete values as a cached one-op jitted program; returns Arrays."""
+    from meshjit.ir import Attrs
+
+    key = (name, Attrs(attrs), weak_type)
+    jitted = _EAGER_OPS.get(key)
+    if jitted is None:
+        def one_op(*operands):
+            return bind(name, operands, attrs, weak_type=weak_type)
+
+        jitted = _EAGER_OPS[key] = Jitted(one_op)
+    return list(jitted(*operands))
+
+
+set_eager_executor(_eager_executor)
+del lax_ops
