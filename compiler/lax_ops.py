@@ -13,7 +13,7 @@ import numpy as np
 from meshjit.ir.dtypes import from_numpy
 
 from .operands import as_operand, canonical_numpy, dtype_of, is_python_scalar, shape_of
-from .trace import bind
+from .trace import Tracer, bind
 
 
 def _single(name: str, operands, attrs=None, *, weak_type: bool = False):
@@ -118,6 +118,22 @@ def convert_element_type(operand, new_dtype):
     if dtype_of(operand).name == target:
         return operand
     return _single("convert", [operand], {"new_dtype": target})
+
+
+def _convert_element_type(operand, new_dtype, weak_type: bool = False):
+    """``convert_element_type`` that also sets JAX's weak-type flag (as JAX's internal helper).
+
+    meshjit.numpy uses it to give results of weakly typed operands their weak type; when only
+    the flag changes, a Tracer is re-wrapped without staging an op.
+    """
+    target = _ir_dtype(new_dtype)
+    operand = as_operand(operand)
+    current = dtype_of(operand)
+    if current.name == target and current.weak == weak_type:
+        return operand
+    if current.name == target and isinstance(operand, Tracer):
+        return Tracer(operand.trace, operand.value, weak_type)
+    return _single("convert", [operand], {"new_dtype": target}, weak_type=weak_type)
 
 
 def select(pred, on_true, on_false):

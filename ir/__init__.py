@@ -18,3 +18,9 @@ from .types import TensorType as TensorType
 from .interpret import interpret as interpret
 from .shape_rules import ShapeError as ShapeError
 from .shape_rules import infer_result_types as infer_result_types
+from .graph import to_digraph as to_digraph
+from .parser import ParseError as ParseError
+from .parser import parse_module as parse_module
+from .printer import print_module as print_module
+from .verify import VerifyError as VerifyError
+from .verify import verify as verify

@@ -71,10 +71,12 @@ class MeshAttr:
 
 @dataclass(frozen=True, slots=True)
 class AxisRef:
-    """A mesh axis, or the sub-axis ``"x":(pre_size)size`` of it.
+    """A mesh axis, or the sub-axis ``"x":(pre_size)size`` of it (Shardy's notation).
 
-    A sub-axis is the slice of axis ``x`` of ``size`` devices whose index is
-    ``(coordinate // pre_size) % size``; ``size=None`` is the whole axis.
+    Split axis ``x`` of size n into major-to-minor parts; a sub-axis is the part of ``size``
+    devices that has ``pre_size`` devices' worth of more-major parts before it. Its index for a
+    device is ``(coordinate // (n // (pre_size * size))) % size``, so ``"x":(1)2`` is the major
+    half of a size-4 axis and ``"x":(2)2`` the minor half. ``size=None`` is the whole axis.
     """
 
     name: str
@@ -90,7 +92,10 @@ class AxisRef:
 
     def index(self, mesh: MeshAttr, coordinates: dict[str, int]) -> int:
         """This axis's index for a device with the given mesh coordinates."""
-        return (coordinates[self.name] // self.pre_size) % self.resolved_size(mesh)
+        if self.size is None:
+            return coordinates[self.name]
+        post_size = mesh.axis_size(self.name) // (self.pre_size * self.size)
+        return (coordinates[self.name] // post_size) % self.size
 
     def overlaps(self, other: AxisRef, mesh: MeshAttr) -> bool:
         if self.name != other.name:

@@ -163,14 +163,19 @@ class Array:
         self._check_alive()
         if self._value is not None:
             return self._value
+        if self.is_fully_replicated and self._block_of_device:
+            # NOTE: as JAX, the first local replica is the value, even if a user gave unequal ones.
+            self._value = self._blocks[self._block_of_device[0]]
+            return self._value
         if not self.is_fully_addressable:
             raise RuntimeError(
                 "Fetching value for `meshjit.Array` that spans non-addressable (non process local) "
                 "devices is not possible. Use `meshjit.experimental.multihost_utils.process_allgather` first."
             )
         value = np.empty(self._shape, self._dtype)
-        for device, index, _, block in self._shard_records():
-            value[index] = self._blocks[block]
+        for _, index, replica_id, block in self._shard_records():
+            if replica_id == 0:
+                value[index] = self._blocks[block]
         value.flags.writeable = False
         self._value = value
         return value
@@ -226,16 +231,22 @@ class Array:
     def __repr__(self) -> str:
         if self._deleted:
             return f"Array(<deleted>, shape={self._shape}, dtype={self._dtype.name})"
-        weak = ", weak_type=True" if self._weak_type else ""
         prefix = "Array("
-        if not self.is_fully_addressable:
-            return f"{prefix}<non-addressable>, shape={self._shape}, dtype={self._dtype.name}{weak})"
-        value = self._global_value()
-        if value.size == 0:
-            body = f"[], shape={self._shape}" if value.ndim > 1 else "[]"
+        dtype_text = f"dtype={self._dtype.name}" + (", weak_type=True" if self._weak_type else "")
+        if not (self.is_fully_addressable or self.is_fully_replicated):
+            return f"{prefix}shape={self._shape}, {dtype_text})"
+        line_width = np.get_printoptions()["linewidth"]
+        if self.size == 0:
+            body = f"[], shape={self._shape}"
+        elif not self._block_of_device:
+            body = f"shape={self._shape}"
         else:
-            body = np.array2string(value, separator=", ", prefix=prefix)
-        return f"{prefix}{body}, dtype={self._dtype.name}{weak})"
+            body = np.array2string(self._global_value(), prefix=prefix, suffix=",", separator=", ",
+                                   max_line_width=line_width)
+        # NOTE: JAX's layout, including its wide gap before the dtype when the last line is full.
+        last_line_length = len(body) - body.rfind("\n") + 1
+        gap = " " * len(prefix) if last_line_length + len(dtype_text) + 2 > line_width else " "
+        return f"{prefix}{body},{gap}{dtype_text})"
 
     def __str__(self) -> str:
         return str(self._global_value())

@@ -85,8 +85,13 @@ class PositionalSharding(Sharding):
     def _device_assignment(self) -> tuple[CpuDevice, ...]:
         return tuple(self._devices[position] for group in self._groups.flat for position in group)
 
+    @property
+    def _is_one_tile(self) -> bool:
+        return all(size == 1 for size in self.shape)
+
     def _check_rank(self, ndim: int) -> None:
-        if self.ndim != ndim:
+        # NOTE: a single tile (after replicate()) replicates arrays of any rank, as in JAX.
+        if self.ndim != ndim and not self._is_one_tile:
             raise ValueError(
                 f"PositionalSharding of shape {self.shape} describes arrays of rank {self.ndim}, "
                 f"got rank {ndim}; reshape the sharding first"
@@ -96,6 +101,8 @@ class PositionalSharding(Sharding):
         return self.ndim
 
     def _tile_assignment(self, ndim: int) -> TileAssignment:
+        if self._is_one_tile:
+            return TileAssignment.replicated()
         self._check_rank(ndim)
         # ids index _device_assignment, which lists each group's devices in order
         sizes = {len(group) for group in self._groups.flat}
@@ -119,16 +126,15 @@ class PositionalSharding(Sharding):
         return hash((self._devices, self.shape, self.memory_kind))
 
     def __repr__(self) -> str:
-        def label(group) -> str:
-            return "{" + ", ".join(f"CPU {self._devices[position].id}" for position in group) + "}"
-
-        def rows(groups) -> str:
-            if groups.ndim == 1:
-                return "[" + " ".join(label(group) for group in groups) + "]"
-            return "[" + "\n ".join(rows(sub) for sub in groups) + "]"
-
-        body = rows(self._groups) if self._groups.ndim else label(self._groups.item())
-        return f"PositionalSharding({body}, memory_kind={self.memory_kind})"
+        """JAX's form: one ``{CPU 0, 4}`` set of device ids per position, laid out like the array."""
+        labels = np.empty(self.shape, dtype=object)
+        for position, group in np.ndenumerate(self._groups):
+            ids = sorted(self._devices[member].id for member in group)
+            labels[position] = "{CPU " + ", ".join(str(device_id) for device_id in ids) + "}"
+        prefix = "PositionalSharding("
+        body = np.array2string(labels, prefix=prefix, suffix=")", max_line_width=100,
+                               formatter={"object": str})
+        return f"{prefix}{body}, memory_kind={self.memory_kind}, shape={self.shape})"
 
 
 # -- pmap's ShardingSpec ------------------------------------------------------------------------

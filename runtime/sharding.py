@@ -201,7 +201,8 @@ class NamedSharding(Sharding):
 
     @property
     def is_fully_replicated(self) -> bool:
-        return not self.spec.used_axes()
+        # NOTE: axes of size 1 split nothing, so P('x') over a size-1 axis x is replication.
+        return math.prod(self.mesh.shape[name] for name in self.spec.used_axes()) == 1
 
     @property
     def has_unconstrained_dims(self) -> bool:

@@ -1,0 +1,60 @@
+"""Readable text of a propagation result: each value's sharding and where every axis came from."""
+
+from __future__ import annotations
+
+import linecache
+
+from meshjit.ir import Module
+from meshjit.ir.printer import format_sharding, name_values
+
+from .passes.propagate_shardings import PropagationResult
+
+
+def _source_line(location: str | None) -> str:
+    """The user's source text at ``file:line``, when the file can be read."""
+    if not location or ":" not in location:
+        return ""
+    filename, _, line = location.rpartition(":")
+    text = linecache.getline(filename, int(line)) if line.isdigit() else ""
+    return text.strip()
+
+
+def _describe_value(name: str, op_name: str | None, location: str | None) -> str:
+    head = f"{name} = {op_name}" if op_name else name
+    if location:
+        head += f"  at {location}"
+        source = _source_line(location)
+        if source:
+            head += f"  `{source}`"
+    return head
+
+
+def _axis_lines(axis: str, record) -> list[str]:
+    """``"x" from input 0 %a via %a -[dot_general]-> %0``, then the last step's source line."""
+    text = f"    \"{axis}\" from {record.origin}"
+    if not record.hops:
+        return [text]
+    path = record.hops[0].source + "".join(f" -[{hop.op_name}]-> {hop.target}" for hop in record.hops)
+    last = record.hops[-1]
+    where = f" at {last.location}" if last.location else ""
+    source = _source_line(last.location)
+    detail = f"        last step: {last.op_name}{where}" + (f"  `{source}`" if source else "") + f" (stage: {last.stage})"
+    return [f"{text} via {path}", detail]
+
+
+def format_provenance(module: Module, result: PropagationResult, strategy_name: str) -> str:
+    """One paragraph per value: its sharding, then one line per mesh axis with its origin and path."""
+    func = module.main
+    names = name_values(func)
+    if result.mesh_name is None:
+        return "no shardings: the program names no mesh, so every value is unsharded\n"
+    lines = [f"sharding propagation ({strategy_name}) over @{result.mesh_name}", ""]
+    entries = [(arg.id, None, None) for arg in func.args]
+    entries += [(value.id, op.name, op.location) for op in func.body.ops for value in op.results]
+    for value_id, op_name, location in entries:
+        sharding = result.shardings.get(value_id)
+        lines.append(f"{_describe_value(names[value_id], op_name, location)}")
+        lines.append(f"    sharding {format_sharding(sharding) if sharding else 'none'}")
+        for axis, record in sorted(result.provenance.of(value_id).items()):
+            lines.extend(_axis_lines(axis, record))
+    return "\n".join(lines) + "\n"

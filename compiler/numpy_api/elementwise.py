@@ -1,0 +1,276 @@
+"""jax.numpy's arithmetic, bitwise, logical and comparison functions, ``where`` and ``clip``.
+
+Each promotes its arguments with JAX's lattice (weak Python scalars), broadcasts them with
+numpy's rule, and applies one or a few lax ops; results of only-weak operands stay weak.
+Floor division and ``mod`` follow Python's floor semantics, built from lax's C-style ``div``
+and ``rem``.
+"""
+
+from __future__ import annotations
+
+from .. import lax_ops as lax
+from ..operands import dtype_of, shape_of, x64
+from ..promotion import DType, default_int, is_float
+from .arguments import (
+    as_array_argument,
+    broadcast_shapes,
+    broadcast_to_shape,
+    check_dtype_kind,
+    convert_operand,
+    inexact_dtype,
+    promote_and_broadcast,
+    result_dtype,
+    with_weak_type,
+)
+
+
+def _strong_int_if_bool(dtype: DType) -> DType:
+    """Arithmetic that has no bool meaning (floor division, mod, power) computes bools as ints."""
+    return DType(default_int(x64())) if dtype.name == "bool" else dtype
+
+
+def _binary(name: str, kernel, allowed: str = "if", bool_kernel=None):
+    """A promoting, broadcasting binary function; bools use ``bool_kernel`` when one exists."""
+
+    def apply(x1, x2, /):
+        (x1, x2), dtype = promote_and_broadcast(name, x1, x2)
+        if dtype.name == "bool" and bool_kernel is not None:
+            return bool_kernel(x1, x2)
+        check_dtype_kind(name, dtype, allowed)
+        return with_weak_type(kernel(x1, x2), dtype.weak)
+
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = f"Elementwise ``{name}`` with numpy broadcasting and JAX dtype promotion."
+    return apply
+
+
+# On bools, addition and maximum are logical or, multiplication and minimum logical and (numpy).
+add = _binary("add", lax.add, bool_kernel=lax.bitwise_or)
+subtract = _binary("subtract", lax.sub)
+multiply = _binary("multiply", lax.mul, bool_kernel=lax.bitwise_and)
+maximum = _binary("maximum", lax.max, bool_kernel=lax.bitwise_or)
+minimum = _binary("minimum", lax.min, bool_kernel=lax.bitwise_and)
+fmod = _binary("fmod", lax.rem)
+bitwise_and = _binary("bitwise_and", lax.bitwise_and, allowed="bi")
+bitwise_or = _binary("bitwise_or", lax.bitwise_or, allowed="bi")
+bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor, allowed="bi")
+left_shift = _binary("left_shift", lax.shift_left, allowed="i")
+# NOTE: every IR integer type is signed, so numpy's right shift is the arithmetic one.
+right_shift = _binary("right_shift", lax.shift_right_arithmetic, allowed="i")
+
+
+def true_divide(x1, x2, /):
+    """``x1 / x2``; integers and bools divide as floats (JAX's true division)."""
+    values = [as_array_argument(value, "true_divide") for value in (x1, x2)]
+    dtype = inexact_dtype(result_dtype("true_divide", *values))
+    (x1, x2), dtype = promote_and_broadcast("true_divide", *values, dtype=dtype.name)
+    return with_weak_type(lax.div(x1, x2), dtype.weak)
+
+
+divide = true_divide
+
+
+def _floor_divide_float(x1, x2):
+    # Python's float floor division: divide the exact multiple x1 - fmod(x1, x2), step down when
+    # the remainder's sign differs from the divisor's, then snap the near-integer quotient.
+    remainder = lax.rem(x1, x2)
+    quotient = lax.div(lax.sub(x1, remainder), x2)
+    needs_step = lax.bitwise_and(lax.ne(remainder, 0), lax.ne(lax.lt(x2, 0), lax.lt(remainder, 0)))
+    quotient = lax.select(needs_step, lax.sub(quotient, 1), quotient)
+    floored = lax.floor(quotient)
+    quotient = lax.select(lax.gt(lax.sub(quotient, floored), 0.5), lax.add(floored, 1), floored)
+    # A zero divisor gives numpy's x / 0 (an infinity or NaN).
+    return lax.select(lax.eq(x2, 0), lax.div(x1, x2), quotient)
+
+
+def _floor_divide_int(x1, x2):
+    quotient = lax.div(x1, x2)
+    remainder = lax.rem(x1, x2)
+    needs_step = lax.bitwise_and(lax.ne(remainder, 0), lax.ne(lax.lt(x2, 0), lax.lt(remainder, 0)))
+    return lax.select(needs_step, lax.sub(quotient, 1), quotient)
+
+
+def floor_divide(x1, x2, /):
+    """``x1 // x2`` rounding toward negative infinity, as Python and numpy do."""
+    values = [as_array_argument(value, "floor_divide") for value in (x1, x2)]
+    dtype = _strong_int_if_bool(result_dtype("floor_divide", *values))
+    (x1, x2), dtype = promote_and_broadcast("floor_divide", *values, dtype=dtype.name)
+    kernel = _floor_divide_float if is_float(dtype.name) else _floor_divide_int
+    return with_weak_type(kernel(x1, x2), dtype.weak)
+
+
+def remainder(x1, x2, /):
+    """``x1 % x2`` with the sign of the divisor, as Python and numpy do."""
+    values = [as_array_argument(value, "remainder") for value in (x1, x2)]
+    dtype = _strong_int_if_bool(result_dtype("remainder", *values))
+    (x1, x2), dtype = promote_and_broadcast("remainder", *values, dtype=dtype.name)
+    truncated = lax.rem(x1, x2)
+    needs_shift = lax.bitwise_and(lax.ne(truncated, 0), lax.ne(lax.lt(x2, 0), lax.lt(truncated, 0)))
+    return with_weak_type(lax.select(needs_shift, lax.add(truncated, x2), truncated), dtype.weak)
+
+
+mod = remainder
+
+
+def _integer_power(x1, exponent: int):
+    """``x1 ** exponent`` for a Python int exponent, as lax.integer_pow (repeated multiplies)."""
+    value = as_array_argument(x1, "power")
+    dtype = _strong_int_if_bool(result_dtype("power", value, exponent))
+    if not is_float(dtype.name) and exponent < 0:
+        raise ValueError(f"power: integers cannot be raised to negative powers, got exponent {exponent}")
+    return with_weak_type(lax.integer_pow(convert_operand(value, dtype.name), exponent), dtype.weak)
+
+
+def _integer_power_by_squaring(base, exponent, dtype: str):
+    # lax.pow is float only: square-and-multiply over every bit an exponent of this type can set.
+    result = lax.full(shape_of(base), 1, dtype)
+    for bit in range(63 if dtype == "i64" else 31):
+        bit_is_set = lax.ne(lax.bitwise_and(lax.shift_right_arithmetic(exponent, bit), 1), 0)
+        result = lax.select(bit_is_set, lax.mul(result, base), result)
+        base = lax.mul(base, base)
+    return result
+
+
+def _integer_power_array(x1, x2, dtype: str):
+    positive = _integer_power_by_squaring(x1, x2, dtype)
+    # A negative exponent truncates 1 / x1**|x2| to 0 except for bases 1 and -1.
+    odd = lax.ne(lax.bitwise_and(x2, 1), 0)
+    minus_one_power = lax.select(odd, lax.full(shape_of(x1), -1, dtype), lax.full(shape_of(x1), 1, dtype))
+    negative = lax.select(lax.eq(x1, 1), lax.full(shape_of(x1), 1, dtype), lax.full(shape_of(x1), 0, dtype))
+    negative = lax.select(lax.eq(x1, -1), minus_one_power, negative)
+    return lax.select(lax.lt(x2, 0), negative, positive)
+
+
+def power(x1, x2, /):
+    """``x1 ** x2``; a Python int exponent becomes lax.integer_pow, as in JAX."""
+    if type(x2) is int:
+        return _integer_power(x1, x2)
+    values = [as_array_argument(value, "power") for value in (x1, x2)]
+    dtype = _strong_int_if_bool(result_dtype("power", *values))
+    (x1, x2), dtype = promote_and_broadcast("power", *values, dtype=dtype.name)
+    if is_float(dtype.name):
+        return with_weak_type(lax.pow(x1, x2), dtype.weak)
+    return with_weak_type(_integer_power_array(x1, x2, dtype.name), dtype.weak)
+
+
+def arctan2(x1, x2, /):
+    values = [as_array_argument(value, "arctan2") for value in (x1, x2)]
+    dtype = inexact_dtype(result_dtype("arctan2", *values))
+    (x1, x2), dtype = promote_and_broadcast("arctan2", *values, dtype=dtype.name)
+    return with_weak_type(lax.atan2(x1, x2), dtype.weak)
+
+
+# -- comparisons and logic ------------------------------------------------------------------------
+def _comparison(name: str, kernel):
+    def apply(x1, x2, /):
+        (x1, x2), _ = promote_and_broadcast(name, x1, x2)
+        return kernel(x1, x2)
+
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = f"Elementwise ``{name}`` after promotion (``x == 1.5`` compares as floats); bool."
+    return apply
+
+
+equal = _comparison("equal", lax.eq)
+not_equal = _comparison("not_equal", lax.ne)
+less = _comparison("less", lax.lt)
+less_equal = _comparison("less_equal", lax.le)
+greater = _comparison("greater", lax.gt)
+greater_equal = _comparison("greater_equal", lax.ge)
+
+
+def _logical(name: str, kernel):
+    def apply(x1, x2, /):
+        (x1, x2), _ = promote_and_broadcast(name, x1, x2, dtype="bool")
+        return kernel(x1, x2)
+
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = f"Elementwise ``{name}`` of the arguments' truth values (non-zero is true)."
+    return apply
+
+
+logical_and = _logical("logical_and", lax.bitwise_and)
+logical_or = _logical("logical_or", lax.bitwise_or)
+logical_xor = _logical("logical_xor", lax.bitwise_xor)
+
+
+def logical_not(x, /):
+    return lax.bitwise_not(convert_operand(as_array_argument(x, "logical_not"), "bool"))
+
+
+# -- unary arithmetic -----------------------------------------------------------------------------
+def _unary_argument(name: str, x, allowed: str):
+    value = as_array_argument(x, name)
+    dtype = dtype_of(value)
+    check_dtype_kind(name, dtype, allowed)
+    return convert_operand(value, dtype.name), dtype
+
+
+def negative(x, /):
+    operand, dtype = _unary_argument("negative", x, "if")
+    return with_weak_type(lax.neg(operand), dtype.weak)
+
+
+def positive(x, /):
+    operand, dtype = _unary_argument("positive", x, "bif")
+    return with_weak_type(operand, dtype.weak)
+
+
+def absolute(x, /):
+    operand, dtype = _unary_argument("absolute", x, "bif")
+    result = operand if dtype.name == "bool" else lax.abs(operand)
+    return with_weak_type(result, dtype.weak)
+
+
+abs = absolute  # noqa: A001 - jax.numpy's name
+
+
+def sign(x, /):
+    operand, dtype = _unary_argument("sign", x, "if")
+    return with_weak_type(lax.sign(operand), dtype.weak)
+
+
+def invert(x, /):
+    operand, dtype = _unary_argument("invert", x, "bi")
+    return with_weak_type(lax.bitwise_not(operand), dtype.weak)
+
+
+bitwise_not = invert
+
+
+def square(x, /):
+    return _integer_power(x, 2)
+
+
+def reciprocal(x, /):
+    return true_divide(1, x)
+
+
+# -- selection ------------------------------------------------------------------------------------
+def where(condition, x=None, y=None, /):
+    """``x`` where ``condition`` is true, else ``y``, all three broadcast together."""
+    if x is None or y is None:
+        raise TypeError(
+            "where: pass both x and y; where(condition) alone gives value-dependent shapes, "
+            "which meshjit (like jax.jit) cannot trace"
+        )
+    condition = as_array_argument(condition, "where")
+    values = [as_array_argument(value, "where") for value in (x, y)]
+    shape = broadcast_shapes("where", shape_of(condition), *(shape_of(value) for value in values))
+    predicate = broadcast_to_shape(convert_operand(condition, "bool"), shape, "where")
+    (on_true, on_false), dtype = promote_and_broadcast("where", *values)
+    on_true, on_false = (broadcast_to_shape(operand, shape, "where") for operand in (on_true, on_false))
+    return with_weak_type(lax.select(predicate, on_true, on_false), dtype.weak)
+
+
+def clip(x, /, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A002 - numpy's names
+    """``x`` limited to ``[min, max]`` (either bound may be None); NaN bounds give NaN."""
+    lower = min if min is not None else a_min
+    upper = max if max is not None else a_max
+    value = as_array_argument(x, "clip")
+    result = with_weak_type(convert_operand(value, dtype_of(value).name), dtype_of(value).weak)
+    if lower is not None:
+        result = maximum(result, lower)
+    if upper is not None:
+        result = minimum(result, upper)
+    return result

@@ -1,0 +1,151 @@
+"""jax.numpy's transcendental, rounding and floating-point-class functions.
+
+Integers and bools become the default float first (JAX's ``promote_args_inexact``), except in
+the rounding functions, which leave integers unchanged. Functions the IR has no op for
+(``log2``, ``arcsin``, ``sinh``, ...) are written with the ops it has.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import lax_ops as lax
+from ..operands import dtype_of, shape_of, x64
+from ..promotion import is_float
+from .arguments import (
+    as_array_argument,
+    check_dtype_kind,
+    convert_operand,
+    inexact_dtype,
+    promote_and_broadcast,
+    result_dtype,
+    with_weak_type,
+)
+from .elementwise import floor_divide, multiply, remainder
+
+
+def _inexact_unary(name: str, kernel):
+    def apply(x, /):
+        value = as_array_argument(x, name)
+        dtype = inexact_dtype(dtype_of(value))
+        return with_weak_type(kernel(convert_operand(value, dtype.name)), dtype.weak)
+
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = f"Elementwise ``{name}``; integers and bools are computed as floats."
+    return apply
+
+
+def _log_base(base: float):
+    return lambda x: lax.mul(lax.log(x), 1.0 / math.log(base))
+
+
+def _one_minus_square(x):
+    # (1 - x)(1 + x) keeps precision near |x| = 1, where 1 - x*x cancels.
+    return lax.mul(lax.sub(1, x), lax.add(1, x))
+
+
+exp = _inexact_unary("exp", lax.exp)
+exp2 = _inexact_unary("exp2", lax.exp2)
+expm1 = _inexact_unary("expm1", lax.expm1)
+log = _inexact_unary("log", lax.log)
+log1p = _inexact_unary("log1p", lax.log1p)
+log2 = _inexact_unary("log2", _log_base(2.0))
+log10 = _inexact_unary("log10", _log_base(10.0))
+sqrt = _inexact_unary("sqrt", lax.sqrt)
+cbrt = _inexact_unary("cbrt", lax.cbrt)
+sin = _inexact_unary("sin", lax.sin)
+cos = _inexact_unary("cos", lax.cos)
+tan = _inexact_unary("tan", lax.tan)
+tanh = _inexact_unary("tanh", lax.tanh)
+arcsin = _inexact_unary("arcsin", lambda x: lax.atan2(x, lax.sqrt(_one_minus_square(x))))
+arccos = _inexact_unary("arccos", lambda x: lax.atan2(lax.sqrt(_one_minus_square(x)), x))
+arctan = _inexact_unary("arctan", lambda x: lax.atan2(x, lax.full(shape_of(x), 1, dtype_of(x).name)))
+# expm1 keeps sinh accurate for small |x|, where exp(x) - exp(-x) cancels.
+sinh = _inexact_unary("sinh", lambda x: lax.mul(lax.sub(lax.expm1(x), lax.expm1(lax.neg(x))), 0.5))
+cosh = _inexact_unary("cosh", lambda x: lax.mul(lax.add(lax.exp(x), lax.exp(lax.neg(x))), 0.5))
+
+
+def _float_or_identity(name: str, kernel):
+    """A rounding function: floats go through ``kernel``, integers and bools come back as is."""
+
+    def apply(x, /):
+        value = as_array_argument(x, name)
+        dtype = dtype_of(value)
+        operand = convert_operand(value, dtype.name)
+        result = kernel(operand) if is_float(dtype.name) else operand
+        return with_weak_type(result, dtype.weak)
+
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = f"Elementwise ``{name}``; integer and bool arrays are returned unchanged."
+    return apply
+
+
+floor = _float_or_identity("floor", lax.floor)
+ceil = _float_or_identity("ceil", lax.ceil)
+trunc = _float_or_identity("trunc", lambda x: lax.select(lax.lt(x, 0), lax.ceil(x), lax.floor(x)))
+fix = trunc
+rint = _float_or_identity("rint", lambda x: lax.round(x, "to_nearest_even"))
+
+
+def _round_integers(value, decimals: int):
+    # Round to a multiple of 10**-decimals, halves to the even multiple, exactly in integers.
+    step = 10 ** -decimals
+    quotient = floor_divide(value, step)
+    twice_rest = multiply(remainder(value, step), 2)
+    odd = lax.ne(lax.bitwise_and(quotient, 1), 0)
+    rounds_up = lax.bitwise_or(lax.gt(twice_rest, step), lax.bitwise_and(lax.eq(twice_rest, step), odd))
+    quotient = lax.select(rounds_up, lax.add(quotient, 1), quotient)
+    return lax.mul(quotient, step)
+
+
+def round(x, decimals: int = 0):  # noqa: A001 - jax.numpy's name
+    """Round half to even, to ``decimals`` digits (negative: to tens, hundreds, ...)."""
+    if type(decimals) is not int:
+        raise TypeError(f"round: decimals must be a Python int, got {decimals!r}")
+    value = as_array_argument(x, "round")
+    dtype = dtype_of(value)
+    operand = convert_operand(value, dtype.name)
+    if not is_float(dtype.name):
+        result = operand if decimals >= 0 or dtype.name == "bool" else _round_integers(operand, decimals)
+        return with_weak_type(result, dtype.weak)
+    if decimals == 0:
+        return with_weak_type(lax.round(operand, "to_nearest_even"), dtype.weak)
+    scale = 10.0 ** decimals
+    scaled = lax.round(lax.mul(operand, scale), "to_nearest_even")
+    return with_weak_type(lax.div(scaled, scale), dtype.weak)
+
+
+around = round
+
+
+# -- floating-point classes -----------------------------------------------------------------------
+def _float_class(name: str, kernel, default: bool):
+    def apply(x, /):
+        value = as_array_argument(x, name)
+        dtype = dtype_of(value)
+        check_dtype_kind(name, dtype, "bif")
+        if not is_float(dtype.name):
+            return lax.full(shape_of(value), default, "bool")
+        return kernel(convert_operand(value, dtype.name))
+
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = f"Elementwise ``{name}`` (bool); integers are always {'finite' if default else 'not'}."
+    return apply
+
+
+isfinite = _float_class("isfinite", lax.is_finite, True)
+isnan = _float_class("isnan", lambda x: lax.ne(x, x), False)
+isinf = _float_class("isinf", lambda x: lax.eq(lax.abs(x), float("inf")), False)
+
+
+def logaddexp(x1, x2, /):
+    """``log(exp(x1) + exp(x2))`` without overflow: the larger plus log1p of the gap."""
+    values = [as_array_argument(value, "logaddexp") for value in (x1, x2)]
+    dtype = inexact_dtype(result_dtype("logaddexp", *values))
+    (x1, x2), _ = promote_and_broadcast("logaddexp", *values, dtype=dtype.name)
+    larger = lax.max(x1, x2)
+    gap = lax.sub(x1, x2)
+    result = lax.add(larger, lax.log1p(lax.exp(lax.neg(lax.abs(gap)))))
+    # Equal infinities make the gap NaN; their sum is the right answer (inf or -inf).
+    result = lax.select(lax.ne(gap, gap), lax.add(x1, x2), result)
+    return with_weak_type(result, dtype.weak)

@@ -1,0 +1,196 @@
+"""jax.numpy's reductions (``sum mean max min prod argmax argmin var std all any``), scans
+(``cumsum cumprod``) and sorting (``sort argsort``), with numpy's axis and keepdims rules and
+JAX's result dtypes (sums of bools and narrow ints give the default int, means give floats).
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+
+from .. import lax_ops as lax
+from ..operands import dtype_of, shape_of, x64
+from ..promotion import DType, default_int, is_float, is_int
+from .arguments import (
+    as_array_argument,
+    convert_operand,
+    dtype_argument,
+    inexact_dtype,
+    normalize_axes,
+    normalize_axis,
+)
+from .elementwise import subtract
+from .elementwise_math import sqrt
+
+
+def _keep_dims(result, axes, keepdims: bool):
+    """Put the reduced ``axes`` back as size-1 dims when ``keepdims`` asks for it."""
+    return lax.expand_dims(result, axes) if keepdims and axes else result
+
+
+def _prepare(function: str, a, axis, dtype, default_dtype):
+    """The operand converted to the accumulation dtype, the reduced axes and that dtype."""
+    value = as_array_argument(a, function)
+    axes = normalize_axes(axis, len(shape_of(value)), function)
+    name = dtype_argument(dtype, function) if dtype is not None else default_dtype(dtype_of(value))
+    return convert_operand(value, name), axes, name
+
+
+def _summation_dtype(dtype: DType) -> str:
+    # JAX (like numpy) accumulates bools and ints narrower than the default int in the default int.
+    if dtype.name == "bool" or (is_int(dtype.name) and default_int(x64()) == "i64"):
+        return default_int(x64())
+    return dtype.name
+
+
+def sum(a, axis=None, dtype=None, keepdims: bool = False):  # noqa: A001 - jax.numpy's name
+    """Sum over ``axis`` (None: every axis); bools and narrow ints sum in the default int."""
+    operand, axes, _ = _prepare("sum", a, axis, dtype, _summation_dtype)
+    return _keep_dims(lax.reduce_sum(operand, axes), axes, keepdims)
+
+
+def prod(a, axis=None, dtype=None, keepdims: bool = False):
+    """Product over ``axis``; bools and narrow ints multiply in the default int."""
+    operand, axes, _ = _prepare("prod", a, axis, dtype, _summation_dtype)
+    return _keep_dims(lax.reduce_prod(operand, axes), axes, keepdims)
+
+
+def _extremum(function: str, reduce, combine, bool_reduce, bool_combine):
+    def apply(a, axis=None, keepdims: bool = False, initial=None):
+        operand, axes, name = _prepare(function, a, axis, None, lambda dtype: dtype.name)
+        shape = shape_of(operand)
+        if initial is None and builtins.any(shape[dim] == 0 for dim in axes):
+            raise ValueError(
+                f"{function}: zero-size array to reduction operation {function} which has no "
+                f"identity (reducing axes {axes} of shape {shape}); pass initial="
+            )
+        # On bools, max is logical or and min logical and.
+        is_bool = name == "bool"
+        result = (bool_reduce if is_bool else reduce)(operand, axes)
+        if initial is not None:
+            bound = convert_operand(as_array_argument(initial, function), name)
+            bound = lax.broadcast_in_dim(bound, shape_of(result), ())
+            result = (bool_combine if is_bool else combine)(result, bound)
+        return _keep_dims(result, axes, keepdims)
+
+    apply.__name__ = apply.__qualname__ = function
+    apply.__doc__ = f"``{function}`` over ``axis``; an empty reduction needs ``initial``."
+    return apply
+
+
+max = _extremum("max", lax.reduce_max, lax.max, lax.reduce_or, lax.bitwise_or)  # noqa: A001 - jax.numpy's name
+min = _extremum("min", lax.reduce_min, lax.min, lax.reduce_and, lax.bitwise_and)  # noqa: A001 - jax.numpy's name
+amax = max
+amin = min
+
+
+def all(a, axis=None, keepdims: bool = False):  # noqa: A001 - jax.numpy's name
+    """Whether every element along ``axis`` is non-zero (True for empty reductions)."""
+    operand, axes, _ = _prepare("all", a, axis, "bool", None)
+    return _keep_dims(lax.reduce_and(operand, axes), axes, keepdims)
+
+
+def any(a, axis=None, keepdims: bool = False):  # noqa: A001 - jax.numpy's name
+    """Whether some element along ``axis`` is non-zero (False for empty reductions)."""
+    operand, axes, _ = _prepare("any", a, axis, "bool", None)
+    return _keep_dims(lax.reduce_or(operand, axes), axes, keepdims)
+
+
+def _count(shape, axes) -> int:
+    return math.prod(shape[dim] for dim in axes)
+
+
+def mean(a, axis=None, dtype=None, keepdims: bool = False):
+    """Arithmetic mean over ``axis``, in a float dtype (NaN for empty reductions, as numpy)."""
+    operand, axes, name = _prepare("mean", a, axis, dtype, lambda dtype: inexact_dtype(dtype).name)
+    if not is_float(name):
+        raise TypeError(f"mean: dtype must be a float dtype, got {name}")
+    total = lax.reduce_sum(operand, axes)
+    result = lax.div(total, float(_count(shape_of(operand), axes)))
+    return _keep_dims(result, axes, keepdims)
+
+
+def var(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False):
+    """Variance over ``axis`` dividing by ``n - ddof``."""
+    operand, axes, name = _prepare("var", a, axis, dtype, lambda dtype: inexact_dtype(dtype).name)
+    if not is_float(name):
+        raise TypeError(f"var: dtype must be a float dtype, got {name}")
+    centered = subtract(operand, mean(operand, axes, keepdims=True))
+    squares = lax.reduce_sum(lax.mul(centered, centered), axes)
+    # numpy divides by max(n - ddof, 0): too few elements give inf or NaN, not an error.
+    divisor = float(_count(shape_of(operand), axes) - ddof)
+    result = lax.div(squares, divisor if divisor > 0 else 0.0)
+    return _keep_dims(result, axes, keepdims)
+
+
+def std(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False):
+    """Standard deviation over ``axis``: the square root of ``var``."""
+    return sqrt(var(a, axis, dtype, ddof, keepdims))
+
+
+def _arg_extremum(function: str, reduce):
+    def apply(a, axis=None, keepdims: bool = False):
+        value = as_array_argument(a, function)
+        operand = convert_operand(value, dtype_of(value).name)
+        shape = shape_of(operand)
+        if axis is None:
+            operand = lax.reshape(operand, (math.prod(shape),))
+            dim = 0
+        else:
+            dim = normalize_axis(axis, len(shape), function)
+        if shape_of(operand)[dim] == 0:
+            raise ValueError(f"{function}: attempt to get {function} of an empty sequence (shape {shape}, axis {axis})")
+        result = reduce(operand, dim, default_int(x64()))
+        if not keepdims:
+            return result
+        return lax.reshape(result, (1,) * len(shape)) if axis is None else lax.expand_dims(result, (dim,))
+
+    apply.__name__ = apply.__qualname__ = function
+    apply.__doc__ = f"Index of the first {function[3:]}imum along ``axis`` (None: of the flattened array)."
+    return apply
+
+
+argmax = _arg_extremum("argmax", lax.argmax)
+argmin = _arg_extremum("argmin", lax.argmin)
+
+
+def _flatten_or_axis(function: str, value, axis):
+    """The operand and dim for functions where ``axis=None`` means "of the flattened array"."""
+    shape = shape_of(value)
+    if axis is None:
+        return lax.reshape(value, (math.prod(shape),)), 0
+    return value, normalize_axis(axis, len(shape), function)
+
+
+def _scan(function: str, scan):
+    def apply(a, axis=None, dtype=None):
+        value = as_array_argument(a, function)
+        default = dtype_of(value).name if dtype_of(value).name != "bool" else default_int(x64())
+        name = dtype_argument(dtype, function) if dtype is not None else default
+        if name == "bool":
+            raise TypeError(f"{function}: dtype bool is not supported; use an integer dtype")
+        operand, dim = _flatten_or_axis(function, convert_operand(value, name), axis)
+        return scan(operand, dim)
+
+    apply.__name__ = apply.__qualname__ = function
+    apply.__doc__ = f"Inclusive ``{function}`` along ``axis`` (None: of the flattened array)."
+    return apply
+
+
+cumsum = _scan("cumsum", lax.cumsum)
+cumprod = _scan("cumprod", lax.cumprod)
+
+
+def sort(a, axis=-1):
+    """Sorted copy along ``axis`` (None: of the flattened array); NaNs sort last."""
+    value = as_array_argument(a, "sort")
+    operand, dim = _flatten_or_axis("sort", convert_operand(value, dtype_of(value).name), axis)
+    return lax.sort(operand, dim)
+
+
+def argsort(a, axis=-1):
+    """Indices that sort ``a`` along ``axis`` (stable): a sort of (values, positions) pairs."""
+    value = as_array_argument(a, "argsort")
+    operand, dim = _flatten_or_axis("argsort", convert_operand(value, dtype_of(value).name), axis)
+    positions = lax.broadcasted_iota(default_int(x64()), shape_of(operand), dim)
+    return lax.sort([operand, positions], dim, is_stable=True, num_keys=1)[1]

@@ -1,0 +1,1 @@
+"""The compiler's passes, one file each: every pass is a function ``Module -> Module``."""
