@@ -41,3 +41,37 @@ def cost_analysis(module: Module) -> dict[str, float]:
         if op.name not in _FREE:
             bytes_accessed += sum(_bytes(value) for value in op.operands + op.results)
     return {"flops": float(flops), "bytes accessed": float(bytes_accessed)}
+
+
+# -- collectives: bytes each device sends under ring algorithms, and an alpha-beta time ---------
+def value_bytes(value) -> int:
+    return _bytes(value)
+
+
+def all_reduce_bytes(local_bytes: float, group: int) -> float:
+    """Ring all-reduce: a reduce-scatter then an all-gather, 2 (n-1)/n of the buffer."""
+    return 2.0 * (group - 1) / group * local_bytes if group > 1 else 0.0
+
+
+def all_gather_bytes(gathered_bytes: float, group: int) -> float:
+    """Ring all-gather: each device forwards the (n-1) shards it does not own."""
+    return (group - 1) / group * gathered_bytes if group > 1 else 0.0
+
+
+def reduce_scatter_bytes(input_bytes: float, group: int) -> float:
+    return (group - 1) / group * input_bytes if group > 1 else 0.0
+
+
+def all_to_all_bytes(local_bytes: float, group: int) -> float:
+    return (group - 1) / group * local_bytes if group > 1 else 0.0
+
+
+# NOTE: per-axis link parameters; a simulated CPU mesh has no real links, so these are the
+# defaults of a typical accelerator interconnect and only rank strategies against each other.
+DEFAULT_LATENCY_SECONDS = 5e-6
+DEFAULT_BANDWIDTH_BYTES_PER_SECOND = 50e9
+
+
+def alpha_beta_seconds(bytes_sent: float, steps: int, *, latency: float = DEFAULT_LATENCY_SECONDS,
+                       bandwidth: float = DEFAULT_BANDWIDTH_BYTES_PER_SECOND) -> float:
+    return steps * latency + bytes_sent / bandwidth

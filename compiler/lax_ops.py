@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from meshjit.ir import DenseAttr
 from meshjit.ir.dtypes import from_numpy
 
 from .operands import as_operand, canonical_numpy, dtype_of, is_python_scalar, shape_of
@@ -149,6 +150,13 @@ def clamp(min, x, max):  # noqa: A002 - lax's argument names
 
 
 # -- creation ----------------------------------------------------------------------------------
+def _constant(value):
+    """A constant array from a numpy value of an IR dtype, as an op: staged under a trace, and
+    run by the eager executor otherwise (so eager results are the executor's arrays)."""
+    array = np.asarray(value)
+    return _single("constant", [], {"value": DenseAttr.from_array(array)})
+
+
 def iota(dtype, size: int):
     return broadcasted_iota(dtype, (size,), 0)
 

@@ -171,7 +171,7 @@ class SyntaxBuilder(Transformer):
     def mesh_option(self, children):
         name, *ids = children
         if name != "device_ids":
-            fail(f"unknown mesh option {name!r}; expected device_ids", name)
+            fail(f"unknown mesh option {str(name)!r}; expected device_ids", name)
         return name, tuple(int(token) for token in _present(ids))
 
     def mesh_def(self, children):

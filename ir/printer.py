@@ -64,11 +64,12 @@ def name_values(func: Func) -> dict[int, str]:
             and hint_counts[hint] == 1
             and (hint == fallback or not _POSITIONAL.match(hint))
         )
-        names[argument.id] = "%" + (hint if usable else fallback)
+        # NOTE: setdefault, so that a value defined twice (invalid IR) keeps its first name.
+        names.setdefault(argument.id, "%" + (hint if usable else fallback))
     numbers = itertools.count()
     for op in func.body.walk():
         for result in op.results:
-            names[result.id] = f"%{next(numbers)}"
+            names.setdefault(result.id, f"%{next(numbers)}")
     return names
 
 

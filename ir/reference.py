@@ -100,7 +100,7 @@ def _round(attrs, operand):
 
 @reference_impls.register("is_finite")
 def _is_finite(attrs, operand):
-    return (np.isfinite(operand),)
+    return (np.asarray(np.isfinite(operand)),)
 
 
 # --- binary ----------------------------------------------------------------------------------

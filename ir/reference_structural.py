@@ -35,7 +35,9 @@ def _transpose(attrs, operand):
 @reference_impls.register("slice")
 def _slice(attrs, operand):
     bounds = zip(attrs["start_indices"], attrs["limit_indices"], attrs["strides"])
-    return (operand[tuple(slice(start, limit, stride) for start, limit, stride in bounds)],)
+    return (
+        np.asarray(operand[tuple(slice(start, limit, stride) for start, limit, stride in bounds)]),
+    )
 
 
 def _clamped_window(starts, operand_shape, window_shape) -> tuple[slice, ...]:
@@ -49,7 +51,7 @@ def _clamped_window(starts, operand_shape, window_shape) -> tuple[slice, ...]:
 
 @reference_impls.register("dynamic_slice")
 def _dynamic_slice(attrs, operand, *starts):
-    return (operand[_clamped_window(starts, operand.shape, attrs["slice_sizes"])],)
+    return (np.asarray(operand[_clamped_window(starts, operand.shape, attrs["slice_sizes"])]),)
 
 
 @reference_impls.register("dynamic_update_slice")
@@ -88,7 +90,7 @@ def _concatenate(attrs, *operands):
 
 @reference_impls.register("rev")
 def _rev(attrs, operand):
-    return (np.flip(operand, axis=tuple(attrs["dimensions"])),)
+    return (np.asarray(np.flip(operand, axis=tuple(attrs["dimensions"]))),)
 
 
 @reference_impls.register("squeeze")
@@ -224,14 +226,14 @@ def _gather(attrs, operand, indices):
     axis = attrs["axis"]
     size = operand.shape[axis]
     if attrs["mode"] == "clip":
-        return (np.take(operand, np.clip(indices, 0, size - 1), axis=axis),)
+        return (np.asarray(np.take(operand, np.clip(indices, 0, size - 1), axis=axis)),)
     shape = operand.shape[:axis] + indices.shape + operand.shape[axis + 1 :]
     if size == 0:
         return (np.full(shape, _fill_value(operand.dtype), dtype=operand.dtype),)
     valid = (indices >= 0) & (indices < size)
     taken = np.take(operand, np.where(valid, indices, 0), axis=axis)
     valid = valid.reshape((1,) * axis + indices.shape + (1,) * (operand.ndim - axis - 1))
-    return (np.where(valid, taken, _fill_value(operand.dtype)).astype(operand.dtype),)
+    return (np.asarray(np.where(valid, taken, _fill_value(operand.dtype)), dtype=operand.dtype),)
 
 
 @reference_impls.register("sharding_constraint")

@@ -4,11 +4,11 @@ VerifyError naming the function, the printed op line and what is wrong."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NoReturn
 
-from .core import Block, DenseAttr, Func, Module, Op, SymbolRef, Value
-from .printer import format_axis, name_values, op_lines
+from .core import Attrs, Block, DenseAttr, Func, Module, Op, SymbolRef, Value
+from .printer import format_attribute, format_axis, name_values, op_lines
 from .registry import MissingRuleError
 from .shape_rules import COLLECTIVE_OPS, ShapeError, infer_result_types
 from .sharding import MeshAttr, TensorSharding
@@ -72,12 +72,8 @@ class _FunctionVerifier:
         raise VerifyError(f"{where}\n  {message}", self.func.name, op)
 
     def op_line(self, op: Op) -> str:
-        try:
-            return op_lines(op, self.names)[0].strip()
-        except TypeError:
-            # An attribute with no text form; the attribute check names it.
-            bare = Op(op.name, op.operands, op.results, regions=op.regions)
-            return op_lines(bare, self.names)[0].strip() + " {...}"
+        attrs = {name: _printable(value) for name, value in op.attrs.items()}
+        return op_lines(replace(op, attrs=Attrs(attrs)), self.names)[0].strip()
 
     def run(self) -> None:
         func = self.func
@@ -176,7 +172,7 @@ class _FunctionVerifier:
     def check_attribute_kind(self, name: str, value, op: Op | None) -> None:
         if not isinstance(value, _ATTRIBUTE_KINDS):
             self.fail(
-                f"attribute {name!r} holds a {type(value).__name__} ({value!r}); attributes hold "
+                f"attribute {name!r} holds {value!r} of type {type(value).__name__}; attributes hold "
                 "ints, floats, bools, strings, symbols, types, shardings, dense constants and tuples",
                 op,
             )
@@ -242,6 +238,15 @@ class _FunctionVerifier:
                 where = "manual axes of this manual_computation body" if context.manual else "axes"
                 known = ", ".join(repr(name) for name in sorted(context.axes)) or "none"
                 self.fail(f"{op.name} names axis {axis!r}, not one of the {where} ({known})", op)
+
+
+def _printable(value):
+    """``value``, or a string naming its type when it has no text form."""
+    try:
+        format_attribute(value)
+    except TypeError:
+        return f"<{type(value).__name__}>"
+    return value
 
 
 def _definitions(block: Block):

@@ -165,7 +165,7 @@ class Array:
             return self._value
         if self.is_fully_replicated and self._block_of_device:
             # NOTE: as JAX, the first local replica is the value, even if a user gave unequal ones.
-            self._value = self._blocks[self._block_of_device[0]]
+            self._value = self._blocks[self._block_of_device[0], ...]
             return self._value
         if not self.is_fully_addressable:
             raise RuntimeError(

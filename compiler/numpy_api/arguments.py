@@ -6,7 +6,6 @@ shape and dtype.
 from __future__ import annotations
 
 import numpy as np
-
 from meshjit.ir.dtypes import DTYPES, canonicalize, from_numpy
 
 from .. import lax_ops as lax
@@ -142,6 +141,13 @@ def with_weak_type(value, weak: bool):
     if dtype_of(value).weak == weak:
         return value
     return lax._convert_element_type(value, dtype_of(value).name, weak_type=weak)
+
+
+def array_operand(value, function: str):
+    """Any accepted argument as a lax operand of its own dtype (a Python scalar stays weak)."""
+    value = as_array_argument(value, function)
+    dtype = dtype_of(value)
+    return with_weak_type(convert_operand(value, dtype.name), dtype.weak)
 
 
 def check_dtype_kind(function: str, dtype: DType, allowed: str) -> None:

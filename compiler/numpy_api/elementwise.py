@@ -222,7 +222,7 @@ def absolute(x, /):
     return with_weak_type(result, dtype.weak)
 
 
-abs = absolute  # noqa: A001 - jax.numpy's name
+abs = absolute
 
 
 def sign(x, /):
@@ -263,7 +263,7 @@ def where(condition, x=None, y=None, /):
     return with_weak_type(lax.select(predicate, on_true, on_false), dtype.weak)
 
 
-def clip(x, /, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A002 - numpy's names
+def clip(x, /, min=None, max=None, *, a_min=None, a_max=None):
     """``x`` limited to ``[min, max]`` (either bound may be None); NaN bounds give NaN."""
     lower = min if min is not None else a_min
     upper = max if max is not None else a_max

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from .. import lax_ops as lax
-from ..operands import dtype_of, shape_of, x64
+from ..operands import dtype_of, shape_of
 from ..promotion import is_float
 from .arguments import (
     as_array_argument,
@@ -98,7 +98,7 @@ def _round_integers(value, decimals: int):
     return lax.mul(quotient, step)
 
 
-def round(x, decimals: int = 0):  # noqa: A001 - jax.numpy's name
+def round(x, decimals: int = 0):
     """Round half to even, to ``decimals`` digits (negative: to tens, hundreds, ...)."""
     if type(decimals) is not int:
         raise TypeError(f"round: decimals must be a Python int, got {decimals!r}")

@@ -43,7 +43,7 @@ def _summation_dtype(dtype: DType) -> str:
     return dtype.name
 
 
-def sum(a, axis=None, dtype=None, keepdims: bool = False):  # noqa: A001 - jax.numpy's name
+def sum(a, axis=None, dtype=None, keepdims: bool = False):
     """Sum over ``axis`` (None: every axis); bools and narrow ints sum in the default int."""
     operand, axes, _ = _prepare("sum", a, axis, dtype, _summation_dtype)
     return _keep_dims(lax.reduce_sum(operand, axes), axes, keepdims)
@@ -78,19 +78,19 @@ def _extremum(function: str, reduce, combine, bool_reduce, bool_combine):
     return apply
 
 
-max = _extremum("max", lax.reduce_max, lax.max, lax.reduce_or, lax.bitwise_or)  # noqa: A001 - jax.numpy's name
-min = _extremum("min", lax.reduce_min, lax.min, lax.reduce_and, lax.bitwise_and)  # noqa: A001 - jax.numpy's name
+max = _extremum("max", lax.reduce_max, lax.max, lax.reduce_or, lax.bitwise_or)
+min = _extremum("min", lax.reduce_min, lax.min, lax.reduce_and, lax.bitwise_and)
 amax = max
 amin = min
 
 
-def all(a, axis=None, keepdims: bool = False):  # noqa: A001 - jax.numpy's name
+def all(a, axis=None, keepdims: bool = False):
     """Whether every element along ``axis`` is non-zero (True for empty reductions)."""
     operand, axes, _ = _prepare("all", a, axis, "bool", None)
     return _keep_dims(lax.reduce_and(operand, axes), axes, keepdims)
 
 
-def any(a, axis=None, keepdims: bool = False):  # noqa: A001 - jax.numpy's name
+def any(a, axis=None, keepdims: bool = False):
     """Whether some element along ``axis`` is non-zero (False for empty reductions)."""
     operand, axes, _ = _prepare("any", a, axis, "bool", None)
     return _keep_dims(lax.reduce_or(operand, axes), axes, keepdims)

@@ -1,0 +1,58 @@
+"""How each op is partitioned: which factors may stay sharded, and how its attrs become local.
+
+The default rule is factor-local: every factor keeps the axes the result is sharded on, so the
+op runs unchanged on each device's shards. The tables below name what differs per op.
+"""
+
+from __future__ import annotations
+
+from meshjit.ir import Op
+
+# reduction factors whose partial results combine with these all_reduce reductions
+PARTIAL_REDUCTION = {"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min", "dot_general": "sum"}
+
+# the value that leaves a reduction unchanged, used to mask padding of uneven shards
+IDENTITY = {"sum": 0, "max": float("-inf"), "min": float("inf")}
+
+# ops whose pass-through factors may be sharded unevenly (they never mix elements along them)
+UNEVEN_OK = frozenset({
+    "neg", "abs", "sign", "exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos",
+    "tan", "sqrt", "rsqrt", "cbrt", "floor", "ceil", "round", "erf", "is_finite", "not", "add", "sub",
+    "mul", "div", "rem", "pow", "max", "min", "atan2", "and", "or", "xor", "shift_left",
+    "shift_right_arithmetic", "shift_right_logical", "compare", "select", "clamp", "convert",
+    "integer_pow", "reduce_sum", "reduce_max", "reduce_min", "dot_general",
+})
+
+
+def _local_shape_attr(name: str):
+    def rewrite(op: Op, local_result_shapes) -> dict:
+        return {**op.attrs, name: tuple(local_result_shapes[0])}
+    return rewrite
+
+
+def _slice_attrs(op: Op, local_result_shapes) -> dict:
+    attrs = dict(op.attrs)
+    global_shape = op.result.type.shape
+    local = local_result_shapes[0]
+    attrs["limit_indices"] = tuple(
+        local[dim] if local[dim] != global_shape[dim] else limit
+        for dim, limit in enumerate(op.attrs["limit_indices"]))
+    return attrs
+
+
+def _dynamic_slice_attrs(op: Op, local_result_shapes) -> dict:
+    return {**op.attrs, "slice_sizes": tuple(local_result_shapes[0])}
+
+
+LOCAL_ATTRS = {
+    "broadcast_in_dim": _local_shape_attr("shape"),
+    "reshape": _local_shape_attr("new_sizes"),
+    "iota": _local_shape_attr("shape"),
+    "slice": _slice_attrs,
+    "dynamic_slice": _dynamic_slice_attrs,
+}
+
+
+def local_attrs(op: Op, local_result_shapes) -> dict:
+    rewrite = LOCAL_ATTRS.get(op.name)
+    return dict(op.attrs) if rewrite is None else rewrite(op, local_result_shapes)

@@ -1,0 +1,290 @@
+"""Op-table rows of the elementwise ops: unary, binary, compare, select, clamp, convert."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import op_oracles as oracles
+from op_oracles import NUMPY_DTYPES, elementwise
+from op_records import (
+    ALL,
+    BOOL_INT,
+    FLOAT,
+    INT,
+    NUMERIC,
+    Bad,
+    Case,
+    OpRecord,
+    dtype_error,
+    same_shapes,
+    select_operands,
+    shift_operands,
+)
+
+# --- elementwise -----------------------------------------------------------------------------
+
+UNARY_FLOAT = {
+    "exp": oracles.guarded(math.exp),
+    "exp2": oracles.guarded(lambda x: math.pow(2.0, x)),
+    "log": oracles.log,
+    "log1p": oracles.log1p,
+    "expm1": oracles.guarded(math.expm1),
+    "tanh": math.tanh,
+    "logistic": oracles.logistic,
+    "sin": oracles.guarded(math.sin),
+    "cos": oracles.guarded(math.cos),
+    "tan": oracles.guarded(math.tan),
+    "sqrt": oracles.sqrt,
+    "rsqrt": oracles.rsqrt,
+    "cbrt": math.cbrt,
+    "erf": oracles.erf,
+    "floor": oracles.integral(math.floor),
+    "ceil": oracles.integral(math.ceil),
+}
+UNARY_NUMERIC = {"neg": lambda x: -x, "abs": abs, "sign": oracles.sign}
+BINARY = {
+    "add": (NUMERIC, lambda x, y: x + y),
+    "sub": (NUMERIC, lambda x, y: x - y),
+    "mul": (NUMERIC, lambda x, y: x * y),
+    "div": (NUMERIC, oracles.divide),
+    "rem": (NUMERIC, oracles.remainder),
+    "max": (NUMERIC, oracles.maximum),
+    "min": (NUMERIC, oracles.minimum),
+    "pow": (FLOAT, oracles.power),
+    "atan2": (FLOAT, math.atan2),
+    "and": (BOOL_INT, lambda x, y: x & y),
+    "or": (BOOL_INT, lambda x, y: x | y),
+    "xor": (BOOL_INT, lambda x, y: x ^ y),
+}
+COMPARISONS = {
+    "eq": lambda x, y: x == y,
+    "ne": lambda x, y: x != y,
+    "lt": lambda x, y: x < y,
+    "le": lambda x, y: x <= y,
+    "gt": lambda x, y: x > y,
+    "ge": lambda x, y: x >= y,
+}
+
+
+def _shift_oracle(which: int):
+    def oracle(attrs, x, amount):
+        return elementwise(oracles.shifts(x.dtype.itemsize * 8)[which])(attrs, x, amount)
+
+    return oracle
+
+
+def _rounding_oracle(attrs, x):
+    method = attrs.get("rounding_method", "away_from_zero")
+    scalar = (
+        oracles.ROUND_TO_NEAREST_EVEN
+        if method == "to_nearest_even"
+        else oracles.ROUND_AWAY_FROM_ZERO
+    )
+    return elementwise(scalar)(attrs, x)
+
+
+ELEMENTWISE_RECORDS = [
+    *(
+        OpRecord(
+            name,
+            FLOAT,
+            same_shapes(1),
+            elementwise(scalar),
+            (dtype_error(name, "i32", FLOAT, "i32[2]"),),
+            atol=5e-7 if name == "erf" else 0.0,
+            signed_zeros=name in ("floor", "ceil"),
+        )
+        for name, scalar in UNARY_FLOAT.items()
+    ),
+    OpRecord(
+        "round",
+        FLOAT,
+        same_shapes(1)
+        + same_shapes(1, {"rounding_method": "to_nearest_even"})
+        + same_shapes(1, {"rounding_method": "away_from_zero"}, ((4,),)),
+        _rounding_oracle,
+        (
+            Bad(
+                "f32[2]",
+                {"rounding_method": "up"},
+                "round: attribute 'rounding_method' must be one of 'away_from_zero', 'to_nearest_even', got 'up'",
+            ),
+            dtype_error("round", "i64", FLOAT, "i64[]"),
+        ),
+        signed_zeros=True,
+    ),
+    *(
+        OpRecord(
+            name,
+            NUMERIC,
+            same_shapes(1),
+            elementwise(scalar),
+            (dtype_error(name, "bool", NUMERIC, "bool[3]"),),
+            signed_zeros=True,
+        )
+        for name, scalar in UNARY_NUMERIC.items()
+    ),
+    OpRecord(
+        "is_finite",
+        FLOAT,
+        same_shapes(1),
+        elementwise(math.isfinite, np.bool_),
+        (dtype_error("is_finite", "i32", FLOAT, "i32[2]"),),
+    ),
+    OpRecord(
+        "not",
+        BOOL_INT,
+        same_shapes(1),
+        elementwise(lambda x: not x if isinstance(x, bool) else ~x),
+        (
+            dtype_error("not", "f32", BOOL_INT, "f32[2]"),
+            Bad("i32[2] i32[2]", {}, "not: expected 1 operand, got 2"),
+        ),
+    ),
+    *(
+        OpRecord(
+            name,
+            dtypes,
+            same_shapes(2),
+            elementwise(scalar),
+            (
+                Bad(
+                    f"{dtypes[-1]}[2] {dtypes[-1]}[3]",
+                    {},
+                    f"{name}: operands must have equal shapes and dtypes, but operand 0 is {dtypes[-1]}[2] and operand 1 is {dtypes[-1]}[3]",
+                ),
+                Bad(f"{dtypes[-1]}[2]", {}, f"{name}: expected 2 operands, got 1"),
+                dtype_error(
+                    name,
+                    "bool" if "bool" not in dtypes else "f32",
+                    dtypes,
+                    "bool[2] bool[2]" if "bool" not in dtypes else "f32[2] f32[2]",
+                ),
+            ),
+        )
+        for name, (dtypes, scalar) in BINARY.items()
+    ),
+    *(
+        OpRecord(
+            name,
+            INT,
+            same_shapes(2),
+            _shift_oracle(which),
+            (dtype_error(name, "f32", INT, "f32[2] f32[2]"),),
+            make=shift_operands,
+        )
+        for which, name in enumerate(
+            ("shift_left", "shift_right_logical", "shift_right_arithmetic")
+        )
+    ),
+    OpRecord(
+        "compare",
+        ALL,
+        tuple(
+            Case({"direction": direction}, (shape, shape))
+            for direction in COMPARISONS
+            for shape in ((), (0,), (2, 3))
+        ),
+        lambda attrs, x, y: elementwise(COMPARISONS[attrs["direction"]], np.bool_)(attrs, x, y),
+        (
+            Bad("f32[2] f32[2]", {}, "compare: missing attribute 'direction'"),
+            Bad(
+                "f32[2] f32[2]",
+                {"direction": "lesser"},
+                "compare: attribute 'direction' must be one of",
+            ),
+            Bad(
+                "f32[2] i32[2]",
+                {"direction": "eq"},
+                "compare: operands must have equal shapes and dtypes",
+            ),
+        ),
+    ),
+    OpRecord(
+        "select",
+        ALL,
+        tuple(
+            Case({}, shapes)
+            for shapes in (
+                ((2, 3),) * 3,
+                ((), (2, 3), (2, 3)),
+                ((),) * 3,
+                ((0,),) * 3,
+                ((), (0,), (0,)),
+            )
+        ),
+        elementwise(
+            lambda predicate, on_true, on_false: on_true if predicate else on_false, like=1
+        ),
+        (
+            Bad("f32[2] f32[2] f32[2]", {}, "select: predicate has dtype f32, expected bool"),
+            Bad(
+                "bool[3] f32[2] f32[2]",
+                {},
+                "select: predicate must be 0-d or have shape (2,), got bool[3]",
+            ),
+            Bad(
+                "bool[] f32[2] i32[2]",
+                {},
+                "select: on_true and on_false must have equal types, got f32[2] and i32[2]",
+            ),
+        ),
+        make=select_operands,
+    ),
+    OpRecord(
+        "clamp",
+        NUMERIC,
+        tuple(
+            Case({}, shapes)
+            for shapes in (
+                ((2, 3),) * 3,
+                ((), (2, 3), ()),
+                ((), (2, 3), (2, 3)),
+                ((),) * 3,
+                ((), (0,), ()),
+            )
+        ),
+        elementwise(oracles.clamp, like=1),
+        (
+            Bad("f32[3] f32[2,3] f32[]", {}, "clamp: min must be f32[2,3] or f32[], got f32[3]"),
+            Bad("f32[] f32[2] i32[]", {}, "clamp: max must be f32[2] or f32[], got i32[]"),
+            Bad("bool[] bool[2] bool[]", {}, "clamp: operand has dtype bool"),
+        ),
+    ),
+    OpRecord(
+        "convert",
+        ALL,
+        tuple(
+            Case({"new_dtype": target}, (shape,)) for target in ALL for shape in ((), (0,), (7,))
+        ),
+        lambda attrs, x: elementwise(
+            oracles.convert(NUMPY_DTYPES[attrs["new_dtype"]]), NUMPY_DTYPES[attrs["new_dtype"]]
+        )(attrs, x),
+        (
+            Bad(
+                "f32[2]",
+                {"new_dtype": "f16"},
+                "convert: attribute 'new_dtype' must be one of 'bool', 'i32', 'i64', 'f32', 'f64', got 'f16'",
+            ),
+            Bad("f32[2]", {}, "convert: missing attribute 'new_dtype'"),
+        ),
+    ),
+    OpRecord(
+        "integer_pow",
+        NUMERIC,
+        tuple(Case({"y": y}, (shape,)) for y in (0, 1, 2, 3, 5) for shape in ((), (0,), (6,)))
+        + tuple(Case({"y": y}, ((6,),), dtypes=FLOAT) for y in (-1, -2, -3)),
+        lambda attrs, x: elementwise(oracles.integer_pow(attrs["y"]))(attrs, x),
+        (
+            Bad(
+                "i32[2]",
+                {"y": -1},
+                "integer_pow: negative exponent -1 needs a float operand, got i32[2]",
+            ),
+            Bad("f32[2]", {"y": 1.5}, "integer_pow: attribute 'y' must be an int, got 1.5"),
+            Bad("f32[2]", {"y": True}, "integer_pow: attribute 'y' must be an int, got True"),
+        ),
+        rtol=1e-5,
+    ),
+]

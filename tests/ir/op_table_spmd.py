@@ -1,0 +1,228 @@
+"""Op-table rows of sharding_constraint, manual_computation and the per-device ops; their
+values are checked by the interpreter tests."""
+
+from __future__ import annotations
+
+from meshjit.ir import SymbolRef, TensorSharding
+from op_records import (
+    ALL,
+    MESH,
+    NUMERIC,
+    Bad,
+    Case,
+    OpRecord,
+)
+
+# --- sharding, manual regions and per-device ops ---------------------------------------------
+
+
+def _sharding(*dims) -> TensorSharding:
+    return TensorSharding.from_axis_names("mesh", dims)
+
+
+def _collective(name, dtypes, rows, bad) -> OpRecord:
+    """A per-device op: its rows are (attrs, operand shapes, result types); no oracle here, the
+    interpreter tests check its values."""
+    cases = tuple(
+        Case({"mesh": MESH, **attrs}, shapes, expected) for attrs, shapes, expected in rows
+    )
+    return OpRecord(name, dtypes, cases, None, bad)
+
+
+SPMD_RECORDS = [
+    OpRecord(
+        "sharding_constraint",
+        ALL,
+        (
+            Case({"sharding": _sharding(("x",), ())}, ((2, 3),)),
+            Case({"sharding": _sharding()}, ((),)),
+            Case({"sharding": _sharding(("y", "x"))}, ((0,),)),
+        ),
+        lambda attrs, x: (x,),
+        (
+            Bad(
+                "f32[3]",
+                {"sharding": _sharding((), ())},
+                "sharding_constraint: sharding has 2 dims but f32[3] has rank 1",
+            ),
+            Bad(
+                "f32[3]",
+                {"sharding": "x"},
+                "sharding_constraint: attribute 'sharding' must be a TensorSharding, got 'x'",
+            ),
+            Bad(
+                "f32[3]",
+                {"sharding": _sharding(("z",))},
+                "sharding_constraint: sharding names axis 'z', not in mesh @mesh",
+            ),
+        ),
+    ),
+    # Its region makes it a poor fit for rows; test_shape_rules and test_interpret cover it.
+    OpRecord(
+        "manual_computation",
+        ALL,
+        (),
+        None,
+        (
+            Bad(
+                "f32[4]",
+                {"in_shardings": (), "out_shardings": (), "manual_axes": ("x",)},
+                "manual_computation: in_shardings has 0 entries for 1 operands",
+            ),
+            Bad(
+                "f32[4]",
+                {"in_shardings": (_sharding(("x",)),), "out_shardings": (), "manual_axes": ("x",)},
+                "manual_computation: expected one region (the body), got 0",
+            ),
+        ),
+    ),
+    _collective(
+        "all_reduce",
+        NUMERIC,
+        [
+            ({"axes": ("x",), "reduction": "sum"}, ((2, 3),), ("{dtype}[2,3]",)),
+            ({"axes": ("x", "y"), "reduction": "max"}, ((),), ("{dtype}[]",)),
+            ({"axes": (), "reduction": "min"}, ((0,),), ("{dtype}[0]",)),
+        ],
+        (
+            Bad(
+                "f32[2]",
+                {"mesh": MESH, "axes": ("z",), "reduction": "sum"},
+                "all_reduce: axis 'z' is not an axis of the mesh ['x', 'y']",
+            ),
+            Bad(
+                "f32[2]",
+                {"axes": ("x",), "reduction": "sum"},
+                "all_reduce: missing attribute 'mesh'",
+            ),
+            Bad(
+                "f32[2]",
+                {"mesh": MESH, "axes": ("x",), "reduction": "mean"},
+                "all_reduce: attribute 'reduction' must be one of 'sum', 'max', 'min', got 'mean'",
+            ),
+            Bad(
+                "bool[2]",
+                {"mesh": MESH, "axes": ("x",), "reduction": "sum"},
+                "all_reduce: operand 0 has dtype bool",
+            ),
+            Bad(
+                "f32[2]",
+                {"mesh": SymbolRef("other"), "axes": ("x",), "reduction": "sum"},
+                "all_reduce: mesh @other is not defined; the module has ['mesh']",
+            ),
+        ),
+    ),
+    _collective(
+        "all_gather",
+        ALL,
+        [
+            ({"axes": ("y",), "dim": 0}, ((3, 2),), ("{dtype}[12,2]",)),
+            ({"axes": ("x", "y"), "dim": 1}, ((2, 3),), ("{dtype}[2,24]",)),
+            ({"axes": (), "dim": 0}, ((5,),), ("{dtype}[5]",)),
+        ],
+        (
+            Bad(
+                "f32[2]",
+                {"mesh": MESH, "axes": ("x",), "dim": 1},
+                "all_gather: dim 1 is out of range for rank 1",
+            ),
+            Bad(
+                "f32[2]",
+                {"mesh": MESH, "axes": ("x", "x"), "dim": 0},
+                "all_gather: axes ('x', 'x') has duplicates",
+            ),
+            Bad(
+                "f32[2]",
+                {"mesh": MESH, "axes": "x", "dim": 0},
+                "all_gather: attribute 'axes' must be a tuple of strings, got 'x'",
+            ),
+        ),
+    ),
+    _collective(
+        "reduce_scatter",
+        NUMERIC,
+        [
+            ({"axes": ("y",), "dim": 0, "reduction": "sum"}, ((8, 3),), ("{dtype}[2,3]",)),
+            ({"axes": ("x", "y"), "dim": 1, "reduction": "max"}, ((2, 8),), ("{dtype}[2,1]",)),
+        ],
+        (
+            Bad(
+                "f32[6,3]",
+                {"mesh": MESH, "axes": ("y",), "dim": 0, "reduction": "sum"},
+                "reduce_scatter: dim 0 of f32[6,3] has size 6, which does not divide into the group size 4",
+            ),
+            Bad(
+                "f32[8]",
+                {"mesh": MESH, "axes": ("y",), "dim": 0},
+                "reduce_scatter: missing attribute 'reduction'",
+            ),
+        ),
+    ),
+    _collective(
+        "all_to_all",
+        ALL,
+        [
+            ({"axes": ("y",), "split_dim": 0, "concat_dim": 1}, ((4, 6),), ("{dtype}[1,24]",)),
+            ({"axes": ("x", "y"), "split_dim": 0, "concat_dim": 0}, ((8,),), ("{dtype}[8]",)),
+        ],
+        (
+            Bad(
+                "f32[6,2]",
+                {"mesh": MESH, "axes": ("y",), "split_dim": 0, "concat_dim": 1},
+                "all_to_all: split_dim 0 of f32[6,2] has size 6, which does not divide into the group size 4",
+            ),
+            Bad(
+                "f32[8]",
+                {"mesh": MESH, "axes": ("y",), "split_dim": 0, "concat_dim": 1},
+                "all_to_all: concat_dim 1 is out of range for rank 1",
+            ),
+        ),
+    ),
+    _collective(
+        "collective_permute",
+        ALL,
+        [
+            ({"axes": ("x",), "pairs": ((0, 1), (1, 0))}, ((2, 3),), ("{dtype}[2,3]",)),
+            ({"axes": ("y",), "pairs": ((0, 1), (1, 2), (2, 3))}, ((),), ("{dtype}[]",)),
+        ],
+        (
+            Bad(
+                "f32[2]",
+                {"mesh": MESH, "axes": ("y",), "pairs": ((0, 4),)},
+                "collective_permute: pair (0, 4) is out of range for a group of 4 devices",
+            ),
+            Bad(
+                "f32[2]",
+                {"mesh": MESH, "axes": ("y",), "pairs": ((0, 1), (2, 1))},
+                "collective_permute: pairs ((0, 1), (2, 1)) repeat a target",
+            ),
+            Bad(
+                "f32[2]",
+                {"mesh": MESH, "axes": ("y",), "pairs": (0, 1)},
+                "collective_permute: attribute 'pairs' must be a tuple of (source, target) int pairs",
+            ),
+        ),
+    ),
+    _collective(
+        "axis_index",
+        ("i32",),
+        [({"axis": "y"}, (), ("i32[]",))],
+        (
+            Bad(
+                "",
+                {"mesh": MESH, "axis": "z"},
+                "axis_index: axis 'z' is not an axis of the mesh ['x', 'y']",
+            ),
+            Bad("f32[2]", {"mesh": MESH, "axis": "x"}, "axis_index: expected 0 operands, got 1"),
+        ),
+    ),
+    _collective(
+        "partition_id",
+        ("i32",),
+        [({}, (), ("i32[]",))],
+        (
+            Bad("", {"mesh": SymbolRef("other")}, "partition_id: mesh @other is not defined"),
+            Bad("", {}, "partition_id: missing attribute 'mesh'"),
+        ),
+    ),
+]
