@@ -180,11 +180,14 @@ def _parse_hex_bytes(token, type: TensorType) -> DenseAttr:
     try:
         data = bytes.fromhex(text[2:])
     except ValueError:
-        raise DenseTextError("a byte string constant must hold an even number of hex digits", token) from None
+        raise DenseTextError(
+            "a byte string constant must hold an even number of hex digits", token
+        ) from None
     dtype = to_numpy(type.dtype)
     if len(data) != type.size * dtype.itemsize:
         raise DenseTextError(
-            f"{type} needs {type.size * dtype.itemsize} bytes but the constant has {len(data)}", token
+            f"{type} needs {type.size * dtype.itemsize} bytes but the constant has {len(data)}",
+            token,
         )
     if type.dtype == "bool" and any(byte > 1 for byte in data):
         raise DenseTextError("bool constant bytes must be 00 or 01", token)

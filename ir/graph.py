@@ -48,7 +48,8 @@ class _FunctionGraph:
             self.add_value(value, sharding)
         return_key = self.add_block(func.body, None, f"@{func.name}:return")
         self.graph.nodes[return_key]["result_shardings"] = tuple(
-            None if sharding is None else format_sharding(sharding) for sharding in func.result_shardings
+            None if sharding is None else format_sharding(sharding)
+            for sharding in func.result_shardings
         )
 
     def add_value(self, value, sharding) -> str:
@@ -56,15 +57,22 @@ class _FunctionGraph:
         sharding_text = None if sharding is None else format_sharding(sharding)
         label = f"{self.names.get(value.id, key)}: {value.type}"
         self.graph.add_node(
-            key, kind="value", func=self.func.name, label=label, ir=value,
-            type=str(value.type), sharding=sharding_text,
+            key,
+            kind="value",
+            func=self.func.name,
+            label=label,
+            ir=value,
+            type=str(value.type),
+            sharding=sharding_text,
         )
         return key
 
     def add_block(self, block: Block, parent: str | None, return_key: str) -> str:
         for op in block.ops:
             self.add_op(op, parent)
-        self.graph.add_node(return_key, kind="return", func=self.func.name, label="return", ir=block)
+        self.graph.add_node(
+            return_key, kind="return", func=self.func.name, label="return", ir=block
+        )
         for index, value in enumerate(block.returns):
             if self.value_key(value) not in self.graph:
                 self.add_value(value, None)
@@ -75,14 +83,22 @@ class _FunctionGraph:
         key = f"@{self.func.name}:op{self.op_count}"
         self.op_count += 1
         self.graph.add_node(
-            key, kind="op", func=self.func.name, label=op.name, ir=op, name=op.name,
-            attrs=format_attrs(op.attrs) if op.attrs else "", parent=parent,
+            key,
+            kind="op",
+            func=self.func.name,
+            label=op.name,
+            ir=op,
+            name=op.name,
+            attrs=format_attrs(op.attrs) if op.attrs else "",
+            parent=parent,
         )
         for index, operand in enumerate(op.operands):
             if self.value_key(operand) not in self.graph:
                 self.add_value(operand, None)  # invalid IR: a use before (or without) a definition
             self.graph.add_edge(self.value_key(operand), key, kind="use", index=index)
-        results = [self.add_value(result, op.sharding_of(index)) for index, result in enumerate(op.results)]
+        results = [
+            self.add_value(result, op.sharding_of(index)) for index, result in enumerate(op.results)
+        ]
         for index, result_key in enumerate(results):
             self.graph.add_edge(key, result_key, kind="def", index=index)
         for region_index, region in enumerate(op.regions):
@@ -108,7 +124,9 @@ def to_dot(func_or_module: Func | Module, name: str = "meshjit") -> str:
         lines.append("  }")
     for source, target, data in graph.edges(data=True):
         style = ' style="dashed"' if data["kind"] in ("enter", "exit") else ""
-        lines.append(f"  {_quote(source)} -> {_quote(target)} [label={_quote(str(data['index']))}{style}];")
+        lines.append(
+            f"  {_quote(source)} -> {_quote(target)} [label={_quote(str(data['index']))}{style}];"
+        )
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -11,7 +11,13 @@ import re
 from importlib import resources
 
 from lark import Lark, Token
-from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import (
+    LarkError,
+    UnexpectedCharacters,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
 
 from .core import Attrs, Block, Func, Module, Op, Value
 from .parser_syntax import (
@@ -55,7 +61,9 @@ def parse_module(text: str | bytes) -> Module:
         items = _syntax_items(text)
         if not items:
             line, column = _end_position(text)
-            raise ParseError("empty module: expected 'mesh' or 'func', found end of input", line, column)
+            raise ParseError(
+                "empty module: expected 'mesh' or 'func', found end of input", line, column
+            )
         return _ModuleBuilder(items).build()
     except ParseError as error:
         lines = text.splitlines()
@@ -67,7 +75,9 @@ def _as_text(text) -> str:
     if isinstance(text, str):
         return text
     if not isinstance(text, (bytes, bytearray, memoryview)):
-        raise ParseError(f"expected the module text as str or bytes, got {type(text).__name__}", 1, 1)
+        raise ParseError(
+            f"expected the module text as str or bytes, got {type(text).__name__}", 1, 1
+        )
     data = bytes(text)
     try:
         return data.decode("utf-8-sig")
@@ -75,7 +85,7 @@ def _as_text(text) -> str:
         prefix = data[: error.start].decode("utf-8-sig")
         line, column = _end_position(prefix)
         raise ParseError(
-            f"input is not UTF-8: byte 0x{data[error.start]:02x} cannot start or continue a character",
+            f"input is not UTF-8: byte 0x{data[error.start]:02x} is not valid here",
             line,
             column,
         ) from None
@@ -194,7 +204,10 @@ class _ModuleBuilder:
 def _check_unique(name: str, seen: dict, token, what: str) -> None:
     if name in seen:
         first = seen[name]
-        fail(f"{what} @{name} is defined twice (first at line {first.line}, column {first.column})", token)
+        fail(
+            f"{what} @{name} is defined twice (first at line {first.line}, column {first.column})",
+            token,
+        )
     seen[name] = token
 
 
@@ -279,7 +292,8 @@ class _FunctionBuilder:
         attrs = self.attrs(text.attrs)
         regions = tuple(self.region(region) for region in text.regions)
         results = tuple(
-            self.bind(token, Value.fresh(type)) for token, (type, _) in zip(text.results, text.types)
+            self.bind(token, Value.fresh(type))
+            for token, (type, _) in zip(text.results, text.types)
         )
         shardings = tuple(self.sharding(sharding) for _, sharding in text.types)
         if all(sharding is None for sharding in shardings):
@@ -326,4 +340,3 @@ class _FunctionBuilder:
                     axis.token,
                 )
         return text.sharding
-

@@ -143,7 +143,11 @@ def decode_string(token: Token) -> str:
 
 def decode_symbol(token: Token) -> str:
     text = token[1:]
-    return decode_string(Token("STRING", text, line=token.line, column=token.column)) if text.startswith('"') else text
+    return (
+        decode_string(Token("STRING", text, line=token.line, column=token.column))
+        if text.startswith('"')
+        else text
+    )
 
 
 def _positive(token: Token, what: str) -> int:
@@ -196,7 +200,9 @@ class SyntaxBuilder(Transformer):
 
     def func_def(self, children):
         symbol, arguments, results, attrs, (ops, returned) = children
-        return FuncText(symbol, decode_symbol(symbol), arguments, results, attrs or (), ops, returned)
+        return FuncText(
+            symbol, decode_symbol(symbol), arguments, results, attrs or (), ops, returned
+        )
 
     def arguments(self, children):
         return tuple(_present(children))
@@ -262,7 +268,10 @@ class SyntaxBuilder(Transformer):
         _, file, *numbers = children
         for number in numbers:
             if int(number) < 0:
-                fail(f"line and column numbers in loc(...) must not be negative, got {number}", number)
+                fail(
+                    f"line and column numbers in loc(...) must not be negative, got {number}",
+                    number,
+                )
         return decode_string(file) + "".join(f":{int(number)}" for number in numbers)
 
     # attributes
@@ -346,7 +355,11 @@ class SyntaxBuilder(Transformer):
     def sharding_option(self, children):
         name, *axes = children
         if name not in _SHARDING_FIELDS:
-            fail(f"unknown sharding field {str(name)!r}; expected one of {', '.join(_SHARDING_FIELDS)}", name)
+            fail(
+                f"unknown sharding field {str(name)!r}; "
+                f"expected one of {', '.join(_SHARDING_FIELDS)}",
+                name,
+            )
         return name, tuple(_present(axes))
 
     def sharding(self, children):

@@ -162,7 +162,9 @@ def _result_types(op: Op) -> str:
     parts = []
     for index, result in enumerate(op.results):
         sharding = op.sharding_of(index)
-        parts.append(str(result.type) + ("" if sharding is None else " " + format_sharding(sharding)))
+        parts.append(
+            str(result.type) + ("" if sharding is None else " " + format_sharding(sharding))
+        )
     return ", ".join(parts)
 
 
@@ -178,7 +180,9 @@ def _location_suffix(location: str | None) -> str:
 
 def format_attrs(attrs) -> str:
     """``{name = value, ...}`` in the (sorted) order of ``attrs``."""
-    entries = (f"{format_symbol_name(name)} = {format_attribute(value)}" for name, value in attrs.items())
+    entries = (
+        f"{format_symbol_name(name)} = {format_attribute(value)}" for name, value in attrs.items()
+    )
     return "{" + ", ".join(entries) + "}"
 
 
@@ -236,7 +240,10 @@ def format_symbol(name: str) -> str:
 
 def format_sharding(sharding: TensorSharding) -> str:
     """``<@mesh, [{"x", "y"}, {"z":(1)2, ?}, {}p1], replicated={"w"}, unreduced={"v"}>``."""
-    parts = [format_symbol(sharding.mesh_name), "[" + ", ".join(map(_format_dim, sharding.dims)) + "]"]
+    parts = [
+        format_symbol(sharding.mesh_name),
+        "[" + ", ".join(map(_format_dim, sharding.dims)) + "]",
+    ]
     if sharding.replicated:
         parts.append(f"replicated={_format_axis_set(sharding.replicated)}")
     if sharding.unreduced or sharding.reduction != "sum":

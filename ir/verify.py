@@ -101,7 +101,9 @@ class _FunctionVerifier:
             ("result", func.result_shardings, func.returns),
         ):
             if len(shardings) != len(values):
-                self.fail(f"the function has {len(values)} {what}s but {len(shardings)} {what} shardings")
+                self.fail(
+                    f"the function has {len(values)} {what}s but {len(shardings)} {what} shardings"
+                )
             for index, (sharding, value) in enumerate(zip(shardings, values)):
                 if sharding is not None:
                     self.check_sharding(sharding, value.type.rank, f"{what} {index}", None)
@@ -111,7 +113,9 @@ class _FunctionVerifier:
     def define(self, values: tuple[Value, ...], op: Op | None) -> set[int]:
         for value in values:
             if not isinstance(value.type, TensorType):
-                self.fail(f"{self.names.get(value.id)} has type {value.type!r}, not a TensorType", op)
+                self.fail(
+                    f"{self.names.get(value.id)} has type {value.type!r}, not a TensorType", op
+                )
             if value.id in self.defined:
                 self.fail(f"{self.names.get(value.id)} is defined more than once", op)
             self.defined.add(value.id)
@@ -164,7 +168,9 @@ class _FunctionVerifier:
             self.fail(f"the shape rule of {op.name} failed: {type(error).__name__}: {error}", op)
         actual = tuple(result.type for result in op.results)
         if len(actual) != len(expected):
-            self.fail(f"{op.name} has {len(actual)} results but its shape rule gives {len(expected)}", op)
+            self.fail(
+                f"{op.name} has {len(actual)} results but its shape rule gives {len(expected)}", op
+            )
         for index, (got, want) in enumerate(zip(actual, expected)):
             if got != want:
                 self.fail(f"result {index} has type {got} but the shape rule gives {want}", op)
@@ -172,8 +178,9 @@ class _FunctionVerifier:
     def check_attribute_kind(self, name: str, value, op: Op | None) -> None:
         if not isinstance(value, _ATTRIBUTE_KINDS):
             self.fail(
-                f"attribute {name!r} holds {value!r} of type {type(value).__name__}; attributes hold "
-                "ints, floats, bools, strings, symbols, types, shardings, dense constants and tuples",
+                f"attribute {name!r} holds {value!r} of type {type(value).__name__}; "
+                "attributes hold ints, floats, bools, strings, symbols, types, shardings, "
+                "dense constants and tuples",
                 op,
             )
         if isinstance(value, tuple):
@@ -192,15 +199,23 @@ class _FunctionVerifier:
 
     def check_sharding(self, sharding, rank: int | None, what: str, op: Op | None) -> None:
         if not isinstance(sharding, TensorSharding):
-            self.fail(f"the sharding of {what} is a {type(sharding).__name__}, not a TensorSharding", op)
+            self.fail(
+                f"the sharding of {what} is a {type(sharding).__name__}, not a TensorSharding", op
+            )
         mesh = self.meshes.get(sharding.mesh_name)
         if mesh is None:
-            self.fail(f"the sharding of {what} names mesh @{sharding.mesh_name}, which is not defined", op)
+            self.fail(
+                f"the sharding of {what} names mesh @{sharding.mesh_name}, which is not defined", op
+            )
         if rank is not None and sharding.rank != rank:
-            self.fail(f"the sharding of {what} has {sharding.rank} dims for a rank-{rank} tensor", op)
+            self.fail(
+                f"the sharding of {what} has {sharding.rank} dims for a rank-{rank} tensor", op
+            )
         problem = sharding_problem(sharding, mesh)
         if problem:
-            self.fail(f"the sharding of {what} does not fit mesh @{sharding.mesh_name}: {problem}", op)
+            self.fail(
+                f"the sharding of {what} does not fit mesh @{sharding.mesh_name}: {problem}", op
+            )
 
     # --- per-device ops ----------------------------------------------------------------------
 

@@ -44,8 +44,15 @@ def resolve_spec(sharding, argument: str):
     return sharding
 
 
+# NOTE: the user's Mesh behind each IR mesh, so outputs carry the user's mesh (axis types
+# included) rather than a rebuilt one.
+_USER_MESHES: dict[MeshAttr, Mesh] = {}
+
+
 def mesh_attr(mesh: Mesh) -> MeshAttr:
-    return MeshAttr(tuple(mesh.shape.items()), tuple(device.id for device in mesh.devices.flat))
+    attr = MeshAttr(tuple(mesh.shape.items()), tuple(device.id for device in mesh.devices.flat))
+    _USER_MESHES[attr] = mesh
+    return attr
 
 
 def to_ir_sharding(sharding: NamedSharding, ndim: int, mesh_name: str) -> TensorSharding:
@@ -58,3 +65,28 @@ def to_ir_sharding(sharding: NamedSharding, ndim: int, mesh_name: str) -> Tensor
         axes = tuple(AxisRef(name) for name in sharding.spec.axis_names_of(dim))
         dims.append(DimSharding(axes, is_closed=entry is not UNCONSTRAINED))
     return TensorSharding(mesh_name, tuple(dims))
+
+
+def runtime_mesh(mesh: MeshAttr) -> Mesh:
+    """The runtime Mesh of an IR mesh attribute (its device ids in mesh order)."""
+    from meshjit.runtime.devices import devices
+
+    if mesh in _USER_MESHES:
+        return _USER_MESHES[mesh]
+    table = {device.id: device for device in devices()}
+    grid = np.empty(mesh.size, dtype=object)
+    grid[:] = [table[device_id] for device_id in mesh.devices]
+    return Mesh(grid.reshape(tuple(size for _, size in mesh.axes)), mesh.axis_names)
+
+
+def from_ir_sharding(sharding: TensorSharding | None, mesh: MeshAttr, rank: int) -> NamedSharding:
+    """The NamedSharding of an IR sharding made only of whole mesh axes."""
+    if sharding is None:
+        return NamedSharding(runtime_mesh(mesh), PartitionSpec())
+    entries = []
+    for dim in sharding.dims:
+        names = tuple(axis.name for axis in dim.axes)
+        entries.append(None if not names else names[0] if len(names) == 1 else names)
+    while entries and entries[-1] is None:
+        entries.pop()
+    return NamedSharding(runtime_mesh(mesh), PartitionSpec(*entries))

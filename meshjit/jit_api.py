@@ -15,7 +15,10 @@ import numpy as np
 import optree
 
 from meshjit.compiler import lax_ops
+from meshjit.compiler.collectives import CollectiveRecord, collective_records
 from meshjit.compiler.cost import cost_analysis as module_cost_analysis
+from meshjit.compiler.explain import format_provenance
+from meshjit.compiler.pipeline import CompiledProgram, compile_module
 from meshjit.compiler.operands import canonical_numpy, dtype_of
 from meshjit.compiler.trace import Tracer, bind, set_eager_executor, trace_flat
 from meshjit.ir import TensorType, interpret
@@ -25,9 +28,10 @@ from meshjit.runtime.array import Array
 from meshjit.runtime.devices import devices as all_devices
 from meshjit.runtime.partition_spec import PartitionSpec
 from meshjit.runtime.sharding import NamedSharding, Sharding, SingleDeviceSharding
+from meshjit.runtime.executor import run_spmd
 from meshjit.runtime.transfer import shard_numpy
 
-from ._shardings import as_named_sharding, mesh_attr, resolve_spec, to_ir_sharding
+from ._shardings import as_named_sharding, from_ir_sharding, mesh_attr, resolve_spec, to_ir_sharding
 from .tree_util import NAMESPACE
 
 
@@ -84,35 +88,73 @@ def _abstract(leaf, path: str) -> _ArgSpec:
 class Compiled:
     """A program compiled for one input signature; call it with the dynamic arguments."""
 
-    def __init__(self, lowered: Lowered):
+    def __init__(self, lowered: Lowered, program: CompiledProgram):
         self._lowered = lowered
-        self._module = lowered._traced.module
+        self._program = program
+        traced = lowered._traced.module
+        self._result_shapes = [value.type.shape for value in traced.main.returns]
+        partitioned = program.partitioned
+        if partitioned is None:
+            self._arg_shardings = [None] * len(traced.main.args)
+            self._result_shardings = optree.tree_leaves(
+                lowered._output_shardings, is_leaf=_is_sharding_leaf, none_is_leaf=True, namespace=NAMESPACE)
+        else:
+            mesh = partitioned.mesh(partitioned.main.spmd_mesh)
+            func = partitioned.main
+            self._arg_shardings = [from_ir_sharding(s, mesh, len(v.type.shape)) for s, v in zip(func.arg_shardings, traced.main.args)]
+            self._result_shardings = [from_ir_sharding(s, mesh, len(shape)) for s, shape in zip(func.result_shardings, self._result_shapes)]
 
     def as_text(self) -> str:
-        """The per-device module (the whole program runs on one device until partitioning lands)."""
-        return print_module(self._module)
+        """The per-device module (the traced module when nothing is sharded)."""
+        return print_module(self._program.partitioned or self._program.traced)
 
     @property
     def input_shardings(self):
-        return self._lowered._input_shardings
+        count = self._lowered._in_treedef.num_leaves
+        return optree.tree_unflatten(self._lowered._in_treedef, self._arg_shardings[:count])
 
     @property
     def output_shardings(self):
-        return self._lowered._output_shardings
+        return optree.tree_unflatten(self._lowered._out_treedef, list(self._result_shardings))
 
     def cost_analysis(self) -> dict[str, float]:
-        return module_cost_analysis(self._module)
+        analysis = module_cost_analysis(self._program.propagated)
+        analysis["collective bytes per device"] = float(sum(record.bytes for record in self.collectives()))
+        return analysis
+
+    def collectives(self) -> list[CollectiveRecord]:
+        """Every collective of the per-device program: kind, mesh axes, bytes each device sends
+        (ring model), and why it is there."""
+        if self._program.partitioned is None:
+            return []
+        return collective_records(self._program.partitioned, self._program.collective_reasons)
+
+    def explain(self) -> str:
+        """Where every value's sharding came from, and the choices the partitioner made."""
+        text = (format_provenance(self._program.traced, self._program.propagation, self._program.strategy_name)
+                if self._program.propagation is not None else "no propagation result (custom strategy or no mesh)\n")
+        if self._program.decisions:
+            text += "\npartitioning decisions\n"
+            for decision in self._program.decisions:
+                where = f" at {decision.location}" if decision.location else ""
+                text += f"  {decision.op}{where}: {decision.chosen}\n"
+                for name, value in decision.alternatives.items():
+                    text += f"      {name}: {value:.0f}\n"
+        return text
 
     def _run_flat(self, leaves) -> list[Array]:
         traced = self._lowered._traced
-        arrays = [np.asarray(leaf, dtype=to_numpy(spec.type.dtype))
-                  for leaf, spec in zip(leaves, self._lowered._arg_specs)]
+        specs = self._lowered._arg_specs
+        weak = traced.out_weak_types
+        arguments = list(leaves) + list(traced.captured)
+        if self._program.partitioned is not None:
+            return run_spmd(self._program.partitioned, arguments, self._arg_shardings, self._result_shardings,
+                            self._result_shapes, weak)
+        arrays = [np.asarray(leaf, dtype=to_numpy(spec.type.dtype)) for leaf, spec in zip(leaves, specs)]
         arrays += [np.asarray(captured) for captured in traced.captured]
-        outputs = interpret(self._module, *arrays)
-        shardings = optree.tree_leaves(self._lowered._output_shardings, is_leaf=_is_sharding_leaf,
-                                       none_is_leaf=True, namespace=NAMESPACE)
-        return [shard_numpy(np.asarray(output), sharding, weak_type=weak)
-                for output, sharding, weak in zip(outputs, shardings, traced.out_weak_types)]
+        outputs = interpret(traced.module, *arrays)
+        return [shard_numpy(np.asarray(output), sharding, weak_type=w)
+                for output, sharding, w in zip(outputs, self._result_shardings, weak)]
 
     def __call__(self, *args, **kwargs):
         leaves, treedef = optree.tree_flatten((args, kwargs), namespace=NAMESPACE)
@@ -132,7 +174,9 @@ class Compiled:
 class Lowered:
     """A traced program for one input signature: ``as_text()`` shows it, ``compile()`` builds it."""
 
-    def __init__(self, traced, in_treedef, out_treedef, arg_specs, input_shardings, output_shardings):
+    def __init__(self, traced, in_treedef, out_treedef, arg_specs, input_shardings, output_shardings,
+                 propagation="shardy"):
+        self._propagation = propagation
         self._traced = traced
         self._in_treedef = in_treedef
         self._out_treedef = out_treedef
@@ -150,7 +194,8 @@ class Lowered:
 
     def compile(self) -> Compiled:
         if self._compiled is None:
-            self._compiled = Compiled(self)
+            program = compile_module(self._traced.module, propagation=self._propagation)
+            self._compiled = Compiled(self, program)
         return self._compiled
 
     def cost_analysis(self) -> dict[str, float]:
@@ -161,7 +206,7 @@ class Jitted:
     """The callable ``jit`` returns; traces and compiles once per input signature."""
 
     def __init__(self, fun: Callable, *, in_shardings=None, out_shardings=None, static_argnums=None,
-                 static_argnames=None, donate_argnums=None):
+                 static_argnames=None, donate_argnums=None, propagation="shardy"):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}: {fun!r}")
         self._fun = fun
@@ -170,6 +215,9 @@ class Jitted:
         self._static_argnums = _normalise_indices(static_argnums, "static_argnums")
         self._static_argnames = _normalise_names(static_argnames, "static_argnames")
         self._donate_argnums = _normalise_indices(donate_argnums, "donate_argnums")
+        if not (callable(propagation) or propagation in ("shardy", "gspmd")):
+            raise ValueError(f"jit propagation must be 'shardy', 'gspmd' or a callable, got {propagation!r}")
+        self._propagation = propagation
         try:
             self._signature = inspect.signature(fun)
         except (TypeError, ValueError):
@@ -267,7 +315,9 @@ class Jitted:
                                arg_shardings=arg_shardings, meshes=meshes)
         out_treedef = out_treedef_box[0]
         output_shardings = self._output_sharding_tree(out_treedef)
-        return Lowered(traced, treedef, out_treedef, specs, input_shardings, output_shardings)
+        if self._out_shardings is not None:
+            traced = _with_result_shardings(traced, output_shardings, meshes)
+        return Lowered(traced, treedef, out_treedef, specs, input_shardings, output_shardings, self._propagation)
 
     def _dynamic_names(self, count: int, static_positions) -> list[str]:
         """The parameter name of each dynamic positional argument, where the signature has one."""
@@ -321,6 +371,21 @@ class Jitted:
         return optree.tree_unflatten(out_treedef, resolved)
 
 
+def _with_result_shardings(traced, output_shardings, meshes):
+    """Put the user's out_shardings on the traced function's results (as propagation seeds)."""
+    import dataclasses
+
+    func = traced.module.main
+    leaves = optree.tree_leaves(output_shardings, is_leaf=_is_sharding_leaf, none_is_leaf=True, namespace=NAMESPACE)
+    shardings = []
+    for index, (sharding, value) in enumerate(zip(leaves, func.returns)):
+        sharding.shard_shape(value.type.shape)  # raises IndivisibleError naming the shapes
+        shardings.append(_ir_arg_sharding(sharding, value.type.rank, meshes))
+    new_func = dataclasses.replace(func, result_shardings=tuple(shardings))
+    module = dataclasses.replace(traced.module, meshes=tuple(meshes.items()), funcs=(new_func,))
+    return dataclasses.replace(traced, module=module)
+
+
 def _hashable(value) -> bool:
     try:
         hash(value)
@@ -366,7 +431,7 @@ def _output_operand(leaf, index: int):
 
 
 def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None, static_argnums=None,
-        static_argnames=None, donate_argnums=None, **options):
+        static_argnames=None, donate_argnums=None, propagation="shardy", **options):
     """Compile ``fun`` for the shapes, dtypes and shardings it is called with (as ``jax.jit``).
 
     Usable as ``jit(f, ...)``, ``@jit`` and ``@functools.partial(jit, ...)``.
@@ -376,9 +441,9 @@ def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None, s
     if fun is None:
         return functools.partial(jit, in_shardings=in_shardings, out_shardings=out_shardings,
                                  static_argnums=static_argnums, static_argnames=static_argnames,
-                                 donate_argnums=donate_argnums)
+                                 donate_argnums=donate_argnums, propagation=propagation)
     return Jitted(fun, in_shardings=in_shardings, out_shardings=out_shardings, static_argnums=static_argnums,
-                  static_argnames=static_argnames, donate_argnums=donate_argnums)
+                  static_argnames=static_argnames, donate_argnums=donate_argnums, propagation=propagation)
 
 
 _EAGER_OPS: dict = {}

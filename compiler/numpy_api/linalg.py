@@ -7,7 +7,7 @@ from __future__ import annotations
 import operator
 
 from .. import lax_ops as lax
-from ..operands import dtype_of, shape_of
+from ..operands import shape_of
 from .arguments import (
     as_array_argument,
     broadcast_shapes,
@@ -148,5 +148,3 @@ def vdot(a, b, *, preferred_element_type=None):
     """The dot product of the flattened arguments."""
     return dot(ravel(a), ravel(b), preferred_element_type=preferred_element_type)
 
-
-__all__ = ["dot", "inner", "matmul", "outer", "tensordot", "vdot", "dtype_of"]

@@ -58,7 +58,7 @@ CONTRACTION_RECORDS = [
                 "dot_general: contracting dim 1 of lhs has size 16 but contracting dim 0 of rhs has size 8",
             ),
             Bad(
-                "f32[2,3,4] f32[3,3,5]",
+                "f32[2,3,4] f32[3,4,5]",
                 {"contracting_dims": ((2,), (1,)), "batch_dims": ((0,), (0,))},
                 "dot_general: batch dim 0 of lhs has size 2 but batch dim 0 of rhs has size 3",
             ),

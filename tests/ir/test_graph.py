@@ -6,7 +6,6 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
-
 from meshjit.ir import Block, Func, Module, Op, TensorType, Value, parse_module, to_digraph
 from meshjit.ir.graph import to_dot
 
@@ -33,9 +32,15 @@ def graph():
 def test_nodes_for_values_ops_and_returns(graph):
     kinds = {key: data["kind"] for key, data in graph.nodes(data=True)}
     assert kinds == {
-        "@main:%a": "value", "@main:%b": "value", "@main:op0": "op", "@main:%0": "value",
-        "@main:op1": "op", "@main:%1": "value", "@main:return": "return",
-        "@helper:%a": "value", "@helper:return": "return",
+        "@main:%a": "value",
+        "@main:%b": "value",
+        "@main:op0": "op",
+        "@main:%0": "value",
+        "@main:op1": "op",
+        "@main:%1": "value",
+        "@main:return": "return",
+        "@helper:%a": "value",
+        "@helper:return": "return",
     }
 
 
@@ -52,7 +57,10 @@ def test_node_attributes(graph):
 
 
 def test_def_use_edges(graph):
-    edges = {(source, target): (data["kind"], data["index"]) for source, target, data in graph.edges(data=True)}
+    edges = {
+        (source, target): (data["kind"], data["index"])
+        for source, target, data in graph.edges(data=True)
+    }
     assert edges[("@main:%a", "@main:op0")] == ("use", 0)
     assert edges[("@main:%b", "@main:op0")] == ("use", 1)
     assert edges[("@main:op0", "@main:%0")] == ("def", 0)
@@ -64,7 +72,13 @@ def test_ordering_and_reachability(graph):
     order = [key for key in nx.topological_sort(graph) if graph.nodes[key]["kind"] == "op"]
     assert order == ["@main:op0", "@main:op1"]
     assert "@main:return" in nx.descendants(graph, "@main:%b")
-    assert nx.ancestors(graph, "@main:%1") == {"@main:%a", "@main:%b", "@main:op0", "@main:%0", "@main:op1"}
+    assert nx.ancestors(graph, "@main:%1") == {
+        "@main:%a",
+        "@main:%b",
+        "@main:op0",
+        "@main:%0",
+        "@main:op1",
+    }
 
 
 def test_the_view_is_read_only(graph):
@@ -74,10 +88,18 @@ def test_the_view_is_read_only(graph):
 
 def test_regions_join_through_enter_and_exit_edges():
     graph = to_digraph(parse_module((GOLDEN_DIR / "sharding_manual.mjir").read_text()).main)
-    manual = next(key for key, data in graph.nodes(data=True) if data.get("name") == "manual_computation")
-    entered = [target for _, target, data in graph.out_edges(manual, data=True) if data["kind"] == "enter"]
+    manual = next(
+        key for key, data in graph.nodes(data=True) if data.get("name") == "manual_computation"
+    )
+    entered = [
+        target for _, target, data in graph.out_edges(manual, data=True) if data["kind"] == "enter"
+    ]
     assert entered == ["@main:%arg3", "@main:%arg4"]
-    exits = [(source, target) for source, target, data in graph.edges(data=True) if data["kind"] == "exit"]
+    exits = [
+        (source, target)
+        for source, target, data in graph.edges(data=True)
+        if data["kind"] == "exit"
+    ]
     assert exits == [(f"{manual}:return", "@main:%3")]
     body_ops = [data["name"] for _, data in graph.nodes(data=True) if data.get("parent") == manual]
     assert body_ops == ["slice", "add", "all_reduce", "axis_index"]
@@ -107,4 +129,7 @@ def test_dot_text():
 
 def test_an_empty_module_has_an_empty_graph():
     assert to_digraph(Module()).number_of_nodes() == 0
-    assert to_dot(Module()) == 'digraph "meshjit" {\n  rankdir=TB;\n  node [fontname="monospace"];\n}\n'
+    assert (
+        to_dot(Module())
+        == 'digraph "meshjit" {\n  rankdir=TB;\n  node [fontname="monospace"];\n}\n'
+    )

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from meshjit.ir import ParseError, VerifyError, parse_module, verify
 
 MESH = 'mesh @m = <["x"=2, "y"=4]>\n'
@@ -37,6 +36,7 @@ GOOD = MESH + func("  %0 = tanh(%x) : f32[8]\n  return %0\n")
 DEEP = 100_000
 
 # (id, text, error class, (line, column) for ParseErrors, message fragment)
+# fmt: off
 CASES = [
     # empty, garbage and non-text input
     ("empty", "", ParseError, (1, 1), "empty module"),
@@ -130,9 +130,14 @@ CASES = [
     ("collective on an unknown axis", MESH + func('  %0 = all_gather(%x) {axes = ["z"], dim = 0, mesh = @m} : f32[16]\n  return %x\n', attributes=" attributes {spmd_mesh = @m}"), VerifyError, None, "names axis 'z'"),
     ("spmd_mesh names no mesh", MESH + func("  return %x\n", attributes=" attributes {spmd_mesh = @nope}"), VerifyError, None, "spmd_mesh must name a mesh"),
 ]
+# fmt: on
 
 
-@pytest.mark.parametrize(("text", "error", "position", "fragment"), [case[1:] for case in CASES], ids=[case[0] for case in CASES])
+@pytest.mark.parametrize(
+    ("text", "error", "position", "fragment"),
+    [case[1:] for case in CASES],
+    ids=[case[0] for case in CASES],
+)
 def test_malformed_input(text, error, position, fragment):
     if error is ParseError:
         with pytest.raises(ParseError) as info:

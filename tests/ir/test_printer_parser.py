@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from meshjit.ir import (
     AxisRef,
     Block,
@@ -68,8 +67,11 @@ def test_the_design_example_prints_as_documented():
     y = Value.fresh(TensorType((16, 32), "f32"), "b")
     sharding = TensorSharding.from_axis_names("mesh", (("x",), ()))
     dot = Op(
-        "dot_general", (x, y), (Value.fresh(TensorType((8, 32), "f32")),),
-        {"contracting_dims": ((1,), (0,)), "batch_dims": ((), ())}, shardings=(sharding,),
+        "dot_general",
+        (x, y),
+        (Value.fresh(TensorType((8, 32), "f32")),),
+        {"contracting_dims": ((1,), (0,)), "batch_dims": ((), ())},
+        shardings=(sharding,),
     )
     tanh = Op("tanh", dot.results, (Value.fresh(TensorType((8, 32), "f32")),))
     func = Func("main", Block((x, y), (dot, tanh), tanh.results), (sharding, None))
@@ -77,7 +79,7 @@ def test_the_design_example_prints_as_documented():
     assert print_module(module) == (
         'mesh @mesh = <["x"=2, "y"=4]>\n\n'
         'func @main(%a: f32[8,16] {sharding = <@mesh, [{"x"}, {}]>}, %b: f32[16,32]) -> (f32[8,32]) {\n'
-        '  %0 = dot_general(%a, %b) {batch_dims = [[], []], contracting_dims = [[1], [0]]}'
+        "  %0 = dot_general(%a, %b) {batch_dims = [[], []], contracting_dims = [[1], [0]]}"
         ' : f32[8,32] <@mesh, [{"x"}, {}]>\n'
         "  %1 = tanh(%0) : f32[8,32]\n"
         "  return %1\n"
@@ -92,7 +94,9 @@ def test_the_design_example_prints_as_documented():
         (TensorSharding("m", ()), "<@m, []>"),
         (TensorSharding.from_axis_names("m", (("x", "y"), ())), '<@m, [{"x", "y"}, {}]>'),
         (
-            TensorSharding("m", (DimSharding((AxisRef("z", 1, 2),), False), DimSharding((), False))),
+            TensorSharding(
+                "m", (DimSharding((AxisRef("z", 1, 2),), False), DimSharding((), False))
+            ),
             '<@m, [{"z":(1)2, ?}, {?}]>',
         ),
         (TensorSharding("m", (DimSharding((), True, 1),)), "<@m, [{}p1]>"),
@@ -100,14 +104,19 @@ def test_the_design_example_prints_as_documented():
             TensorSharding("m", (DimSharding(),), (AxisRef("w"),), (AxisRef("v"),)),
             '<@m, [{}], replicated={"w"}, unreduced={"v"}>',
         ),
-        (TensorSharding("m", (), unreduced=(AxisRef("v"),), reduction="max"), '<@m, [], unreduced_max={"v"}>'),
+        (
+            TensorSharding("m", (), unreduced=(AxisRef("v"),), reduction="max"),
+            '<@m, [], unreduced_max={"v"}>',
+        ),
         (TensorSharding("m", (), reduction="min"), "<@m, [], unreduced_min={}>"),
         (TensorSharding("two words", ()), '<@"two words", []>'),
     ],
 )
 def test_sharding_text(sharding, text):
     assert str(sharding) == text
-    value = Value.fresh(TensorType((), "f32") if not sharding.dims else TensorType((4,) * sharding.rank, "f32"))
+    value = Value.fresh(
+        TensorType((), "f32") if not sharding.dims else TensorType((4,) * sharding.rank, "f32")
+    )
     op = Op("sharding_constraint", (value,), (Value.fresh(value.type),), {"sharding": sharding})
     mesh = MeshAttr(tuple((name, 4) for name in "vwxyz"))
     parsed = round_trip(single_op_module(op, value, meshes=(("m", mesh), ("two words", mesh))))
@@ -136,11 +145,33 @@ def test_parsed_arguments_keep_their_names_as_hints():
 @pytest.mark.parametrize(
     "value",
     [
-        0, -7, 2**70, True, False, 1.5, -0.0, 5e-324, 1e300, math.inf, -math.inf, math.nan,
-        "", "plain", 'quote " and \\ backslash', "tab\tnewline\nreturn\r", "\x00\x1f\x7f",
-        "ünïcödé", "emoji \U0001f600", "lone \ud800 surrogate", SymbolRef("main"),
-        SymbolRef("with space"), (), (1, (2.5, ("x",)), ()), TensorType((), "bool"),
-        TensorType((0, 3), "i64"), DenseAttr.from_array(np.arange(3, dtype=np.int32)),
+        0,
+        -7,
+        2**70,
+        True,
+        False,
+        1.5,
+        -0.0,
+        5e-324,
+        1e300,
+        math.inf,
+        -math.inf,
+        math.nan,
+        "",
+        "plain",
+        'quote " and \\ backslash',
+        "tab\tnewline\nreturn\r",
+        "\x00\x1f\x7f",
+        "ünïcödé",
+        "emoji \U0001f600",
+        "lone \ud800 surrogate",
+        SymbolRef("main"),
+        SymbolRef("with space"),
+        (),
+        (1, (2.5, ("x",)), ()),
+        TensorType((), "bool"),
+        TensorType((0, 3), "i64"),
+        DenseAttr.from_array(np.arange(3, dtype=np.int32)),
     ],
     ids=repr,
 )
@@ -231,8 +262,11 @@ def test_results_with_and_without_shardings():
     value = Value.fresh(TensorType((4, 4), "f32"))
     sharding = TensorSharding.from_axis_names("m", (("x",), ()))
     op = Op(
-        "sort", (value, value), (Value.fresh(value.type), Value.fresh(value.type)),
-        {"dimension": 1, "is_stable": True, "num_keys": 1}, shardings=(None, sharding),
+        "sort",
+        (value, value),
+        (Value.fresh(value.type), Value.fresh(value.type)),
+        {"dimension": 1, "is_stable": True, "num_keys": 1},
+        shardings=(None, sharding),
     )
     module = single_op_module(op, value, meshes=(("m", MeshAttr((("x", 2),))),))
     assert ': f32[4,4], f32[4,4] <@m, [{"x"}, {}]>' in print_module(module)

@@ -8,7 +8,6 @@ import math
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from meshjit.ir import (
     AxisRef,
     Block,
@@ -47,7 +46,9 @@ def meshes(draw):
     count = draw(st.integers(1, 2))
     result = []
     for name in MESH_NAMES[:count]:
-        axis_names = draw(st.lists(st.sampled_from(AXIS_NAMES), min_size=1, max_size=3, unique=True))
+        axis_names = draw(
+            st.lists(st.sampled_from(AXIS_NAMES), min_size=1, max_size=3, unique=True)
+        )
         axes = tuple((axis, draw(st.sampled_from((1, 2, 4)))) for axis in axis_names)
         size = math.prod(size for _, size in axes)
         device_ids = draw(st.none() | st.permutations(range(size)).map(tuple))
@@ -94,7 +95,9 @@ class Builder:
         self.ops: list[Op] = []
 
     def emit(self, name, operands, attrs, regions=(), sharded=True):
-        types = infer_result_types(name, [value.type for value in operands], attrs, regions, self.meshes)
+        types = infer_result_types(
+            name, [value.type for value in operands], attrs, regions, self.meshes
+        )
         results = tuple(Value.fresh(type) for type in types)
         result_shardings = ()
         if sharded and self.draw(st.integers(0, 3)) == 0:
@@ -103,7 +106,9 @@ class Builder:
             # NOTE: all-None shardings print like none at all and parse back as ().
             result_shardings = ()
         location = self.draw(st.sampled_from(LOCATIONS))
-        self.ops.append(Op(name, tuple(operands), results, attrs, regions, result_shardings, location))
+        self.ops.append(
+            Op(name, tuple(operands), results, attrs, regions, result_shardings, location)
+        )
         self.values.extend(results)
         return results
 
@@ -119,9 +124,20 @@ class Builder:
 
     def step(self):
         makers = (
-            self.unary, self.binary, self.broadcast, self.reshape, self.transpose, self.reduce,
-            self.dot, self.slice, self.concatenate, self.constant, self.iota, self.sort,
-            self.compare_select, self.constraint,
+            self.unary,
+            self.binary,
+            self.broadcast,
+            self.reshape,
+            self.transpose,
+            self.reduce,
+            self.dot,
+            self.slice,
+            self.concatenate,
+            self.constant,
+            self.iota,
+            self.sort,
+            self.compare_select,
+            self.constraint,
         )
         self.draw(st.sampled_from(makers))()
 
@@ -144,7 +160,11 @@ class Builder:
         shape = list(value.type.shape)
         shape.insert(position, self.draw(st.sampled_from(SIZES)))
         dims = [dim if dim < position else dim + 1 for dim in range(value.type.rank)]
-        self.emit("broadcast_in_dim", [value], {"shape": tuple(shape), "broadcast_dimensions": tuple(dims)})
+        self.emit(
+            "broadcast_in_dim",
+            [value],
+            {"shape": tuple(shape), "broadcast_dimensions": tuple(dims)},
+        )
 
     def reshape(self):
         value = self.pick()
@@ -182,7 +202,11 @@ class Builder:
             starts.append(start)
             limits.append(self.draw(st.integers(start, size)))
             strides.append(self.draw(st.integers(1, 3)))
-        attrs = {"start_indices": tuple(starts), "limit_indices": tuple(limits), "strides": tuple(strides)}
+        attrs = {
+            "start_indices": tuple(starts),
+            "limit_indices": tuple(limits),
+            "strides": tuple(strides),
+        }
         self.emit("slice", [value], attrs)
 
     def concatenate(self):
@@ -196,8 +220,12 @@ class Builder:
         size = math.prod(shape)
         if dtype in ("f32", "f64"):
             unsigned = np.uint32 if dtype == "f32" else np.uint64
-            bits = self.draw(st.lists(st.integers(0, np.iinfo(unsigned).max), min_size=size, max_size=size))
-            array = np.array(bits, dtype=unsigned).view(np.float32 if dtype == "f32" else np.float64)
+            bits = self.draw(
+                st.lists(st.integers(0, np.iinfo(unsigned).max), min_size=size, max_size=size)
+            )
+            array = np.array(bits, dtype=unsigned).view(
+                np.float32 if dtype == "f32" else np.float64
+            )
         else:
             array = np.array(self.draw(st.lists(st.integers(-9, 9), min_size=size, max_size=size)))
             array = array.astype(np.bool_ if dtype == "bool" else np.int32)
@@ -210,7 +238,11 @@ class Builder:
 
     def sort(self):
         if (value := self.floats(min_rank=1)) is not None:
-            attrs = {"dimension": value.type.rank - 1, "is_stable": self.draw(st.booleans()), "num_keys": 1}
+            attrs = {
+                "dimension": value.type.rank - 1,
+                "is_stable": self.draw(st.booleans()),
+                "num_keys": 1,
+            }
             self.emit("sort", [value, value], attrs)
 
     def compare_select(self):
@@ -233,17 +265,25 @@ class Builder:
             return
         mesh_name = self.draw(st.sampled_from(sorted(self.meshes)))
         mesh = self.meshes[mesh_name]
-        manual_axes = tuple(self.draw(st.lists(st.sampled_from(mesh.axis_names), min_size=1, unique=True)))
+        manual_axes = tuple(
+            self.draw(st.lists(st.sampled_from(mesh.axis_names), min_size=1, unique=True))
+        )
         dims = [[] for _ in value.type.shape]
         for axis in manual_axes:
             # An axis shards a dim only where the dim stays divisible.
-            fitting = [d for d, size in enumerate(value.type.shape) if size % (math.prod(
-                mesh.axis_size(a) for a in dims[d]) * mesh.axis_size(axis)) == 0]
+            fitting = [
+                d
+                for d, size in enumerate(value.type.shape)
+                if size % (math.prod(mesh.axis_size(a) for a in dims[d]) * mesh.axis_size(axis))
+                == 0
+            ]
             if fitting and self.draw(st.booleans()):
                 dims[self.draw(st.sampled_from(fitting))].append(axis)
         sharding = TensorSharding.from_axis_names(mesh_name, dims)
         local = value.type.with_shape(sharding.local_shape(value.type.shape, mesh))
-        body = Builder(self.draw, self.meshes, [Value.fresh(local, self.draw(st.sampled_from(HINTS)))])
+        body = Builder(
+            self.draw, self.meshes, [Value.fresh(local, self.draw(st.sampled_from(HINTS)))]
+        )
         for _ in range(self.draw(st.integers(0, 3))):
             body.unary()
         (argument,), result = body.values[:1], body.values[-1]
@@ -251,7 +291,11 @@ class Builder:
             attrs = {"mesh": SymbolRef(mesh_name), "axes": manual_axes[:1], "reduction": "sum"}
             (result,) = body.emit("all_reduce", [result], attrs, sharded=False)
         region = Block((argument,), tuple(body.ops), (result,))
-        attrs = {"in_shardings": (sharding,), "out_shardings": (sharding,), "manual_axes": manual_axes}
+        attrs = {
+            "in_shardings": (sharding,),
+            "out_shardings": (sharding,),
+            "manual_axes": manual_axes,
+        }
         self.emit("manual_computation", [value], attrs, (region,))
 
 
@@ -310,7 +354,9 @@ attribute_leaves = (
     | st.text().map(SymbolRef)
     | st.builds(TensorType, shapes(), st.sampled_from(("bool", "i32", "i64", "f32", "f64")))
 )
-attribute_values = st.recursive(attribute_leaves, lambda inner: st.lists(inner, max_size=4).map(tuple), max_leaves=12)
+attribute_values = st.recursive(
+    attribute_leaves, lambda inner: st.lists(inner, max_size=4).map(tuple), max_leaves=12
+)
 
 
 @SETTINGS

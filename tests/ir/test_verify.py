@@ -4,7 +4,6 @@ IR that only Python code (not the parser) can build."""
 from __future__ import annotations
 
 import pytest
-
 from meshjit.ir import (
     AxisRef,
     Block,
@@ -56,7 +55,12 @@ def test_an_empty_module_verifies():
 
 def test_collectives_in_an_spmd_function_verify():
     x = Value.fresh(F32_8)
-    op = Op("all_reduce", (x,), (Value.fresh(F32_8),), {"mesh": SymbolRef("m"), "axes": ("x", "y"), "reduction": "max"})
+    op = Op(
+        "all_reduce",
+        (x,),
+        (Value.fresh(F32_8),),
+        {"mesh": SymbolRef("m"), "axes": ("x", "y"), "reduction": "max"},
+    )
     verify(module_of(op, args=(x,), attrs={"spmd_mesh": SymbolRef("m")}))
 
 
@@ -82,8 +86,13 @@ def test_nested_manual_computations_see_every_enclosing_manual_axis():
 
 
 def test_the_outer_body_does_not_see_the_inner_manual_axes():
-    text = MANUAL_TEXT.replace("return %1\n", "%3 = axis_index() {axis = \"y\", mesh = @m} : i32[]\n    return %1\n")
-    expect_error(parse_module(text), "names axis 'y', not one of the manual axes of this manual_computation body ('x')")
+    text = MANUAL_TEXT.replace(
+        "return %1\n", '%3 = axis_index() {axis = "y", mesh = @m} : i32[]\n    return %1\n'
+    )
+    expect_error(
+        parse_module(text),
+        "names axis 'y', not one of the manual axes of this manual_computation body ('x')",
+    )
 
 
 # --- SSA -------------------------------------------------------------------------------------
@@ -105,13 +114,17 @@ def test_use_before_definition():
     x = Value.fresh(F32_8)
     later = tanh(x)
     early = tanh(later.result)
-    error = expect_error(module_of(early, later, args=(x,)), "operand 0 %1 is used before it is defined")
+    error = expect_error(
+        module_of(early, later, args=(x,)), "operand 0 %1 is used before it is defined"
+    )
     assert error.op is early
 
 
 def test_a_value_defined_nowhere():
     stray = Value.fresh(F32_8)
-    expect_error(module_of(tanh(stray)), f"operand 0 %undefined_{stray.id} is not defined in this scope")
+    expect_error(
+        module_of(tanh(stray)), f"operand 0 %undefined_{stray.id} is not defined in this scope"
+    )
 
 
 def test_a_returned_value_defined_nowhere():
@@ -122,7 +135,13 @@ def test_a_returned_value_defined_nowhere():
 def manual_op(operand: Value, body_ops, argument: Value, returned: Value) -> Op:
     sharding = TensorSharding.from_axis_names("m", (("x",),))
     attrs = {"in_shardings": (sharding,), "out_shardings": (sharding,), "manual_axes": ("x",)}
-    return Op("manual_computation", (operand,), (Value.fresh(F32_8),), attrs, (Block((argument,), tuple(body_ops), (returned,)),))
+    return Op(
+        "manual_computation",
+        (operand,),
+        (Value.fresh(F32_8),),
+        attrs,
+        (Block((argument,), tuple(body_ops), (returned,)),),
+    )
 
 
 def test_region_bodies_are_isolated_from_above():
@@ -130,7 +149,9 @@ def test_region_bodies_are_isolated_from_above():
     argument = Value.fresh(TensorType((4,), "f32"))
     inner = Op("add", (argument, x), (Value.fresh(argument.type),))
     op = manual_op(x, [inner], argument, inner.result)
-    error = expect_error(module_of(op, args=(x,)), "defined outside this region body; bodies are isolated from above")
+    error = expect_error(
+        module_of(op, args=(x,)), "defined outside this region body; bodies are isolated from above"
+    )
     assert error.op is inner
 
 
@@ -139,7 +160,9 @@ def test_region_values_are_not_visible_after_the_region():
     argument = Value.fresh(TensorType((4,), "f32"))
     inner = tanh(argument)
     op = manual_op(x, [inner], argument, inner.result)
-    expect_error(module_of(op, tanh(inner.result), args=(x,)), "operand 0 %1 is not defined in this scope")
+    expect_error(
+        module_of(op, tanh(inner.result), args=(x,)), "operand 0 %1 is not defined in this scope"
+    )
 
 
 def test_a_value_type_that_is_not_a_tensor_type():
@@ -158,7 +181,10 @@ def test_a_region_on_an_op_that_takes_none():
 
 def test_an_attribute_of_an_unsupported_kind():
     x = Value.fresh(F32_8)
-    error = expect_error(module_of(tanh(x, attrs={"note": None}), args=(x,)), "attribute 'note' holds None of type NoneType")
+    error = expect_error(
+        module_of(tanh(x, attrs={"note": None}), args=(x,)),
+        "attribute 'note' holds None of type NoneType",
+    )
     assert '%0 = tanh(%arg0) {note = "<NoneType>"} : f32[8]' in str(error)
 
 
@@ -178,13 +204,31 @@ def sharded_arg_module(sharding) -> Module:
 @pytest.mark.parametrize(
     ("sharding", "fragment"),
     [
-        (TensorSharding.from_axis_names("nowhere", (("x",),)), "names mesh @nowhere, which is not defined"),
-        (TensorSharding("m", (DimSharding((AxisRef("x", 2),)),)), '"x":(2) has a pre-size but no size'),
-        (TensorSharding("m", (DimSharding((AxisRef("y", 0, 2),)),)), "needs a positive pre-size and size"),
-        (TensorSharding("m", (DimSharding((AxisRef("y", 4, 2),)),)), "does not divide axis 'y' of size 4"),
+        (
+            TensorSharding.from_axis_names("nowhere", (("x",),)),
+            "names mesh @nowhere, which is not defined",
+        ),
+        (
+            TensorSharding("m", (DimSharding((AxisRef("x", 2),)),)),
+            '"x":(2) has a pre-size but no size',
+        ),
+        (
+            TensorSharding("m", (DimSharding((AxisRef("y", 0, 2),)),)),
+            "needs a positive pre-size and size",
+        ),
+        (
+            TensorSharding("m", (DimSharding((AxisRef("y", 4, 2),)),)),
+            "does not divide axis 'y' of size 4",
+        ),
         (TensorSharding("m", (DimSharding((), True, -1),)), "priorities are non-negative ints"),
-        (TensorSharding("m", (DimSharding(),), unreduced=(AxisRef("y"), AxisRef("y", 2, 2))), "overlap"),
-        (TensorSharding("m", (DimSharding((AxisRef("w"),)),)), '"w" is not an axis of the mesh (x, y)'),
+        (
+            TensorSharding("m", (DimSharding(),), unreduced=(AxisRef("y"), AxisRef("y", 2, 2))),
+            "overlap",
+        ),
+        (
+            TensorSharding("m", (DimSharding((AxisRef("w"),)),)),
+            '"w" is not an axis of the mesh (x, y)',
+        ),
         ("not a sharding", "is a str, not a TensorSharding"),
     ],
 )
@@ -193,7 +237,9 @@ def test_argument_shardings_must_fit_their_mesh(sharding, fragment):
 
 
 def test_disjoint_sub_axes_fit():
-    sharding = TensorSharding("m", (DimSharding((AxisRef("y", 1, 2),)),), (AxisRef("y", 2, 2), AxisRef("x")))
+    sharding = TensorSharding(
+        "m", (DimSharding((AxisRef("y", 1, 2),)),), (AxisRef("y", 2, 2), AxisRef("x"))
+    )
     verify(sharded_arg_module(sharding))
 
 
@@ -209,7 +255,9 @@ def test_sharding_counts_match_the_signature():
 def test_op_result_shardings_are_checked():
     x = Value.fresh(F32_8)
     op = tanh(x, shardings=(TensorSharding.from_axis_names("m", (("x",), ("y",))),))
-    expect_error(module_of(op, args=(x,)), "the sharding of result 0 has 2 dims for a rank-1 tensor")
+    expect_error(
+        module_of(op, args=(x,)), "the sharding of result 0 has 2 dims for a rank-1 tensor"
+    )
 
 
 def test_shardings_inside_attributes_are_checked():
@@ -242,9 +290,17 @@ def collective(name: str, operand: Value | None, **attrs) -> Op:
 @pytest.mark.parametrize(
     ("op_name", "attrs", "fragment"),
     [
-        ("all_reduce", {"mesh": SymbolRef("other"), "axes": ("x",), "reduction": "sum"}, "must name mesh = @m"),
+        (
+            "all_reduce",
+            {"mesh": SymbolRef("other"), "axes": ("x",), "reduction": "sum"},
+            "must name mesh = @m",
+        ),
         ("all_gather", {"axes": ("x",), "dim": 0}, "must name mesh = @m"),
-        ("axis_index", {"mesh": SymbolRef("m"), "axis": "z"}, "names axis 'z', not one of the axes ('x', 'y')"),
+        (
+            "axis_index",
+            {"mesh": SymbolRef("m"), "axis": "z"},
+            "names axis 'z', not one of the axes ('x', 'y')",
+        ),
         ("partition_id", {"mesh": SymbolRef("m")}, None),
     ],
 )
@@ -260,4 +316,6 @@ def test_per_device_ops_in_an_spmd_function(op_name, attrs, fragment):
 
 def test_spmd_mesh_must_be_a_symbol():
     x = Value.fresh(F32_8)
-    expect_error(module_of(tanh(x), args=(x,), attrs={"spmd_mesh": "m"}), "spmd_mesh must name a mesh")
+    expect_error(
+        module_of(tanh(x), args=(x,), attrs={"spmd_mesh": "m"}), "spmd_mesh must name a mesh"
+    )

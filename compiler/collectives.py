@@ -1,0 +1,59 @@
+"""The collectives of a per-device module as records: kind, axes, bytes per device, and reason."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from meshjit.ir import Module
+
+from . import cost
+
+COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute")
+
+
+@dataclass(frozen=True)
+class CollectiveRecord:
+    """One collective: ``bytes`` is what each device sends under the ring model."""
+
+    kind: str
+    axes: tuple[str, ...]
+    bytes: int
+    shape: tuple[int, ...]
+    dtype: str
+    reason: str
+
+    def __str__(self) -> str:
+        return (f"{self.kind} over {','.join(self.axes)} of {self.dtype}{list(self.shape)}: "
+                f"{self.bytes} bytes/device ({self.reason})")
+
+
+def _group_size(module: Module, axes) -> int:
+    mesh = module.mesh(module.main.spmd_mesh)
+    return math.prod(mesh.axis_size(name) for name in axes)
+
+
+def _bytes_sent(kind: str, operand_bytes: int, result_bytes: int, group: int) -> float:
+    if kind == "all_reduce":
+        return cost.all_reduce_bytes(operand_bytes, group)
+    if kind == "all_gather":
+        return cost.all_gather_bytes(result_bytes, group)
+    if kind == "reduce_scatter":
+        return cost.reduce_scatter_bytes(operand_bytes, group)
+    if kind == "all_to_all":
+        return cost.all_to_all_bytes(operand_bytes, group)
+    return float(operand_bytes)
+
+
+def collective_records(module: Module, reasons: dict[int, str] | None = None) -> list[CollectiveRecord]:
+    records = []
+    for op in module.main.body.walk():
+        if op.name not in COLLECTIVES:
+            continue
+        axes = tuple(op.attrs.get("axes", ()))
+        group = _group_size(module, axes)
+        sent = _bytes_sent(op.name, cost.value_bytes(op.operands[0]), cost.value_bytes(op.result), group)
+        reason = (reasons or {}).get(op.result.id, op.attrs.get("reason", "written by hand"))
+        records.append(CollectiveRecord(op.name, axes, int(round(sent)), op.operands[0].type.shape,
+                                        op.operands[0].type.dtype, reason))
+    return records

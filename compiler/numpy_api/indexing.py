@@ -1,0 +1,297 @@
+"""numpy indexing (``x[...]``) and ``take``/``take_along_axis``, from static slices and the IR's
+``gather``.
+
+Basic entries (ints, slices with any step, None, Ellipsis) become one ``slice`` (plus ``rev``
+for negative steps) and a reshape. Integer-array entries, and ints next to them, are advanced:
+they are broadcast together, clamped into range as in JAX, and combined into one linear index
+over the dims they select, which a single ``gather`` takes. Where the advanced dims land follows
+numpy: in place when the advanced entries are adjacent, first otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import lax_ops as lax
+from ..operands import dtype_of, shape_of, x64
+from ..promotion import default_int
+from ..trace import ConcretizationTypeError, Tracer, is_concrete_array
+from .arguments import array_operand, as_array_argument, broadcast_shapes, broadcast_to_shape, convert_operand, normalize_axis
+from .elementwise import remainder
+
+
+class NonConcreteBooleanIndexError(ConcretizationTypeError, IndexError):
+    """A traced boolean mask was used as an index: the result's shape would depend on values."""
+
+
+@dataclass(frozen=True)
+class _Advanced:
+    """An integer-array entry (or an int among array entries): which operand dim it indexes."""
+
+    index: object
+    dim: int
+
+
+def _is_integer(entry) -> bool:
+    return isinstance(entry, (int, np.integer)) and not isinstance(entry, (bool, np.bool_))
+
+
+def _as_index_array(entry):
+    """A non-scalar index entry as a canonical numpy array, a Tracer or a device array."""
+    if isinstance(entry, Tracer) or is_concrete_array(entry):
+        return entry
+    array = np.asarray(entry)
+    if array.dtype == object or array.dtype.kind not in "biu":
+        raise TypeError(f"indexing: only integers, slices, ellipsis, None and integer or boolean arrays are "
+                        f"valid indices; got {entry!r}")
+    return convert_operand(array.astype(np.int64) if array.dtype.kind in "iu" else array,
+                           default_int(x64()) if array.dtype.kind in "iu" else "bool")
+
+
+def _expand_masks(entries):
+    """Concrete bool masks become the integer arrays of their true positions (numpy's nonzero)."""
+    expanded = []
+    for entry in entries:
+        if entry is None or entry is Ellipsis or isinstance(entry, slice) or _is_integer(entry):
+            expanded.append(entry)
+            continue
+        if isinstance(entry, (bool, np.bool_)):
+            raise TypeError("indexing: a Python bool is not a valid index; use None to add a dim")
+        array = _as_index_array(entry)
+        if dtype_of(array).name != "bool":
+            expanded.append(array)
+            continue
+        if isinstance(array, Tracer):
+            raise NonConcreteBooleanIndexError(
+                f"indexing: a boolean mask of type {array.value.type} depends on traced values, so "
+                f"the result's shape is unknown while tracing; use meshjit.numpy.where(mask, x, 0) "
+                f"or index with a concrete (numpy) mask"
+            )
+        expanded.extend(np.nonzero(np.asarray(array)) if np.ndim(array) else [np.zeros(0, np.int32)])
+    return expanded
+
+
+def _fill_ellipsis(entries, rank: int):
+    """The entries with the Ellipsis (or trailing dims) spelled out as full slices."""
+    consumed = sum(1 for entry in entries if entry is not None and entry is not Ellipsis)
+    if sum(1 for entry in entries if entry is Ellipsis) > 1:
+        raise IndexError("indexing: an index can only have a single ellipsis ('...')")
+    if consumed > rank:
+        raise IndexError(f"indexing: too many indices for array: array is {rank}-dimensional, but {consumed} were indexed")
+    fill = [slice(None)] * (rank - consumed)
+    # NOTE: identity tests only: ``==`` on an array entry would compare elementwise.
+    positions = [index for index, entry in enumerate(entries) if entry is Ellipsis]
+    if positions:
+        return entries[: positions[0]] + fill + entries[positions[0] + 1:]
+    return entries + fill
+
+
+def _static_int(value, size: int, dim: int) -> int:
+    index = operator.index(value)
+    if not -size <= index < size:
+        raise IndexError(f"indexing: index {index} is out of bounds for axis {dim} with size {size}")
+    return index + size if index < 0 else index
+
+
+def _slice_bound(value, name: str):
+    if isinstance(value, Tracer):
+        raise ConcretizationTypeError(f"indexing: slice {name} must be concrete, got a traced value "
+                                      f"{value.value.type}; use lax.dynamic_slice for traced offsets")
+    return None if value is None else operator.index(value)
+
+
+def _basic_window(entry, size: int, dim: int):
+    """(start, limit, stride, reversed) of a slice or static int on a dim of ``size``."""
+    if _is_integer(entry):
+        index = _static_int(entry, size, dim)
+        return index, index + 1, 1, False
+    start, stop, step = (_slice_bound(getattr(entry, name), name) for name in ("start", "stop", "step"))
+    if step == 0:
+        raise ValueError("indexing: slice step cannot be zero")
+    start, stop, step = slice(start, stop, step).indices(size)
+    count = len(range(start, stop, step))
+    if step > 0:
+        return start, start + max(count - 1, 0) * step + (1 if count else 0), step, False
+    # A negative step reads the reversed dim forward from the mirrored start.
+    mirrored = size - 1 - start
+    return mirrored, mirrored + max(count - 1, 0) * -step + (1 if count else 0), -step, True
+
+
+def _apply_basic(operand, entries, advanced: bool):
+    """One strided slice for every slice (and, without advanced entries, every int) entry;
+    advanced entries keep their dim whole. Returns the operand and its entries per dim."""
+    shape = shape_of(operand)
+    per_dim = [entry for entry in entries if entry is not None]
+    windows = []
+    for dim, (entry, size) in enumerate(zip(per_dim, shape)):
+        if isinstance(entry, slice) or (_is_integer(entry) and not advanced):
+            windows.append(_basic_window(entry, size, dim))
+        else:
+            windows.append((0, size, 1, False))
+    reversed_dims = tuple(dim for dim, window in enumerate(windows) if window[3])
+    if reversed_dims:
+        operand = lax.rev(operand, reversed_dims)
+    if any(window[:3] != (0, size, 1) for window, size in zip(windows, shape)):
+        operand = lax.slice(operand, *zip(*(window[:3] for window in windows)))
+    if not advanced:
+        kept = tuple(size for entry, size in zip(per_dim, shape_of(operand)) if not _is_integer(entry))
+        if kept != shape_of(operand):
+            operand = lax.reshape(operand, kept)
+    return operand
+
+
+def _normalized_index(index, size: int):
+    """An index array with negatives counted from the end and clamped into ``[0, size)``."""
+    index = convert_operand(index, default_int(x64()))
+    index = lax.select(lax.lt(index, 0), lax.add(index, size), index)
+    return lax.clamp(0, index, max(size - 1, 0))
+
+
+def _gather_advanced(operand, advanced: list[_Advanced], adjacent: bool):
+    """Take the advanced entries' elements; their broadcast dims replace the indexed dims, in
+    place when ``adjacent`` and first otherwise."""
+    shape = shape_of(operand)
+    dims = [item.dim for item in advanced]
+    index_shape = broadcast_shapes("indexing", *(shape_of(item.index) for item in advanced))
+    for dim in dims:
+        if shape[dim] == 0 and math.prod(index_shape) > 0:
+            raise IndexError(f"indexing: cannot take elements of axis {dim}, which has size 0")
+    if not adjacent:
+        rest = [dim for dim in range(len(shape)) if dim not in dims]
+        operand = lax.transpose(operand, tuple(dims + rest))
+        dims = list(range(len(dims)))
+        shape = shape_of(operand)
+    first = dims[0]
+    merged = math.prod(shape[dim] for dim in dims)
+    operand = lax.reshape(operand, shape[:first] + (merged,) + shape[dims[-1] + 1:])
+    linear = None
+    for item, dim in zip(advanced, dims):
+        index = broadcast_to_shape(_normalized_index(item.index, shape[dim]), index_shape, "indexing")
+        stride = math.prod(shape[later] for later in dims if later > dim)
+        term = lax.mul(index, stride) if stride != 1 else index
+        linear = term if linear is None else lax.add(linear, term)
+    return lax.gather_along_axis(operand, linear, first, mode="clip")
+
+
+def _final_layout(result, entries, advanced_rank: int, adjacent: bool):
+    """Insert the None dims where numpy puts them, around the advanced dims' block."""
+    if advanced_rank < 0:
+        kinds = ["new" if entry is None else "dim" for entry in entries if not _is_integer(entry)]
+    elif adjacent:
+        kinds, placed = [], False
+        for entry in entries:
+            if isinstance(entry, _Advanced):
+                kinds += [] if placed else ["dim"] * advanced_rank
+                placed = True
+            else:
+                kinds.append("new" if entry is None else "dim")
+    else:
+        kinds = ["dim"] * advanced_rank + ["new" if entry is None else "dim"
+                                           for entry in entries if not isinstance(entry, _Advanced)]
+    positions = tuple(position for position, kind in enumerate(kinds) if kind == "new")
+    return lax.expand_dims(result, positions) if positions else result
+
+
+def getitem(array, index):
+    """``array[index]`` with numpy's basic and integer-array indexing (out-of-range array
+    indices are clamped as in JAX; static ints out of range raise IndexError)."""
+    operand = array_operand(array, "indexing")
+    entries = _expand_masks(list(index) if isinstance(index, tuple) else [index])
+    entries = _fill_ellipsis(entries, len(shape_of(operand)))
+    has_arrays = any(not (entry is None or isinstance(entry, slice) or _is_integer(entry)) for entry in entries)
+    operand = _apply_basic(operand, entries, has_arrays)
+    if not has_arrays:
+        return _final_layout(operand, entries, -1, adjacent=True)
+    dim, marked = 0, []
+    for entry in entries:
+        if entry is None:
+            marked.append(None)
+            continue
+        if isinstance(entry, slice):
+            marked.append(entry)
+        else:
+            size = shape_of(operand)[dim]
+            marked.append(_Advanced(_static_int(entry, size, dim) if _is_integer(entry) else entry, dim))
+        dim += 1
+    positions = [position for position, entry in enumerate(marked) if isinstance(entry, _Advanced)]
+    adjacent = positions == list(range(positions[0], positions[-1] + 1))
+    advanced = [marked[position] for position in positions]
+    index_rank = len(broadcast_shapes("indexing", *(shape_of(item.index) for item in advanced)))
+    result = _gather_advanced(operand, advanced, adjacent)
+    return _final_layout(result, marked, index_rank, adjacent)
+
+
+# -- take -----------------------------------------------------------------------------------------
+def _index_operand(indices, function: str):
+    """Integer (or bool) indices as a lax operand of the default int dtype."""
+    value = as_array_argument(indices, function)
+    if dtype_of(value).name in ("f32", "f64"):
+        raise TypeError(f"{function}: indices must be integers, got dtype {dtype_of(value).name}")
+    return convert_operand(value, default_int(x64()))
+
+
+_TAKE_MODES = ("fill", "clip", "wrap", "promise_in_bounds")
+
+
+def take(a, indices, axis=None, mode=None, fill_value=None):
+    """Elements of ``a`` at ``indices`` along ``axis`` (None: of the flattened array).
+
+    Negative indices count from the end. Out-of-range indices give ``fill_value`` (NaN, the
+    most negative int or True by default) in mode "fill" (the default), the nearest element in
+    "clip" and "promise_in_bounds", and wrap around in "wrap".
+    """
+    mode = "fill" if mode is None else mode
+    if mode not in _TAKE_MODES:
+        raise ValueError(f"take: mode must be one of {', '.join(_TAKE_MODES)}, got {mode!r}")
+    operand = array_operand(a, "take")
+    if axis is None:
+        operand = lax.reshape(operand, (math.prod(shape_of(operand)),))
+    dim = normalize_axis(0 if axis is None else axis, len(shape_of(operand)), "take")
+    size = shape_of(operand)[dim]
+    index = _index_operand(indices, "take")
+    if mode == "wrap":
+        index = remainder(index, max(size, 1))
+    index = lax.select(lax.lt(index, 0), lax.add(index, size), index)
+    gather_mode = "fill" if mode == "fill" else "clip"
+    if gather_mode == "clip" and size == 0 and math.prod(shape_of(index)) > 0:
+        raise IndexError(f"take: cannot take elements of axis {dim}, which has size 0")
+    result = lax.gather_along_axis(operand, index, dim, mode=gather_mode)
+    if mode != "fill" or fill_value is None:
+        return result
+    inside = lax.bitwise_and(lax.ge(index, 0), lax.lt(index, size))
+    inside = lax.broadcast_in_dim(inside, shape_of(result), tuple(range(dim, dim + len(shape_of(index)))))
+    fill = lax.full(shape_of(result), convert_operand(fill_value, dtype_of(result).name), dtype_of(result).name)
+    return lax.select(inside, result, fill)
+
+
+def take_along_axis(arr, indices, axis):
+    """``arr`` at ``indices`` along ``axis``, elementwise in the other dims (which broadcast)."""
+    operand = array_operand(arr, "take_along_axis")
+    index = _index_operand(indices, "take_along_axis")
+    shape, index_shape = shape_of(operand), shape_of(index)
+    if axis is None:
+        return take(operand, lax.reshape(index, (math.prod(index_shape),)), None, mode="clip")
+    if len(index_shape) != len(shape):
+        raise ValueError(f"take_along_axis: indices of shape {index_shape} must have the rank of arr {shape}")
+    dim = normalize_axis(axis, len(shape), "take_along_axis")
+    others = [size for position, size in enumerate(shape) if position != dim]
+    other_index = [size for position, size in enumerate(index_shape) if position != dim]
+    result_shape = list(broadcast_shapes("take_along_axis", tuple(others), tuple(other_index)))
+    result_shape.insert(dim, index_shape[dim])
+    result_shape = tuple(result_shape)
+    operand = broadcast_to_shape(operand, result_shape[:dim] + (shape[dim],) + result_shape[dim + 1:], "take_along_axis")
+    index = broadcast_to_shape(_normalized_index(index, shape[dim]), result_shape, "take_along_axis")
+    # Linear positions in the flattened operand: every other dim's iota times its stride.
+    full_shape = shape_of(operand)
+    linear = None
+    for position in range(len(full_shape)):
+        stride = math.prod(full_shape[position + 1:])
+        coordinate = index if position == dim else lax.broadcasted_iota(default_int(x64()), result_shape, position)
+        term = lax.mul(coordinate, stride) if stride != 1 else coordinate
+        linear = term if linear is None else lax.add(linear, term)
+    flat = lax.reshape(operand, (math.prod(full_shape),))
+    return lax.gather_along_axis(flat, linear, 0, mode="clip")
