@@ -465,3 +465,32 @@ def _eager_executor(name: str, operands: Sequence, attrs: dict, weak_type: bool)
 
 set_eager_executor(_eager_executor)
 del lax_ops
+
+
+def with_sharding_constraint(x, shardings):
+    """Ask for ``x`` (a pytree) to be laid out as ``shardings`` (a pytree prefix of Shardings or
+    PartitionSpecs; ``P.UNCONSTRAINED`` dims are left to propagation). Outside jit it reshards."""
+    from meshjit.compiler.lax_ops import with_sharding_constraint_ir
+    from meshjit.runtime.transfer import device_put
+
+    leaves, treedef = optree.tree_flatten(x, namespace=NAMESPACE)
+    try:
+        expanded = optree.tree_broadcast_prefix(shardings, x, is_leaf=_is_sharding_leaf, none_is_leaf=True,
+                                                namespace=NAMESPACE)
+    except ValueError as error:
+        raise ValueError(f"with_sharding_constraint shardings must be a pytree prefix of x: {error}") from None
+    targets = optree.tree_leaves(expanded, is_leaf=_is_sharding_leaf, none_is_leaf=True, namespace=NAMESPACE)
+    results = []
+    for index, (leaf, target) in enumerate(zip(leaves, targets)):
+        argument = f"with_sharding_constraint shardings[{index}]"
+        if target is None:
+            results.append(leaf)
+            continue
+        sharding = resolve_spec(target, argument)
+        if not isinstance(leaf, Tracer):
+            results.append(device_put(leaf, sharding))
+            continue
+        named = as_named_sharding(sharding, leaf.ndim, argument)
+        mesh_name = leaf.trace.add_mesh(mesh_attr(named.mesh))
+        results.append(with_sharding_constraint_ir(leaf, to_ir_sharding(named, leaf.ndim, mesh_name)))
+    return optree.tree_unflatten(treedef, results)

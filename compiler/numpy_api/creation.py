@@ -31,7 +31,7 @@ def _holds_traced(value) -> bool:
     return isinstance(value, (list, tuple)) and any(_holds_traced(item) for item in value)
 
 
-def array(object, dtype=None, copy: bool = True, ndmin: int = 0):  # noqa: A002 - numpy's name
+def array(object, dtype=None, copy: bool = True, ndmin: int = 0):
     """An array from a scalar, a (nested) sequence, a numpy array or another array."""
     name = dtype_argument(dtype, "array") if dtype is not None else None
     if isinstance(object, (list, tuple)) and _holds_traced(object):
@@ -186,7 +186,7 @@ def _diagonal_offsets(rows: int, columns: int):
     return lax.sub(column, row)
 
 
-def eye(N: int, M: int | None = None, k: int = 0, dtype=None):  # noqa: N803 - numpy's names
+def eye(N: int, M: int | None = None, k: int = 0, dtype=None):
     """A matrix with ones on the ``k``-th diagonal."""
     rows = operator.index(_concrete_number(N, "eye", "N"))
     columns = rows if M is None else operator.index(_concrete_number(M, "eye", "M"))
@@ -198,7 +198,7 @@ def identity(n: int, dtype=None):
     return eye(n, dtype=dtype)
 
 
-def tri(N: int, M: int | None = None, k: int = 0, dtype=None):  # noqa: N803 - numpy's names
+def tri(N: int, M: int | None = None, k: int = 0, dtype=None):
     """Ones at and below the ``k``-th diagonal."""
     rows = operator.index(_concrete_number(N, "tri", "N"))
     columns = rows if M is None else operator.index(_concrete_number(M, "tri", "M"))

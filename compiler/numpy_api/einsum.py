@@ -11,7 +11,13 @@ from collections.abc import Hashable, Sequence
 
 from .. import lax_ops as lax
 from ..operands import dtype_of, shape_of
-from .arguments import as_array_argument, convert_operand, dtype_argument, result_dtype, with_weak_type
+from .arguments import (
+    as_array_argument,
+    convert_operand,
+    dtype_argument,
+    result_dtype,
+    with_weak_type,
+)
 
 Labels = Sequence[Hashable]
 _LETTERS = set(string.ascii_letters)

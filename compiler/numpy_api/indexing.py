@@ -20,7 +20,14 @@ from .. import lax_ops as lax
 from ..operands import dtype_of, shape_of, x64
 from ..promotion import default_int
 from ..trace import ConcretizationTypeError, Tracer, is_concrete_array
-from .arguments import array_operand, as_array_argument, broadcast_shapes, broadcast_to_shape, convert_operand, normalize_axis
+from .arguments import (
+    array_operand,
+    as_array_argument,
+    broadcast_shapes,
+    broadcast_to_shape,
+    convert_operand,
+    normalize_axis,
+)
 from .elementwise import remainder
 
 

@@ -134,4 +134,5 @@ def test_process_local_data_that_does_not_cover_the_local_part(mesh):
 
 def test_visualize_shows_every_device(mesh, capsys):
     meshjit.debug.visualize_array_sharding(meshjit.device_put(np.zeros((8, 8)), NamedSharding(mesh, P("x", "y"))))
-    assert all(f"CPU {device_id}" in capsys.readouterr().out for device_id in range(8))
+    output = capsys.readouterr().out
+    assert all(f"CPU {device_id}" in output for device_id in range(8))

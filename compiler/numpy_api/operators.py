@@ -1,0 +1,105 @@
+"""Python operators and array methods (``x + y``, ``x[i]``, ``x.sum()``, ``x.T``) as one table
+from dunder or method name to the jax.numpy function, installed on Tracer and on device arrays
+with ``install_array_methods``.
+"""
+
+from __future__ import annotations
+
+from .. import lax_ops as lax
+from .arguments import dtype_argument
+from .elementwise import (
+    absolute,
+    add,
+    bitwise_and,
+    bitwise_or,
+    bitwise_xor,
+    equal,
+    floor_divide,
+    greater,
+    greater_equal,
+    invert,
+    left_shift,
+    less,
+    less_equal,
+    multiply,
+    negative,
+    not_equal,
+    positive,
+    power,
+    remainder,
+    right_shift,
+    subtract,
+    true_divide,
+)
+from .elementwise import clip as _clip
+from .elementwise_math import round as _round
+from .indexing import getitem, take
+from .linalg import dot, matmul
+from .reductions import all as _all
+from .reductions import any as _any
+from .reductions import argmax, argmin, argsort, cumprod, cumsum, mean, prod, std, var
+from .reductions import max as _max
+from .reductions import min as _min
+from .reductions import sort as _sort
+from .reductions import sum as _sum
+from .shape_ops import matrix_transpose, ravel, repeat, reshape, squeeze, swapaxes, transpose
+
+
+def _reflected(function):
+    """The ``__r<op>__`` form: Python calls it as ``right.__radd__(left)``."""
+    return lambda self, other: function(other, self)
+
+
+def _reshape_method(self, *shape, order="C"):
+    # ``x.reshape(2, 3)`` and ``x.reshape((2, 3))`` are both numpy spellings.
+    return reshape(self, shape[0] if len(shape) == 1 else shape, order=order)
+
+
+def _transpose_method(self, *axes):
+    if not axes or axes == (None,):
+        return transpose(self)
+    return transpose(self, axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes)
+
+
+def _astype(self, dtype):
+    return lax.convert_element_type(self, dtype_argument(dtype, "astype"))
+
+
+def _divmod(left, right):
+    return floor_divide(left, right), remainder(left, right)
+
+
+# Binary operators: (name, function); each also gets its reflected ``__r<name>__`` form.
+_BINARY = (
+    ("add", add), ("sub", subtract), ("mul", multiply), ("truediv", true_divide),
+    ("floordiv", floor_divide), ("mod", remainder), ("pow", power), ("matmul", matmul),
+    ("and", bitwise_and), ("or", bitwise_or), ("xor", bitwise_xor), ("lshift", left_shift),
+    ("rshift", right_shift), ("divmod", _divmod),
+)
+
+OPERATORS = {f"__{name}__": function for name, function in _BINARY}
+OPERATORS.update({f"__r{name}__": _reflected(function) for name, function in _BINARY})
+OPERATORS.update({
+    "__neg__": negative, "__pos__": positive, "__abs__": absolute, "__invert__": invert,
+    "__eq__": equal, "__ne__": not_equal, "__lt__": less, "__le__": less_equal,
+    "__gt__": greater, "__ge__": greater_equal, "__getitem__": getitem,
+})
+
+METHODS = {
+    "reshape": _reshape_method, "astype": _astype, "transpose": _transpose_method,
+    "sum": _sum, "mean": mean, "max": _max, "min": _min, "prod": prod, "var": var, "std": std,
+    "argmax": argmax, "argmin": argmin, "all": _all, "any": _any, "cumsum": cumsum,
+    "cumprod": cumprod, "sort": _sort, "argsort": argsort, "swapaxes": swapaxes,
+    "squeeze": squeeze, "ravel": ravel, "flatten": ravel, "take": take, "clip": _clip,
+    "round": _round, "dot": dot, "repeat": repeat,
+}
+
+PROPERTIES = {"T": transpose, "mT": matrix_transpose}
+
+
+def install_array_methods(cls) -> None:
+    """Give ``cls`` numpy's operators, methods and ``T``/``mT`` properties, all traceable."""
+    for name, function in {**OPERATORS, **METHODS}.items():
+        setattr(cls, name, function)
+    for name, function in PROPERTIES.items():
+        setattr(cls, name, property(function))
