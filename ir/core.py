@@ -132,6 +132,9 @@ class Op:
     def __post_init__(self):
         if not isinstance(self.attrs, Attrs):
             object.__setattr__(self, "attrs", Attrs(self.attrs))
+        if self.shardings and all(sharding is None for sharding in self.shardings):
+            # NOTE: "no sharding on any result" has one spelling, so text round-trips exactly
+            object.__setattr__(self, "shardings", ())
         if self.shardings and len(self.shardings) != len(self.results):
             raise ValueError(
                 f"op {self.name!r} has {len(self.results)} results but {len(self.shardings)} shardings"

@@ -1,8 +1,5 @@
-"""The numpy interpreter: runs a module's entry function op by op on the reference implementations.
-
-A global function runs once; a function with ``spmd_mesh`` runs on every device of its mesh in
-lockstep, each argument and result stacked along a leading device axis in mesh order.
-"""
+"""The numpy interpreter: runs ``module.main`` op by op on the reference implementations, once
+(global semantics) or on every device in lockstep (``spmd_mesh``, values stacked per device)."""
 
 from __future__ import annotations
 

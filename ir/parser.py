@@ -11,13 +11,7 @@ import re
 from importlib import resources
 
 from lark import Lark, Token
-from lark.exceptions import (
-    LarkError,
-    UnexpectedCharacters,
-    UnexpectedInput,
-    UnexpectedToken,
-    VisitError,
-)
+from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from .core import Attrs, Block, Func, Module, Op, Value
 from .parser_syntax import (
@@ -112,27 +106,21 @@ def _check_nesting(text: str) -> None:
 @functools.cache
 def _lark() -> Lark:
     grammar = resources.files(__package__).joinpath("grammar.lark").read_text(encoding="utf-8")
-    return Lark(grammar, parser="lalr", maybe_placeholders=True, propagate_positions=True)
+    # NOTE: the transformer runs inside the LALR parser (no parse tree is built); it is
+    # stateless, so one instance serves every parse.
+    return Lark(grammar, parser="lalr", maybe_placeholders=True, transformer=SyntaxBuilder())
 
 
 def _syntax_items(text: str) -> list:
     try:
-        tree = _lark().parse(text)
+        return _lark().parse(text)
+    except ParseError:
+        raise
     except UnexpectedInput as error:
         raise _lark_error(error, text) from None
-    except (LarkError, RecursionError) as error:
-        raise ParseError(f"cannot parse the input: {error}", 1, 1) from None
-    try:
-        return SyntaxBuilder().transform(tree)
-    except VisitError as error:
-        if isinstance(error.orig_exc, ParseError):
-            raise error.orig_exc from None
-        meta = getattr(error.obj, "meta", None)
-        raise ParseError(
-            f"malformed {error.rule}: {error.orig_exc}",
-            getattr(meta, "line", 1),
-            getattr(meta, "column", 1),
-        ) from None
+    except (LarkError, RecursionError, ValueError, TypeError, LookupError) as error:
+        # A safety net: every known problem is reported above with its position.
+        raise ParseError(f"cannot read the input: {error}", 1, 1) from None
 
 
 def _lark_error(error: UnexpectedInput, text: str) -> ParseError:
@@ -221,19 +209,18 @@ class _FunctionBuilder:
         self.scopes: list[dict[str, Value]] = []
 
     def build(self, text: FuncText) -> Func:
+        # Errors come out in textual order: the signature first, then the body.
         self.scopes.append({})
         arguments = tuple(self.define(argument.token, argument.type) for argument in text.arguments)
+        arg_shardings = tuple(self.sharding(argument.sharding) for argument in text.arguments)
+        result_shardings = tuple(self.sharding(sharding) for _, sharding in text.results)
+        attrs = self.attrs(text.attrs)
         ops = tuple(self.operation(op) for op in text.ops)
         returns = self.returned(text.returned)
         self._check_signature(text, returns)
         self.scopes.pop()
-        return Func(
-            text.name,
-            Block(arguments, ops, returns),
-            tuple(self.sharding(argument.sharding) for argument in text.arguments),
-            tuple(self.sharding(sharding) for _, sharding in text.results),
-            self.attrs(text.attrs),
-        )
+        body = Block(arguments, ops, returns)
+        return Func(text.name, body, arg_shardings, result_shardings, attrs)
 
     def _check_signature(self, text: FuncText, returns: tuple[Value, ...]) -> None:
         declared = [type for type, _ in text.results]

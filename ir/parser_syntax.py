@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass
 from typing import NoReturn
 
-from lark import Token, Transformer, v_args
+from lark import Token, Transformer
 
 from .core import SymbolRef
 from .dense_text import DenseTextError, parse_dense
@@ -392,9 +392,10 @@ class SyntaxBuilder(Transformer):
         except DenseTextError as error:
             fail(str(error), error.where)
 
-    @v_args(meta=True)
-    def dense_list(self, meta, children):
-        return DenseList(tuple(_present(children)), meta.line, meta.column)
+    def dense_list(self, children):
+        bracket, *items, _ = children
+        elements = (item for item in _present(items) if getattr(item, "type", None) != "COMMA")
+        return DenseList(tuple(elements), bracket.line, bracket.column)
 
     def dense_bytes(self, children):
         return children[0]

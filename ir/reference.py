@@ -1,10 +1,6 @@
-"""The numpy reference: the global meaning of every op, one registry keyed by op name.
-
-An implementation takes ``(attrs, *operands)`` (numpy arrays of exactly the IR dtypes) and returns
-a tuple of arrays, one per result, of exactly the shape and dtype the shape rule gives; it never
-lets a numpy warning out. This file holds the elementwise and creation ops; the other families
-live in ``reference_structural``. The per-device ops live in ``reference_collectives``.
-"""
+"""The numpy reference: every op's global meaning, in one registry keyed by op name. Elementwise
+and creation ops live here, the others in ``reference_structural``; the per-device ops are in
+``reference_collectives``."""
 
 from __future__ import annotations
 
@@ -15,6 +11,9 @@ import numpy as np
 from .dtypes import to_numpy
 from .registry import Registry
 
+# NOTE: an implementation takes ``(attrs, *operands)``, numpy arrays of exactly the IR dtypes, and
+# returns a tuple with one array per result of exactly the shape and dtype the shape rule gives,
+# letting no numpy warning out.
 reference_impls = Registry("reference implementation")
 
 _UNSIGNED = {np.dtype(np.int32): np.dtype(np.uint32), np.dtype(np.int64): np.dtype(np.uint64)}

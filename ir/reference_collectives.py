@@ -1,10 +1,5 @@
-"""The per-device ops' reference: collectives, axis_index and partition_id over stacked devices.
-
-Every device's value sits along a leading device axis; an implementation takes
-``(attrs, grid, *stacked_operands)`` and returns a tuple of stacked results. A group over ``axes``
-is the devices agreeing on every other grid coordinate, ordered by their mixed-radix index over
-``axes`` (first listed is major).
-"""
+"""The per-device ops' reference (collectives, axis_index, partition_id): every device's value
+sits along a leading device axis, and each op combines values across it within its groups."""
 
 from __future__ import annotations
 
@@ -15,6 +10,9 @@ import numpy as np
 from .registry import Registry
 from .sharding import MeshAttr
 
+# NOTE: an implementation takes ``(attrs, grid, *stacked_operands)`` and returns a tuple of stacked
+# results. A group over ``axes`` is the devices that agree on every other grid coordinate, ordered
+# by their mixed-radix index over ``axes`` (the first listed is major).
 collective_impls = Registry("collective implementation")
 
 

@@ -1,9 +1,6 @@
-"""Shape rules: the checked result types of every op in the op table, one registry keyed by op.
-
-``infer_result_types`` is the entry point; a rule raises ``ShapeError`` naming the op, what it
-expected and what it was given. This file holds the shared checks and the elementwise and
-creation families; ``shape_rules_structural`` and ``shape_rules_spmd`` register the rest.
-"""
+"""Shape rules: the checked result types of every op, in one registry keyed by op name. The shared
+checks and the elementwise and creation rules live here; the other families register from
+``shape_rules_structural`` and ``shape_rules_spmd``."""
 
 from __future__ import annotations
 
@@ -113,7 +110,8 @@ def expect_scalar(op: str, what: str, operand: TensorType) -> None:
         fail(op, f"{what} must be 0-d, got {operand}")
 
 
-def _is_int(value) -> bool:
+def is_int(value) -> bool:
+    """An int attribute value; bools are not ints here."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -124,13 +122,18 @@ def _lookup(op: str, attrs: Attrs, name: str, default):
     return default if value is _MISSING else value
 
 
+def required_attr(op: str, attrs: Attrs, name: str):
+    """The value of attribute ``name``; its absence is a ShapeError."""
+    return _lookup(op, attrs, name, _MISSING)
+
+
 def _attr_type_error(op: str, name: str, expected: str, value) -> NoReturn:
     fail(op, f"attribute {name!r} must be {expected}, got {value!r}")
 
 
 def int_attr(op: str, attrs: Attrs, name: str) -> int:
     value = _lookup(op, attrs, name, _MISSING)
-    if not _is_int(value):
+    if not is_int(value):
         _attr_type_error(op, name, "an int", value)
     return value
 
@@ -144,7 +147,7 @@ def bool_attr(op: str, attrs: Attrs, name: str) -> bool:
 
 def ints_attr(op: str, attrs: Attrs, name: str, *, minimum: int | None = None) -> tuple[int, ...]:
     value = _lookup(op, attrs, name, _MISSING)
-    if not isinstance(value, tuple) or not all(_is_int(item) for item in value):
+    if not isinstance(value, tuple) or not all(is_int(item) for item in value):
         _attr_type_error(op, name, "a tuple of ints", value)
     if minimum is not None and any(item < minimum for item in value):
         _attr_type_error(op, name, f"a tuple of ints >= {minimum}", value)

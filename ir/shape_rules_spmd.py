@@ -1,8 +1,5 @@
-"""Shape rules of sharding_constraint, manual_computation and the per-device collectives.
-
-Collective types are per-device (local) types; a group over ``axes`` has the product of the
-axes' sizes as members.
-"""
+"""Shape rules of sharding_constraint, manual_computation and the per-device ops, whose operand
+and result types are per-device (local) types."""
 
 from __future__ import annotations
 
@@ -18,6 +15,8 @@ from .shape_rules import (
     expect_operand_count,
     fail,
     int_attr,
+    is_int,
+    required_attr,
     shape_rules,
     strings_attr,
     typed_attr,
@@ -220,9 +219,9 @@ def _all_to_all(op, operands, attrs, regions, meshes):
 def _collective_permute(op, operands, attrs, regions, meshes):
     expect_operand_count(op, operands, 1)
     size = _group_size(op, attrs, meshes)
-    pairs = attrs.get("pairs")
+    pairs = required_attr(op, attrs, "pairs")
     if not isinstance(pairs, tuple) or not all(
-        isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(i, int) for i in pair)
+        isinstance(pair, tuple) and len(pair) == 2 and all(is_int(i) for i in pair)
         for pair in pairs
     ):
         fail(op, f"attribute 'pairs' must be a tuple of (source, target) int pairs, got {pairs!r}")

@@ -19,6 +19,8 @@ from .shape_rules import (
     fail,
     int_attr,
     ints_attr,
+    is_int,
+    required_attr,
     shape_rules,
 )
 from .types import TensorType
@@ -130,9 +132,9 @@ def _pad(op, operands, attrs, regions, meshes):
     operand, padding_value = operands
     if padding_value != TensorType((), operand.dtype):
         fail(op, f"padding_value must be {operand.dtype}[], got {padding_value}")
-    config = attrs.get("padding_config")
+    config = required_attr(op, attrs, "padding_config")
     if not isinstance(config, tuple) or not all(
-        isinstance(entry, tuple) and len(entry) == 3 and all(isinstance(n, int) for n in entry)
+        isinstance(entry, tuple) and len(entry) == 3 and all(is_int(n) for n in entry)
         for entry in config
     ):
         fail(
@@ -217,11 +219,11 @@ def _expand_dims(op, operands, attrs, regions, meshes):
 
 
 def _dims_pair(op: str, attrs, name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    value = attrs.get(name)
+    value = required_attr(op, attrs, name)
     if not (
         isinstance(value, tuple)
         and len(value) == 2
-        and all(isinstance(side, tuple) and all(isinstance(d, int) for d in side) for side in value)
+        and all(isinstance(side, tuple) and all(is_int(d) for d in side) for side in value)
     ):
         fail(op, f"attribute {name!r} must be a pair ((lhs dims..), (rhs dims..)), got {value!r}")
     if len(value[0]) != len(value[1]):

@@ -78,9 +78,9 @@ class _FunctionVerifier:
     def run(self) -> None:
         func = self.func
         context = self.function_context()
-        self.check_signature_shardings()
         scope = self.define(func.args, None)
         self.check_block(func.body, [scope], context)
+        self.check_signature_shardings()
 
     def function_context(self) -> _DeviceContext:
         func = self.func
@@ -110,12 +110,16 @@ class _FunctionVerifier:
 
     # --- SSA ---------------------------------------------------------------------------------
 
-    def define(self, values: tuple[Value, ...], op: Op | None) -> set[int]:
+    def check_value_types(self, values: tuple[Value, ...], op: Op | None) -> None:
         for value in values:
             if not isinstance(value.type, TensorType):
                 self.fail(
                     f"{self.names.get(value.id)} has type {value.type!r}, not a TensorType", op
                 )
+
+    def define(self, values: tuple[Value, ...], op: Op | None) -> set[int]:
+        self.check_value_types(values, op)
+        for value in values:
             if value.id in self.defined:
                 self.fail(f"{self.names.get(value.id)} is defined more than once", op)
             self.defined.add(value.id)
@@ -143,6 +147,7 @@ class _FunctionVerifier:
             self.check_use(value, scopes, f"returned value {index}", None)
 
     def check_op(self, op: Op, scopes: list[set[int]], context: _DeviceContext) -> None:
+        self.check_value_types(op.results, op)
         for index, operand in enumerate(op.operands):
             self.check_use(operand, scopes, f"operand {index}", op)
         for name, value in op.attrs.items():

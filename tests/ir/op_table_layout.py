@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-import op_oracles as oracles
+import op_oracles_structural as oracles
 from meshjit.ir import DenseAttr, TensorType
-from op_oracles import NUMPY_DTYPES
+from op_oracles import NUMPY_DTYPES, build
 from op_records import (
     ALL,
     NUMERIC,
@@ -47,7 +47,7 @@ CREATION_AND_SHAPE_RECORDS = [
             for shape, dim in (((5,), 0), ((2, 3), 1), ((3, 1, 2), 0), ((0, 4), 1))
         ),
         lambda attrs: (
-            oracles.build(
+            build(
                 attrs["shape"],
                 NUMPY_DTYPES[attrs["dtype"]],
                 lambda index: index[attrs["dimension"]],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import op_oracles as oracles
+import op_oracles_structural as oracles
 from op_records import (
     ALL,
     BOOL_INT,
@@ -70,7 +70,12 @@ CONTRACTION_RECORDS = [
             Bad(
                 "f32[2,3] f32[3,4]",
                 {"contracting_dims": ((1,), (0,))},
-                "dot_general: attribute 'batch_dims' must be a pair",
+                "dot_general: missing attribute 'batch_dims'",
+            ),
+            Bad(
+                "f32[2,3] f32[3,4]",
+                {"contracting_dims": ((True,), (0,)), "batch_dims": ((), ())},
+                "dot_general: attribute 'contracting_dims' must be a pair ((lhs dims..), (rhs dims..))",
             ),
             Bad(
                 "f32[2,3] f32[3,4]",

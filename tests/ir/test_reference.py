@@ -10,12 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from meshjit.ir import Attrs
+from meshjit.ir.reference import reference_impls
 from op_oracles import NUMPY_DTYPES
 from op_records import assert_results_match, instances, rng_for
 from op_table import RECORDS, RECORDS_BY_NAME
-
-from meshjit.ir import Attrs
-from meshjit.ir.reference import reference_impls
 
 # A numpy warning escaping a reference implementation fails the test.
 pytestmark = pytest.mark.filterwarnings("error")

@@ -25,14 +25,92 @@ from op_table import RECORDS, RECORDS_BY_NAME
 
 # The op table of the IR contract, transcribed section by section.
 SPEC_OPS = {
-    *["exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan", "sqrt", "rsqrt", "cbrt", "erf", "floor", "ceil", "round"],
-    *["neg", "abs", "sign", "is_finite", "not", "add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "and", "or", "xor"],
-    *["shift_left", "shift_right_arithmetic", "shift_right_logical", "compare", "select", "clamp", "convert"],
-    *["integer_pow", "iota", "constant", "broadcast_in_dim", "reshape", "transpose", "slice", "dynamic_slice"],
+    *[
+        "exp",
+        "exp2",
+        "log",
+        "log1p",
+        "expm1",
+        "tanh",
+        "logistic",
+        "sin",
+        "cos",
+        "tan",
+        "sqrt",
+        "rsqrt",
+        "cbrt",
+        "erf",
+        "floor",
+        "ceil",
+        "round",
+    ],
+    *[
+        "neg",
+        "abs",
+        "sign",
+        "is_finite",
+        "not",
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "rem",
+        "pow",
+        "max",
+        "min",
+        "atan2",
+        "and",
+        "or",
+        "xor",
+    ],
+    *[
+        "shift_left",
+        "shift_right_arithmetic",
+        "shift_right_logical",
+        "compare",
+        "select",
+        "clamp",
+        "convert",
+    ],
+    *[
+        "integer_pow",
+        "iota",
+        "constant",
+        "broadcast_in_dim",
+        "reshape",
+        "transpose",
+        "slice",
+        "dynamic_slice",
+    ],
     *["dynamic_update_slice", "pad", "concatenate", "rev", "squeeze", "expand_dims", "dot_general"],
-    *["reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or", "argmax", "argmin"],
-    *["cumsum", "cumprod", "cummax", "cummin", "sort", "gather", "sharding_constraint", "manual_computation"],
-    *["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute", "axis_index"],
+    *[
+        "reduce_sum",
+        "reduce_max",
+        "reduce_min",
+        "reduce_prod",
+        "reduce_and",
+        "reduce_or",
+        "argmax",
+        "argmin",
+    ],
+    *[
+        "cumsum",
+        "cumprod",
+        "cummax",
+        "cummin",
+        "sort",
+        "gather",
+        "sharding_constraint",
+        "manual_computation",
+    ],
+    *[
+        "all_reduce",
+        "all_gather",
+        "reduce_scatter",
+        "all_to_all",
+        "collective_permute",
+        "axis_index",
+    ],
     "partition_id",
 }
 NUMPY_TO_IR = {numpy_dtype: name for name, numpy_dtype in NUMPY_DTYPES.items()}
@@ -67,18 +145,24 @@ def test_op_table_has_one_record_per_op_with_bad_cases():
         assert record.oracle is not None or record.name not in reference_impls, record.name
 
 
+def operand_types_of(record, case, dtype, test_id) -> list[TensorType]:
+    if record.oracle is None:
+        return [TensorType(shape, dtype) for shape in case.shapes]
+    operands = record.make(rng_for(test_id), case.shapes, dtype, case.attrs_for(dtype))
+    return [TensorType(array.shape, NUMPY_TO_IR[array.dtype]) for array in operands]
+
+
 @pytest.mark.parametrize(
     "record, case, dtype, test_id",
     [pytest.param(*instance, id=instance[-1]) for instance in instances(RECORDS)],
 )
 def test_result_types(record, case, dtype, test_id):
     attrs = case.attrs_for(dtype)
+    operand_types = operand_types_of(record, case, dtype, test_id)
     if record.oracle is None:
-        operand_types = [TensorType(shape, dtype) for shape in case.shapes]
         expected = parse_types(" ".join(text.format(dtype=dtype) for text in case.expected))
     else:
         operands = record.make(rng_for(test_id), case.shapes, dtype, attrs)
-        operand_types = [TensorType(array.shape, NUMPY_TO_IR[array.dtype]) for array in operands]
         results = record.oracle(attrs, *operands)
         expected = [TensorType(array.shape, NUMPY_TO_IR[array.dtype]) for array in results]
     assert infer_result_types(record.name, operand_types, attrs, meshes=MESHES) == tuple(expected)
@@ -205,3 +289,31 @@ def test_manual_computation_errors(
         manual(operands, args, returns, in_shardings, out_shardings, manual_axes)
     assert str(raised.value).startswith("manual_computation: ")
     assert message in str(raised.value)
+
+
+# Attribute values of every wrong kind: a rule must answer each with a ShapeError or a type,
+# never with another exception (the verifier reports ShapeErrors as bad ops).
+GARBAGE = (None, "x", 1.5, (1.5,), ((),), -1, 10**9, True, (True,), ((True, 1),), (("a", "b"),), ())
+
+
+OPTIONAL_ATTRS = {("round", "rounding_method"), ("dot_general", "preferred_element_type")}
+
+
+def test_garbage_attributes_raise_only_shape_errors():
+    first_cases = {}
+    for record, case, dtype, test_id in instances(RECORDS):
+        first_cases.setdefault(record.name, (record, case, dtype, test_id))
+    for name, (record, case, dtype, test_id) in first_cases.items():
+        attrs = case.attrs_for(dtype)
+        operand_types = operand_types_of(record, case, dtype, test_id)
+        for key in attrs:
+            for garbage in GARBAGE:
+                try:
+                    infer_result_types(name, operand_types, {**attrs, key: garbage}, meshes=MESHES)
+                except ShapeError:
+                    pass
+            if (name, key) in OPTIONAL_ATTRS:
+                continue
+            without = {other: value for other, value in attrs.items() if other != key}
+            with pytest.raises(ShapeError, match=f"{name}: missing attribute '{key}'"):
+                infer_result_types(name, operand_types, without, meshes=MESHES)

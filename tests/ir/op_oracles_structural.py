@@ -1,0 +1,298 @@
+"""Independent oracles of the structural ops (layout, contraction, reductions, scans, sort,
+gather), computed element by element from each op's definition."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from op_oracles import NUMPY_DTYPES, build, maximum, minimum, to_array
+
+INFINITY = math.inf
+
+
+# --- structural ops --------------------------------------------------------------------------
+
+
+def element_of(array: np.ndarray, index):
+    return array[tuple(index)].item()
+
+
+def reshape_to(shape_of):
+    """reshape/squeeze/expand_dims: the row-major elements under the shape ``shape_of`` gives."""
+
+    def oracle(attrs, x):
+        return (to_array(x.ravel(order="C").tolist(), shape_of(attrs, x), x.dtype),)
+
+    return oracle
+
+
+def broadcast_in_dim(attrs, x):
+    dims = attrs["broadcast_dimensions"]
+
+    def element(index):
+        return element_of(x, [0 if x.shape[i] == 1 else index[dim] for i, dim in enumerate(dims)])
+
+    return (build(attrs["shape"], x.dtype, element),)
+
+
+def transpose(attrs, x):
+    permutation = attrs["permutation"]
+
+    def element(index):
+        source = [0] * x.ndim
+        for position, dim in enumerate(permutation):
+            source[dim] = index[position]
+        return element_of(x, source)
+
+    return (build([x.shape[dim] for dim in permutation], x.dtype, element),)
+
+
+def slice_(attrs, x):
+    starts, limits, strides = attrs["start_indices"], attrs["limit_indices"], attrs["strides"]
+    shape = [
+        len(range(start, limit, stride)) for start, limit, stride in zip(starts, limits, strides)
+    ]
+    return (
+        build(
+            shape,
+            x.dtype,
+            lambda i: element_of(x, [s + k * t for s, k, t in zip(starts, i, strides)]),
+        ),
+    )
+
+
+def clamp_start(start, size, length):
+    return min(max(int(start), 0), size - length)
+
+
+def dynamic_slice(attrs, x, *starts):
+    sizes = attrs["slice_sizes"]
+    origin = [
+        clamp_start(start, size, length) for start, size, length in zip(starts, x.shape, sizes)
+    ]
+    return (build(sizes, x.dtype, lambda i: element_of(x, [o + k for o, k in zip(origin, i)])),)
+
+
+def dynamic_update_slice(attrs, x, update, *starts):
+    origin = [
+        clamp_start(start, size, length)
+        for start, size, length in zip(starts, x.shape, update.shape)
+    ]
+
+    def element(index):
+        offset = [k - o for k, o in zip(index, origin)]
+        if all(0 <= k < length for k, length in zip(offset, update.shape)):
+            return element_of(update, offset)
+        return element_of(x, index)
+
+    return (build(x.shape, x.dtype, element),)
+
+
+def pad(attrs, x, padding_value):
+    config = attrs["padding_config"]
+    shape = [
+        low + high + size + max(size - 1, 0) * interior
+        for size, (low, high, interior) in zip(x.shape, config)
+    ]
+
+    def element(index):
+        source = []
+        for k, size, (low, _, interior) in zip(index, x.shape, config):
+            position, offset = divmod(k - low, interior + 1)
+            if k - low < 0 or offset or position >= size:
+                return padding_value.item()
+            source.append(position)
+        return element_of(x, source)
+
+    return (build(shape, x.dtype, element),)
+
+
+def concatenate(attrs, *arrays):
+    dimension = attrs["dimension"]
+    shape = list(arrays[0].shape)
+    shape[dimension] = sum(array.shape[dimension] for array in arrays)
+
+    def element(index):
+        position = index[dimension]
+        for array in arrays:
+            if position < array.shape[dimension]:
+                return element_of(array, index[:dimension] + (position,) + index[dimension + 1 :])
+            position -= array.shape[dimension]
+        raise AssertionError("index beyond the concatenation")
+
+    return (build(shape, arrays[0].dtype, element),)
+
+
+def rev(attrs, x):
+    dims = attrs["dimensions"]
+    return (
+        build(
+            x.shape,
+            x.dtype,
+            lambda i: element_of(
+                x, [x.shape[d] - 1 - k if d in dims else k for d, k in enumerate(i)]
+            ),
+        ),
+    )
+
+
+def dot_general(attrs, lhs, rhs):
+    (lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch) = (
+        attrs["contracting_dims"],
+        attrs["batch_dims"],
+    )
+    letters = iter("abcdefghijklmnopqrstuvwxyz")
+    lhs_letters = [next(letters) for _ in range(lhs.ndim)]
+    rhs_letters = [next(letters) for _ in range(rhs.ndim)]
+    for lhs_dim, rhs_dim in zip(lhs_contracting + lhs_batch, rhs_contracting + rhs_batch):
+        rhs_letters[rhs_dim] = lhs_letters[lhs_dim]
+    lhs_free = [lhs_letters[d] for d in range(lhs.ndim) if d not in lhs_contracting + lhs_batch]
+    rhs_free = [rhs_letters[d] for d in range(rhs.ndim) if d not in rhs_contracting + rhs_batch]
+    output = [lhs_letters[d] for d in lhs_batch] + lhs_free + rhs_free
+    result_dtype = NUMPY_DTYPES.get(attrs.get("preferred_element_type"), lhs.dtype)
+    work = np.float64 if result_dtype.kind == "f" else np.int64
+    subscripts = f"{''.join(lhs_letters)},{''.join(rhs_letters)}->{''.join(output)}"
+    with np.errstate(all="ignore"):
+        product = np.einsum(subscripts, lhs.astype(work), rhs.astype(work))
+    return (to_array(product.ravel().tolist(), product.shape, result_dtype),)
+
+
+# --- reductions, scans, sort, gather ---------------------------------------------------------
+
+
+def lines(x: np.ndarray, axes):
+    """(index over the kept dims, the Python list of elements over ``axes``) for every index."""
+    kept = [dim for dim in range(x.ndim) if dim not in axes]
+    moved = np.transpose(x, kept + list(axes))
+    kept_shape = [x.shape[dim] for dim in kept]
+    for index in np.ndindex(*kept_shape):
+        yield index, moved[index].ravel().tolist()
+
+
+def has_nan(values) -> bool:
+    return any(isinstance(value, float) and math.isnan(value) for value in values)
+
+
+def float_sum(values):
+    try:
+        return math.fsum(values)
+    except ValueError:  # inf + -inf
+        return math.nan
+
+
+def extreme(pick, integer_identity, float_identity):
+    def combine(values, dtype):
+        if has_nan(values):
+            return math.nan
+        identity = float_identity if dtype.kind == "f" else integer_identity(np.iinfo(dtype))
+        return pick(values, default=identity)
+
+    return combine
+
+
+def bitwise(operator, identity):
+    def combine(values, dtype):
+        result = identity
+        for value in values:
+            result = operator(result, value)
+        return bool(result) if dtype.kind == "b" else result
+
+    return combine
+
+
+REDUCTIONS = {
+    "reduce_sum": lambda values, dtype: float_sum(values) if dtype.kind == "f" else sum(values),
+    "reduce_prod": lambda values, dtype: math.prod(values, start=1.0 if dtype.kind == "f" else 1),
+    "reduce_max": extreme(max, lambda info: info.min, -INFINITY),
+    "reduce_min": extreme(min, lambda info: info.max, INFINITY),
+    "reduce_and": bitwise(lambda a, b: a & b, -1),
+    "reduce_or": bitwise(lambda a, b: a | b, 0),
+}
+
+
+def reduction(name):
+    def oracle(attrs, x):
+        axes = attrs["axes"]
+        shape = [size for dim, size in enumerate(x.shape) if dim not in axes]
+        values = [REDUCTIONS[name](values, x.dtype) for _, values in lines(x, axes)]
+        return (to_array(values, shape, x.dtype),)
+
+    return oracle
+
+
+def arg_reduction(pick):
+    def oracle(attrs, x):
+        axis = attrs["axis"]
+        shape = [size for dim, size in enumerate(x.shape) if dim != axis]
+        indices = []
+        for _, values in lines(x, (axis,)):
+            nans = [
+                i
+                for i, value in enumerate(values)
+                if isinstance(value, float) and math.isnan(value)
+            ]
+            indices.append(nans[0] if nans else values.index(pick(values)))
+        return (to_array(indices, shape, NUMPY_DTYPES[attrs["index_dtype"]]),)
+
+    return oracle
+
+
+def scan(step):
+    def oracle(attrs, x):
+        axis, reverse = attrs["axis"], attrs["reverse"]
+        result = np.empty_like(x)
+        moved_result = np.moveaxis(result, axis, -1)
+        for index, values in lines(x, (axis,)):
+            ordered = values[::-1] if reverse else values
+            running, accumulated = None, []
+            for value in ordered:
+                running = value if running is None else step(running, value)
+                accumulated.append(running)
+            accumulated = accumulated[::-1] if reverse else accumulated
+            moved_result[index] = to_array(accumulated, (len(accumulated),), x.dtype)
+        return (result,)
+
+    return oracle
+
+
+SCAN_STEPS = {
+    "cumsum": lambda a, b: a + b,
+    "cumprod": lambda a, b: a * b,
+    "cummax": maximum,
+    "cummin": minimum,
+}
+
+
+def sort(attrs, *arrays):
+    dimension, keys = attrs["dimension"], arrays[: attrs["num_keys"]]
+
+    def sort_key(value):
+        # NaNs sort last; -0.0 == 0.0 in Python, so they tie and keep their order.
+        return (1, 0.0) if isinstance(value, float) and math.isnan(value) else (0, value)
+
+    results = [np.empty_like(array) for array in arrays]
+    key_lines = [dict(lines(key, (dimension,))) for key in keys]
+    for index, _ in lines(arrays[0], (dimension,)):
+        columns = [key_line[index] for key_line in key_lines]
+        order = sorted(range(len(columns[0])), key=lambda i: tuple(sort_key(c[i]) for c in columns))
+        for array, result in zip(arrays, results):
+            line = np.moveaxis(array, dimension, -1)[index]
+            np.moveaxis(result, dimension, -1)[index] = line[order]
+    return tuple(results)
+
+
+def gather(attrs, x, indices):
+    axis, size = attrs["axis"], x.shape[attrs["axis"]]
+    shape = x.shape[:axis] + indices.shape + x.shape[axis + 1 :]
+    fill = {"f": math.nan, "b": True}.get(x.dtype.kind, -(2 ** (x.dtype.itemsize * 8 - 1)))
+
+    def element(index):
+        position = int(indices[index[axis : axis + indices.ndim]])
+        if attrs["mode"] == "clip":
+            position = min(max(position, 0), size - 1)
+        elif not 0 <= position < size:
+            return fill
+        return element_of(x, index[:axis] + (position,) + index[axis + indices.ndim :])
+
+    return (build(shape, x.dtype, element),)
