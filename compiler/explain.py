@@ -5,7 +5,7 @@ from __future__ import annotations
 import linecache
 
 from meshjit.ir import Module
-from meshjit.ir.printer import format_sharding, name_values
+from meshjit.ir.printer import format_axis, format_sharding, name_values
 
 from .passes.propagate_shardings import PropagationResult
 
@@ -29,9 +29,9 @@ def _describe_value(name: str, op_name: str | None, location: str | None) -> str
     return head
 
 
-def _axis_lines(axis: str, record) -> list[str]:
+def _axis_lines(axis, record) -> list[str]:
     """``"x" from input 0 %a via %a -[dot_general]-> %0``, then the last step's source line."""
-    text = f"    \"{axis}\" from {record.origin}"
+    text = f"    {format_axis(axis)} from {record.origin}"
     if not record.hops:
         return [text]
     path = record.hops[0].source + "".join(f" -[{hop.op_name}]-> {hop.target}" for hop in record.hops)
@@ -55,6 +55,7 @@ def format_provenance(module: Module, result: PropagationResult, strategy_name: 
         sharding = result.shardings.get(value_id)
         lines.append(f"{_describe_value(names[value_id], op_name, location)}")
         lines.append(f"    sharding {format_sharding(sharding) if sharding else 'none'}")
-        for axis, record in sorted(result.provenance.of(value_id).items()):
-            lines.extend(_axis_lines(axis, record))
+        records = result.provenance.of(value_id)
+        for axis in sorted(records, key=format_axis):
+            lines.extend(_axis_lines(axis, records[axis]))
     return "\n".join(lines) + "\n"

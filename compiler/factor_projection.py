@@ -1,19 +1,28 @@
 """Moving axis lists between tensor dims and the factors a rule splits them into.
 
 A dim made of factors ``(f1, f2)`` (major to minor) sharded on axes ``[a, b]`` hands the axes
-out major-first: each factor takes axes until its size is used up, splitting an axis into
-sub-axes when only part of it fits. Going back, a dim's axes are its factors' axes in order,
-up to the first factor that is not fully sharded (minor factors cannot be sharded "through" a
-partly sharded major one); adjacent sub-axes of one axis are merged again.
+out major-first: a factor takes axes while their size shares a divisor with what is left of the
+factor, splitting an axis into sub-axes where only part of it fits; the minor-most factor takes
+whatever is left. Axes that cannot be handed out (co-prime sizes) overflow: the dim keeps them,
+but none of its factors may grow. Going back, a dim's axes are its factors' axes in order, up
+to the first factor that is not fully sharded; adjacent sub-axes of one axis merge again.
 """
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
 
 from meshjit.ir import AxisRef, MeshAttr
 
 
 def axis_size(axis: AxisRef, mesh: MeshAttr) -> int:
     return axis.resolved_size(mesh)
+
+
+def device_count(axes, mesh: MeshAttr) -> int:
+    """How many shards ``axes`` cut a dim into."""
+    return math.prod(axis.resolved_size(mesh) for axis in axes)
 
 
 def full_form(axis: AxisRef, mesh: MeshAttr) -> tuple[str, int, int]:
@@ -34,33 +43,61 @@ def split_major(axis: AxisRef, part: int, mesh: MeshAttr) -> tuple[AxisRef, Axis
     return make_axis(name, pre, part, mesh), make_axis(name, pre * part, size // part, mesh)
 
 
-def project_dim(axes, factors, sizes, mesh: MeshAttr, *, allow_sub_axes: bool = True) -> dict[int, list[AxisRef]]:
+@dataclass
+class DimProjection:
+    """One dim's axes per factor; ``overflow`` holds axes that factor ``overflow_factor`` could
+    not take (co-prime sizes), which freezes the dim: none of its factors may grow."""
+
+    axes: dict[int, list[AxisRef]]
+    overflow: list[AxisRef] = field(default_factory=list)
+    overflow_factor: int | None = None
+
+
+def project_dim(axes, factors, sizes, mesh: MeshAttr) -> dict[int, list[AxisRef]]:
+    """Distribute one dim's axes (major to minor) over its factors (major to minor); overflow
+    axes stay with the factor that could not take them."""
+    projection = project_dim_with_overflow(axes, factors, sizes, mesh)
+    if projection.overflow:
+        projection.axes[projection.overflow_factor] += projection.overflow
+    return projection.axes
+
+
+def project_dim_with_overflow(axes, factors, sizes, mesh: MeshAttr) -> DimProjection:
     """Distribute one dim's axes (major to minor) over its factors (major to minor)."""
-    result = {factor: [] for factor in factors}
-    if not factors:
-        return result
-    capacity = {factor: sizes[factor] for factor in factors}
-    position = 0
+    projection = DimProjection({factor: [] for factor in factors})
     pending = list(axes)
+    for position, factor in enumerate(factors):
+        if position == len(factors) - 1:
+            projection.axes[factor] = merge_sub_axes(pending, mesh)
+            return projection
+        pending = _fill_factor(projection.axes[factor], pending, sizes[factor], mesh)
+        if pending and _left_over(projection.axes[factor], sizes[factor], mesh) > 1:
+            projection.overflow, projection.overflow_factor = pending, factor
+            return projection
+    return projection
+
+
+def _fill_factor(taken: list[AxisRef], pending: list[AxisRef], size: int, mesh: MeshAttr):
+    """Move axes from ``pending`` into ``taken`` while they divide the factor; returns the rest."""
+    pending = list(pending)
+    room = size
     while pending:
-        axis = pending.pop(0)
-        while position < len(factors) - 1 and capacity[factors[position]] == 1:
-            position += 1
-        factor = factors[position]
-        size, room = axis_size(axis, mesh), capacity[factor]
-        if room % size == 0 or position == len(factors) - 1:
-            # fits, or the minor-most factor takes whatever is left (possibly non-divisible)
-            result[factor].append(axis)
-            capacity[factor] = max(1, room // size) if room % size == 0 else 1
-        elif allow_sub_axes and room > 1 and size % room == 0:
-            major, minor = split_major(axis, room, mesh)
-            result[factor].append(major)
-            capacity[factor] = 1
-            pending.insert(0, minor)
+        axis = pending[0]
+        common = math.gcd(room, axis_size(axis, mesh))
+        if axis_size(axis, mesh) != 1 and common == 1:
+            break
+        if common < axis_size(axis, mesh) and axis_size(axis, mesh) != 1:
+            major, minor = split_major(axis, common, mesh)
+            taken.append(major)
+            pending[0] = minor
         else:
-            result[factor].append(axis)
-            capacity[factor] = 1
-    return result
+            taken.append(pending.pop(0))
+        room //= common
+    return pending
+
+
+def _left_over(taken, size: int, mesh: MeshAttr) -> int:
+    return size // math.gcd(size, device_count(taken, mesh))
 
 
 def merge_sub_axes(axes, mesh: MeshAttr) -> list[AxisRef]:
@@ -83,21 +120,47 @@ def unproject_dim(factor_axes: dict[int, list[AxisRef]], factors, sizes, mesh: M
     for factor in factors:
         chosen = factor_axes.get(factor, [])
         axes.extend(chosen)
-        product = 1
-        for axis in chosen:
-            product *= axis_size(axis, mesh)
-        if product < sizes[factor]:
+        if device_count(chosen, mesh) < sizes[factor]:
             break
     return merge_sub_axes(axes, mesh)
-
-
-def overlaps(first: AxisRef, second: AxisRef, mesh: MeshAttr) -> bool:
-    return first.overlaps(second, mesh)
 
 
 def overlaps_any(axis: AxisRef, others, mesh: MeshAttr) -> bool:
     return any(axis.overlaps(other, mesh) for other in others)
 
 
-def is_prefix(prefix, axes) -> bool:
-    return len(prefix) <= len(axes) and list(axes[:len(prefix)]) == list(prefix)
+def axis_is_prefix(first: AxisRef, second: AxisRef, mesh: MeshAttr) -> bool:
+    """``first`` is ``second`` or its major part (``"x":(1)2`` of ``"x"`` on a size-4 axis)."""
+    if first == second:
+        return True
+    name, pre, size = full_form(first, mesh)
+    other_name, other_pre, other_size = full_form(second, mesh)
+    return name == other_name and pre == other_pre and size < other_size and other_size % size == 0
+
+
+def is_prefix(prefix, axes, mesh: MeshAttr) -> bool:
+    """``prefix`` shards like the major part of ``axes``: equal axes, the last possibly a sub-axis
+    prefix of its partner (Shardy's rule, so ``["x":(1)2]`` is a prefix of ``["x", "y"]``)."""
+    prefix, axes = list(prefix), list(axes)
+    if not prefix:
+        return True
+    if len(prefix) > len(axes) or prefix[:-1] != axes[:len(prefix) - 1]:
+        return False
+    return axis_is_prefix(prefix[-1], axes[len(prefix) - 1], mesh)
+
+
+def prefix_without_overlap(axis: AxisRef, others, mesh: MeshAttr) -> AxisRef | None:
+    """The largest major part of ``axis`` that overlaps none of ``others`` (None if empty)."""
+    name, pre, size = full_form(axis, mesh)
+    for other in others:
+        if not axis.overlaps(other, mesh):
+            continue
+        _, other_pre, _ = full_form(other, mesh)
+        if other_pre <= pre or other_pre % pre:
+            return None
+        part = other_pre // pre
+        if size % part:
+            return None
+        size = part
+        axis = make_axis(name, pre, size, mesh)
+    return axis

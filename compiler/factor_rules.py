@@ -32,7 +32,11 @@ class FactorRule:
         return self.operands + self.results
 
     def __str__(self) -> str:
-        names = [_factor_name(index) for index in range(len(self.sizes))]
+        """``i k, k j -> i j  {i=8 j=16 k=32} [k:reduction]``: factors are named in order of
+        first appearance, compound dims are parenthesised, pass-through kinds are not listed."""
+        order = [factor for dims in self.tensors for factors in dims for factor in factors]
+        order = list(dict.fromkeys(order + list(range(len(self.sizes)))))
+        names = {factor: _factor_name(position) for position, factor in enumerate(order)}
 
         def tensor(dims) -> str:
             parts = []
@@ -43,8 +47,9 @@ class FactorRule:
 
         text = ", ".join(tensor(dims) for dims in self.operands) + " -> "
         text += ", ".join(tensor(dims) for dims in self.results)
-        special = [f"{names[index]}:{kind}" for index, kind in enumerate(self.kinds) if kind != "pass"]
-        sizes = " ".join(f"{name}={size}" for name, size in zip(names, self.sizes))
+        sizes = " ".join(f"{names[factor]}={self.sizes[factor]}" for factor in order)
+        special = [f"{names[factor]}:{self.kinds[factor]}" for factor in order
+                   if self.kinds[factor] != "pass"]
         return f"{text}  {{{sizes}}}" + (f" [{', '.join(special)}]" if special else "")
 
 

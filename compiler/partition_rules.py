@@ -6,13 +6,25 @@ op runs unchanged on each device's shards. The tables below name what differs pe
 
 from __future__ import annotations
 
+import numpy as np
+
 from meshjit.ir import Op
+from meshjit.ir.dtypes import to_numpy
 
 # reduction factors whose partial results combine with these all_reduce reductions
 PARTIAL_REDUCTION = {"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min", "dot_general": "sum"}
 
-# the value that leaves a reduction unchanged, used to mask padding of uneven shards
-IDENTITY = {"sum": 0, "max": float("-inf"), "min": float("inf")}
+
+def identity(reduction: str, dtype: str):
+    """The value that leaves ``reduction`` unchanged in ``dtype``, used to mask the padding of
+    uneven shards: 0 for sums, the lowest value for max and the highest for min."""
+    if reduction == "sum":
+        return 0
+    numpy_dtype = to_numpy(dtype)
+    if numpy_dtype.kind == "f":
+        return float("-inf") if reduction == "max" else float("inf")
+    info = np.iinfo(numpy_dtype)
+    return int(info.min) if reduction == "max" else int(info.max)
 
 # ops whose pass-through factors may be sharded unevenly (they never mix elements along them)
 UNEVEN_OK = frozenset({

@@ -12,6 +12,9 @@ from dataclasses import dataclass, replace
 from meshjit.ir import DimSharding, Module, TensorSharding
 from meshjit.ir.printer import print_module
 
+from .passes.combine_collectives import fuse_reduce_scatter, merge_chained_collectives
+from .passes.cse import eliminate_common_subexpressions
+from .passes.dce import eliminate_dead_code
 from .passes.partition import Decision, partition_with_report
 from .passes.propagate_shardings import PropagationResult, Strategy, analyze_shardings, apply_shardings
 
@@ -70,7 +73,7 @@ class _Dumper:
 
 def compile_module(module: Module, *, propagation: str | Strategy | Callable = "shardy",
                    name: str = "main") -> CompiledProgram:
-    """traced -> propagate_shardings -> normalize_boundaries -> partition."""
+    """traced -> propagate_shardings -> normalize_boundaries -> partition -> OPTIMISATIONS."""
     dump = _Dumper(name)
     dump("traced", module)
     if not module.meshes:
@@ -86,5 +89,18 @@ def compile_module(module: Module, *, propagation: str | Strategy | Callable = "
     dump("normalize_boundaries", propagated)
     report = partition_with_report(propagated)
     dump("partition", report.module)
-    return CompiledProgram(module, propagated, report.module, result, strategy_name,
+    partitioned = report.module
+    for pass_name, optimise in OPTIMISATIONS:
+        partitioned = optimise(partitioned)
+        dump(pass_name, partitioned)
+    return CompiledProgram(module, propagated, partitioned, result, strategy_name,
                            report.collective_reasons, report.decisions)
+
+
+# NOTE: the optimisation passes on the per-device module, in the order they run.
+OPTIMISATIONS = (
+    ("eliminate_common_subexpressions", eliminate_common_subexpressions),
+    ("fuse_reduce_scatter", fuse_reduce_scatter),
+    ("merge_chained_collectives", merge_chained_collectives),
+    ("eliminate_dead_code", eliminate_dead_code),
+)

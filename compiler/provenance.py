@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from meshjit.ir import AxisRef
+
 
 @dataclass(frozen=True)
 class Origin:
-    """A user sharding: ``kind`` is input, output, constraint, manual or existing; ``index`` its
-    position; ``location`` the user's source line when known."""
+    """A user sharding. ``kind`` is ``input`` or ``output`` (a function argument or result, by
+    position), ``constraint`` (the Nth sharding_constraint), ``manual`` (the Nth
+    manual_computation's boundary; ``label`` says which operand or result) or ``existing`` (the
+    Nth op result that came with a sharding). ``location`` is the user's source line when known."""
 
     kind: str
     index: int
@@ -43,29 +47,28 @@ class AxisProvenance:
 
 
 class ProvenanceTable:
-    """value id -> axis text -> AxisProvenance."""
+    """value id (or a propagation state key) -> mesh axis -> AxisProvenance."""
 
     def __init__(self):
-        self._table: dict[int, dict[str, AxisProvenance]] = {}
+        self._table: dict[int, dict[AxisRef, AxisProvenance]] = {}
 
-    def seed(self, value_id: int, axis: str, origin: Origin) -> None:
+    def seed(self, value_id: int, axis: AxisRef, origin: Origin) -> None:
         self._table.setdefault(value_id, {})[axis] = AxisProvenance(origin)
 
-    def carry(self, source_id: int, target_id: int, axis: str, hop: Hop) -> None:
-        source = self._table.get(source_id, {}).get(axis)
-        if source is None:
-            source = self._source_for_sub_axis(source_id, axis)
+    def carry(self, source_id: int, target_id: int, axis: AxisRef, hop: Hop) -> None:
+        """``axis`` reached ``target_id`` from ``source_id`` in one more hop."""
+        source = self._table.get(source_id, {}).get(axis) or self._same_axis(source_id, axis)
         if source is None:
             return
-        self._table.setdefault(target_id, {})[axis] = AxisProvenance(source.origin, source.hops + [hop])
+        record = AxisProvenance(source.origin, source.hops + [hop])
+        self._table.setdefault(target_id, {})[axis] = record
 
-    def _source_for_sub_axis(self, value_id: int, axis: str) -> AxisProvenance | None:
-        """A sub-axis inherits the provenance of the whole axis it was split from."""
-        name = axis.split(":")[0]
-        for text, record in self._table.get(value_id, {}).items():
-            if text.split(":")[0] == name:
+    def _same_axis(self, value_id: int, axis: AxisRef) -> AxisProvenance | None:
+        """A sub-axis split off (or merged from) parts of one mesh axis inherits their record."""
+        for known, record in self._table.get(value_id, {}).items():
+            if known.name == axis.name:
                 return record
         return None
 
-    def of(self, value_id: int) -> dict[str, AxisProvenance]:
+    def of(self, value_id: int) -> dict[AxisRef, AxisProvenance]:
         return dict(self._table.get(value_id, {}))

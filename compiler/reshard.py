@@ -1,10 +1,16 @@
 """Turning a reshard into collectives by comparing axis lists per dim (Shardy's recipe).
 
-Pending partial sums are reduced first (a reduce_scatter when the target shards a dim on the
-same axes, else an all_reduce). Then per dim, with P the common prefix of the current and target
-axes: an axis that moves from one dim to another is an all_to_all; the rest of the current
-suffix is all_gathered; the rest of the target suffix is a local slice at the shard offset.
-Dims that do not divide evenly are gathered whole, trimmed, and re-sliced with padding.
+Pending partial results are reduced first (a reduce_scatter when the target shards a dim further
+on the pending axes, else an all_reduce). Then an axis that moves from the end of one dim's list
+to the next place of another's is an all_to_all; the rest of each dim's list past the common
+prefix with the target is all_gathered; the rest of the target's list is a local dynamic_slice at
+the shard offset.
+
+A dim of size n over k devices has local size ceil(n / k), the tail of the last shards padding.
+Splitting a shard further (or joining shards) stays local to a device group only when the sizes
+line up, ``ceil(n / |P|) == ceil(n / |P + E|) * |E|``; a whole dim can always be padded to line
+up. Otherwise the dim is gathered whole first. Collectives over sub-axes go through
+``axis_blocks``.
 """
 
 from __future__ import annotations
@@ -13,21 +19,16 @@ import math
 
 from meshjit.ir import DimSharding, SymbolRef, TensorSharding
 
+from .axis_blocks import all_reduce_over_parts, gather_dim_over_parts
 from .spmd_builder import Local, SpmdBuilder
 
 
 def _names(axes) -> tuple[str, ...]:
-    return tuple(axis.name if axis.size is None else f"{axis.name}:({axis.pre_size}){axis.size}" for axis in axes)
+    return tuple(axis.name for axis in axes)
 
 
-def _count(axes, builder: SpmdBuilder) -> int:
-    return math.prod(axis.resolved_size(builder.mesh) for axis in axes)
-
-
-def _with(sharding: TensorSharding, dims=None, unreduced=None) -> TensorSharding:
-    new_dims = sharding.dims if dims is None else tuple(DimSharding(tuple(axes)) for axes in dims)
-    return TensorSharding(sharding.mesh_name, new_dims, sharding.replicated,
-                          sharding.unreduced if unreduced is None else tuple(unreduced), sharding.reduction)
+def _has_sub_axis(axes) -> bool:
+    return any(axis.is_sub_axis for axis in axes)
 
 
 def _common_prefix(first, second) -> int:
@@ -38,138 +39,186 @@ def _common_prefix(first, second) -> int:
 
 
 class Resharder:
-    """Emits the collectives that take one Local to a target sharding."""
+    """Takes one Local to a target sharding step by step, emitting what each step needs."""
 
-    def __init__(self, builder: SpmdBuilder, reason: str):
+    def __init__(self, builder: SpmdBuilder, local: Local, reason: str):
         self.builder = builder
+        self.mesh = builder.mesh
         self.reason = reason
+        self.value = local.value
+        self.shape = local.global_shape
+        self.dims = [list(dim.axes) for dim in local.sharding.dims]
+        self.unreduced = list(local.unreduced)
+        self.reduction = local.sharding.reduction
 
-    def _collective(self, name: str, value, attrs):
+    def result(self, target: TensorSharding) -> Local:
+        dims = tuple(DimSharding(tuple(axes)) for axes in self.dims)
+        sharding = TensorSharding(target.mesh_name, dims, target.replicated, tuple(self.unreduced), self.reduction)
+        return Local(self.value, sharding, self.shape)
+
+    # -- sizes and small local rewrites -----------------------------------------------------
+    def count(self, axes) -> int:
+        return math.prod(axis.resolved_size(self.mesh) for axis in axes)
+
+    def local_size(self, dim: int, axes) -> int:
+        return -(-self.shape[dim] // self.count(axes))
+
+    def lines_up(self, dim: int, prefix, extra) -> bool:
+        """A shard over ``prefix`` is exactly ``|extra|`` shards over ``prefix + extra``."""
+        return self.local_size(dim, prefix) == self.local_size(dim, list(prefix) + list(extra)) * self.count(extra)
+
+    def can_split(self, dim: int, prefix, extra) -> bool:
+        return not prefix or self.lines_up(dim, prefix, extra)
+
+    def resize(self, dim: int, size: int) -> None:
+        """Pad the local dim with zeros, or cut its tail, to ``size``."""
+        shape = self.value.type.shape
+        if shape[dim] < size:
+            zero = self.builder.scalar(0, self.value.type.dtype)
+            config = tuple((0, size - shape[dim] if d == dim else 0, 0) for d in range(len(shape)))
+            self.value = self.builder.emit1("pad", [self.value, zero], {"padding_config": config})
+        elif shape[dim] > size:
+            self.value = self.builder.emit1("slice", [self.value], {
+                "start_indices": (0,) * len(shape),
+                "limit_indices": tuple(size if d == dim else s for d, s in enumerate(shape)),
+                "strides": (1,) * len(shape)})
+
+    def fit_whole(self, dim: int, extra) -> None:
+        """Pad a whole (unsharded) dim so that it splits into ``|extra|`` equal shards."""
+        self.resize(dim, self.local_size(dim, extra) * self.count(extra))
+
+    def collective(self, name: str, attrs) -> None:
         attrs = {"mesh": SymbolRef(self.builder.mesh_name), **attrs}
-        return self.builder.emit1(name, [value], attrs, reason=self.reason)
+        self.value = self.builder.emit1(name, [self.value], attrs, reason=self.reason)
 
-    def divides(self, local: Local, dim: int, axes) -> bool:
-        return local.global_shape[dim] % _count(axes, self.builder) == 0
+    def in_play(self) -> list:
+        return [axis for axes in self.dims for axis in axes] + self.unreduced
 
-    def reduce_pending(self, local: Local, target: TensorSharding) -> Local:
-        pending = [axis for axis in local.unreduced if axis not in target.unreduced]
+    # -- the steps --------------------------------------------------------------------------
+    def reduce_pending(self, target: TensorSharding) -> None:
+        pending = [axis for axis in self.unreduced if axis not in target.unreduced]
         if not pending:
-            return local
-        dims = [list(dim.axes) for dim in local.sharding.dims]
-        value = local.value
-        for dim, target_dim in enumerate(target.dims):
-            prefix = _common_prefix(dims[dim], target_dim.axes)
+            return
+        self.unreduced = [axis for axis in self.unreduced if axis in target.unreduced]
+        if _has_sub_axis(pending):
+            self.value = all_reduce_over_parts(self.builder, self.value, pending, self.in_play(),
+                                               self.reduction, self.reason)
+            return
+        for dim, wanted in enumerate(target.dims):
+            current = self.dims[dim]
+            if list(wanted.axes[:len(current)]) != current:
+                continue
             run = []
-            for axis in target_dim.axes[prefix:]:
+            for axis in wanted.axes[len(current):]:
                 if axis not in pending:
                     break
                 run.append(axis)
-            if prefix == len(dims[dim]) and run and self.divides(local, dim, dims[dim] + run):
-                value = self._collective("reduce_scatter", value, {"axes": _names(run), "dim": dim,
-                                                                  "reduction": local.sharding.reduction})
-                dims[dim] = dims[dim] + run
-                pending = [axis for axis in pending if axis not in run]
+            if not run or not self.can_split(dim, current, run):
+                continue
+            if not current:
+                self.fit_whole(dim, run)
+            self.collective("reduce_scatter", {"axes": _names(run), "dim": dim, "reduction": self.reduction})
+            self.dims[dim] = current + run
+            pending = [axis for axis in pending if axis not in run]
         if pending:
-            value = self._collective("all_reduce", value, {"axes": _names(pending), "reduction": local.sharding.reduction})
-        kept = [axis for axis in local.unreduced if axis in target.unreduced]
-        return Local(value, _with(local.sharding, dims, kept), local.global_shape)
+            self.collective("all_reduce", {"axes": _names(pending), "reduction": self.reduction})
 
-    def move_axes(self, local: Local, target: TensorSharding) -> Local:
-        """all_to_all for an axis that is the last of one dim's current axes and the next of
-        another dim's target axes, when both dims divide evenly."""
-        dims = [list(dim.axes) for dim in local.sharding.dims]
-        value = local.value
-        changed = True
-        while changed:
-            changed = False
-            for source in range(len(dims)):
-                if not dims[source] or dims[source] == list(target.dims[source].axes[:len(dims[source])]):
-                    continue
-                axis = dims[source][-1]
-                for destination in range(len(dims)):
-                    wanted = target.dims[destination].axes
-                    if destination == source or list(wanted[:len(dims[destination])]) != dims[destination]:
-                        continue
-                    if len(wanted) <= len(dims[destination]) or wanted[len(dims[destination])] != axis:
-                        continue
-                    if not (self.divides(local, source, dims[source]) and self.divides(local, destination, dims[destination] + [axis])):
-                        continue
-                    value = self._collective("all_to_all", value, {"axes": _names([axis]), "split_dim": destination,
-                                                                   "concat_dim": source})
-                    dims[source].pop()
-                    dims[destination].append(axis)
-                    changed = True
-                    break
-        return Local(value, _with(local.sharding, dims), local.global_shape)
+    def add_unreduced(self, target: TensorSharding) -> None:
+        """Pending axes the target asks for: a sum keeps the value on the devices at index 0
+        along them and zeros elsewhere; max and min are unchanged by repeating it."""
+        added = [axis for axis in target.unreduced if axis not in self.unreduced]
+        if not added:
+            return
+        self.unreduced += added
+        self.reduction = target.reduction
+        if target.reduction != "sum":
+            return
+        builder = self.builder
+        first = builder.emit1("compare", [builder.shard_position(added), builder.scalar(0, "i32")], {"direction": "eq"})
+        zero = builder.broadcast_scalar(builder.scalar(0, self.value.type.dtype), self.value.type.shape)
+        self.value = builder.emit1("select", [builder.broadcast_scalar(first, self.value.type.shape), self.value, zero])
 
-    def gather(self, local: Local, target: TensorSharding) -> Local:
-        dims = [list(dim.axes) for dim in local.sharding.dims]
-        value = local.value
-        for dim in range(len(dims)):
-            prefix = _common_prefix(dims[dim], target.dims[dim].axes)
-            even = self.divides(local, dim, dims[dim])
-            removed = dims[dim][prefix:] if even else dims[dim]
-            if not removed:
+    def move_axes(self, target: TensorSharding) -> None:
+        """all_to_all for an axis that ends one dim's list and is the next of another dim's
+        target list, while the sizes line up on both sides."""
+        moved = True
+        while moved:
+            moved = any(self._move_one(source, destination, target)
+                        for source in range(len(self.dims)) for destination in range(len(self.dims))
+                        if source != destination)
+
+    def _move_one(self, source: int, destination: int, target: TensorSharding) -> bool:
+        current, have = self.dims[source], self.dims[destination]
+        if not current or current == list(target.dims[source].axes[:len(current)]):
+            return False
+        axis, wanted = current[-1], list(target.dims[destination].axes)
+        if axis.is_sub_axis or wanted[:len(have)] != have or wanted[len(have):len(have) + 1] != [axis]:
+            return False
+        if not (self.can_split(source, current[:-1], [axis]) and self.can_split(destination, have, [axis])):
+            return False
+        if not have:
+            self.fit_whole(destination, [axis])
+        self.collective("all_to_all", {"axes": _names([axis]), "split_dim": destination, "concat_dim": source})
+        self.dims[source], self.dims[destination] = current[:-1], have + [axis]
+        if not self.dims[source]:
+            self.resize(source, self.shape[source])
+        return True
+
+    def gather_suffix(self, dim: int, keep: int) -> None:
+        """All-gather the axes of ``dim`` past the first ``keep``; the dim then holds a shard
+        over those ``keep`` axes (the whole dim, trimmed, when ``keep`` is 0)."""
+        removed = self.dims[dim][keep:]
+        if _has_sub_axis(removed):
+            self.value = gather_dim_over_parts(self.builder, self.value, dim, removed, self.in_play(), self.reason)
+        else:
+            self.collective("all_gather", {"axes": _names(removed), "dim": dim})
+        self.dims[dim] = self.dims[dim][:keep]
+        if not keep:
+            self.resize(dim, self.shape[dim])
+
+    def gather(self, target: TensorSharding) -> None:
+        for dim, wanted in enumerate(target.dims):
+            current = self.dims[dim]
+            keep = _common_prefix(current, wanted.axes)
+            if keep == len(current):
                 continue
-            value = self._collective("all_gather", value, {"axes": _names(removed), "dim": dim})
-            dims[dim] = dims[dim][:len(dims[dim]) - len(removed)]
-            if not even:
-                value = self._trim(value, dim, local.global_shape[dim])
-        return Local(value, _with(local.sharding, dims), local.global_shape)
+            if keep and not self.lines_up(dim, current[:keep], current[keep:]):
+                keep = 0
+            self.gather_suffix(dim, keep)
 
-    def _trim(self, value, dim: int, size: int):
-        shape = value.type.shape
-        if shape[dim] == size:
-            return value
-        return self.builder.emit1("slice", [value], {
-            "start_indices": (0,) * len(shape),
-            "limit_indices": tuple(size if d == dim else s for d, s in enumerate(shape)),
-            "strides": (1,) * len(shape)})
-
-    def slice_locally(self, local: Local, target: TensorSharding) -> Local:
-        dims = [list(dim.axes) for dim in local.sharding.dims]
-        value = local.value
-        for dim in range(len(dims)):
-            wanted = list(target.dims[dim].axes)
-            if wanted == dims[dim]:
+    def slice(self, target: TensorSharding) -> None:
+        for dim, wanted in enumerate(target.dims):
+            wanted = list(wanted.axes)
+            current = self.dims[dim]
+            if current == wanted:
                 continue
-            added = wanted[len(dims[dim]):]
-            total = _count(wanted, self.builder)
-            chunk = -(-local.global_shape[dim] // total)
-            current = value.type.shape[dim]
-            if chunk * _count(added, self.builder) != current:
-                # uneven: the dim is whole here (gather made sure); pad so every shard is full
-                value = self._pad_to(value, dim, chunk * total)
-                offset = self.builder.shard_offset(wanted, chunk)
-            else:
-                offset = self.builder.shard_offset(added, chunk)
-            value = self._dynamic_slice(value, dim, offset, chunk)
-            dims[dim] = wanted
-        return Local(value, _with(local.sharding, dims), local.global_shape)
+            if not self.can_split(dim, current, wanted[len(current):]):
+                self.gather_suffix(dim, 0)
+                current = []
+            added = wanted[len(current):]
+            if not current:
+                self.fit_whole(dim, added)
+            chunk = self.local_size(dim, wanted)
+            zero = self.builder.scalar(0, "i32")
+            starts = [self.builder.shard_offset(added, chunk) if d == dim else zero for d in range(len(self.dims))]
+            sizes = tuple(chunk if d == dim else s for d, s in enumerate(self.value.type.shape))
+            self.value = self.builder.emit1("dynamic_slice", [self.value, *starts], {"slice_sizes": sizes})
+            self.dims[dim] = wanted
 
-    def _pad_to(self, value, dim: int, size: int):
-        extra = size - value.type.shape[dim]
-        if extra <= 0:
-            return value
-        zero = self.builder.scalar(0, value.type.dtype)
-        config = tuple((0, extra if d == dim else 0, 0) for d in range(value.type.rank))
-        return self.builder.emit1("pad", [value, zero], {"padding_config": config})
 
-    def _dynamic_slice(self, value, dim: int, offset, chunk: int):
-        zero = self.builder.scalar(0, "i32")
-        starts = [offset if d == dim else zero for d in range(value.type.rank)]
-        sizes = tuple(chunk if d == dim else s for d, s in enumerate(value.type.shape))
-        return self.builder.emit1("dynamic_slice", [value, *starts], {"slice_sizes": sizes})
+def same_layout(local: Local, target: TensorSharding) -> bool:
+    return ([list(dim.axes) for dim in local.sharding.dims] == [list(dim.axes) for dim in target.dims]
+            and tuple(local.unreduced) == tuple(target.unreduced))
 
 
 def reshard(builder: SpmdBuilder, local: Local, target: TensorSharding, reason: str) -> Local:
     """``local`` laid out as ``target`` (dims and unreduced axes), with the collectives that takes."""
-    if [dim.axes for dim in local.sharding.dims] == [dim.axes for dim in target.dims] and \
-            tuple(local.unreduced) == tuple(target.unreduced):
+    if same_layout(local, target):
         return local
-    resharder = Resharder(builder, reason)
-    local = resharder.reduce_pending(local, target)
-    local = resharder.move_axes(local, target)
-    local = resharder.gather(local, target)
-    local = resharder.slice_locally(local, target)
-    return Local(local.value, _with(target, [dim.axes for dim in target.dims], local.unreduced), local.global_shape)
+    resharder = Resharder(builder, local, reason)
+    resharder.reduce_pending(target)
+    resharder.move_axes(target)
+    resharder.gather(target)
+    resharder.slice(target)
+    resharder.add_unreduced(target)
+    return resharder.result(target)

@@ -76,59 +76,98 @@ def _broadcast(op: Op) -> FactorRule:
     return _rule(op, f"{joined(operand)} -> {joined(result)}", kinds)
 
 
-def _reshape_factors(source, target):
-    """Split two shapes of equal size into common factors, major to minor.
+class _ReshapeFactors:
+    """Common factors of a reshape's two shapes, major to minor (Shardy's compound factors).
 
-    Returns the factor sizes and each side's dims as factor lists, or None when some dims
-    cannot be aligned (co-prime sizes straddle each other, e.g. 6x5 -> 5x6).
+    Walk both shapes, taking the gcd of what is left of the current dim on each side as a
+    pass-through factor: ``8x4 -> 2x16`` is ``(i j) k -> i (j k)``. Where what is left is
+    co-prime (``6x5 -> 5x6``), the shortest run of dims on both sides with equal products gets
+    one need-replication factor per dim remainder, and the walk resumes after it, so aligned
+    major dims still pass (``Bx6x5 -> Bx5x6`` keeps ``B``). Dims left without factors (size 1)
+    get a factor of their own.
     """
-    sizes: list[int] = []
-    source_dims: list[list[int]] = [[] for _ in source]
-    target_dims: list[list[int]] = [[] for _ in target]
-    source_left, target_left = list(source), list(target)
-    i = j = 0
-    while True:
-        while i < len(source) and source_left[i] == 1:
-            i += 1
-        while j < len(target) and target_left[j] == 1:
-            j += 1
-        if i == len(source) or j == len(target):
-            return sizes, source_dims, target_dims
-        common = math.gcd(source_left[i], target_left[j])
-        if common == 1:
-            return None
-        sizes.append(common)
-        source_dims[i].append(len(sizes) - 1)
-        target_dims[j].append(len(sizes) - 1)
-        source_left[i] //= common
-        target_left[j] //= common
+
+    def __init__(self, source, target):
+        self.sizes: list[int] = []
+        self.kinds: list[str] = []
+        self.sides = ([list(source), [[] for _ in source]], [list(target), [[] for _ in target]])
+        if 0 in source or 0 in target:
+            self._unaligned_run(0, 0)
+        else:
+            self._walk()
+        for side, (shape, dims) in enumerate(self.sides):
+            for dim, factors in enumerate(dims):
+                if not factors:
+                    self._add(shape[dim], "pass", dim if side == 0 else None, dim if side else None)
+
+    def _add(self, size: int, kind: str, source_dim: int | None, target_dim: int | None) -> None:
+        """A new factor of ``size``, appended (as the minor-most so far) to the given dims."""
+        for (_, dims), dim in zip(self.sides, (source_dim, target_dim)):
+            if dim is not None:
+                dims[dim].append(len(self.sizes))
+        self.sizes.append(size)
+        self.kinds.append(kind)
+
+    def _walk(self) -> None:
+        (source_left, _), (target_left, _) = self.sides
+        i = j = 0
+        while True:
+            while i < len(source_left) and source_left[i] == 1:
+                i += 1
+            while j < len(target_left) and target_left[j] == 1:
+                j += 1
+            if i == len(source_left) or j == len(target_left):
+                return
+            common = math.gcd(source_left[i], target_left[j])
+            if common == 1:
+                i, j = self._unaligned_run(i, j)
+                continue
+            self._add(common, "pass", i, j)
+            source_left[i] //= common
+            target_left[j] //= common
+
+    def _unaligned_run(self, i: int, j: int) -> tuple[int, int]:
+        """Give dims from ``i`` / ``j`` replication factors until both runs hold equal products;
+        returns the dims after the run (the end of both shapes for zero-size shapes)."""
+        (source_left, _), (target_left, _) = self.sides
+        source_product = target_product = 1
+        while i < len(source_left) or j < len(target_left):
+            take_source = j == len(target_left) or (
+                i < len(source_left) and source_product <= target_product)
+            if take_source:
+                source_product *= source_left[i]
+                self._add(source_left[i], "replication", i, None)
+                source_left[i], i = 1, i + 1
+            else:
+                target_product *= target_left[j]
+                self._add(target_left[j], "replication", None, j)
+                target_left[j], j = 1, j + 1
+            if source_product == target_product and 0 not in (source_product, target_product):
+                return i, j
+        return i, j
+
+    def rule(self) -> FactorRule:
+        (_, source_dims), (_, target_dims) = self.sides
+        return FactorRule(tuple(self.sizes), tuple(self.kinds),
+                          (tuple(tuple(dim) for dim in source_dims),),
+                          (tuple(tuple(dim) for dim in target_dims),))
 
 
 @sharding_rules.register("reshape", "squeeze", "expand_dims")
 def _reshape(op: Op) -> FactorRule:
-    source, target = op.operands[0].type.shape, op.result.type.shape
-    factors = _reshape_factors(source, target)
-    if factors is None:
-        # unaligned reshape: every dim is its own factor that takes no propagated axes
-        operand = [f"s{dim}" for dim in range(len(source))]
-        result = [f"t{dim}" for dim in range(len(target))]
-        return _rule(op, f"{joined(operand)} -> {joined(result)}",
-                     {name: "replication" for name in operand + result})
-    sizes, source_dims, target_dims = factors
-    return FactorRule(tuple(sizes), ("pass",) * len(sizes), (tuple(tuple(d) for d in source_dims),),
-                      (tuple(tuple(d) for d in target_dims),))
+    return _ReshapeFactors(op.operands[0].type.shape, op.result.type.shape).rule()
 
 
 def _windowed(op: Op, changed_dims) -> FactorRule:
-    """Slice/pad/rev: unchanged dims pass; changed dims are permutation factors of their own."""
-    rank = op.result.type.rank
-    names = letters(rank)
-    operand = [f"o{dim}" if dim in changed_dims else names[dim] for dim in range(rank)]
-    result = [f"r{dim}" if dim in changed_dims and op.operands[0].type.shape[dim] != op.result.type.shape[dim]
-              else operand[dim] for dim in range(rank)]
-    kinds = {name: "permutation" for name in operand + result if name[0] in "or"}
+    """Slice/pad/rev: each dim keeps one factor from operand to result. A dim the op changes is
+    a permutation factor (sharding it moves data across shard boundaries), sized like the
+    operand dim (as in Shardy); extra operands (pad's value) are scalars."""
+    names = letters(op.result.type.rank)
+    operand_shape = op.operands[0].type.shape
+    kinds = {names[dim]: "permutation" for dim in changed_dims}
+    sizes = {names[dim]: operand_shape[dim] for dim in changed_dims}
     extra = ", []" * (len(op.operands) - 1)
-    return _rule(op, f"{joined(operand)}{extra} -> {joined(result)}", kinds)
+    return _rule(op, f"{joined(names)}{extra} -> {joined(names)}", kinds, sizes)
 
 
 @sharding_rules.register("slice")
@@ -172,17 +211,13 @@ def _dynamic_slice(op: Op) -> FactorRule:
 
 @sharding_rules.register("concatenate")
 def _concatenate(op: Op) -> FactorRule:
-    # the concatenated dim differs in size per tensor: each gets its own unshardable factor
-    dimension = op.attrs["dimension"]
+    # the concatenated dim is one permutation factor of the result's size (as in Shardy)
     names = letters(op.result.type.rank)
-
-    def tensor(tag: str) -> str:
-        return joined([f"{tag}" if dim == dimension else names[dim] for dim in range(len(names))])
-
-    tags = [f"c{index}" for index in range(len(op.operands) + 1)]
-    kinds = {tag: "replication" for tag in tags}
-    operands = ", ".join(tensor(tag) for tag in tags[:-1])
-    return _rule(op, f"{operands} -> {tensor(tags[-1])}", kinds)
+    dimension = names[op.attrs["dimension"]]
+    tensor = joined(names)
+    operands = ", ".join([tensor] * len(op.operands))
+    return _rule(op, f"{operands} -> {tensor}", {dimension: "permutation"},
+                 {dimension: op.result.type.shape[op.attrs["dimension"]]})
 
 
 @sharding_rules.register("dot_general")
@@ -235,10 +270,12 @@ def _scan(op: Op) -> FactorRule:
 
 @sharding_rules.register("sort")
 def _sort(op: Op) -> FactorRule:
-    names = letters(op.result.type.rank) if op.results else []
+    # every operand and result shares the factors; the sorted dim needs the whole dim
+    names = letters(op.operands[0].type.rank)
     tensor = joined(names)
-    kinds = {names[op.attrs["dimension"]]: "replication"} if names else {}
-    return _rule(op, f"{', '.join([tensor] * len(op.operands))} -> {', '.join([tensor] * len(op.results))}", kinds)
+    operands = ", ".join([tensor] * len(op.operands))
+    results = ", ".join([tensor] * len(op.results))
+    return _rule(op, f"{operands} -> {results}", {names[op.attrs["dimension"]]: "replication"})
 
 
 @sharding_rules.register("gather")

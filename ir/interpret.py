@@ -13,11 +13,32 @@ from .dtypes import to_numpy
 from .reference import reference_impls
 from .reference_collectives import DeviceGrid, collective_impls
 from .registry import Registry
+from .shape_rules import (
+    BINARY_BOOL_OR_INT_OPS,
+    BINARY_FLOAT_OPS,
+    BINARY_NUMERIC_OPS,
+    SHIFT_OPS,
+    UNARY_FLOAT_OPS,
+    UNARY_NUMERIC_OPS,
+)
 from .shape_rules_spmd import manual_part
 from .sharding import MeshAttr, TensorSharding
 
 # Ops whose meaning needs the interpreter itself because they run regions.
 region_impls = Registry("region implementation")
+
+# Ops that act element by element: in SPMD mode they run on the whole device stack at once when
+# all their operands have one shape (a 0-d select predicate or clamp bound does not line up).
+_ELEMENTWISE_OPS = frozenset(
+    UNARY_FLOAT_OPS
+    + UNARY_NUMERIC_OPS
+    + BINARY_NUMERIC_OPS
+    + BINARY_FLOAT_OPS
+    + BINARY_BOOL_OR_INT_OPS
+    + SHIFT_OPS
+    + ("round", "is_finite", "not", "compare", "select", "clamp", "convert", "integer_pow")
+    + ("sharding_constraint",)
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +121,8 @@ def _run_op(op: Op, operands: list[np.ndarray], context: _Context) -> tuple[np.n
         return collective_impls[op.name](op.attrs, context.grid, *operands)
     implementation = reference_impls[op.name]
     if context.grid is None:
+        return implementation(op.attrs, *operands)
+    if op.name in _ELEMENTWISE_OPS and len({stack.shape for stack in operands}) == 1:
         return implementation(op.attrs, *operands)
     # Every device runs the op on its own slice; ``stack[p, ...]`` keeps 0-d slices arrays.
     per_device = [

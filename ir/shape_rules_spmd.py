@@ -45,11 +45,14 @@ def _find_mesh(op: str, name: str, meshes: Mapping[str, MeshAttr] | None) -> Mes
     return meshes[name]
 
 
-def _check_sharding(op: str, what: str, sharding, operand: TensorType, mesh: MeshAttr) -> None:
-    if not isinstance(sharding, TensorSharding):
-        fail(op, f"{what} must be a TensorSharding, got {sharding!r}")
+def _check_sharding(
+    op: str, what: str, sharding: TensorSharding, operand: TensorType, mesh: MeshAttr | None
+) -> None:
+    """``sharding`` fits ``operand``'s rank and, given the mesh, names only its axes."""
     if sharding.rank != operand.rank:
         fail(op, f"{what} has {sharding.rank} dims but {operand} has rank {operand.rank}")
+    if mesh is None:
+        return
     for axis in sharding.used_axes():
         if axis.name not in mesh.axis_names:
             fail(op, f"{what} names axis {axis.name!r}, not in mesh @{sharding.mesh_name}")
@@ -59,12 +62,8 @@ def _check_sharding(op: str, what: str, sharding, operand: TensorType, mesh: Mes
 def _sharding_constraint(op, operands, attrs, regions, meshes):
     expect_operand_count(op, operands, 1)
     sharding = typed_attr(op, attrs, "sharding", TensorSharding, "a TensorSharding")
-    if sharding.rank != operands[0].rank:
-        fail(op, f"sharding has {sharding.rank} dims but {operands[0]} has rank {operands[0].rank}")
-    if meshes is not None:
-        _check_sharding(
-            op, "sharding", sharding, operands[0], _find_mesh(op, sharding.mesh_name, meshes)
-        )
+    mesh = None if meshes is None else _find_mesh(op, sharding.mesh_name, meshes)
+    _check_sharding(op, "sharding", sharding, operands[0], mesh)
     return (operands[0],)
 
 
@@ -102,20 +101,16 @@ def _manual_axes(op: str, attrs, mesh: MeshAttr) -> tuple[str, ...]:
     return manual_axes
 
 
-@shape_rules.register("manual_computation")
-def _manual_computation(op, operands, attrs, regions, meshes):
-    in_shardings = _shardings_attr(op, attrs, "in_shardings", len(operands))
-    out_shardings = _shardings_attr(op, attrs, "out_shardings", None)
-    if len(regions) != 1:
-        fail(op, f"expected one region (the body), got {len(regions)}")
-    (body,) = regions
-    if not in_shardings + out_shardings:
+def _manual_mesh(op: str, shardings, meshes) -> MeshAttr:
+    if not shardings:
         fail(op, "needs at least one operand or result sharding to name its mesh")
-    mesh_name = (in_shardings + out_shardings)[0].mesh_name
-    if any(sharding.mesh_name != mesh_name for sharding in in_shardings + out_shardings):
+    mesh_name = shardings[0].mesh_name
+    if any(sharding.mesh_name != mesh_name for sharding in shardings):
         fail(op, f"all in_shardings and out_shardings must use mesh @{mesh_name}")
-    mesh = _find_mesh(op, mesh_name, meshes)
-    manual_axes = _manual_axes(op, attrs, mesh)
+    return _find_mesh(op, mesh_name, meshes)
+
+
+def _check_body_arguments(op: str, operands, in_shardings, body, mesh, manual_axes) -> None:
     if len(body.args) != len(operands):
         fail(op, f"the body takes {len(body.args)} arguments for {len(operands)} operands")
     for index, (operand, sharding, arg) in enumerate(zip(operands, in_shardings, body.args)):
@@ -127,6 +122,9 @@ def _manual_computation(op, operands, attrs, regions, meshes):
                 f"body argument {index} is {arg.type}, expected {local}: the local type of "
                 f"operand {index} {operand}",
             )
+
+
+def _global_result_types(op: str, body, out_shardings, mesh, manual_axes) -> tuple[TensorType, ...]:
     if len(body.returns) != len(out_shardings):
         fail(
             op,
@@ -138,6 +136,18 @@ def _manual_computation(op, operands, attrs, regions, meshes):
         shards = manual_part(sharding, manual_axes).dim_shards(mesh)
         results.append(value.type.with_shape(s * n for s, n in zip(value.type.shape, shards)))
     return tuple(results)
+
+
+@shape_rules.register("manual_computation")
+def _manual_computation(op, operands, attrs, regions, meshes):
+    in_shardings = _shardings_attr(op, attrs, "in_shardings", len(operands))
+    out_shardings = _shardings_attr(op, attrs, "out_shardings", None)
+    if len(regions) != 1:
+        fail(op, f"expected one region (the body), got {len(regions)}")
+    mesh = _manual_mesh(op, in_shardings + out_shardings, meshes)
+    manual_axes = _manual_axes(op, attrs, mesh)
+    _check_body_arguments(op, operands, in_shardings, regions[0], mesh, manual_axes)
+    return _global_result_types(op, regions[0], out_shardings, mesh, manual_axes)
 
 
 # --- collectives -----------------------------------------------------------------------------

@@ -21,7 +21,18 @@ from meshjit.runtime.transfer import make_array_from_callback as make_array_from
 from meshjit.runtime.transfer import make_array_from_process_local_data as make_array_from_process_local_data
 from meshjit.runtime.transfer import make_array_from_single_device_arrays as make_array_from_single_device_arrays
 
+from meshjit.compiler.numpy_api.operators import install_array_methods as _install_array_methods
+
 from . import debug as debug
+from . import lax as lax
+from . import nn as nn
+from . import numpy as numpy
 from . import sharding as sharding
+from . import tree_util as tree_util
+from .jit_api import jit as jit
+
+# NOTE: Arrays get numpy's operators and methods from meshjit.numpy, as in JAX; they run as
+# cached one-op programs (the eager executor jit_api installs).
+_install_array_methods(Array)
 
 __version__ = "0.1.0"

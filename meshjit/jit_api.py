@@ -28,7 +28,8 @@ from meshjit.runtime.array import Array
 from meshjit.runtime.devices import devices as all_devices
 from meshjit.runtime.partition_spec import PartitionSpec
 from meshjit.runtime.sharding import NamedSharding, Sharding, SingleDeviceSharding
-from meshjit.runtime.executor import run_spmd
+from meshjit.compiler.lower import lower
+from meshjit.runtime.executor import from_buffer, run_plan, run_spmd, to_buffer
 from meshjit.runtime.transfer import shard_numpy
 
 from ._shardings import as_named_sharding, from_ir_sharding, mesh_attr, resolve_spec, to_ir_sharding
@@ -91,6 +92,7 @@ class Compiled:
     def __init__(self, lowered: Lowered, program: CompiledProgram):
         self._lowered = lowered
         self._program = program
+        self._compiled_plan = None
         traced = lowered._traced.module
         self._result_shapes = [value.type.shape for value in traced.main.returns]
         partitioned = program.partitioned
@@ -148,13 +150,34 @@ class Compiled:
         weak = traced.out_weak_types
         arguments = list(leaves) + list(traced.captured)
         if self._program.partitioned is not None:
-            return run_spmd(self._program.partitioned, arguments, self._arg_shardings, self._result_shardings,
-                            self._result_shapes, weak)
+            return self._run_plan(arguments, weak)
         arrays = [np.asarray(leaf, dtype=to_numpy(spec.type.dtype)) for leaf, spec in zip(leaves, specs)]
         arrays += [np.asarray(captured) for captured in traced.captured]
         outputs = interpret(traced.module, *arrays)
         return [shard_numpy(np.asarray(output), sharding, weak_type=w)
                 for output, sharding, w in zip(outputs, self._result_shardings, weak)]
+
+    def _run_plan(self, arguments, weak) -> list[Array]:
+        plan = self._plan()
+        buffers = [to_buffer(value, sharding, plan.mesh_shape, varying)
+                   for value, sharding, varying in zip(arguments, self._arg_shardings, plan.arg_varying)]
+        outputs = run_plan(plan, buffers)
+        return [from_buffer(output, sharding, shape, plan.mesh_shape, weak_type=w)
+                for output, sharding, shape, w in zip(outputs, self._result_shardings, self._result_shapes, weak)]
+
+    def _plan(self):
+        if self._compiled_plan is None:
+            self._compiled_plan = lower(self._program.partitioned)
+        return self._compiled_plan
+
+    def run_reference(self, *args, **kwargs):
+        """Run the per-device module through the reference interpreter instead of the Plan
+        (the oracle the compiled kernels are checked against)."""
+        leaves = optree.tree_leaves((args, kwargs), namespace=NAMESPACE)
+        arguments = list(leaves) + list(self._lowered._traced.captured)
+        outputs = run_spmd(self._program.partitioned, arguments, self._arg_shardings, self._result_shardings,
+                           self._result_shapes, self._lowered._traced.out_weak_types)
+        return optree.tree_unflatten(self._lowered._out_treedef, outputs)
 
     def __call__(self, *args, **kwargs):
         leaves, treedef = optree.tree_flatten((args, kwargs), namespace=NAMESPACE)

@@ -1,8 +1,8 @@
 """Running a per-device program on Arrays: shards in, shards out, all local devices at once.
 
-Until the kernel compiler lands, the per-device module runs through the IR's reference
-interpreter over the stacked device axis (every device's copy in lockstep, collectives as
-array operations across that axis).
+``run_plan`` executes a compiled Plan on buffers whose leading dims are the mesh's axes (see
+plan.py); ``run_spmd`` runs a per-device module through the IR's reference interpreter over a
+fully stacked device axis, the oracle the Plan path is checked against.
 """
 
 from __future__ import annotations
@@ -10,6 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from meshjit.ir import Module, interpret
+
+from . import inprocess_collectives
+from .plan import CollectiveStep, FreeStep, KernelStep, Plan
 
 from .array import Array, index_key
 from .sharding import Sharding
@@ -53,3 +56,71 @@ def run_spmd(module: Module, arguments, arg_shardings, result_shardings, result_
     outputs = interpret(module, *stacked)
     return [array_from_stack(np.asarray(output), sharding, shape, weak_type=weak)
             for output, sharding, shape, weak in zip(outputs, result_shardings, result_shapes, weak_types)]
+
+
+def _mesh_grid(sharding: Sharding, mesh_shape) -> np.ndarray:
+    grid = np.empty(len(sharding._device_assignment), dtype=object)
+    grid[:] = sharding._device_assignment
+    return grid.reshape(mesh_shape)
+
+
+def to_buffer(value, sharding: Sharding, mesh_shape, varying) -> np.ndarray:
+    """A plan buffer for ``value`` laid out as ``sharding``: one block per position along the
+    axes it varies over (a view of the Array's blocks when they are already in that order)."""
+    ndim = np.ndim(value) if not isinstance(value, Array) else value.ndim
+    if not (isinstance(value, Array) and value.sharding.is_equivalent_to(sharding, ndim)):
+        host, weak = to_numpy(value)
+        value = shard_numpy(host, sharding, weak_type=weak)
+    lead_shape = tuple(size if axis in varying else 1 for axis, size in enumerate(mesh_shape))
+    grid = _mesh_grid(sharding, mesh_shape)
+    own_order = value.sharding._addressable_device_assignment
+    rows = [value._block_of_device[own_order.index(grid[position])] for position in np.ndindex(lead_shape)]
+    blocks = value._blocks
+    if rows == list(range(len(blocks))):
+        return blocks.reshape(lead_shape + blocks.shape[1:])
+    return blocks[rows].reshape(lead_shape + blocks.shape[1:])
+
+
+def from_buffer(buffer: np.ndarray, sharding: Sharding, shape, mesh_shape, *, weak_type: bool = False) -> Array:
+    """An Array from a plan buffer: its distinct blocks, shared by the devices that hold them."""
+    lead = len(mesh_shape)
+    lead_shape = buffer.shape[:lead]
+    blocks = np.ascontiguousarray(buffer).reshape((-1,) + buffer.shape[lead:])
+    blocks.flags.writeable = False
+    block_of_device = []
+    for position in np.ndindex(tuple(mesh_shape)):
+        clipped = tuple(p if size > 1 else 0 for p, size in zip(position, lead_shape))
+        block_of_device.append(int(np.ravel_multi_index(clipped, lead_shape)) if lead_shape else 0)
+    return Array(shape, buffer.dtype, sharding, blocks, block_of_device, weak_type=weak_type)
+
+
+def _run_collective(step: CollectiveStep, buffers, mesh_shape):
+    lead = len(mesh_shape)
+    if step.kind == "axis_index":
+        return inprocess_collectives.axis_index(step.axes[0], mesh_shape)
+    if step.kind == "partition_id":
+        return inprocess_collectives.partition_id(mesh_shape)
+    value = buffers[step.input]
+    function = getattr(inprocess_collectives, step.kind)
+    options = dict(step.params)
+    if step.kind != "all_reduce":
+        options["lead"] = lead
+    return function(value, step.axes, mesh_shape, **options)
+
+
+def run_plan(plan: Plan, arguments: list[np.ndarray]) -> list[np.ndarray]:
+    """Execute ``plan`` on argument buffers; returns the result buffers."""
+    buffers: list = [None] * plan.num_slots
+    for slot, value in zip(plan.arg_slots, arguments):
+        buffers[slot] = value
+    for step in plan.steps:
+        if isinstance(step, KernelStep):
+            outputs = step.function(*(buffers[slot] for slot in step.inputs))
+            for slot, output in zip(step.outputs, outputs):
+                buffers[slot] = output
+        elif isinstance(step, CollectiveStep):
+            buffers[step.output] = _run_collective(step, buffers, plan.mesh_shape)
+        elif isinstance(step, FreeStep):
+            for slot in step.slots:
+                buffers[slot] = None
+    return [buffers[slot] for slot in plan.result_slots]

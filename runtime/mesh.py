@@ -202,7 +202,9 @@ class set_mesh:
 
     def __init__(self, mesh: Mesh):
         if not isinstance(mesh, Mesh):
-            raise ValueError(f"set_mesh expects a Mesh, got {type(mesh).__name__}: {mesh!r}")
+            # NOTE: JAX raises ValueError here, so ported code that catches it keeps working.
+            raise ValueError(  # noqa: TRY004
+                f"set_mesh expects a Mesh, got {type(mesh).__name__}: {mesh!r}")
         self._previous = _context.global_mesh
         self.mesh = mesh
         _context.global_mesh = mesh

@@ -15,7 +15,7 @@ from .devices import CpuDevice, check_memory_kind, is_addressable
 from .errors import DuplicateSpecError, IndivisibleError
 from .mesh import Mesh
 from .partition_spec import UNCONSTRAINED, PartitionSpec
-from .tile_assignment import TileAssignment, parse_tile_assignment
+from .tile_assignment import TileAssignment
 
 Index = tuple
 

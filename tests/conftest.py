@@ -55,8 +55,9 @@ def mesh_8(mesh_of):
 @pytest.fixture
 def restore_runtime_state():
     """Undo what a test does to process-wide state: set_mesh, ``with mesh:`` and jax_enable_x64."""
-    from meshjit import config
     from meshjit.runtime.mesh import _context
+
+    from meshjit import config
 
     global_mesh, stack = _context.global_mesh, list(_context.stack)
     x64 = config.read("jax_enable_x64")
@@ -81,8 +82,9 @@ def two_processes():
 
     Yields the new global device list; build meshes from it, not from devices made earlier.
     """
-    import meshjit
     from meshjit.runtime.devices import CpuDevice, backend
+
+    import meshjit
 
     meshjit.devices()  # NOTE: create the real table first so it can be put back
     saved = (backend.devices(), backend.process_index, backend.process_count)
@@ -105,3 +107,11 @@ def jax_alias(monkeypatch):
     monkeypatch.setitem(sys.modules, "jax", meshjit)
     monkeypatch.setitem(sys.modules, "jax.sharding", meshjit.sharding)
     return meshjit
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--update-goldens", action="store_true", default=False,
+        help="rewrite the expected part of golden files (tests/golden/<pass>/*.mjir) from the "
+             "current output, for review with git diff",
+    )

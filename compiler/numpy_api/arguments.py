@@ -34,7 +34,9 @@ def normalize_axes(axis, rank: int, function: str) -> tuple[int, ...]:
     if isinstance(axis, (tuple, list)):
         dims = [normalize_axis(item, rank, function) for item in axis]
         if len(set(dims)) != len(dims):
-            raise ValueError(f"{function}: repeated axis in {tuple(axis)} for an array of rank {rank}")
+            raise ValueError(
+                f"{function}: repeated axis in {tuple(axis)} for an array of rank {rank}"
+            )
         return tuple(sorted(dims))
     return (normalize_axis(axis, rank, function),)
 
@@ -82,8 +84,10 @@ def broadcast_shapes(function: str, *shapes) -> tuple[int, ...]:
         sizes = {shape[dim] for shape in padded if shape[dim] != 1}
         if len(sizes) > 1:
             listed = ", ".join(str(tuple(shape)) for shape in shapes)
-            raise ValueError(f"{function}: shapes {listed} cannot be broadcast together "
-                             f"(sizes {sorted(sizes)} meet in dim {dim - rank})")
+            raise ValueError(
+                f"{function}: shapes {listed} cannot be broadcast together "
+                f"(sizes {sorted(sizes)} meet in dim {dim - rank})"
+            )
         result.append(sizes.pop() if sizes else 1)
     return tuple(result)
 
@@ -95,13 +99,15 @@ def broadcast_to_shape(value, shape, function: str):
     if current == shape:
         return value
     if broadcast_shapes(function, current, shape) != shape:
-        raise ValueError(f"{function}: cannot broadcast an array of shape {current} to shape {shape}")
+        raise ValueError(
+            f"{function}: cannot broadcast an array of shape {current} to shape {shape}"
+        )
     leading = len(shape) - len(current)
     return lax.broadcast_in_dim(value, shape, tuple(range(leading, len(shape))))
 
 
 def convert_operand(value, dtype: str, shape=None):
-    """``value`` (any accepted argument) with IR dtype ``dtype``, broadcast to ``shape`` if given."""
+    """``value`` (any accepted argument) in IR dtype ``dtype``, broadcast to ``shape`` if given."""
     if is_python_scalar(value):
         value = canonical_numpy(value, dtype)
     elif dtype_of(value).name != dtype:
@@ -156,4 +162,6 @@ def check_dtype_kind(function: str, dtype: DType, allowed: str) -> None:
     if kind not in allowed:
         names = {"b": "bool", "i": "integer", "f": "floating"}
         accepted = ", ".join(names[letter] for letter in allowed)
-        raise TypeError(f"{function} does not accept dtype {dtype.name}; accepted kinds: {accepted}")
+        raise TypeError(
+            f"{function} does not accept dtype {dtype.name}; accepted kinds: {accepted}"
+        )

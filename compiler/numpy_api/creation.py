@@ -40,7 +40,9 @@ def array(object, dtype=None, copy: bool = True, ndmin: int = 0):
             raise ValueError("array: an empty sequence holds no traced values")
         result = stack([array(item, name) for item in object])
     elif isinstance(object, Tracer) or is_concrete_array(object):
-        result = object if name is None else lax.convert_element_type(object, name)
+        result = (
+            object if name is None else lax._convert_element_type(object, name, weak_type=False)
+        )
     else:
         weak = is_python_scalar(object) and name is None
         try:
@@ -68,7 +70,9 @@ def full(shape, fill_value, dtype=None):
     shape = _shape_argument(shape, "full")
     if any(size < 0 for size in shape):
         raise ValueError(f"full: negative dimensions are not allowed, got shape {shape}")
-    if is_python_scalar(fill_value) or (isinstance(fill_value, (np.ndarray, np.generic)) and fill_value.ndim == 0):
+    if is_python_scalar(fill_value) or (
+        isinstance(fill_value, (np.ndarray, np.generic)) and fill_value.ndim == 0
+    ):
         name = _fill_dtype(dtype, fill_value, "full")
         weak = dtype is None and is_python_scalar(fill_value)
         return with_weak_type(lax.full(shape, canonical_numpy(fill_value, name), name), weak)
@@ -121,7 +125,9 @@ def _concrete_number(value, function: str, argument: str):
             f"(mark the argument static with static_argnums/static_argnames)"
         )
     if np.ndim(value) != 0:
-        raise TypeError(f"{function}: argument {argument!r} must be a scalar, got shape {np.shape(value)}")
+        raise TypeError(
+            f"{function}: argument {argument!r} must be a scalar, got shape {np.shape(value)}"
+        )
     scalar = np.asarray(value).item()
     if isinstance(scalar, complex) or not isinstance(scalar, (bool, int, float)):
         raise TypeError(f"{function}: argument {argument!r} must be a real number, got {value!r}")
@@ -142,9 +148,17 @@ def _affine_range(count: int, start, step, name: str):
 def arange(start, stop=None, step=None, dtype=None):
     """Evenly spaced values in ``[start, stop)`` from concrete bounds (numpy's arange)."""
     bounds = {"start": start, "stop": stop, "step": step}
-    numbers = {key: _concrete_number(value, "arange", key) for key, value in bounds.items() if value is not None}
+    numbers = {
+        key: _concrete_number(value, "arange", key)
+        for key, value in bounds.items()
+        if value is not None
+    }
     if stop is None:
-        numbers = {"start": 0, "stop": numbers["start"], **({"step": numbers["step"]} if step is not None else {})}
+        numbers = {
+            "start": 0,
+            "stop": numbers["start"],
+            **({"step": numbers["step"]} if step is not None else {}),
+        }
     first, last, increment = numbers["start"], numbers["stop"], numbers.get("step", 1)
     if increment == 0:
         raise ValueError("arange: step must not be zero")
@@ -155,7 +169,15 @@ def arange(start, stop=None, step=None, dtype=None):
     return _affine_range(count, first, increment, name)
 
 
-def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False, dtype=None, axis: int = 0):
+def linspace(
+    start,
+    stop,
+    num: int = 50,
+    endpoint: bool = True,
+    retstep: bool = False,
+    dtype=None,
+    axis: int = 0,
+):
     """``num`` evenly spaced values from ``start`` to ``stop`` (concrete scalar bounds)."""
     first = _concrete_number(start, "linspace", "start")
     last = _concrete_number(stop, "linspace", "stop")

@@ -53,8 +53,10 @@ def _broadcast_ones(lhs, lhs_labels, rhs, rhs_labels, function: str):
         if left == right:
             continue
         if left != 1 and right != 1:
-            raise ValueError(f"{function}: dimension {label!r} has size {left} in one operand and "
-                             f"{right} in the other (shapes {lhs_shape} and {rhs_shape})")
+            raise ValueError(
+                f"{function}: dimension {label!r} has size {left} in one operand and "
+                f"{right} in the other (shapes {lhs_shape} and {rhs_shape})"
+            )
         if left == 1:
             lhs_dropped.add(lhs_dim)
         else:
@@ -64,8 +66,15 @@ def _broadcast_ones(lhs, lhs_labels, rhs, rhs_labels, function: str):
     return lhs, lhs_labels, rhs, rhs_labels
 
 
-def contract(lhs, lhs_labels: Labels, rhs, rhs_labels: Labels, out_labels: Labels,
-             function: str = "einsum", preferred_element_type=None):
+def contract(
+    lhs,
+    lhs_labels: Labels,
+    rhs,
+    rhs_labels: Labels,
+    out_labels: Labels,
+    function: str = "einsum",
+    preferred_element_type=None,
+):
     """The product of two operands of one dtype, summed over the labels not in ``out_labels``,
     with dims ordered as ``out_labels`` (every label there must come from an operand)."""
     needed = set(out_labels)
@@ -76,10 +85,18 @@ def contract(lhs, lhs_labels: Labels, rhs, rhs_labels: Labels, out_labels: Label
     batch = [label for label in shared if label in needed]
     contracting = [label for label in shared if label not in needed]
     dimension_numbers = (
-        (tuple(lhs_labels.index(label) for label in contracting), tuple(rhs_labels.index(label) for label in contracting)),
-        (tuple(lhs_labels.index(label) for label in batch), tuple(rhs_labels.index(label) for label in batch)),
+        (
+            tuple(lhs_labels.index(label) for label in contracting),
+            tuple(rhs_labels.index(label) for label in contracting),
+        ),
+        (
+            tuple(lhs_labels.index(label) for label in batch),
+            tuple(rhs_labels.index(label) for label in batch),
+        ),
     )
-    result = lax.dot_general(lhs, rhs, dimension_numbers, preferred_element_type=preferred_element_type)
+    result = lax.dot_general(
+        lhs, rhs, dimension_numbers, preferred_element_type=preferred_element_type
+    )
     result_labels = batch + [label for label in lhs_labels if label not in shared]
     result_labels += [label for label in rhs_labels if label not in shared]
     return _arrange(result, result_labels, out_labels)
@@ -98,24 +115,32 @@ def _parse_term(term: str, rank: int | None, subscripts: str) -> list:
     """A term's labels; an ellipsis stands for the dims no letter names, labelled ("...", i)
     counted from the right so that ellipsis dims of different operands align as in numpy."""
     if term.count("...") > 1 or "." in term.replace("...", ""):
-        raise ValueError(f"einsum: subscripts {subscripts!r}: term {term!r} has a malformed ellipsis")
+        raise ValueError(
+            f"einsum: subscripts {subscripts!r}: term {term!r} has a malformed ellipsis"
+        )
     bad = [char for char in term.replace("...", "") if char not in _LETTERS]
     if bad:
-        raise ValueError(f"einsum: subscripts {subscripts!r}: invalid character {bad[0]!r} in term {term!r}")
+        raise ValueError(
+            f"einsum: subscripts {subscripts!r}: invalid character {bad[0]!r} in term {term!r}"
+        )
     before, has_ellipsis, after = term.partition("...")
     if rank is None:
         return list(before) + ([("...",)] if has_ellipsis else []) + list(after)
     letters = len(before) + len(after)
     if rank < letters or (rank != letters and not has_ellipsis):
-        raise ValueError(f"einsum: subscripts {subscripts!r}: term {term!r} names {letters} dims "
-                         f"but its operand has {rank}")
+        raise ValueError(
+            f"einsum: subscripts {subscripts!r}: term {term!r} names {letters} dims "
+            f"but its operand has {rank}"
+        )
     ellipsis = [("...", index) for index in range(rank - letters, 0, -1)] if has_ellipsis else []
     return list(before) + ellipsis + list(after)
 
 
 def _output_labels(output: str | None, inputs: list[list], subscripts: str) -> list:
-    ellipsis = sorted({label for labels in inputs for label in labels if isinstance(label, tuple)},
-                      key=lambda label: -label[1])
+    ellipsis = sorted(
+        {label for labels in inputs for label in labels if isinstance(label, tuple)},
+        key=lambda label: -label[1],
+    )
     if output is None:
         counts = Counter(label for labels in inputs for label in labels if isinstance(label, str))
         return ellipsis + sorted(label for label, count in counts.items() if count == 1)
@@ -125,7 +150,9 @@ def _output_labels(output: str | None, inputs: list[list], subscripts: str) -> l
     known = {label for labels in inputs for label in labels}
     for label in parsed:
         if isinstance(label, str) and label not in known:
-            raise ValueError(f"einsum: subscripts {subscripts!r}: output label {label!r} appears in no input")
+            raise ValueError(
+                f"einsum: subscripts {subscripts!r}: output label {label!r} appears in no input"
+            )
     result = []
     for label in parsed:
         result.extend(ellipsis if isinstance(label, tuple) else [label])
@@ -142,13 +169,18 @@ def parse_subscripts(subscripts: str, shapes) -> tuple[list[list], list]:
     inputs_text, arrow, output = text.partition("->")
     terms = inputs_text.split(",")
     if len(terms) != len(shapes):
-        raise ValueError(f"einsum: subscripts {subscripts!r} name {len(terms)} operands, but {len(shapes)} were given")
+        raise ValueError(
+            f"einsum: subscripts {subscripts!r} name {len(terms)} operands, "
+            f"but {len(shapes)} were given"
+        )
     inputs = [_parse_term(term, len(shape), subscripts) for term, shape in zip(terms, shapes)]
     for term, labels in zip(terms, inputs):
         repeated = [label for label, count in Counter(labels).items() if count > 1]
         if repeated:
-            raise ValueError(f"einsum: subscripts {subscripts!r}: label {repeated[0]!r} repeats within "
-                             f"term {term!r}; traces and diagonals are not supported")
+            raise ValueError(
+                f"einsum: subscripts {subscripts!r}: label {repeated[0]!r} repeats within "
+                f"term {term!r}; traces and diagonals are not supported"
+            )
     return inputs, _output_labels(output if arrow else None, inputs, subscripts)
 
 
@@ -162,11 +194,15 @@ def einsum(subscripts: str, *operands, optimize=None, preferred_element_type=Non
     dtype = result_dtype("einsum", *values)
     # dot_general has no bool form: contract bools as ints, then compare with zero.
     compute = "i32" if dtype.name == "bool" else dtype.name
-    preferred = dtype_argument(preferred_element_type, "einsum") if preferred_element_type is not None else None
+    preferred = (
+        dtype_argument(preferred_element_type, "einsum")
+        if preferred_element_type is not None
+        else None
+    )
     result = convert_operand(values[0], compute)
     labels = inputs[0]
     for index in range(1, len(values)):
-        later = {label for term in inputs[index + 1:] for label in term} | set(output)
+        later = {label for term in inputs[index + 1 :] for label in term} | set(output)
         operand = convert_operand(values[index], compute)
         keep = [label for label in labels + inputs[index] if label in later]
         keep = list(dict.fromkeys(keep))

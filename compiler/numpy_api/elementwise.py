@@ -117,7 +117,9 @@ def _integer_power(x1, exponent: int):
     value = as_array_argument(x1, "power")
     dtype = _strong_int_if_bool(result_dtype("power", value, exponent))
     if not is_float(dtype.name) and exponent < 0:
-        raise ValueError(f"power: integers cannot be raised to negative powers, got exponent {exponent}")
+        raise ValueError(
+            f"power: integers cannot be raised to negative powers, got exponent {exponent}"
+        )
     return with_weak_type(lax.integer_pow(convert_operand(value, dtype.name), exponent), dtype.weak)
 
 
@@ -135,8 +137,12 @@ def _integer_power_array(x1, x2, dtype: str):
     positive = _integer_power_by_squaring(x1, x2, dtype)
     # A negative exponent truncates 1 / x1**|x2| to 0 except for bases 1 and -1.
     odd = lax.ne(lax.bitwise_and(x2, 1), 0)
-    minus_one_power = lax.select(odd, lax.full(shape_of(x1), -1, dtype), lax.full(shape_of(x1), 1, dtype))
-    negative = lax.select(lax.eq(x1, 1), lax.full(shape_of(x1), 1, dtype), lax.full(shape_of(x1), 0, dtype))
+    minus_one_power = lax.select(
+        odd, lax.full(shape_of(x1), -1, dtype), lax.full(shape_of(x1), 1, dtype)
+    )
+    negative = lax.select(
+        lax.eq(x1, 1), lax.full(shape_of(x1), 1, dtype), lax.full(shape_of(x1), 0, dtype)
+    )
     negative = lax.select(lax.eq(x1, -1), minus_one_power, negative)
     return lax.select(lax.lt(x2, 0), negative, positive)
 
@@ -167,7 +173,9 @@ def _comparison(name: str, kernel):
         return kernel(x1, x2)
 
     apply.__name__ = apply.__qualname__ = name
-    apply.__doc__ = f"Elementwise ``{name}`` after promotion (``x == 1.5`` compares as floats); bool."
+    apply.__doc__ = (
+        f"Elementwise ``{name}`` after promotion (``x == 1.5`` compares as floats); bool."
+    )
     return apply
 
 
@@ -259,7 +267,9 @@ def where(condition, x=None, y=None, /):
     shape = broadcast_shapes("where", shape_of(condition), *(shape_of(value) for value in values))
     predicate = broadcast_to_shape(convert_operand(condition, "bool"), shape, "where")
     (on_true, on_false), dtype = promote_and_broadcast("where", *values)
-    on_true, on_false = (broadcast_to_shape(operand, shape, "where") for operand in (on_true, on_false))
+    on_true, on_false = (
+        broadcast_to_shape(operand, shape, "where") for operand in (on_true, on_false)
+    )
     return with_weak_type(lax.select(predicate, on_true, on_false), dtype.weak)
 
 

@@ -59,7 +59,9 @@ tan = _inexact_unary("tan", lax.tan)
 tanh = _inexact_unary("tanh", lax.tanh)
 arcsin = _inexact_unary("arcsin", lambda x: lax.atan2(x, lax.sqrt(_one_minus_square(x))))
 arccos = _inexact_unary("arccos", lambda x: lax.atan2(lax.sqrt(_one_minus_square(x)), x))
-arctan = _inexact_unary("arctan", lambda x: lax.atan2(x, lax.full(shape_of(x), 1, dtype_of(x).name)))
+arctan = _inexact_unary(
+    "arctan", lambda x: lax.atan2(x, lax.full(shape_of(x), 1, dtype_of(x).name))
+)
 # expm1 keeps sinh accurate for small |x|, where exp(x) - exp(-x) cancels.
 sinh = _inexact_unary("sinh", lambda x: lax.mul(lax.sub(lax.expm1(x), lax.expm1(lax.neg(x))), 0.5))
 cosh = _inexact_unary("cosh", lambda x: lax.mul(lax.add(lax.exp(x), lax.exp(lax.neg(x))), 0.5))
@@ -89,11 +91,13 @@ rint = _float_or_identity("rint", lambda x: lax.round(x, "to_nearest_even"))
 
 def _round_integers(value, decimals: int):
     # Round to a multiple of 10**-decimals, halves to the even multiple, exactly in integers.
-    step = 10 ** -decimals
+    step = 10**-decimals
     quotient = floor_divide(value, step)
     twice_rest = multiply(remainder(value, step), 2)
     odd = lax.ne(lax.bitwise_and(quotient, 1), 0)
-    rounds_up = lax.bitwise_or(lax.gt(twice_rest, step), lax.bitwise_and(lax.eq(twice_rest, step), odd))
+    rounds_up = lax.bitwise_or(
+        lax.gt(twice_rest, step), lax.bitwise_and(lax.eq(twice_rest, step), odd)
+    )
     quotient = lax.select(rounds_up, lax.add(quotient, 1), quotient)
     return lax.mul(quotient, step)
 
@@ -106,11 +110,13 @@ def round(x, decimals: int = 0):
     dtype = dtype_of(value)
     operand = convert_operand(value, dtype.name)
     if not is_float(dtype.name):
-        result = operand if decimals >= 0 or dtype.name == "bool" else _round_integers(operand, decimals)
+        result = (
+            operand if decimals >= 0 or dtype.name == "bool" else _round_integers(operand, decimals)
+        )
         return with_weak_type(result, dtype.weak)
     if decimals == 0:
         return with_weak_type(lax.round(operand, "to_nearest_even"), dtype.weak)
-    scale = 10.0 ** decimals
+    scale = 10.0**decimals
     scaled = lax.round(lax.mul(operand, scale), "to_nearest_even")
     return with_weak_type(lax.div(scaled, scale), dtype.weak)
 
@@ -129,7 +135,9 @@ def _float_class(name: str, kernel, default: bool):
         return kernel(convert_operand(value, dtype.name))
 
     apply.__name__ = apply.__qualname__ = name
-    apply.__doc__ = f"Elementwise ``{name}`` (bool); integers are always {'finite' if default else 'not'}."
+    apply.__doc__ = (
+        f"Elementwise ``{name}`` (bool); integers are always {'finite' if default else 'not'}."
+    )
     return apply
 
 

@@ -27,6 +27,7 @@ from .arguments import (
     broadcast_to_shape,
     convert_operand,
     normalize_axis,
+    with_weak_type,
 )
 from .elementwise import remainder
 
@@ -53,10 +54,14 @@ def _as_index_array(entry):
         return entry
     array = np.asarray(entry)
     if array.dtype == object or array.dtype.kind not in "biu":
-        raise TypeError(f"indexing: only integers, slices, ellipsis, None and integer or boolean arrays are "
-                        f"valid indices; got {entry!r}")
-    return convert_operand(array.astype(np.int64) if array.dtype.kind in "iu" else array,
-                           default_int(x64()) if array.dtype.kind in "iu" else "bool")
+        raise TypeError(
+            f"indexing: only integers, slices, ellipsis, None and integer or boolean arrays are "
+            f"valid indices; got {entry!r}"
+        )
+    return convert_operand(
+        array.astype(np.int64) if array.dtype.kind in "iu" else array,
+        default_int(x64()) if array.dtype.kind in "iu" else "bool",
+    )
 
 
 def _expand_masks(entries):
@@ -78,7 +83,9 @@ def _expand_masks(entries):
                 f"the result's shape is unknown while tracing; use meshjit.numpy.where(mask, x, 0) "
                 f"or index with a concrete (numpy) mask"
             )
-        expanded.extend(np.nonzero(np.asarray(array)) if np.ndim(array) else [np.zeros(0, np.int32)])
+        expanded.extend(
+            np.nonzero(np.asarray(array)) if np.ndim(array) else [np.zeros(0, np.int32)]
+        )
     return expanded
 
 
@@ -88,26 +95,33 @@ def _fill_ellipsis(entries, rank: int):
     if sum(1 for entry in entries if entry is Ellipsis) > 1:
         raise IndexError("indexing: an index can only have a single ellipsis ('...')")
     if consumed > rank:
-        raise IndexError(f"indexing: too many indices for array: array is {rank}-dimensional, but {consumed} were indexed")
+        raise IndexError(
+            f"indexing: too many indices for array: array is {rank}-dimensional, "
+            f"but {consumed} were indexed"
+        )
     fill = [slice(None)] * (rank - consumed)
     # NOTE: identity tests only: ``==`` on an array entry would compare elementwise.
     positions = [index for index, entry in enumerate(entries) if entry is Ellipsis]
     if positions:
-        return entries[: positions[0]] + fill + entries[positions[0] + 1:]
+        return entries[: positions[0]] + fill + entries[positions[0] + 1 :]
     return entries + fill
 
 
 def _static_int(value, size: int, dim: int) -> int:
     index = operator.index(value)
     if not -size <= index < size:
-        raise IndexError(f"indexing: index {index} is out of bounds for axis {dim} with size {size}")
+        raise IndexError(
+            f"indexing: index {index} is out of bounds for axis {dim} with size {size}"
+        )
     return index + size if index < 0 else index
 
 
 def _slice_bound(value, name: str):
     if isinstance(value, Tracer):
-        raise ConcretizationTypeError(f"indexing: slice {name} must be concrete, got a traced value "
-                                      f"{value.value.type}; use lax.dynamic_slice for traced offsets")
+        raise ConcretizationTypeError(
+            f"indexing: slice {name} must be concrete, got a traced value "
+            f"{value.value.type}; use lax.dynamic_slice for traced offsets"
+        )
     return None if value is None else operator.index(value)
 
 
@@ -116,7 +130,9 @@ def _basic_window(entry, size: int, dim: int):
     if _is_integer(entry):
         index = _static_int(entry, size, dim)
         return index, index + 1, 1, False
-    start, stop, step = (_slice_bound(getattr(entry, name), name) for name in ("start", "stop", "step"))
+    start, stop, step = (
+        _slice_bound(getattr(entry, name), name) for name in ("start", "stop", "step")
+    )
     if step == 0:
         raise ValueError("indexing: slice step cannot be zero")
     start, stop, step = slice(start, stop, step).indices(size)
@@ -145,7 +161,9 @@ def _apply_basic(operand, entries, advanced: bool):
     if any(window[:3] != (0, size, 1) for window, size in zip(windows, shape)):
         operand = lax.slice(operand, *zip(*(window[:3] for window in windows)))
     if not advanced:
-        kept = tuple(size for entry, size in zip(per_dim, shape_of(operand)) if not _is_integer(entry))
+        kept = tuple(
+            size for entry, size in zip(per_dim, shape_of(operand)) if not _is_integer(entry)
+        )
         if kept != shape_of(operand):
             operand = lax.reshape(operand, kept)
     return operand
@@ -154,6 +172,11 @@ def _apply_basic(operand, entries, advanced: bool):
 def _normalized_index(index, size: int):
     """An index array with negatives counted from the end and clamped into ``[0, size)``."""
     index = convert_operand(index, default_int(x64()))
+    if isinstance(index, np.ndarray):
+        # Concrete indices are normalised here rather than by staged ops.
+        return np.clip(np.where(index < 0, index + size, index), 0, max(size - 1, 0)).astype(
+            index.dtype
+        )
     index = lax.select(lax.lt(index, 0), lax.add(index, size), index)
     return lax.clamp(0, index, max(size - 1, 0))
 
@@ -174,10 +197,13 @@ def _gather_advanced(operand, advanced: list[_Advanced], adjacent: bool):
         shape = shape_of(operand)
     first = dims[0]
     merged = math.prod(shape[dim] for dim in dims)
-    operand = lax.reshape(operand, shape[:first] + (merged,) + shape[dims[-1] + 1:])
+    if len(dims) > 1:
+        operand = lax.reshape(operand, shape[:first] + (merged,) + shape[dims[-1] + 1 :])
     linear = None
     for item, dim in zip(advanced, dims):
-        index = broadcast_to_shape(_normalized_index(item.index, shape[dim]), index_shape, "indexing")
+        index = broadcast_to_shape(
+            _normalized_index(item.index, shape[dim]), index_shape, "indexing"
+        )
         stride = math.prod(shape[later] for later in dims if later > dim)
         term = lax.mul(index, stride) if stride != 1 else index
         linear = term if linear is None else lax.add(linear, term)
@@ -197,8 +223,11 @@ def _final_layout(result, entries, advanced_rank: int, adjacent: bool):
             else:
                 kinds.append("new" if entry is None else "dim")
     else:
-        kinds = ["dim"] * advanced_rank + ["new" if entry is None else "dim"
-                                           for entry in entries if not isinstance(entry, _Advanced)]
+        kinds = ["dim"] * advanced_rank + [
+            "new" if entry is None else "dim"
+            for entry in entries
+            if not isinstance(entry, _Advanced)
+        ]
     positions = tuple(position for position, kind in enumerate(kinds) if kind == "new")
     return lax.expand_dims(result, positions) if positions else result
 
@@ -209,7 +238,9 @@ def getitem(array, index):
     operand = array_operand(array, "indexing")
     entries = _expand_masks(list(index) if isinstance(index, tuple) else [index])
     entries = _fill_ellipsis(entries, len(shape_of(operand)))
-    has_arrays = any(not (entry is None or isinstance(entry, slice) or _is_integer(entry)) for entry in entries)
+    has_arrays = any(
+        not (entry is None or isinstance(entry, slice) or _is_integer(entry)) for entry in entries
+    )
     operand = _apply_basic(operand, entries, has_arrays)
     if not has_arrays:
         return _final_layout(operand, entries, -1, adjacent=True)
@@ -222,14 +253,18 @@ def getitem(array, index):
             marked.append(entry)
         else:
             size = shape_of(operand)[dim]
-            marked.append(_Advanced(_static_int(entry, size, dim) if _is_integer(entry) else entry, dim))
+            marked.append(
+                _Advanced(_static_int(entry, size, dim) if _is_integer(entry) else entry, dim)
+            )
         dim += 1
     positions = [position for position, entry in enumerate(marked) if isinstance(entry, _Advanced)]
     adjacent = positions == list(range(positions[0], positions[-1] + 1))
     advanced = [marked[position] for position in positions]
     index_rank = len(broadcast_shapes("indexing", *(shape_of(item.index) for item in advanced)))
     result = _gather_advanced(operand, advanced, adjacent)
-    return _final_layout(result, marked, index_rank, adjacent)
+    return with_weak_type(
+        _final_layout(result, marked, index_rank, adjacent), dtype_of(operand).weak
+    )
 
 
 # -- take -----------------------------------------------------------------------------------------
@@ -247,9 +282,9 @@ _TAKE_MODES = ("fill", "clip", "wrap", "promise_in_bounds")
 def take(a, indices, axis=None, mode=None, fill_value=None):
     """Elements of ``a`` at ``indices`` along ``axis`` (None: of the flattened array).
 
-    Negative indices count from the end. Out-of-range indices give ``fill_value`` (NaN, the
-    most negative int or True by default) in mode "fill" (the default), the nearest element in
-    "clip" and "promise_in_bounds", and wrap around in "wrap".
+    In mode "fill" (the default) negative indices count from the end and indices still out of
+    range give ``fill_value`` (NaN, the most negative int or True by default); "clip" and
+    "promise_in_bounds" clamp into range (negatives to 0); "wrap" wraps around.
     """
     mode = "fill" if mode is None else mode
     if mode not in _TAKE_MODES:
@@ -262,16 +297,24 @@ def take(a, indices, axis=None, mode=None, fill_value=None):
     index = _index_operand(indices, "take")
     if mode == "wrap":
         index = remainder(index, max(size, 1))
-    index = lax.select(lax.lt(index, 0), lax.add(index, size), index)
+    if mode == "fill":
+        # As in JAX, only the fill mode counts negative indices from the end; clip clamps them to 0.
+        index = lax.select(lax.lt(index, 0), lax.add(index, size), index)
     gather_mode = "fill" if mode == "fill" else "clip"
     if gather_mode == "clip" and size == 0 and math.prod(shape_of(index)) > 0:
         raise IndexError(f"take: cannot take elements of axis {dim}, which has size 0")
-    result = lax.gather_along_axis(operand, index, dim, mode=gather_mode)
+    result = with_weak_type(
+        lax.gather_along_axis(operand, index, dim, mode=gather_mode), dtype_of(operand).weak
+    )
     if mode != "fill" or fill_value is None:
         return result
     inside = lax.bitwise_and(lax.ge(index, 0), lax.lt(index, size))
-    inside = lax.broadcast_in_dim(inside, shape_of(result), tuple(range(dim, dim + len(shape_of(index)))))
-    fill = lax.full(shape_of(result), convert_operand(fill_value, dtype_of(result).name), dtype_of(result).name)
+    inside = lax.broadcast_in_dim(
+        inside, shape_of(result), tuple(range(dim, dim + len(shape_of(index))))
+    )
+    fill = lax.full(
+        shape_of(result), convert_operand(fill_value, dtype_of(result).name), dtype_of(result).name
+    )
     return lax.select(inside, result, fill)
 
 
@@ -283,21 +326,31 @@ def take_along_axis(arr, indices, axis):
     if axis is None:
         return take(operand, lax.reshape(index, (math.prod(index_shape),)), None, mode="clip")
     if len(index_shape) != len(shape):
-        raise ValueError(f"take_along_axis: indices of shape {index_shape} must have the rank of arr {shape}")
+        raise ValueError(
+            f"take_along_axis: indices of shape {index_shape} must have the rank of arr {shape}"
+        )
     dim = normalize_axis(axis, len(shape), "take_along_axis")
     others = [size for position, size in enumerate(shape) if position != dim]
     other_index = [size for position, size in enumerate(index_shape) if position != dim]
     result_shape = list(broadcast_shapes("take_along_axis", tuple(others), tuple(other_index)))
     result_shape.insert(dim, index_shape[dim])
     result_shape = tuple(result_shape)
-    operand = broadcast_to_shape(operand, result_shape[:dim] + (shape[dim],) + result_shape[dim + 1:], "take_along_axis")
-    index = broadcast_to_shape(_normalized_index(index, shape[dim]), result_shape, "take_along_axis")
+    operand = broadcast_to_shape(
+        operand, result_shape[:dim] + (shape[dim],) + result_shape[dim + 1 :], "take_along_axis"
+    )
+    index = broadcast_to_shape(
+        _normalized_index(index, shape[dim]), result_shape, "take_along_axis"
+    )
     # Linear positions in the flattened operand: every other dim's iota times its stride.
     full_shape = shape_of(operand)
     linear = None
     for position in range(len(full_shape)):
-        stride = math.prod(full_shape[position + 1:])
-        coordinate = index if position == dim else lax.broadcasted_iota(default_int(x64()), result_shape, position)
+        stride = math.prod(full_shape[position + 1 :])
+        coordinate = (
+            index
+            if position == dim
+            else lax.broadcasted_iota(default_int(x64()), result_shape, position)
+        )
         term = lax.mul(coordinate, stride) if stride != 1 else coordinate
         linear = term if linear is None else lax.add(linear, term)
     flat = lax.reshape(operand, (math.prod(full_shape),))

@@ -50,12 +50,16 @@ def matmul(a, b, *, preferred_element_type=None):
     lhs_shape, rhs_shape = shape_of(lhs), shape_of(rhs)
     for index, shape in enumerate((lhs_shape, rhs_shape)):
         if not shape:
-            raise ValueError(f"matmul: input operand {index} must have ndim at least 1, but it has ndim 0")
+            raise ValueError(
+                f"matmul: input operand {index} must have ndim at least 1, but it has ndim 0"
+            )
     lhs_contracting = lhs_shape[-1]
     rhs_contracting = rhs_shape[-2] if len(rhs_shape) > 1 else rhs_shape[0]
     if lhs_contracting != rhs_contracting:
-        raise ValueError(f"matmul: shapes {lhs_shape} and {rhs_shape} do not align: the contracting "
-                         f"dims have sizes {lhs_contracting} and {rhs_contracting}")
+        raise ValueError(
+            f"matmul: shapes {lhs_shape} and {rhs_shape} do not align: the contracting "
+            f"dims have sizes {lhs_contracting} and {rhs_contracting}"
+        )
     lhs_batch, rhs_batch = lhs_shape[:-2], rhs_shape[:-2]
     batch_rank = len(broadcast_shapes("matmul", lhs_batch, rhs_batch))
     # Batch dims are labelled by their position in the result, aligned from the right.
@@ -80,11 +84,14 @@ def dot(a, b, *, preferred_element_type=None):
         return multiply(a, b)
     rhs_dim = len(rhs_shape) - 2 if len(rhs_shape) > 1 else 0
     if lhs_shape[-1] != rhs_shape[rhs_dim]:
-        raise ValueError(f"dot: shapes {lhs_shape} and {rhs_shape} not aligned: dim {len(lhs_shape) - 1} "
-                         f"(size {lhs_shape[-1]}) != dim {rhs_dim} (size {rhs_shape[rhs_dim]})")
+        raise ValueError(
+            f"dot: shapes {lhs_shape} and {rhs_shape} not aligned: dim {len(lhs_shape) - 1} "
+            f"(size {lhs_shape[-1]}) != dim {rhs_dim} (size {rhs_shape[rhs_dim]})"
+        )
     preferred = _preferred(preferred_element_type, "dot")
-    result = lax.dot_general(lhs, rhs, (((len(lhs_shape) - 1,), (rhs_dim,)), ((), ())),
-                             preferred_element_type=preferred)
+    result = lax.dot_general(
+        lhs, rhs, (((len(lhs_shape) - 1,), (rhs_dim,)), ((), ())), preferred_element_type=preferred
+    )
     return _finish(result, dtype, preferred)
 
 
@@ -97,17 +104,23 @@ def _tensordot_axes(axes, lhs_rank: int, rhs_rank: int):
         count = None
     if count is not None:
         if not 0 <= count <= min(lhs_rank, rhs_rank):
-            raise ValueError(f"tensordot: axes={count} needs operands of rank at least {count}, "
-                             f"got ranks {lhs_rank} and {rhs_rank}")
+            raise ValueError(
+                f"tensordot: axes={count} needs operands of rank at least {count}, "
+                f"got ranks {lhs_rank} and {rhs_rank}"
+            )
         return tuple(range(lhs_rank - count, lhs_rank)), tuple(range(count))
     try:
         lhs_axes, rhs_axes = axes
     except (TypeError, ValueError):
-        raise TypeError(f"tensordot: axes must be an int or a pair of sequences, got {axes!r}") from None
+        raise TypeError(
+            f"tensordot: axes must be an int or a pair of sequences, got {axes!r}"
+        ) from None
     lhs_axes = (lhs_axes,) if isinstance(lhs_axes, int) else tuple(lhs_axes)
     rhs_axes = (rhs_axes,) if isinstance(rhs_axes, int) else tuple(rhs_axes)
     if len(lhs_axes) != len(rhs_axes):
-        raise ValueError(f"tensordot: axes {axes} pair {len(lhs_axes)} dims of a with {len(rhs_axes)} of b")
+        raise ValueError(
+            f"tensordot: axes {axes} pair {len(lhs_axes)} dims of a with {len(rhs_axes)} of b"
+        )
     lhs_dims = tuple(normalize_axis(axis, lhs_rank, "tensordot") for axis in lhs_axes)
     rhs_dims = tuple(normalize_axis(axis, rhs_rank, "tensordot") for axis in rhs_axes)
     return lhs_dims, rhs_dims
@@ -121,12 +134,16 @@ def tensordot(a, b, axes=2, *, preferred_element_type=None):
     lhs_dims, rhs_dims = _tensordot_axes(axes, len(lhs_shape), len(rhs_shape))
     for lhs_dim, rhs_dim in zip(lhs_dims, rhs_dims):
         if lhs_shape[lhs_dim] != rhs_shape[rhs_dim]:
-            raise ValueError(f"tensordot: shape mismatch: dim {lhs_dim} of a {lhs_shape} and dim {rhs_dim} "
-                             f"of b {rhs_shape} have sizes {lhs_shape[lhs_dim]} and {rhs_shape[rhs_dim]}")
+            raise ValueError(
+                f"tensordot: shape mismatch: dim {lhs_dim} of a {lhs_shape} and dim {rhs_dim} "
+                f"of b {rhs_shape} have sizes {lhs_shape[lhs_dim]} and {rhs_shape[rhs_dim]}"
+            )
     if len(set(lhs_dims)) != len(lhs_dims) or len(set(rhs_dims)) != len(rhs_dims):
         raise ValueError(f"tensordot: repeated axis in {axes}")
     preferred = _preferred(preferred_element_type, "tensordot")
-    result = lax.dot_general(lhs, rhs, ((lhs_dims, rhs_dims), ((), ())), preferred_element_type=preferred)
+    result = lax.dot_general(
+        lhs, rhs, ((lhs_dims, rhs_dims), ((), ())), preferred_element_type=preferred
+    )
     return _finish(result, dtype, preferred)
 
 
@@ -147,4 +164,3 @@ def outer(a, b):
 def vdot(a, b, *, preferred_element_type=None):
     """The dot product of the flattened arguments."""
     return dot(ravel(a), ravel(b), preferred_element_type=preferred_element_type)
-

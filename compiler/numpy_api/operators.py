@@ -62,7 +62,7 @@ def _transpose_method(self, *axes):
 
 
 def _astype(self, dtype):
-    return lax.convert_element_type(self, dtype_argument(dtype, "astype"))
+    return lax._convert_element_type(self, dtype_argument(dtype, "astype"), weak_type=False)
 
 
 def _divmod(left, right):
@@ -71,27 +71,68 @@ def _divmod(left, right):
 
 # Binary operators: (name, function); each also gets its reflected ``__r<name>__`` form.
 _BINARY = (
-    ("add", add), ("sub", subtract), ("mul", multiply), ("truediv", true_divide),
-    ("floordiv", floor_divide), ("mod", remainder), ("pow", power), ("matmul", matmul),
-    ("and", bitwise_and), ("or", bitwise_or), ("xor", bitwise_xor), ("lshift", left_shift),
-    ("rshift", right_shift), ("divmod", _divmod),
+    ("add", add),
+    ("sub", subtract),
+    ("mul", multiply),
+    ("truediv", true_divide),
+    ("floordiv", floor_divide),
+    ("mod", remainder),
+    ("pow", power),
+    ("matmul", matmul),
+    ("and", bitwise_and),
+    ("or", bitwise_or),
+    ("xor", bitwise_xor),
+    ("lshift", left_shift),
+    ("rshift", right_shift),
+    ("divmod", _divmod),
 )
 
 OPERATORS = {f"__{name}__": function for name, function in _BINARY}
 OPERATORS.update({f"__r{name}__": _reflected(function) for name, function in _BINARY})
-OPERATORS.update({
-    "__neg__": negative, "__pos__": positive, "__abs__": absolute, "__invert__": invert,
-    "__eq__": equal, "__ne__": not_equal, "__lt__": less, "__le__": less_equal,
-    "__gt__": greater, "__ge__": greater_equal, "__getitem__": getitem,
-})
+OPERATORS.update(
+    {
+        "__neg__": negative,
+        "__pos__": positive,
+        "__abs__": absolute,
+        "__invert__": invert,
+        "__eq__": equal,
+        "__ne__": not_equal,
+        "__lt__": less,
+        "__le__": less_equal,
+        "__gt__": greater,
+        "__ge__": greater_equal,
+        "__getitem__": getitem,
+    }
+)
 
 METHODS = {
-    "reshape": _reshape_method, "astype": _astype, "transpose": _transpose_method,
-    "sum": _sum, "mean": mean, "max": _max, "min": _min, "prod": prod, "var": var, "std": std,
-    "argmax": argmax, "argmin": argmin, "all": _all, "any": _any, "cumsum": cumsum,
-    "cumprod": cumprod, "sort": _sort, "argsort": argsort, "swapaxes": swapaxes,
-    "squeeze": squeeze, "ravel": ravel, "flatten": ravel, "take": take, "clip": _clip,
-    "round": _round, "dot": dot, "repeat": repeat,
+    "reshape": _reshape_method,
+    "astype": _astype,
+    "transpose": _transpose_method,
+    "sum": _sum,
+    "mean": mean,
+    "max": _max,
+    "min": _min,
+    "prod": prod,
+    "var": var,
+    "std": std,
+    "argmax": argmax,
+    "argmin": argmin,
+    "all": _all,
+    "any": _any,
+    "cumsum": cumsum,
+    "cumprod": cumprod,
+    "sort": _sort,
+    "argsort": argsort,
+    "swapaxes": swapaxes,
+    "squeeze": squeeze,
+    "ravel": ravel,
+    "flatten": ravel,
+    "take": take,
+    "clip": _clip,
+    "round": _round,
+    "dot": dot,
+    "repeat": repeat,
 }
 
 PROPERTIES = {"T": transpose, "mT": matrix_transpose}

@@ -18,6 +18,7 @@ from .arguments import (
     inexact_dtype,
     normalize_axes,
     normalize_axis,
+    with_weak_type,
 )
 from .elementwise import subtract
 from .elementwise_math import sqrt
@@ -33,7 +34,8 @@ def _prepare(function: str, a, axis, dtype, default_dtype):
     value = as_array_argument(a, function)
     axes = normalize_axes(axis, len(shape_of(value)), function)
     name = dtype_argument(dtype, function) if dtype is not None else default_dtype(dtype_of(value))
-    return convert_operand(value, name), axes, name
+    # As in JAX, reductions give strongly typed results even for weakly typed operands.
+    return with_weak_type(convert_operand(value, name), False), axes, name
 
 
 def _summation_dtype(dtype: DType) -> str:
@@ -139,14 +141,23 @@ def _arg_extremum(function: str, reduce):
         else:
             dim = normalize_axis(axis, len(shape), function)
         if shape_of(operand)[dim] == 0:
-            raise ValueError(f"{function}: attempt to get {function} of an empty sequence (shape {shape}, axis {axis})")
+            raise ValueError(
+                f"{function}: attempt to get {function} of an empty sequence "
+                f"(shape {shape}, axis {axis})"
+            )
         result = reduce(operand, dim, default_int(x64()))
         if not keepdims:
             return result
-        return lax.reshape(result, (1,) * len(shape)) if axis is None else lax.expand_dims(result, (dim,))
+        return (
+            lax.reshape(result, (1,) * len(shape))
+            if axis is None
+            else lax.expand_dims(result, (dim,))
+        )
 
     apply.__name__ = apply.__qualname__ = function
-    apply.__doc__ = f"Index of the first {function[3:]}imum along ``axis`` (None: of the flattened array)."
+    apply.__doc__ = (
+        f"Index of the first {function[3:]}imum along ``axis`` (None: of the flattened array)."
+    )
     return apply
 
 
@@ -169,7 +180,9 @@ def _scan(function: str, scan):
         name = dtype_argument(dtype, function) if dtype is not None else default
         if name == "bool":
             raise TypeError(f"{function}: dtype bool is not supported; use an integer dtype")
-        operand, dim = _flatten_or_axis(function, convert_operand(value, name), axis)
+        operand, dim = _flatten_or_axis(
+            function, with_weak_type(convert_operand(value, name), False), axis
+        )
         return scan(operand, dim)
 
     apply.__name__ = apply.__qualname__ = function
@@ -185,7 +198,7 @@ def sort(a, axis=-1):
     """Sorted copy along ``axis`` (None: of the flattened array); NaNs sort last."""
     value = as_array_argument(a, "sort")
     operand, dim = _flatten_or_axis("sort", convert_operand(value, dtype_of(value).name), axis)
-    return lax.sort(operand, dim)
+    return with_weak_type(lax.sort(operand, dim), dtype_of(value).weak)
 
 
 def argsort(a, axis=-1):

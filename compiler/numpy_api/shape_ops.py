@@ -22,6 +22,7 @@ from .arguments import (
     normalize_axes,
     normalize_axis,
     result_dtype,
+    with_weak_type,
 )
 
 
@@ -34,7 +35,9 @@ def _shape_argument(shape, function: str) -> tuple[int, ...]:
     try:
         return tuple(operator.index(size) for size in shape)
     except TypeError:
-        raise TypeError(f"{function}: shape must be an int or a sequence of ints, got {shape!r}") from None
+        raise TypeError(
+            f"{function}: shape must be an int or a sequence of ints, got {shape!r}"
+        ) from None
 
 
 def _resolve_shape(new_shape, old_shape, function: str) -> tuple[int, ...]:
@@ -45,10 +48,16 @@ def _resolve_shape(new_shape, old_shape, function: str) -> tuple[int, ...]:
     valid = unknown <= 1 and all(extent >= -1 for extent in new_shape)
     if valid and unknown:
         valid = known != 0 and size % known == 0
-        new_shape = tuple(size // known if extent == -1 else extent for extent in new_shape) if valid else new_shape
+        new_shape = (
+            tuple(size // known if extent == -1 else extent for extent in new_shape)
+            if valid
+            else new_shape
+        )
     if not valid or math.prod(new_shape) != size:
-        raise ValueError(f"{function}: cannot reshape an array of shape {tuple(old_shape)} (size {size}) "
-                         f"into shape {tuple(new_shape)}")
+        raise ValueError(
+            f"{function}: cannot reshape an array of shape {tuple(old_shape)} (size {size}) "
+            f"into shape {tuple(new_shape)}"
+        )
     return tuple(new_shape)
 
 
@@ -79,7 +88,10 @@ def transpose(a, axes=None):
         return lax.transpose(operand, tuple(reversed(range(rank))))
     permutation = tuple(normalize_axis(axis, rank, "transpose") for axis in axes)
     if sorted(permutation) != list(range(rank)):
-        raise ValueError(f"transpose: axes {tuple(axes)} are not a permutation of the {rank} dims of shape {shape_of(operand)}")
+        raise ValueError(
+            f"transpose: axes {tuple(axes)} are not a permutation of the {rank} dims "
+            f"of shape {shape_of(operand)}"
+        )
     return lax.transpose(operand, permutation)
 
 
@@ -106,16 +118,23 @@ def moveaxis(a, source, destination):
     operand = array_operand(a, "moveaxis")
     rank = len(shape_of(operand))
     sources = [source] if isinstance(source, (int, np.integer)) else list(source)
-    destinations = [destination] if isinstance(destination, (int, np.integer)) else list(destination)
+    destinations = (
+        [destination] if isinstance(destination, (int, np.integer)) else list(destination)
+    )
     if len(sources) != len(destinations):
-        raise ValueError(f"moveaxis: source {source} and destination {destination} must have the same number of elements")
+        raise ValueError(
+            f"moveaxis: source {source} and destination {destination} must have the "
+            f"same number of elements"
+        )
     sources = [normalize_axis(axis, rank, "moveaxis") for axis in sources]
     destinations = [normalize_axis(axis, rank, "moveaxis") for axis in destinations]
     if len(set(sources)) != len(sources) or len(set(destinations)) != len(destinations):
         raise ValueError(f"moveaxis: repeated axis in source {source} or destination {destination}")
     rest = iter(dim for dim in range(rank) if dim not in sources)
     placed = dict(zip(destinations, sources))
-    return lax.transpose(operand, tuple(placed[dim] if dim in placed else next(rest) for dim in range(rank)))
+    return lax.transpose(
+        operand, tuple(placed[dim] if dim in placed else next(rest) for dim in range(rank))
+    )
 
 
 def expand_dims(a, axis):
@@ -135,7 +154,10 @@ def squeeze(a, axis=None):
         dims = normalize_axes(axis, len(shape), "squeeze")
     for dim in dims:
         if shape[dim] != 1:
-            raise ValueError(f"squeeze: cannot select axis {dim} of shape {shape}: its size is {shape[dim]}, not 1")
+            raise ValueError(
+                f"squeeze: cannot select axis {dim} of shape {shape}: "
+                f"its size is {shape[dim]}, not 1"
+            )
     return lax.squeeze(operand, dims) if dims else operand
 
 
@@ -159,13 +181,15 @@ def _joined_operands(arrays, function: str, dtype):
     values = [as_array_argument(array, function) for array in arrays]
     if not values:
         raise ValueError(f"{function}: need at least one array, got an empty sequence")
-    name = dtype_argument(dtype, function) if dtype is not None else result_dtype(function, *values).name
-    return [convert_operand(value, name) for value in values]
+    promoted = result_dtype(function, *values)
+    name = dtype_argument(dtype, function) if dtype is not None else promoted.name
+    weak = promoted.weak and dtype is None
+    return [convert_operand(value, name) for value in values], weak
 
 
 def concatenate(arrays, axis=0, dtype=None):
     """The arrays joined along an existing ``axis`` (None: flattened first)."""
-    operands = _joined_operands(arrays, "concatenate", dtype)
+    operands, weak = _joined_operands(arrays, "concatenate", dtype)
     if axis is None:
         operands = [lax.reshape(operand, (math.prod(shape_of(operand)),)) for operand in operands]
         axis = 0
@@ -174,31 +198,47 @@ def concatenate(arrays, axis=0, dtype=None):
         raise ValueError("concatenate: zero-dimensional arrays cannot be concatenated")
     dim = normalize_axis(axis, len(shapes[0]), "concatenate")
     for shape in shapes:
-        if len(shape) != len(shapes[0]) or shape[:dim] + shape[dim + 1:] != shapes[0][:dim] + shapes[0][dim + 1:]:
-            raise ValueError(f"concatenate: shapes {', '.join(map(str, shapes))} do not match outside axis {axis}")
-    return operands[0] if len(operands) == 1 else lax.concatenate(operands, dim)
+        if (
+            len(shape) != len(shapes[0])
+            or shape[:dim] + shape[dim + 1 :] != shapes[0][:dim] + shapes[0][dim + 1 :]
+        ):
+            raise ValueError(
+                f"concatenate: shapes {', '.join(map(str, shapes))} "
+                f"do not match outside axis {axis}"
+            )
+    return with_weak_type(
+        operands[0] if len(operands) == 1 else lax.concatenate(operands, dim), weak
+    )
 
 
 def stack(arrays, axis=0, dtype=None):
     """The arrays (all of one shape) joined along a new ``axis``."""
-    operands = _joined_operands(arrays, "stack", dtype)
+    operands, weak = _joined_operands(arrays, "stack", dtype)
     shapes = [shape_of(operand) for operand in operands]
     if any(shape != shapes[0] for shape in shapes):
-        raise ValueError(f"stack: all arrays must have the same shape, got {', '.join(map(str, shapes))}")
+        raise ValueError(
+            f"stack: all arrays must have the same shape, got {', '.join(map(str, shapes))}"
+        )
     dim = normalize_axis(axis, len(shapes[0]) + 1, "stack")
     expanded = [lax.expand_dims(operand, (dim,)) for operand in operands]
-    return expanded[0] if len(expanded) == 1 else lax.concatenate(expanded, dim)
+    return with_weak_type(
+        expanded[0] if len(expanded) == 1 else lax.concatenate(expanded, dim), weak
+    )
 
 
 def _split_points(indices_or_sections, size: int, axis: int) -> list[int]:
     if isinstance(indices_or_sections, (int, np.integer)):
         sections = int(indices_or_sections)
         if sections <= 0 or size % sections:
-            raise ValueError(f"split: array split does not result in an equal division: axis {axis} "
-                             f"of size {size} into {sections} sections")
+            raise ValueError(
+                f"split: array split does not result in an equal division: axis {axis} "
+                f"of size {size} into {sections} sections"
+            )
         return [size // sections * part for part in range(1, sections)]
     # numpy clips split indices into [0, size] and lets them decrease (empty pieces).
-    return [min(max(int(index) + (size if index < 0 else 0), 0), size) for index in indices_or_sections]
+    return [
+        min(max(int(index) + (size if index < 0 else 0), 0), size) for index in indices_or_sections
+    ]
 
 
 def split(ary, indices_or_sections, axis: int = 0):
@@ -233,9 +273,11 @@ def repeat(a, repeats: int, axis=None):
         operand, axis = ravel(operand), 0
     shape = shape_of(operand)
     dim = normalize_axis(axis, len(shape), "repeat")
-    widened = shape[: dim + 1] + (int(repeats),) + shape[dim + 1:]
-    copies = lax.broadcast_in_dim(operand, widened, tuple(d for d in range(len(widened)) if d != dim + 1))
-    return lax.reshape(copies, shape[:dim] + (shape[dim] * int(repeats),) + shape[dim + 1:])
+    widened = shape[: dim + 1] + (int(repeats),) + shape[dim + 1 :]
+    copies = lax.broadcast_in_dim(
+        operand, widened, tuple(d for d in range(len(widened)) if d != dim + 1)
+    )
+    return lax.reshape(copies, shape[:dim] + (shape[dim] * int(repeats),) + shape[dim + 1 :])
 
 
 def tile(a, reps):
@@ -264,4 +306,3 @@ def ndim(a) -> int:
 
 def size(a) -> int:
     return math.prod(shape_of(as_array_argument(a, "size")))
-

@@ -9,28 +9,17 @@ whatever layout it came out in (partial results stay unreduced until a consumer 
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from meshjit.ir import Block, DimSharding, Func, Module, Op, SymbolRef, TensorSharding, Value
 
-from .. import cost
-from ..factor_projection import project_dim, unproject_dim
+from ..factor_choice import Decision as Decision
+from ..factor_choice import FactorChooser
 from ..factor_rules import FactorRule
-from ..partition_rules import IDENTITY, PARTIAL_REDUCTION, UNEVEN_OK, local_attrs
+from ..partition_rules import PARTIAL_REDUCTION, identity, local_attrs
 from ..reshard import reshard
 from ..sharding_rules import sharding_rules
 from ..spmd_builder import Local, SpmdBuilder, local_type
-
-
-@dataclass
-class Decision:
-    """A choice the partitioner made between valid strategies, kept for explain()."""
-
-    op: str
-    location: str | None
-    chosen: str
-    alternatives: dict[str, float] = field(default_factory=dict)
 
 
 def _replicated(mesh_name: str, rank: int) -> TensorSharding:
@@ -49,8 +38,12 @@ class _Partitioner:
         self.mesh_name = self._mesh_name()
         self.mesh = module.mesh(self.mesh_name)
         self.builder = SpmdBuilder(self.mesh_name, self.mesh)
+        self.chooser = FactorChooser(self.mesh_name, self.mesh)
         self.locals: dict[int, Local] = {}
-        self.decisions: list[Decision] = []
+
+    @property
+    def decisions(self) -> list[Decision]:
+        return self.chooser.decisions
 
     def _mesh_name(self) -> str:
         names = {s.mesh_name for s in self.func.arg_shardings if s is not None}
@@ -62,122 +55,43 @@ class _Partitioner:
     def sharding_of(self, value: Value, given: TensorSharding | None) -> TensorSharding:
         return given if given is not None else _replicated(self.mesh_name, value.type.rank)
 
-    # -- factor choice ----------------------------------------------------------------------
-    def _project(self, sharding: TensorSharding, dims_factors, rule: FactorRule) -> dict[int, list]:
-        projected = {}
-        for dim, factors in zip(sharding.dims, dims_factors):
-            projected.update(project_dim(dim.axes, factors, rule.sizes, self.mesh))
-        return projected
-
-    def _consistent(self, factor_axes: dict[int, list], rule: FactorRule) -> dict[int, list]:
-        """Shrink factor axes until every tensor can express them on its dims."""
-        changed = True
-        while changed:
-            changed = False
-            for dims in rule.tensors:
-                for factors in dims:
-                    axes = unproject_dim(factor_axes, factors, rule.sizes, self.mesh)
-                    back = project_dim(axes, factors, rule.sizes, self.mesh)
-                    for factor in factors:
-                        if back[factor] != factor_axes.get(factor, []):
-                            factor_axes[factor] = back[factor][:len(factor_axes.get(factor, []))]
-                            changed = True
-        return factor_axes
-
-    def choose_factors(self, op: Op, rule: FactorRule, operand_locals: list[Local]) -> dict[int, list]:
-        factor_axes = {factor: [] for factor in range(len(rule.sizes))}
-        for index, result in enumerate(op.results):
-            target = self.sharding_of(result, op.sharding_of(index))
-            for factor, axes in self._project(target, rule.results[index], rule).items():
-                if rule.kinds[factor] == "pass" and not factor_axes[factor]:
-                    factor_axes[factor] = list(axes)
-        if op.name in PARTIAL_REDUCTION:
-            self._choose_reduction_axes(op, rule, operand_locals, factor_axes)
-        if op.name not in UNEVEN_OK:
-            for factor, axes in factor_axes.items():
-                if rule.sizes[factor] % math.prod(a.resolved_size(self.mesh) for a in axes):
-                    factor_axes[factor] = []
-        return self._consistent(factor_axes, rule)
-
-    def _choose_reduction_axes(self, op: Op, rule: FactorRule, operand_locals, factor_axes) -> None:
-        used = {axis for axes in factor_axes.values() for axis in axes}
-        for factor, kind in enumerate(rule.kinds):
-            if kind != "reduction":
-                continue
-            candidates = []
-            for local, dims in zip(operand_locals, rule.operands):
-                axes = self._project(local.sharding, dims, rule).get(factor, [])
-                candidates.append([axis for axis in axes if axis not in used])
-            best = max(candidates, key=len)
-            if not best:
-                continue
-            keep_cost, gather_cost = self._reduction_costs(op, rule, operand_locals, factor, best)
-            chosen = "partial results over " + ",".join(a.name for a in best)
-            if keep_cost <= gather_cost:
-                factor_axes[factor] = list(best)
-                used.update(best)
-            else:
-                chosen = "gather the contracted operands"
-            self.decisions.append(Decision(op.name, op.location, chosen, {
-                "partial results + all_reduce (bytes/device)": keep_cost,
-                "all_gather operands (bytes/device)": gather_cost}))
-
-    def _reduction_costs(self, op, rule, operand_locals, factor, axes) -> tuple[float, float]:
-        """Bytes each device sends to keep ``factor`` sharded on ``axes`` (all_reduce of the local
-        result) versus to gather every operand sharded on it."""
-        count = math.prod(axis.resolved_size(self.mesh) for axis in axes)
-        target = self.sharding_of(op.result, op.sharding_of(0))
-        local_result = cost.value_bytes(op.result) / math.prod(target.dim_shards(self.mesh))
-        keep = cost.all_reduce_bytes(local_result, count)
-        gather = 0.0
-        for local, dims in zip(operand_locals, rule.operands):
-            if self._project(local.sharding, dims, rule).get(factor):
-                gather += cost.all_gather_bytes(cost.value_bytes(local.value) * count, count)
-        return keep, gather
+    def result_shardings(self, op: Op) -> list[TensorSharding]:
+        """The layouts propagation chose for ``op``'s results, without pending reductions."""
+        return [_clean(self.sharding_of(result, op.sharding_of(index))) for index, result in enumerate(op.results)]
 
     # -- emitting one op --------------------------------------------------------------------
-    def required_sharding(self, rule: FactorRule, dims_factors, factor_axes) -> TensorSharding:
-        dims = tuple(DimSharding(tuple(unproject_dim(factor_axes, factors, rule.sizes, self.mesh)))
-                     for factors in dims_factors)
-        return TensorSharding(self.mesh_name, dims)
-
     def partition_generic(self, op: Op) -> list[Local]:
+        """Reshard the operands to the chosen factor axes and run the op on local shards."""
         rule = sharding_rules[op.name](op)
         operands = [self.locals[value.id] for value in op.operands]
-        factor_axes = self.choose_factors(op, rule, operands)
+        factor_axes = self.chooser.choose(op, rule, operands, self.result_shardings(op))
         resharded = []
         for index, (local, dims) in enumerate(zip(operands, rule.operands)):
-            target = self.required_sharding(rule, dims, factor_axes)
+            target = self.chooser.required_sharding(rule, dims, factor_axes)
             resharded.append(reshard(self.builder, local, target, _describe(op, index)))
         resharded = self._mask_partial_padding(op, rule, factor_axes, resharded)
-        result_shardings = [self.required_sharding(rule, dims, factor_axes) for dims in rule.results]
-        unreduced = self._unreduced_axes(op, rule, factor_axes)
+        result_shardings = [self.chooser.required_sharding(rule, dims, factor_axes) for dims in rule.results]
+        unreduced = tuple(self.chooser.unreduced_axes(op, rule, factor_axes))
         local_shapes = [s.local_shape(r.type.shape, self.mesh) for s, r in zip(result_shardings, op.results)]
         values = self.builder.emit(op.name, [local.value for local in resharded], local_attrs(op, local_shapes),
                                    location=op.location)
         reduction = PARTIAL_REDUCTION.get(op.name, "sum")
-        return [Local(value, replace(sharding, unreduced=tuple(unreduced), reduction=reduction), result.type.shape)
+        return [Local(value, replace(sharding, unreduced=unreduced, reduction=reduction), result.type.shape)
                 for value, sharding, result in zip(values, result_shardings, op.results)]
 
-    def _unreduced_axes(self, op: Op, rule: FactorRule, factor_axes) -> list:
-        if op.name not in PARTIAL_REDUCTION:
-            return []
-        return [axis for factor, kind in enumerate(rule.kinds) if kind == "reduction" for axis in factor_axes[factor]]
-
     def _mask_partial_padding(self, op: Op, rule: FactorRule, factor_axes, operands: list[Local]) -> list[Local]:
-        """Uneven shards of a reduced dim carry padding: fill it with the reduction's identity."""
+        """Uneven shards of a reduced dim carry padding: fill it with the reduction's identity
+        (on both operands of a dot, since padding times zero need not be zero)."""
         if op.name not in PARTIAL_REDUCTION:
             return operands
-        identity = IDENTITY[PARTIAL_REDUCTION[op.name]]
         masked = []
-        for position, (local, dims) in enumerate(zip(operands, rule.operands)):
+        for local, dims in zip(operands, rule.operands):
             value = local.value
-            if op.name != "dot_general" or position == 0:
-                for dim, factors in enumerate(dims):
-                    reduced = [f for f in factors if rule.kinds[f] == "reduction" and factor_axes[f]]
-                    if reduced:
-                        axes = local.sharding.dims[dim].axes
-                        value = self.builder.mask_padding(value, dim, local.global_shape[dim], axes, identity)
+            fill = identity(PARTIAL_REDUCTION[op.name], value.type.dtype)
+            for dim, factors in enumerate(dims):
+                if any(rule.kinds[factor] == "reduction" and factor_axes[factor] for factor in factors):
+                    axes = local.sharding.dims[dim].axes
+                    value = self.builder.mask_padding(value, dim, local.global_shape[dim], axes, fill)
             masked.append(Local(value, local.sharding, local.global_shape))
         return masked
 
@@ -186,11 +100,9 @@ class _Partitioner:
         return [reshard(self.builder, local, op.attrs["sharding"], _describe(op))]
 
     def partition_creation(self, op: Op) -> list[Local]:
-        """iota and constant: build the whole value, or this device's shard of it directly."""
-        target = self.sharding_of(op.result, op.sharding_of(0))
-        if any(target.local_shape(op.result.type.shape, self.mesh)[d] * shards != size
-               for d, (size, shards) in enumerate(zip(op.result.type.shape, target.dim_shards(self.mesh)))):
-            target = _replicated(self.mesh_name, op.result.type.rank)
+        """iota builds this device's shard directly (its padding holds values past the end, which
+    nothing reads); a constant is built whole and sliced."""
+        target = self.result_shardings(op)[0]
         local_shape = target.local_shape(op.result.type.shape, self.mesh)
         if op.name == "iota" and not target.is_fully_replicated():
             return [self._sharded_iota(op, target, local_shape)]

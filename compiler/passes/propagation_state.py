@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from meshjit.ir import AxisRef, DimSharding, MeshAttr, TensorSharding
+from meshjit.ir import AxisRef, DimSharding, TensorSharding
 
 from ..factor_rules import FactorRule
 
 
 @dataclass
 class TensorState:
-    """One tensor's sharding while propagation runs; only open dims grow."""
+    """One tensor's sharding while propagation runs; only open dims grow.
+
+    ``user`` marks a sharding the user wrote (an argument, a result, a constraint, a manual
+    computation boundary, or an op that came with one): its closed dims never change, and at a
+    user-priority level below a dim's priority that dim counts as closed and its axes as taken.
+    """
 
     key: int
     label: str
@@ -32,7 +37,8 @@ class TensorState:
     @staticmethod
     def unsharded(key: int, label: str, shape) -> TensorState:
         rank = len(shape)
-        return TensorState(key, label, tuple(shape), [[] for _ in range(rank)], [True] * rank, [None] * rank)
+        return TensorState(key, label, tuple(shape), [[] for _ in range(rank)], [True] * rank,
+                           [None] * rank)
 
     @staticmethod
     def from_sharding(key: int, label: str, shape, sharding: TensorSharding) -> TensorState:
@@ -45,12 +51,21 @@ class TensorState:
             reduction=sharding.reduction, user=True,
         )
 
-    def used_axes(self) -> list[AxisRef]:
-        return [axis for dim in self.dims for axis in dim] + list(self.replicated) + list(self.unreduced)
+    def is_hidden(self, dim: int, level: int | None) -> bool:
+        """A user dim whose priority is lower (a larger number) than the running level."""
+        return self.user and level is not None and (self.priority[dim] or 0) > level
+
+    def may_grow(self, dim: int, level: int | None) -> bool:
+        return self.open[dim] and not self.is_hidden(dim, level)
+
+    def hidden_axes(self, level: int | None) -> list[AxisRef]:
+        return [axis for dim, axes in enumerate(self.dims) if self.is_hidden(dim, level) for axis in axes]
 
     def to_sharding(self, mesh_name: str) -> TensorSharding:
+        """A user sharding keeps its open marks and priorities; a propagated one is closed."""
         dims = tuple(
-            DimSharding(tuple(axes), is_closed=not (self.user and is_open), priority=priority if self.user else None)
+            DimSharding(tuple(axes), is_closed=not (self.user and is_open),
+                        priority=priority if self.user else None)
             for axes, is_open, priority in zip(self.dims, self.open, self.priority)
         )
         return TensorSharding(mesh_name, dims, self.replicated, self.unreduced, self.reduction)
@@ -58,23 +73,15 @@ class TensorState:
 
 @dataclass
 class Edge:
-    """An op (or a virtual identity to a function result or a manual-computation operand) seen
-    through its factor rule; ``tensors`` are state keys, operands first."""
+    """An op seen through its factor rule; ``tensors`` are state keys, operands first.
+
+    Besides real ops there are two virtual kinds, identities to a value's user sharding:
+    ``return`` (to a function result sharding) and ``manual_input`` (to a manual
+    computation's in_sharding), like Shardy's data-flow edges.
+    """
 
     name: str
     rule: FactorRule
     tensors: list[int]
     num_operands: int
     location: str | None = None
-    extra: dict = field(default_factory=dict)
-
-
-def fits(axes, size: int, mesh: MeshAttr) -> list[AxisRef]:
-    """The longest prefix of ``axes`` whose device count divides ``size``."""
-    kept, product = [], 1
-    for axis in axes:
-        product *= axis.resolved_size(mesh)
-        if size % product:
-            break
-        kept.append(axis)
-    return kept

@@ -15,6 +15,7 @@ from meshjit.ir import (
     Value,
     infer_result_types,
 )
+from op_oracles import NUMPY_DTYPES
 from op_records import parse_types
 
 
@@ -51,12 +52,7 @@ def mesh_of(*sizes: int) -> MeshAttr:
     return MeshAttr(tuple(zip(("x", "y"), sizes)))
 
 
-def ir_dtype(array: np.ndarray) -> str:
-    return {"b": "bool", "i": f"i{array.dtype.itemsize * 8}", "f": f"f{array.dtype.itemsize * 8}"}[
-        array.dtype.kind
-    ]
-
-
-def type_text(array: np.ndarray) -> str:
-    """The IR type of a numpy array as text, e.g. ``f32[2,3]``."""
-    return f"{ir_dtype(array)}[{','.join(map(str, array.shape))}]"
+def type_text(shape, dtype: np.dtype) -> str:
+    """An IR type as text, e.g. ``f32[2,3]``, from a shape and a numpy dtype."""
+    ir_dtype = {numpy_dtype: name for name, numpy_dtype in NUMPY_DTYPES.items()}[np.dtype(dtype)]
+    return f"{ir_dtype}[{','.join(map(str, shape))}]"

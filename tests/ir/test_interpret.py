@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from meshjit.ir import Attrs, Block, Func, Module, Op, TensorSharding, Value, interpret
-from module_builder import Builder, ir_dtype, mesh_of
+from module_builder import Builder, mesh_of, type_text
 from op_records import MESH, MESHES, assert_results_match, instances, parse_types, rng_for
 from op_table import RECORDS
 
@@ -24,9 +24,7 @@ def test_one_op_module_matches_oracle(record, case, dtype, test_id):
     attrs = case.attrs_for(dtype)
     operands = record.make(rng_for(test_id), case.shapes, dtype, attrs)
     builder = Builder(MESHES)
-    args = [
-        builder.arg(f"{ir_dtype(array)}[{','.join(map(str, array.shape))}]") for array in operands
-    ]
+    args = [builder.arg(type_text(array.shape, array.dtype)) for array in operands]
     results = builder.op(record.name, *args, **attrs)
     results = results if isinstance(results, tuple) else (results,)
     with np.errstate(all="ignore"):

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 from meshjit.ir import MeshAttr, interpret
-from module_builder import Builder, ir_dtype, mesh_of
+from module_builder import Builder, mesh_of, type_text
 from op_records import MESH
 
 # --- per-device modules: hand-written answers ------------------------------------------------
@@ -17,7 +17,7 @@ from op_records import MESH
 def run_per_device(mesh: MeshAttr, name: str, stacked: np.ndarray, **attrs) -> np.ndarray:
     """Interpret a per-device module that applies op ``name`` to one stacked argument."""
     builder = Builder({"mesh": mesh})
-    x = builder.arg(f"{ir_dtype(stacked)}[{','.join(map(str, stacked.shape[1:]))}]")
+    x = builder.arg(type_text(stacked.shape[1:], stacked.dtype))
     result = builder.op(name, x, mesh=MESH, **attrs)
     (output,) = interpret(builder.module(result, spmd_mesh="mesh"), stacked)
     return output
@@ -30,6 +30,20 @@ def test_elementwise_and_reductions_run_on_every_device():
     stacked = np.arange(12.0).reshape(4, 3) / 4
     (result,) = interpret(builder.module(total, spmd_mesh="mesh"), stacked)
     np.testing.assert_allclose(result, np.exp(stacked).sum(axis=1))
+
+
+def test_select_with_a_0d_predicate_on_every_device():
+    builder = Builder({"mesh": mesh_of(2, 2)})
+    predicate, on_true, on_false = (
+        builder.arg("bool[]"),
+        builder.arg("i32[3]"),
+        builder.arg("i32[3]"),
+    )
+    chosen = builder.op("select", predicate, on_true, on_false)
+    predicates = np.array([True, False, False, True])
+    ones, zeros = np.ones((4, 3), np.int32), np.zeros((4, 3), np.int32)
+    (result,) = interpret(builder.module(chosen, spmd_mesh="mesh"), predicates, ones, zeros)
+    np.testing.assert_array_equal(result, np.int32([[1] * 3, [0] * 3, [0] * 3, [1] * 3]))
 
 
 def test_all_reduce_on_two_devices():

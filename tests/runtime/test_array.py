@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import meshjit
-from meshjit.sharding import NamedSharding, PartitionSpec as P, SingleDeviceSharding
+from meshjit.sharding import NamedSharding, SingleDeviceSharding
+from meshjit.sharding import PartitionSpec as P
 
 pytestmark = pytest.mark.usefixtures("restore_runtime_state")
 

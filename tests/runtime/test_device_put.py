@@ -7,8 +7,16 @@ import numpy as np
 import pytest
 
 import meshjit
-from meshjit.sharding import (GSPMDSharding, Mesh, NamedSharding, PartitionSpec as P, PmapSharding,
-                              PositionalSharding, SingleDeviceSharding, set_mesh)
+from meshjit.sharding import (
+    GSPMDSharding,
+    Mesh,
+    NamedSharding,
+    PmapSharding,
+    PositionalSharding,
+    SingleDeviceSharding,
+    set_mesh,
+)
+from meshjit.sharding import PartitionSpec as P
 
 pytestmark = pytest.mark.usefixtures("restore_runtime_state")
 

@@ -5,12 +5,23 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from meshjit.runtime.tile_assignment import parse_tile_assignment
 
 import meshjit
-from meshjit.sharding import (Chunked, GSPMDSharding, Mesh, NamedSharding, NoSharding, PartitionSpec as P,
-                              PmapSharding, PositionalSharding, ShardedAxis, ShardingSpec, TileAssignment,
-                              Unstacked)
-from meshjit.runtime.tile_assignment import parse_tile_assignment
+from meshjit.sharding import (
+    Chunked,
+    GSPMDSharding,
+    Mesh,
+    NamedSharding,
+    NoSharding,
+    PmapSharding,
+    PositionalSharding,
+    ShardedAxis,
+    ShardingSpec,
+    TileAssignment,
+    Unstacked,
+)
+from meshjit.sharding import PartitionSpec as P
 
 pytestmark = pytest.mark.usefixtures("restore_runtime_state")
 
@@ -74,12 +85,12 @@ def test_positional_single_tile_replicates_any_rank(shape):
 
 # Goldens in the format of JAX 0.4.30's PositionalSharding.__repr__.
 @pytest.mark.parametrize("build, text", [
-    (lambda s: s, "PositionalSharding([{CPU 0} {CPU 1} {CPU 2} {CPU 3} {CPU 4} {CPU 5} {CPU 6} {CPU 7}], "
-                  "memory_kind=device, shape=(8,))"),
-    (lambda s: s.reshape(4, 2), "PositionalSharding([[{CPU 0} {CPU 1}]\n"
-                                "                    [{CPU 2} {CPU 3}]\n"
-                                "                    [{CPU 4} {CPU 5}]\n"
-                                "                    [{CPU 6} {CPU 7}]], memory_kind=device, shape=(4, 2))"),
+    (lambda s: s, ("PositionalSharding([{CPU 0} {CPU 1} {CPU 2} {CPU 3} {CPU 4} {CPU 5} {CPU 6} {CPU 7}], "
+                   "memory_kind=device, shape=(8,))")),
+    (lambda s: s.reshape(4, 2), ("PositionalSharding([[{CPU 0} {CPU 1}]\n"
+                                 "                    [{CPU 2} {CPU 3}]\n"
+                                 "                    [{CPU 4} {CPU 5}]\n"
+                                 "                    [{CPU 6} {CPU 7}]], memory_kind=device, shape=(4, 2))")),
     (lambda s: s.reshape(4, 2).replicate(0),
      "PositionalSharding([[{CPU 0, 2, 4, 6} {CPU 1, 3, 5, 7}]], memory_kind=device, shape=(1, 2))"),
     (lambda s: s.replicate(), "PositionalSharding([{CPU 0, 1, 2, 3, 4, 5, 6, 7}], memory_kind=device, shape=(1,))"),

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import meshjit
-from meshjit.sharding import NamedSharding, PartitionSpec as P, PositionalSharding, SingleDeviceSharding
+from meshjit.sharding import NamedSharding, PositionalSharding, SingleDeviceSharding
+from meshjit.sharding import PartitionSpec as P
 
 pytestmark = pytest.mark.usefixtures("restore_runtime_state")
 

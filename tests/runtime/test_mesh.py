@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import meshjit
-from meshjit.sharding import AxisType, Mesh, NamedSharding, PartitionSpec as P, get_mesh, set_mesh
+from meshjit.sharding import AxisType, Mesh, NamedSharding, get_mesh, set_mesh
+from meshjit.sharding import PartitionSpec as P
 
 pytestmark = pytest.mark.usefixtures("restore_runtime_state")
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import meshjit
-from meshjit.sharding import Mesh, NamedSharding, PartitionSpec as P
+from meshjit.sharding import Mesh, NamedSharding
+from meshjit.sharding import PartitionSpec as P
 
 pytestmark = pytest.mark.usefixtures("restore_runtime_state", "two_processes")
 

@@ -8,8 +8,16 @@ import numpy as np
 import pytest
 
 import meshjit
-from meshjit.sharding import (GSPMDSharding, Mesh, NamedSharding, PartitionSpec as P, PmapSharding,
-                              PositionalSharding, Sharding, SingleDeviceSharding)
+from meshjit.sharding import (
+    GSPMDSharding,
+    Mesh,
+    NamedSharding,
+    PmapSharding,
+    PositionalSharding,
+    Sharding,
+    SingleDeviceSharding,
+)
+from meshjit.sharding import PartitionSpec as P
 
 pytestmark = pytest.mark.usefixtures("restore_runtime_state")
 
@@ -107,7 +115,7 @@ def test_pmap_sharding_memory_kind():
 
 def test_the_base_class_is_abstract():
     with pytest.raises(TypeError, match="Sharding"):
-        Sharding().device_set
+        _ = Sharding().device_set
 
 
 def pmap_8():

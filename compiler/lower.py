@@ -1,0 +1,96 @@
+"""Lowering a per-device module to a Plan: one step per op (or per fused group), buffer slots,
+and frees at each buffer's last use.
+
+Plan buffers carry the mesh's axes as leading dims, of size 1 where a value is the same on
+every device along that axis (see runtime/plan.py), so the analysis here tracks, per value,
+which mesh axes it varies along.
+"""
+
+from __future__ import annotations
+
+from meshjit.ir import Module, Op
+from meshjit.runtime.plan import CollectiveStep, FreeStep, KernelStep, Plan
+
+from .fusion import fuse_elementwise
+from .kernels import kernel_rules
+
+_COLLECTIVE_KINDS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute")
+
+
+class _Lowering:
+    def __init__(self, module: Module):
+        self.func = module.main
+        mesh = module.mesh(self.func.spmd_mesh)
+        self.axis_names = mesh.axis_names
+        self.mesh_shape = tuple(size for _, size in mesh.axes)
+        self.lead = len(self.mesh_shape)
+        self.slot_of: dict[int, int] = {}
+        self.steps: list = []
+
+    def slot(self, value) -> int:
+        if value.id not in self.slot_of:
+            self.slot_of[value.id] = len(self.slot_of)
+        return self.slot_of[value.id]
+
+    def axis_positions(self, names) -> tuple[int, ...]:
+        return tuple(self.axis_names.index(name) for name in names)
+
+    def varying(self, sharding) -> tuple[int, ...]:
+        if sharding is None:
+            return ()
+        used = {axis.name for dim in sharding.dims for axis in dim.axes} | {axis.name for axis in sharding.unreduced}
+        return tuple(position for position, name in enumerate(self.axis_names) if name in used)
+
+    def lower_op(self, op: Op) -> None:
+        inputs = tuple(self.slot(value) for value in op.operands)
+        outputs = tuple(self.slot(value) for value in op.results)
+        if op.name in _COLLECTIVE_KINDS:
+            params = {key: op.attrs[key] for key in ("dim", "reduction", "split_dim", "concat_dim", "pairs")
+                      if key in op.attrs}
+            self.steps.append(CollectiveStep(op.name, self.axis_positions(op.attrs["axes"]), inputs[0], outputs[0], params))
+        elif op.name == "axis_index":
+            self.steps.append(CollectiveStep("axis_index", self.axis_positions([op.attrs["axis"]]), -1, outputs[0]))
+        elif op.name == "partition_id":
+            self.steps.append(CollectiveStep("partition_id", (), -1, outputs[0]))
+        elif op.name == "fused":
+            self.steps.append(KernelStep(op.attrs["label"], op.attrs["kernel"], inputs, outputs))
+        else:
+            self.steps.append(KernelStep(op.name, kernel_rules[op.name](op, self.lead), inputs, outputs))
+
+    def add_frees(self, results: set[int], ops) -> list:
+        last_use: dict[int, int] = {}
+        for index, op in enumerate(ops):
+            for value in op.operands:
+                last_use[self.slot(value)] = index
+        frees: dict[int, list[int]] = {}
+        for slot, index in last_use.items():
+            if slot not in results:
+                frees.setdefault(index, []).append(slot)
+        steps = []
+        for index, step in enumerate(self.steps):
+            steps.append(step)
+            if index in frees:
+                steps.append(FreeStep(tuple(sorted(frees[index]))))
+        return steps
+
+
+def lower(module: Module) -> Plan:
+    """The Plan of a per-device module (``spmd_mesh`` set)."""
+    lowering = _Lowering(module)
+    func = lowering.func
+    arg_slots = tuple(lowering.slot(arg) for arg in func.args)
+    ops = fuse_elementwise(func.body.ops, lowering.lead)
+    for op in ops:
+        lowering.lower_op(op)
+    result_slots = tuple(lowering.slot(value) for value in func.returns)
+    steps = lowering.add_frees(set(result_slots) | set(arg_slots), ops)
+    return Plan(
+        mesh_shape=lowering.mesh_shape,
+        num_slots=len(lowering.slot_of),
+        arg_slots=arg_slots,
+        arg_varying=tuple(lowering.varying(sharding) for sharding in func.arg_shardings),
+        result_slots=result_slots,
+        result_varying=tuple(lowering.varying(sharding) for sharding in func.result_shardings),
+        steps=tuple(steps),
+        description=f"{len(ops)} steps over mesh {dict(zip(lowering.axis_names, lowering.mesh_shape))}",
+    )

@@ -1,0 +1,7 @@
+"""meshjit.experimental: the pre-Array JAX APIs kept for ported code (GDA, pjit, maps.mesh)."""
+
+from meshjit.runtime.partition_spec import PartitionSpec as PartitionSpec
+
+from . import global_device_array as global_device_array
+from . import maps as maps
+from . import pjit as pjit

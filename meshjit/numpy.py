@@ -1,0 +1,158 @@
+"""meshjit.numpy: the jax.numpy subset real numeric code uses (``import meshjit.numpy as jnp``).
+
+Elementwise math with numpy broadcasting and JAX dtype promotion (weakly typed Python scalars),
+reductions, shape functions, products, creation and indexing; every function runs eagerly on
+concrete arrays and traces under ``meshjit.jit``.
+"""
+
+import numpy as _numpy
+
+from meshjit.compiler.numpy_api.arguments import AxisError as AxisError
+from meshjit.compiler.numpy_api.creation import arange as arange
+from meshjit.compiler.numpy_api.creation import array as array
+from meshjit.compiler.numpy_api.creation import asarray as asarray
+from meshjit.compiler.numpy_api.creation import empty as empty
+from meshjit.compiler.numpy_api.creation import empty_like as empty_like
+from meshjit.compiler.numpy_api.creation import eye as eye
+from meshjit.compiler.numpy_api.creation import full as full
+from meshjit.compiler.numpy_api.creation import full_like as full_like
+from meshjit.compiler.numpy_api.creation import identity as identity
+from meshjit.compiler.numpy_api.creation import linspace as linspace
+from meshjit.compiler.numpy_api.creation import ones as ones
+from meshjit.compiler.numpy_api.creation import ones_like as ones_like
+from meshjit.compiler.numpy_api.creation import tri as tri
+from meshjit.compiler.numpy_api.creation import tril as tril
+from meshjit.compiler.numpy_api.creation import triu as triu
+from meshjit.compiler.numpy_api.creation import zeros as zeros
+from meshjit.compiler.numpy_api.creation import zeros_like as zeros_like
+from meshjit.compiler.numpy_api.einsum import einsum as einsum
+from meshjit.compiler.numpy_api.elementwise import abs as abs
+from meshjit.compiler.numpy_api.elementwise import absolute as absolute
+from meshjit.compiler.numpy_api.elementwise import add as add
+from meshjit.compiler.numpy_api.elementwise import arctan2 as arctan2
+from meshjit.compiler.numpy_api.elementwise import bitwise_and as bitwise_and
+from meshjit.compiler.numpy_api.elementwise import bitwise_not as bitwise_not
+from meshjit.compiler.numpy_api.elementwise import bitwise_or as bitwise_or
+from meshjit.compiler.numpy_api.elementwise import bitwise_xor as bitwise_xor
+from meshjit.compiler.numpy_api.elementwise import clip as clip
+from meshjit.compiler.numpy_api.elementwise import divide as divide
+from meshjit.compiler.numpy_api.elementwise import equal as equal
+from meshjit.compiler.numpy_api.elementwise import floor_divide as floor_divide
+from meshjit.compiler.numpy_api.elementwise import fmod as fmod
+from meshjit.compiler.numpy_api.elementwise import greater as greater
+from meshjit.compiler.numpy_api.elementwise import greater_equal as greater_equal
+from meshjit.compiler.numpy_api.elementwise import invert as invert
+from meshjit.compiler.numpy_api.elementwise import left_shift as left_shift
+from meshjit.compiler.numpy_api.elementwise import less as less
+from meshjit.compiler.numpy_api.elementwise import less_equal as less_equal
+from meshjit.compiler.numpy_api.elementwise import logical_and as logical_and
+from meshjit.compiler.numpy_api.elementwise import logical_not as logical_not
+from meshjit.compiler.numpy_api.elementwise import logical_or as logical_or
+from meshjit.compiler.numpy_api.elementwise import logical_xor as logical_xor
+from meshjit.compiler.numpy_api.elementwise import maximum as maximum
+from meshjit.compiler.numpy_api.elementwise import minimum as minimum
+from meshjit.compiler.numpy_api.elementwise import mod as mod
+from meshjit.compiler.numpy_api.elementwise import multiply as multiply
+from meshjit.compiler.numpy_api.elementwise import negative as negative
+from meshjit.compiler.numpy_api.elementwise import not_equal as not_equal
+from meshjit.compiler.numpy_api.elementwise import positive as positive
+from meshjit.compiler.numpy_api.elementwise import power as power
+from meshjit.compiler.numpy_api.elementwise import reciprocal as reciprocal
+from meshjit.compiler.numpy_api.elementwise import remainder as remainder
+from meshjit.compiler.numpy_api.elementwise import right_shift as right_shift
+from meshjit.compiler.numpy_api.elementwise import sign as sign
+from meshjit.compiler.numpy_api.elementwise import square as square
+from meshjit.compiler.numpy_api.elementwise import subtract as subtract
+from meshjit.compiler.numpy_api.elementwise import true_divide as true_divide
+from meshjit.compiler.numpy_api.elementwise import where as where
+from meshjit.compiler.numpy_api.elementwise_math import arccos as arccos
+from meshjit.compiler.numpy_api.elementwise_math import arcsin as arcsin
+from meshjit.compiler.numpy_api.elementwise_math import arctan as arctan
+from meshjit.compiler.numpy_api.elementwise_math import around as around
+from meshjit.compiler.numpy_api.elementwise_math import cbrt as cbrt
+from meshjit.compiler.numpy_api.elementwise_math import ceil as ceil
+from meshjit.compiler.numpy_api.elementwise_math import cos as cos
+from meshjit.compiler.numpy_api.elementwise_math import cosh as cosh
+from meshjit.compiler.numpy_api.elementwise_math import exp as exp
+from meshjit.compiler.numpy_api.elementwise_math import exp2 as exp2
+from meshjit.compiler.numpy_api.elementwise_math import expm1 as expm1
+from meshjit.compiler.numpy_api.elementwise_math import fix as fix
+from meshjit.compiler.numpy_api.elementwise_math import floor as floor
+from meshjit.compiler.numpy_api.elementwise_math import isfinite as isfinite
+from meshjit.compiler.numpy_api.elementwise_math import isinf as isinf
+from meshjit.compiler.numpy_api.elementwise_math import isnan as isnan
+from meshjit.compiler.numpy_api.elementwise_math import log as log
+from meshjit.compiler.numpy_api.elementwise_math import log1p as log1p
+from meshjit.compiler.numpy_api.elementwise_math import log2 as log2
+from meshjit.compiler.numpy_api.elementwise_math import log10 as log10
+from meshjit.compiler.numpy_api.elementwise_math import logaddexp as logaddexp
+from meshjit.compiler.numpy_api.elementwise_math import rint as rint
+from meshjit.compiler.numpy_api.elementwise_math import round as round
+from meshjit.compiler.numpy_api.elementwise_math import sin as sin
+from meshjit.compiler.numpy_api.elementwise_math import sinh as sinh
+from meshjit.compiler.numpy_api.elementwise_math import sqrt as sqrt
+from meshjit.compiler.numpy_api.elementwise_math import tan as tan
+from meshjit.compiler.numpy_api.elementwise_math import tanh as tanh
+from meshjit.compiler.numpy_api.elementwise_math import trunc as trunc
+from meshjit.compiler.numpy_api.indexing import (
+    NonConcreteBooleanIndexError as NonConcreteBooleanIndexError,
+)
+from meshjit.compiler.numpy_api.indexing import take as take
+from meshjit.compiler.numpy_api.indexing import take_along_axis as take_along_axis
+from meshjit.compiler.numpy_api.linalg import dot as dot
+from meshjit.compiler.numpy_api.linalg import inner as inner
+from meshjit.compiler.numpy_api.linalg import matmul as matmul
+from meshjit.compiler.numpy_api.linalg import outer as outer
+from meshjit.compiler.numpy_api.linalg import tensordot as tensordot
+from meshjit.compiler.numpy_api.linalg import vdot as vdot
+from meshjit.compiler.numpy_api.reductions import all as all
+from meshjit.compiler.numpy_api.reductions import amax as amax
+from meshjit.compiler.numpy_api.reductions import amin as amin
+from meshjit.compiler.numpy_api.reductions import any as any
+from meshjit.compiler.numpy_api.reductions import argmax as argmax
+from meshjit.compiler.numpy_api.reductions import argmin as argmin
+from meshjit.compiler.numpy_api.reductions import argsort as argsort
+from meshjit.compiler.numpy_api.reductions import cumprod as cumprod
+from meshjit.compiler.numpy_api.reductions import cumsum as cumsum
+from meshjit.compiler.numpy_api.reductions import max as max
+from meshjit.compiler.numpy_api.reductions import mean as mean
+from meshjit.compiler.numpy_api.reductions import min as min
+from meshjit.compiler.numpy_api.reductions import prod as prod
+from meshjit.compiler.numpy_api.reductions import sort as sort
+from meshjit.compiler.numpy_api.reductions import std as std
+from meshjit.compiler.numpy_api.reductions import sum as sum
+from meshjit.compiler.numpy_api.reductions import var as var
+from meshjit.compiler.numpy_api.shape_ops import broadcast_arrays as broadcast_arrays
+from meshjit.compiler.numpy_api.shape_ops import broadcast_to as broadcast_to
+from meshjit.compiler.numpy_api.shape_ops import concatenate as concatenate
+from meshjit.compiler.numpy_api.shape_ops import expand_dims as expand_dims
+from meshjit.compiler.numpy_api.shape_ops import flip as flip
+from meshjit.compiler.numpy_api.shape_ops import matrix_transpose as matrix_transpose
+from meshjit.compiler.numpy_api.shape_ops import moveaxis as moveaxis
+from meshjit.compiler.numpy_api.shape_ops import ndim as ndim
+from meshjit.compiler.numpy_api.shape_ops import ravel as ravel
+from meshjit.compiler.numpy_api.shape_ops import repeat as repeat
+from meshjit.compiler.numpy_api.shape_ops import reshape as reshape
+from meshjit.compiler.numpy_api.shape_ops import shape as shape
+from meshjit.compiler.numpy_api.shape_ops import size as size
+from meshjit.compiler.numpy_api.shape_ops import split as split
+from meshjit.compiler.numpy_api.shape_ops import squeeze as squeeze
+from meshjit.compiler.numpy_api.shape_ops import stack as stack
+from meshjit.compiler.numpy_api.shape_ops import swapaxes as swapaxes
+from meshjit.compiler.numpy_api.shape_ops import tile as tile
+from meshjit.compiler.numpy_api.shape_ops import transpose as transpose
+
+# Dtypes: numpy's scalar types, which every dtype= argument accepts (64-bit ones narrow to
+# 32 bits unless jax_enable_x64 is on).
+bool_ = _numpy.bool_
+int32 = _numpy.int32
+int64 = _numpy.int64
+float32 = _numpy.float32
+float64 = _numpy.float64
+dtype = _numpy.dtype
+
+pi = _numpy.pi
+e = _numpy.e
+inf = _numpy.inf
+nan = _numpy.nan
+newaxis = None

@@ -1,0 +1,56 @@
+"""The executable format between the compiler and the runtime.
+
+A Plan is a list of steps over numbered buffer slots. Every buffer holds one per-device value
+for all of this process's devices at once, as a numpy array whose leading dims are the mesh's
+axes: a dim is the axis's size where the value differs along that axis and 1 where every
+device along it holds the same copy (so replicas are stored and computed once, and numpy
+broadcasting lines values up). The local (per-device) dims follow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class KernelStep:
+    """``outputs = function(*inputs)`` on slots; ``name`` says what it computes (for profiles)."""
+
+    name: str
+    function: Callable
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class CollectiveStep:
+    """An in-process collective over mesh axes (positions into the mesh's axes)."""
+
+    kind: str
+    axes: tuple[int, ...]
+    input: int
+    output: int
+    params: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FreeStep:
+    """Drop the buffers of slots no later step reads."""
+
+    slots: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """``mesh_shape`` gives the leading dims; ``arg_varying``/``result_varying`` say along which
+    mesh axes each argument and result differs (the rest of its leading dims are 1)."""
+
+    mesh_shape: tuple[int, ...]
+    num_slots: int
+    arg_slots: tuple[int, ...]
+    arg_varying: tuple[tuple[int, ...], ...]
+    result_slots: tuple[int, ...]
+    result_varying: tuple[tuple[int, ...], ...]
+    steps: tuple
+    description: str = ""

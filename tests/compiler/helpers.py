@@ -1,0 +1,113 @@
+"""Running a meshjit.numpy function three ways for differential tests: eagerly, traced (the
+module is verified, printed, parsed back and interpreted), and through ``meshjit.jit`` once it
+exists. Also small builders of random inputs from specs like ``"f32[3,4]"``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import optree
+from meshjit.compiler.trace import trace_flat
+from meshjit.ir import TensorType, interpret, parse_module, print_module, verify
+from meshjit.ir.dtypes import from_numpy
+
+import meshjit
+import meshjit.numpy
+
+MODES = ("eager", "traced", "jit")
+_SPEC = re.compile(r"^(bool|i32|i64|f32|f64)\[([0-9, ]*)\]$")
+_NUMPY = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f32": np.float32, "f64": np.float64}
+
+
+def random_array(spec: str, rng: np.random.Generator, low=None, high=None) -> np.ndarray:
+    """A random array for ``spec`` (``"f32[3,4]"``): floats in [low, high) (default -2..2),
+    ints in [low, high] (default -5..5), bools fair coins."""
+    match = _SPEC.match(spec.replace(" ", ""))
+    if match is None:
+        raise ValueError(f"bad array spec {spec!r}; expected e.g. 'f32[3,4]'")
+    dtype, dims = match.group(1), match.group(2)
+    shape = tuple(int(size) for size in dims.split(",") if size)
+    if dtype == "bool":
+        return rng.random(shape) < 0.5
+    if dtype.startswith("i"):
+        low, high = (-5 if low is None else low), (5 if high is None else high)
+        return rng.integers(low, high + 1, size=shape).astype(_NUMPY[dtype])
+    low, high = (-2.0 if low is None else low), (2.0 if high is None else high)
+    return rng.uniform(low, high, size=shape).astype(_NUMPY[dtype])
+
+
+def _flatten(output):
+    leaves, treedef = optree.tree_flatten(output)
+    return leaves, treedef
+
+
+def traced_module(fn, *args):
+    """Trace ``fn`` over abstract versions of the numpy ``args``; returns (traced, treedef)."""
+    arg_types = [TensorType(np.shape(arg), from_numpy(np.asarray(arg).dtype)) for arg in args]
+    box = []
+
+    def flat_fn(*tracers):
+        leaves, treedef = _flatten(fn(*tracers))
+        box.append(treedef)
+        return leaves
+
+    traced, _ = trace_flat(flat_fn, arg_types, [f"arg{index}" for index in range(len(args))])
+    return traced, box[0]
+
+
+def run_traced(fn, *args):
+    """Trace, verify, round-trip through text, and interpret ``fn`` on numpy ``args``."""
+    traced, treedef = traced_module(fn, *args)
+    module = traced.module
+    verify(module)
+    text = print_module(module)
+    reparsed = parse_module(text)
+    verify(reparsed)
+    assert print_module(reparsed) == text, "printed module does not round-trip"
+    captured = [np.asarray(array) for array in traced.captured]
+    results = interpret(module, *args, *captured)
+    return optree.tree_unflatten(treedef, list(results))
+
+
+def run_eager(fn, *args):
+    output = fn(*args)
+    leaves, treedef = _flatten(output)
+    return optree.tree_unflatten(treedef, [np.asarray(leaf) for leaf in leaves])
+
+
+def has_jit() -> bool:
+    return hasattr(meshjit, "jit")
+
+
+def run_jit(fn, *args):
+    output = meshjit.jit(fn)(*args)
+    leaves, treedef = _flatten(output)
+    return optree.tree_unflatten(treedef, [np.asarray(leaf) for leaf in leaves])
+
+
+def run(mode: str, fn, *args):
+    """``fn`` on ``args`` in ``mode`` (one of MODES), with numpy leaves."""
+    return {"eager": run_eager, "traced": run_traced, "jit": run_jit}[mode](fn, *args)
+
+
+def dtype_name(array) -> str:
+    return from_numpy(np.asarray(array).dtype)
+
+
+def assert_close(
+    actual, expected, *, rtol: float = 1e-6, atol: float = 1e-6, dtype: str | None = None
+):
+    """Same shape, the expected IR dtype (if given), and values within tolerance (NaNs equal)."""
+    actual = np.asarray(actual)
+    expected = np.asarray(expected)
+    assert actual.shape == expected.shape, f"shape {actual.shape} != expected {expected.shape}"
+    if dtype is not None:
+        assert dtype_name(actual) == dtype, f"dtype {dtype_name(actual)} != expected {dtype}"
+    if actual.dtype == np.bool_ or expected.dtype == np.bool_:
+        np.testing.assert_array_equal(actual, expected)
+        return
+    np.testing.assert_allclose(
+        actual.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True
+    )

@@ -1,0 +1,151 @@
+"""Collective contracts: canonical sharded programs must communicate exactly this much.
+
+Each contract pins the kinds, counts, mesh axes and bytes of the collectives in the compiled
+per-device program, and checks the numbers against numpy (issue 6's table; 8 devices, f32).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import meshjit as jax
+import meshjit.numpy as jnp
+from meshjit import nn
+from meshjit.jit_api import jit, with_sharding_constraint
+from meshjit.sharding import Mesh, NamedSharding
+from meshjit.sharding import PartitionSpec as P
+
+T, D, F = 16, 32, 256
+H, DH = 8, 4
+
+
+def _mesh(shape, names):
+    return Mesh(np.array(jax.devices()[: int(np.prod(shape))]).reshape(shape), names)
+
+
+def _kinds(compiled):
+    return [(record.kind, record.axes, record.bytes, record.shape) for record in compiled.collectives()]
+
+
+def _random(*shape, seed=0):
+    return np.random.default_rng(seed + sum(shape)).standard_normal(shape).astype(np.float32)
+
+
+def _gelu(x):
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+
+
+def _mlp(x, w1, w2):
+    return nn.gelu(x @ w1) @ w2
+
+
+def test_megatron_mlp_one_all_reduce():
+    mesh = _mesh((8,), ("model",))
+    x, w1, w2 = _random(T, D), _random(D, F), _random(F, D)
+    shardings = (NamedSharding(mesh, P()), NamedSharding(mesh, P(None, "model")), NamedSharding(mesh, P("model", None)))
+    f = jit(_mlp, in_shardings=shardings)
+    compiled = f.lower(x, w1, w2).compile()
+    assert _kinds(compiled) == [("all_reduce", ("model",), 2 * 7 * T * D * 4 // 8, (T, D))]
+    np.testing.assert_allclose(np.asarray(f(x, w1, w2)), _gelu(x @ w1) @ w2, rtol=1e-4, atol=1e-4)
+
+
+def test_megatron_mlp_sequence_parallel():
+    mesh = _mesh((8,), ("model",))
+    x, w1, w2 = _random(T, D), _random(D, F), _random(F, D)
+    row = NamedSharding(mesh, P("model", None))
+    f = jit(_mlp, in_shardings=(row, NamedSharding(mesh, P(None, "model")), row), out_shardings=row)
+    compiled = f.lower(x, w1, w2).compile()
+    kinds = _kinds(compiled)
+    assert kinds == [("all_gather", ("model",), 7 * T * D * 4 // 8, (T // 8, D)),
+                     ("reduce_scatter", ("model",), 7 * T * D * 4 // 8, (T, D))]
+    np.testing.assert_allclose(np.asarray(f(x, w1, w2)), _gelu(x @ w1) @ w2, rtol=1e-4, atol=1e-4)
+
+
+def test_data_and_model_parallel_mlp():
+    mesh = _mesh((2, 4), ("data", "model"))
+    x, w1, w2 = _random(T, D), _random(D, F), _random(F, D)
+    shardings = (NamedSharding(mesh, P("data", None)), NamedSharding(mesh, P(None, "model")),
+                 NamedSharding(mesh, P("model", None)))
+    f = jit(_mlp, in_shardings=shardings)
+    compiled = f.lower(x, w1, w2).compile()
+    assert _kinds(compiled) == [("all_reduce", ("model",), 2 * 3 * (T // 2) * D * 4 // 4, (T // 2, D))]
+    np.testing.assert_allclose(np.asarray(f(x, w1, w2)), _gelu(x @ w1) @ w2, rtol=1e-4, atol=1e-4)
+
+
+def _attention(x, wq, wk, wv, wo):
+    q = jnp.einsum("td,dhk->thk", x, wq)
+    k = jnp.einsum("td,dhk->thk", x, wk)
+    v = jnp.einsum("td,dhk->thk", x, wv)
+    scores = jnp.einsum("thk,shk->hts", q, k) / np.sqrt(DH)
+    weights = nn.softmax(scores, axis=-1)
+    out = jnp.einsum("hts,shk->thk", weights, v)
+    return jnp.einsum("thk,hkd->td", out, wo)
+
+
+def _attention_numpy(x, wq, wk, wv, wo):
+    q, k, v = (np.einsum("td,dhk->thk", x, w) for w in (wq, wk, wv))
+    scores = np.einsum("thk,shk->hts", q, k) / np.sqrt(DH)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    return np.einsum("thk,hkd->td", np.einsum("hts,shk->thk", weights, v), wo)
+
+
+def test_attention_heads_sharded():
+    mesh = _mesh((8,), ("model",))
+    x = _random(T, D)
+    wq, wk, wv = (_random(D, H, DH, seed=i) for i in range(3))
+    wo = _random(H, DH, D, seed=3)
+    heads = NamedSharding(mesh, P(None, "model", None))
+    f = jit(_attention, in_shardings=(NamedSharding(mesh, P()), heads, heads, heads, NamedSharding(mesh, P("model"))))
+    compiled = f.lower(x, wq, wk, wv, wo).compile()
+    assert _kinds(compiled) == [("all_reduce", ("model",), 2 * 7 * T * D * 4 // 8, (T, D))]
+    np.testing.assert_allclose(np.asarray(f(x, wq, wk, wv, wo)), _attention_numpy(x, wq, wk, wv, wo), rtol=1e-4, atol=1e-3)
+
+
+def test_reshard_dim0_to_dim1_is_one_all_to_all():
+    mesh = _mesh((8,), ("x",))
+    f = jit(lambda a: a, in_shardings=NamedSharding(mesh, P("x", None)), out_shardings=NamedSharding(mesh, P(None, "x")))
+    a = np.arange(1024 * 1024, dtype=np.float32).reshape(1024, 1024)
+    compiled = f.lower(a).compile()
+    assert _kinds(compiled) == [("all_to_all", ("x",), 7 * 128 * 1024 * 4 // 8, (128, 1024))]
+    np.testing.assert_array_equal(np.asarray(f(a)), a)
+
+
+def test_sum_over_sharded_dim_is_one_all_reduce():
+    mesh = _mesh((8,), ("x",))
+    f = jit(lambda a: jnp.sum(a, axis=0), in_shardings=NamedSharding(mesh, P("x", None)))
+    a = _random(1024, 256)
+    compiled = f.lower(a).compile()
+    assert _kinds(compiled) == [("all_reduce", ("x",), 2 * 7 * 256 * 4 // 8, (256,))]
+    np.testing.assert_allclose(np.asarray(f(a)), a.sum(0), rtol=1e-4, atol=1e-3)
+
+
+def test_matmul_gathers_the_smaller_operand():
+    mesh = _mesh((8,), ("x",))
+    x, w = _random(T * 8, D), _random(D, 64)
+    f = jit(lambda x, w: x @ w, in_shardings=(NamedSharding(mesh, P("x", None)), NamedSharding(mesh, P(None, "x"))),
+            out_shardings=NamedSharding(mesh, P("x", None)))
+    compiled = f.lower(x, w).compile()
+    assert _kinds(compiled) == [("all_gather", ("x",), 7 * D * 64 * 4 // 8, (D, 64 // 8))]
+    np.testing.assert_allclose(np.asarray(f(x, w)), x @ w, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("strategy", ["shardy", "gspmd"])
+def test_strategies_agree_on_megatron(strategy):
+    mesh = _mesh((8,), ("model",))
+    x, w1, w2 = _random(T, D), _random(D, F), _random(F, D)
+    shardings = (NamedSharding(mesh, P()), NamedSharding(mesh, P(None, "model")), NamedSharding(mesh, P("model", None)))
+    f = jit(_mlp, in_shardings=shardings, propagation=strategy)
+    assert [record.kind for record in f.lower(x, w1, w2).compile().collectives()] == ["all_reduce"]
+
+
+def test_constraint_reshards_inside():
+    mesh = _mesh((2, 4), ("x", "y"))
+
+    def f(a):
+        b = with_sharding_constraint(jnp.exp(a), NamedSharding(mesh, P("y", "x")))
+        return jnp.sum(b, axis=0)
+
+    a = _random(8, 8)
+    np.testing.assert_allclose(np.asarray(jit(f)(a)), np.exp(a).sum(0), rtol=1e-5)
