@@ -11,7 +11,7 @@ from __future__ import annotations
 from meshjit.ir import Module, Op
 from meshjit.runtime.plan import CollectiveStep, FreeStep, KernelStep, Plan
 
-from .fusion import fuse_elementwise
+from .fusion import FusedKernel, fuse_elementwise
 from .kernels import kernel_rules
 
 _COLLECTIVE_KINDS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute")
@@ -41,10 +41,13 @@ class _Lowering:
         used = {axis.name for dim in sharding.dims for axis in dim.axes} | {axis.name for axis in sharding.unreduced}
         return tuple(position for position, name in enumerate(self.axis_names) if name in used)
 
-    def lower_op(self, op: Op) -> None:
+    def lower_op(self, op) -> None:
+        """One step for an op or a FusedKernel (both have operands and results)."""
         inputs = tuple(self.slot(value) for value in op.operands)
         outputs = tuple(self.slot(value) for value in op.results)
-        if op.name in _COLLECTIVE_KINDS:
+        if isinstance(op, FusedKernel):
+            self.steps.append(KernelStep(op.label, op.function, inputs, outputs))
+        elif op.name in _COLLECTIVE_KINDS:
             params = {key: op.attrs[key] for key in ("dim", "reduction", "split_dim", "concat_dim", "pairs")
                       if key in op.attrs}
             self.steps.append(CollectiveStep(op.name, self.axis_positions(op.attrs["axes"]), inputs[0], outputs[0], params))
@@ -52,8 +55,6 @@ class _Lowering:
             self.steps.append(CollectiveStep("axis_index", self.axis_positions([op.attrs["axis"]]), -1, outputs[0]))
         elif op.name == "partition_id":
             self.steps.append(CollectiveStep("partition_id", (), -1, outputs[0]))
-        elif op.name == "fused":
-            self.steps.append(KernelStep(op.attrs["label"], op.attrs["kernel"], inputs, outputs))
         else:
             self.steps.append(KernelStep(op.name, kernel_rules[op.name](op, self.lead), inputs, outputs))
 
@@ -79,7 +80,7 @@ def lower(module: Module) -> Plan:
     lowering = _Lowering(module)
     func = lowering.func
     arg_slots = tuple(lowering.slot(arg) for arg in func.args)
-    ops = fuse_elementwise(func.body.ops, lowering.lead)
+    ops = fuse_elementwise(func.body.ops, func.returns)
     for op in ops:
         lowering.lower_op(op)
     result_slots = tuple(lowering.slot(value) for value in func.returns)

@@ -209,8 +209,9 @@ def set_eager_executor(executor: Callable) -> None:
 
 
 def is_concrete_array(value) -> bool:
-    """A device array the trace should capture rather than embed (it has shards)."""
-    return hasattr(value, "addressable_shards")
+    """A device array the trace should capture rather than embed (the runtime's Array marks
+    its class with ``is_device_array``; the compiler never imports the runtime)."""
+    return getattr(type(value), "is_device_array", False)
 
 
 def _operand_value(trace: Trace, operand, location) -> Value:

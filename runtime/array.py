@@ -45,6 +45,7 @@ class Array:
     """
 
     __array_priority__ = 100
+    is_device_array = True  # NOTE: how the compiler recognises Arrays without importing runtime
 
     def __init__(self, shape, dtype, sharding: Sharding, blocks: np.ndarray, block_of_device,
                  *, committed: bool = True, weak_type: bool = False):

@@ -106,16 +106,17 @@ def broadcast_to_shape(value, shape, function: str):
     return lax.broadcast_in_dim(value, shape, tuple(range(leading, len(shape))))
 
 
-def convert_operand(value, dtype: str, shape=None):
-    """``value`` (any accepted argument) in IR dtype ``dtype``, broadcast to ``shape`` if given."""
+def convert_operand(value, dtype: str):
+    """``value`` (any accepted argument) in IR dtype ``dtype``; a Python scalar becomes a numpy
+    constant (its weak type is the caller's to keep)."""
     if is_python_scalar(value):
-        value = canonical_numpy(value, dtype)
-    elif dtype_of(value).name != dtype:
-        value = lax.convert_element_type(value, dtype)
-    return value if shape is None else broadcast_to_shape(value, shape, "broadcast")
+        return canonical_numpy(value, dtype)
+    if dtype_of(value).name != dtype:
+        return lax.convert_element_type(value, dtype)
+    return value
 
 
-def result_dtype(function: str, *values) -> DType:
+def result_dtype(*values) -> DType:
     """JAX's promoted dtype of the (already checked) arguments."""
     return promote_all([dtype_of(value) for value in values], x64())
 
@@ -126,7 +127,7 @@ def promote_and_broadcast(function: str, *values, dtype: str | None = None):
     ``dtype`` overrides the promoted dtype's name (the weak flag still comes from promotion).
     """
     values = [as_array_argument(value, function) for value in values]
-    promoted = result_dtype(function, *values)
+    promoted = result_dtype(*values)
     if dtype is not None:
         promoted = DType(dtype, promoted.weak)
     shape = broadcast_shapes(function, *(shape_of(value) for value in values))

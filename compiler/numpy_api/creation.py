@@ -44,7 +44,7 @@ def array(object, dtype=None, copy: bool = True, ndmin: int = 0):
             object if name is None else lax._convert_element_type(object, name, weak_type=False)
         )
     else:
-        weak = is_python_scalar(object) and name is None
+        weak = name is None and is_python_scalar(object) and dtype_of(object).weak
         try:
             constant = canonical_numpy(object, name)
         except TypeError as error:
@@ -62,7 +62,7 @@ def asarray(a, dtype=None, copy=None):
 def _fill_dtype(dtype, fill_value, function: str) -> str:
     if dtype is not None:
         return dtype_argument(dtype, function)
-    return result_dtype(function, fill_value).name
+    return result_dtype(fill_value).name
 
 
 def full(shape, fill_value, dtype=None):
@@ -74,7 +74,7 @@ def full(shape, fill_value, dtype=None):
         isinstance(fill_value, (np.ndarray, np.generic)) and fill_value.ndim == 0
     ):
         name = _fill_dtype(dtype, fill_value, "full")
-        weak = dtype is None and is_python_scalar(fill_value)
+        weak = dtype is None and dtype_of(fill_value).weak
         return with_weak_type(lax.full(shape, canonical_numpy(fill_value, name), name), weak)
     value = array_operand(fill_value, "full")
     name = _fill_dtype(dtype, value, "full")

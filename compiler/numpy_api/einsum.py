@@ -191,7 +191,7 @@ def einsum(subscripts: str, *operands, optimize=None, preferred_element_type=Non
     if not values:
         raise ValueError("einsum: needs at least one operand")
     inputs, output = parse_subscripts(subscripts, [shape_of(value) for value in values])
-    dtype = result_dtype("einsum", *values)
+    dtype = result_dtype(*values)
     # dot_general has no bool form: contract bools as ints, then compare with zero.
     compute = "i32" if dtype.name == "bool" else dtype.name
     preferred = (

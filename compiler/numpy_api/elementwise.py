@@ -62,7 +62,7 @@ right_shift = _binary("right_shift", lax.shift_right_arithmetic, allowed="i")
 def true_divide(x1, x2, /):
     """``x1 / x2``; integers and bools divide as floats (JAX's true division)."""
     values = [as_array_argument(value, "true_divide") for value in (x1, x2)]
-    dtype = inexact_dtype(result_dtype("true_divide", *values))
+    dtype = inexact_dtype(result_dtype(*values))
     (x1, x2), dtype = promote_and_broadcast("true_divide", *values, dtype=dtype.name)
     return with_weak_type(lax.div(x1, x2), dtype.weak)
 
@@ -93,7 +93,7 @@ def _floor_divide_int(x1, x2):
 def floor_divide(x1, x2, /):
     """``x1 // x2`` rounding toward negative infinity, as Python and numpy do."""
     values = [as_array_argument(value, "floor_divide") for value in (x1, x2)]
-    dtype = _strong_int_if_bool(result_dtype("floor_divide", *values))
+    dtype = _strong_int_if_bool(result_dtype(*values))
     (x1, x2), dtype = promote_and_broadcast("floor_divide", *values, dtype=dtype.name)
     kernel = _floor_divide_float if is_float(dtype.name) else _floor_divide_int
     return with_weak_type(kernel(x1, x2), dtype.weak)
@@ -102,7 +102,7 @@ def floor_divide(x1, x2, /):
 def remainder(x1, x2, /):
     """``x1 % x2`` with the sign of the divisor, as Python and numpy do."""
     values = [as_array_argument(value, "remainder") for value in (x1, x2)]
-    dtype = _strong_int_if_bool(result_dtype("remainder", *values))
+    dtype = _strong_int_if_bool(result_dtype(*values))
     (x1, x2), dtype = promote_and_broadcast("remainder", *values, dtype=dtype.name)
     truncated = lax.rem(x1, x2)
     needs_shift = lax.bitwise_and(lax.ne(truncated, 0), lax.ne(lax.lt(x2, 0), lax.lt(truncated, 0)))
@@ -115,7 +115,7 @@ mod = remainder
 def _integer_power(x1, exponent: int):
     """``x1 ** exponent`` for a Python int exponent, as lax.integer_pow (repeated multiplies)."""
     value = as_array_argument(x1, "power")
-    dtype = _strong_int_if_bool(result_dtype("power", value, exponent))
+    dtype = _strong_int_if_bool(result_dtype(value, exponent))
     if not is_float(dtype.name) and exponent < 0:
         raise ValueError(
             f"power: integers cannot be raised to negative powers, got exponent {exponent}"
@@ -152,7 +152,7 @@ def power(x1, x2, /):
     if type(x2) is int:
         return _integer_power(x1, x2)
     values = [as_array_argument(value, "power") for value in (x1, x2)]
-    dtype = _strong_int_if_bool(result_dtype("power", *values))
+    dtype = _strong_int_if_bool(result_dtype(*values))
     (x1, x2), dtype = promote_and_broadcast("power", *values, dtype=dtype.name)
     if is_float(dtype.name):
         return with_weak_type(lax.pow(x1, x2), dtype.weak)
@@ -161,7 +161,7 @@ def power(x1, x2, /):
 
 def arctan2(x1, x2, /):
     values = [as_array_argument(value, "arctan2") for value in (x1, x2)]
-    dtype = inexact_dtype(result_dtype("arctan2", *values))
+    dtype = inexact_dtype(result_dtype(*values))
     (x1, x2), dtype = promote_and_broadcast("arctan2", *values, dtype=dtype.name)
     return with_weak_type(lax.atan2(x1, x2), dtype.weak)
 
@@ -169,8 +169,9 @@ def arctan2(x1, x2, /):
 # -- comparisons and logic ------------------------------------------------------------------------
 def _comparison(name: str, kernel):
     def apply(x1, x2, /):
-        (x1, x2), _ = promote_and_broadcast(name, x1, x2)
-        return kernel(x1, x2)
+        (x1, x2), dtype = promote_and_broadcast(name, x1, x2)
+        # JAX keeps the weak flag of the promoted operands on the bool result.
+        return with_weak_type(kernel(x1, x2), dtype.weak)
 
     apply.__name__ = apply.__qualname__ = name
     apply.__doc__ = (
@@ -247,7 +248,10 @@ bitwise_not = invert
 
 
 def square(x, /):
-    return _integer_power(x, 2)
+    """``x * x``; bools square as (strong) ints."""
+    value = as_array_argument(x, "square")
+    dtype = _strong_int_if_bool(dtype_of(value))
+    return with_weak_type(lax.integer_pow(convert_operand(value, dtype.name), 2), dtype.weak)
 
 
 def reciprocal(x, /):

@@ -149,7 +149,7 @@ isinf = _float_class("isinf", lambda x: lax.eq(lax.abs(x), float("inf")), False)
 def logaddexp(x1, x2, /):
     """``log(exp(x1) + exp(x2))`` without overflow: the larger plus log1p of the gap."""
     values = [as_array_argument(value, "logaddexp") for value in (x1, x2)]
-    dtype = inexact_dtype(result_dtype("logaddexp", *values))
+    dtype = inexact_dtype(result_dtype(*values))
     (x1, x2), _ = promote_and_broadcast("logaddexp", *values, dtype=dtype.name)
     larger = lax.max(x1, x2)
     gap = lax.sub(x1, x2)

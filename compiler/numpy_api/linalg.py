@@ -25,7 +25,7 @@ from .shape_ops import ravel
 def _operands(function: str, a, b):
     """Both arguments in their promoted dtype (bools as i32: dot_general has no bool form)."""
     values = [as_array_argument(value, function) for value in (a, b)]
-    dtype = result_dtype(function, *values)
+    dtype = result_dtype(*values)
     compute = "i32" if dtype.name == "bool" else dtype.name
     return [convert_operand(value, compute) for value in values], dtype
 

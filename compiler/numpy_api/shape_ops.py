@@ -181,7 +181,7 @@ def _joined_operands(arrays, function: str, dtype):
     values = [as_array_argument(array, function) for array in arrays]
     if not values:
         raise ValueError(f"{function}: need at least one array, got an empty sequence")
-    promoted = result_dtype(function, *values)
+    promoted = result_dtype(*values)
     name = dtype_argument(dtype, function) if dtype is not None else promoted.name
     weak = promoted.weak and dtype is None
     return [convert_operand(value, name) for value in values], weak

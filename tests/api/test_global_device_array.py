@@ -1,0 +1,259 @@
+"""GlobalDeviceArray (seed 004): constructors, properties, shards, conversions and bad input.
+
+The seed's own example (a 4 x 8 mesh, run through pjit) lives in test_pjit.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import meshjit as jax
+from meshjit.experimental.global_device_array import GlobalDeviceArray, Shard, get_shard_indices
+from meshjit.sharding import IndivisibleError, Mesh, NamedSharding, SingleDeviceSharding
+from meshjit.sharding import PartitionSpec as P
+
+pytestmark = pytest.mark.usefixtures("restore_runtime_state")
+
+SHAPE = (8, 8)
+DATA = np.arange(64, dtype=np.float32).reshape(SHAPE)
+
+
+def buffers_for(mesh, mesh_axes, data=DATA):
+    """One single-device Array per local mesh device, in mesh order."""
+    indices = get_shard_indices(data.shape, mesh, mesh_axes)
+    return [jax.device_put(data[indices[device]], device) for device in mesh.local_devices]
+
+
+# Every form the seed allows for mesh_axes, on the 2 x 4 mesh ('x'=2, 'y'=4), with the spec it means.
+MESH_AXES_FORMS = [
+    (P("x", "y"), P("x", "y")),
+    (["x", "y"], P("x", "y")),
+    (("y", "x"), P("y", "x")),
+    (["x"], P("x")),                      # shorter than the rank: dim 1 not partitioned
+    ("y", P("y")),                        # a bare axis name is one entry
+    ([("x", "y")], P(("x", "y"))),        # a tuple of names splits one dim over both axes
+    ([None, ("y", "x")], P(None, ("y", "x"))),
+    ([None, "y"], P(None, "y")),          # partial replication over x
+    ([None, None], P(None, None)),
+    ([], P()),
+    (None, P()),
+]
+
+
+@pytest.mark.parametrize("mesh_axes, spec", MESH_AXES_FORMS, ids=[repr(form) for form, _ in MESH_AXES_FORMS])
+def test_every_mesh_axes_form_lays_data_out_as_its_partition_spec(mesh_2x4, mesh_axes, spec):
+    gda = GlobalDeviceArray(SHAPE, mesh_2x4, mesh_axes, buffers_for(mesh_2x4, mesh_axes))
+    assert gda.mesh_axes == spec
+    assert gda.sharding == NamedSharding(mesh_2x4, spec)
+    expected = NamedSharding(mesh_2x4, spec).devices_indices_map(SHAPE)
+    assert [shard.index for shard in gda.local_shards] == [expected[d] for d in mesh_2x4.local_devices]
+    np.testing.assert_array_equal(np.asarray(gda), DATA)
+    assert gda.is_fully_replicated == (not spec.used_axes())
+
+
+def test_properties(mesh_2x4):
+    gda = GlobalDeviceArray.from_callback(SHAPE, mesh_2x4, P("x"), lambda index: DATA[index])
+    assert gda.shape == SHAPE and isinstance(gda.shape, tuple)
+    assert gda.dtype == np.float32
+    assert gda.ndim == 2
+    assert gda.size == 64
+    assert gda.mesh is mesh_2x4
+    assert gda.is_fully_replicated is False
+    assert gda.block_until_ready() is gda
+    assert "GlobalDeviceArray(shape=(8, 8), dtype=float32" in repr(gda)
+
+
+def test_keyword_arguments_as_the_seed_names_them(mesh_2x4):
+    gda = GlobalDeviceArray(global_shape=SHAPE, global_mesh=mesh_2x4, mesh_axes=P("x", "y"),
+                            device_buffers=buffers_for(mesh_2x4, P("x", "y")), _gda_fast_path_args=None)
+    made = GlobalDeviceArray.from_callback(global_shape=SHAPE, global_mesh=mesh_2x4, mesh_axes=P("x", "y"),
+                                           data_callback=lambda index: DATA[index])
+    np.testing.assert_array_equal(np.asarray(gda), np.asarray(made))
+
+
+def test_local_shards_with_partial_replication(mesh_2x4):
+    gda = GlobalDeviceArray.from_callback(SHAPE, mesh_2x4, ["x"], lambda index: DATA[index])
+    shards = gda.local_shards
+    assert all(isinstance(shard, Shard) for shard in shards)
+    assert [shard.device for shard in shards] == mesh_2x4.local_devices
+    # x splits rows in two; the four y devices of each row hold replicas 0..3 of that half.
+    assert [shard.replica_id for shard in shards] == [0, 1, 2, 3, 0, 1, 2, 3]
+    assert [shard.index for shard in shards] == [(slice(0, 4), slice(None))] * 4 + [(slice(4, 8), slice(None))] * 4
+    for shard in shards:
+        assert shard.data.shape == (4, 8)
+        assert shard.data.sharding == SingleDeviceSharding(shard.device)
+        np.testing.assert_array_equal(np.asarray(shard.data), DATA[shard.index])
+
+
+def test_global_shards_equal_local_shards_in_one_process(mesh_2x4):
+    gda = GlobalDeviceArray.from_callback(SHAPE, mesh_2x4, P("y"), lambda index: DATA[index])
+    assert [(s.device, s.index, s.replica_id) for s in gda.global_shards] == \
+        [(s.device, s.index, s.replica_id) for s in gda.local_shards]
+
+
+def test_local_data_is_the_shard_data(mesh_2x4):
+    gda = GlobalDeviceArray.from_callback(SHAPE, mesh_2x4, P("x", "y"), lambda index: DATA[index])
+    for position, shard in enumerate(gda.local_shards):
+        data = gda.local_data(position)
+        assert data.sharding == SingleDeviceSharding(shard.device)
+        np.testing.assert_array_equal(np.asarray(data), np.asarray(shard.data))
+    with pytest.raises(IndexError, match="out of range for 8"):
+        gda.local_data(8)
+
+
+def test_device_buffers_are_matched_to_devices_not_positions(mesh_2x4):
+    buffers = buffers_for(mesh_2x4, P("x", "y"))
+    gda = GlobalDeviceArray(SHAPE, mesh_2x4, P("x", "y"), buffers[::-1])
+    np.testing.assert_array_equal(np.asarray(gda), DATA)
+
+
+def test_host_buffers_go_to_local_devices_in_order(mesh_2x4):
+    indices = get_shard_indices(SHAPE, mesh_2x4, P("x", "y"))
+    gda = GlobalDeviceArray(SHAPE, mesh_2x4, P("x", "y"), [DATA[indices[d]] for d in mesh_2x4.local_devices])
+    np.testing.assert_array_equal(np.asarray(gda), DATA)
+
+
+def test_dtypes_follow_jax_defaults(mesh_2x4):
+    values = np.arange(64).reshape(SHAPE)  # int64 on the host
+    gda = GlobalDeviceArray.from_callback(SHAPE, mesh_2x4, P("x"), lambda index: values[index])
+    assert gda.dtype == np.int32
+
+
+def test_from_callback_on_a_mesh_that_is_not_all_devices():
+    devices = np.array(jax.devices()[4:8], dtype=object).reshape(2, 2)
+    mesh = Mesh(devices, ("a", "b"))
+    gda = GlobalDeviceArray.from_callback((4, 6), mesh, P("b"), lambda index: np.ones((4, 6))[index])
+    assert [shard.device.id for shard in gda.local_shards] == [4, 5, 6, 7]
+    assert gda.local_shards[0].data.shape == (2, 6)
+
+
+def test_from_batched_callback_gets_every_local_index_once(mesh_2x4):
+    calls = []
+
+    def callback(indices):
+        calls.append(indices)
+        return [DATA[index] for index in indices]
+
+    gda = GlobalDeviceArray.from_batched_callback(SHAPE, mesh_2x4, [None, "y"], callback)
+    expected = get_shard_indices(SHAPE, mesh_2x4, [None, "y"])
+    assert calls == [[expected[device] for device in mesh_2x4.local_devices]]
+    np.testing.assert_array_equal(np.asarray(gda), DATA)
+    assert [shard.replica_id for shard in gda.local_shards] == [0, 0, 0, 0, 1, 1, 1, 1]
+
+
+def test_from_batched_callback_with_devices(mesh_2x4):
+    seen = []
+
+    def callback(pairs):
+        seen.extend(device for _, device in pairs)
+        return [jax.device_put(DATA[index], device) for index, device in pairs]
+
+    gda = GlobalDeviceArray.from_batched_callback_with_devices(SHAPE, mesh_2x4, P("x", "y"), callback)
+    assert seen == mesh_2x4.local_devices
+    np.testing.assert_array_equal(np.asarray(gda), DATA)
+    host = GlobalDeviceArray.from_batched_callback_with_devices(
+        SHAPE, mesh_2x4, P("x", "y"), lambda pairs: [DATA[index] for index, _ in pairs])
+    np.testing.assert_array_equal(np.asarray(host), DATA)
+
+
+def test_conversions_to_and_from_array(mesh_2x4):
+    sharding = NamedSharding(mesh_2x4, P("y", "x"))
+    array = jax.device_put(DATA, sharding)
+    gda = GlobalDeviceArray.from_array(array)
+    assert gda.to_array() is array
+    assert gda.mesh_axes == P("y", "x") and gda.mesh is mesh_2x4
+    back = GlobalDeviceArray.from_callback(SHAPE, mesh_2x4, P("x"), lambda index: DATA[index]).to_array()
+    assert isinstance(back, jax.Array) and back.sharding == NamedSharding(mesh_2x4, P("x"))
+    np.testing.assert_array_equal(np.asarray(back), DATA)
+
+
+def test_from_array_needs_a_named_sharding():
+    with pytest.raises(TypeError, match="NamedSharding"):
+        GlobalDeviceArray.from_array(jax.device_put(DATA, jax.devices()[0]))
+    with pytest.raises(TypeError, match="meshjit.Array"):
+        GlobalDeviceArray.from_array(DATA)
+
+
+def test_is_fully_replicated(mesh_2x4):
+    assert GlobalDeviceArray.from_callback(SHAPE, mesh_2x4, P(), lambda index: DATA[index]).is_fully_replicated
+    assert not GlobalDeviceArray.from_callback(SHAPE, mesh_2x4, [None, "x"], lambda i: DATA[i]).is_fully_replicated
+    one = Mesh(np.array(jax.devices()[:1], dtype=object).reshape(1, 1), ("x", "y"))
+    assert GlobalDeviceArray.from_callback(SHAPE, one, P("x", "y"), lambda index: DATA[index]).is_fully_replicated
+
+
+def test_other_process_shards_have_no_data(two_processes):
+    mesh = Mesh(np.array(two_processes, dtype=object).reshape(2, 4), ("x", "y"))
+    gda = GlobalDeviceArray.from_callback(SHAPE, mesh, P("x", "y"), lambda index: DATA[index])
+    assert [shard.device.id for shard in gda.local_shards] == [0, 1, 2, 3]
+    assert [shard.data is None for shard in gda.global_shards] == [False] * 4 + [True] * 4
+    assert gda.global_shards[5].index == (slice(4, 8), slice(2, 4))
+    buffers = [jax.device_put(DATA[shard.index], shard.device) for shard in gda.local_shards]
+    rebuilt = GlobalDeviceArray(SHAPE, mesh, P("x", "y"), buffers)
+    assert len(rebuilt.local_shards) == 4 and len(rebuilt.global_shards) == 8
+    with pytest.raises(ValueError, match="device_buffers has 8 buffers, but global_mesh has 4 local devices"):
+        GlobalDeviceArray(SHAPE, mesh, P("x", "y"), buffers + buffers)
+
+
+# -- bad input: (call, exception type, text the message must contain) ------------------------------
+def bad_inputs(mesh):
+    buffers = buffers_for(mesh, P("x", "y"))
+    small = Mesh(np.array(jax.devices()[:4], dtype=object).reshape(2, 2), ("x", "y"))
+    outside = jax.device_put(np.zeros((4, 4), np.float32), jax.devices()[6])
+    return {
+        "too few buffers": (lambda: GlobalDeviceArray(SHAPE, mesh, P("x", "y"), buffers[:7]), ValueError,
+                            "device_buffers has 7 buffers, but global_mesh has 8 local devices"),
+        "buffer shape": (lambda: GlobalDeviceArray(SHAPE, mesh, P("x"), buffers), ValueError,
+                         "device_buffers[0] has shape (4, 2), but global_shape (8, 8) with mesh_axes P('x',) "
+                         "has per-device shape (4, 8)"),
+        "device outside mesh": (lambda: GlobalDeviceArray(SHAPE, small, P("x", "y"), buffers_for(small, P("x", "y"))[:3] + [outside]),
+                                ValueError, "device_buffers[3] is on CpuDevice(id=6), which is not a local device of global_mesh"),
+        "repeated device": (lambda: GlobalDeviceArray(SHAPE, mesh, P("x", "y"), buffers[:7] + buffers[:1]), ValueError,
+                            "device_buffers[0] and device_buffers[7] are both on CpuDevice(id=0)"),
+        "multi-device buffer": (lambda: GlobalDeviceArray(SHAPE, mesh, P(), [jax.device_put(DATA, NamedSharding(mesh, P()))] * 8),
+                                ValueError, "device_buffers[0] lives on 8 devices"),
+        "buffers not a sequence": (lambda: GlobalDeviceArray(SHAPE, mesh, P(), DATA), TypeError,
+                                   "device_buffers must be a sequence"),
+        "unknown axis": (lambda: GlobalDeviceArray.from_callback(SHAPE, mesh, P("x", "z"), lambda i: DATA[i]), ValueError,
+                         "mesh_axes P('x', 'z') names axis 'z', which is not an axis of global_mesh; its axes are ('x', 'y')"),
+        "longer than rank": (lambda: GlobalDeviceArray.from_callback(SHAPE, mesh, ["x", None, "y"], lambda i: DATA[i]),
+                             ValueError, "mesh_axes P('x', None, 'y') has 3 entries, but global_shape (8, 8) has rank 2"),
+        "repeated axis": (lambda: GlobalDeviceArray.from_callback(SHAPE, mesh, ["x", "x"], lambda i: DATA[i]), ValueError,
+                          "uses mesh axes ['x'] more than once"),
+        "indivisible": (lambda: GlobalDeviceArray.from_callback((8, 6), mesh, [None, ("x", "y")], lambda i: np.ones((8, 6))[i]),
+                        IndivisibleError, "dim 1 has size 6, which mesh_axes entry ('x', 'y') splits 8 ways"),
+        "bad entry": (lambda: GlobalDeviceArray.from_callback(SHAPE, mesh, ["x", 3], lambda i: DATA[i]), TypeError,
+                      "mesh_axes ['x', 3]"),
+        "bad mesh_axes type": (lambda: GlobalDeviceArray.from_callback(SHAPE, mesh, 3, lambda i: DATA[i]), TypeError,
+                               "mesh_axes must be a PartitionSpec or a sequence"),
+        "unconstrained": (lambda: GlobalDeviceArray.from_callback(SHAPE, mesh, P(P.UNCONSTRAINED), lambda i: DATA[i]),
+                          ValueError, "may not use P.UNCONSTRAINED"),
+        "bad mesh": (lambda: GlobalDeviceArray.from_callback(SHAPE, "mesh", P(), lambda i: DATA[i]), TypeError,
+                     "global_mesh must be a Mesh, got str"),
+        "bad shape": (lambda: GlobalDeviceArray.from_callback((8, -1), mesh, P(), lambda i: DATA[i]), TypeError,
+                      "global_shape must be a tuple of non-negative ints, got (8, -1)"),
+        "callback shape": (lambda: GlobalDeviceArray.from_callback(SHAPE, mesh, P("x"), lambda i: DATA), ValueError,
+                           "data_callback returned shape (8, 8)"),
+        "batch count": (lambda: GlobalDeviceArray.from_batched_callback(SHAPE, mesh, P("x"), lambda ix: [DATA[i] for i in ix[:2]]),
+                        ValueError, "data_callback returned 2 arrays for 8 local devices"),
+        "batch shape": (lambda: GlobalDeviceArray.from_batched_callback(SHAPE, mesh, P("x"), lambda ix: [DATA] * 8),
+                        ValueError, "data_callback result[0] has shape (8, 8), but global_shape (8, 8) with mesh_axes"),
+        "batch not a list": (lambda: GlobalDeviceArray.from_batched_callback(SHAPE, mesh, P("x"), lambda ix: DATA),
+                             TypeError, "data_callback must return a list"),
+        "batch wrong device": (lambda: GlobalDeviceArray.from_batched_callback_with_devices(
+            SHAPE, mesh, P("x"), lambda pairs: [jax.device_put(DATA[i], jax.devices()[0]) for i, _ in pairs]),
+            ValueError, "data_callback result 1 is on devices [0], but it was asked for device CpuDevice(id=1)"),
+    }
+
+
+@pytest.mark.parametrize("case", [
+    "too few buffers", "buffer shape", "device outside mesh", "repeated device", "multi-device buffer",
+    "buffers not a sequence", "unknown axis", "longer than rank", "repeated axis", "indivisible", "bad entry",
+    "bad mesh_axes type", "unconstrained", "bad mesh", "bad shape", "callback shape", "batch count",
+    "batch shape", "batch not a list", "batch wrong device",
+])
+def test_bad_input_names_the_argument(mesh_2x4, case):
+    call, error_type, text = bad_inputs(mesh_2x4)[case]
+    with pytest.raises(error_type) as raised:
+        call()
+    assert text in str(raised.value)
