@@ -20,9 +20,10 @@ _COLLECTIVE_KINDS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all",
 class _Lowering:
     def __init__(self, module: Module):
         self.func = module.main
-        mesh = module.mesh(self.func.spmd_mesh)
-        self.axis_names = mesh.axis_names
-        self.mesh_shape = tuple(size for _, size in mesh.axes)
+        # an unpartitioned function runs on one device: no leading dims
+        mesh = module.mesh(self.func.spmd_mesh) if self.func.spmd_mesh else None
+        self.axis_names = mesh.axis_names if mesh else ()
+        self.mesh_shape = tuple(size for _, size in mesh.axes) if mesh else ()
         self.lead = len(self.mesh_shape)
         self.slot_of: dict[int, int] = {}
         self.steps: list = []
@@ -76,7 +77,7 @@ class _Lowering:
 
 
 def lower(module: Module) -> Plan:
-    """The Plan of a per-device module (``spmd_mesh`` set)."""
+    """The Plan of a per-device module (``spmd_mesh`` set), or of a one-device program."""
     lowering = _Lowering(module)
     func = lowering.func
     arg_slots = tuple(lowering.slot(arg) for arg in func.args)

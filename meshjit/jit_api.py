@@ -22,6 +22,7 @@ from meshjit.compiler.pipeline import CompiledProgram, compile_module
 from meshjit.compiler.operands import canonical_numpy, dtype_of
 from meshjit.compiler.trace import Tracer, bind, set_eager_executor, trace_flat
 from meshjit.ir import TensorType, interpret
+from meshjit.ir.config import config
 from meshjit.ir.printer import print_module
 from meshjit.ir.dtypes import to_numpy
 from meshjit.runtime.array import Array
@@ -153,8 +154,8 @@ class Compiled:
             return self._run_plan(arguments, weak)
         arrays = [np.asarray(leaf, dtype=to_numpy(spec.type.dtype)) for leaf, spec in zip(leaves, specs)]
         arrays += [np.asarray(captured) for captured in traced.captured]
-        outputs = interpret(traced.module, *arrays)
-        return [shard_numpy(np.asarray(output), sharding, weak_type=w)
+        outputs = run_plan(self._plan(), arrays)
+        return [_single_device_array(output, sharding, w)
                 for output, sharding, w in zip(outputs, self._result_shardings, weak)]
 
     def _run_plan(self, arguments, weak) -> list[Array]:
@@ -167,7 +168,7 @@ class Compiled:
 
     def _plan(self):
         if self._compiled_plan is None:
-            self._compiled_plan = lower(self._program.partitioned)
+            self._compiled_plan = lower(self._program.partitioned or self._program.traced)
         return self._compiled_plan
 
     def run_reference(self, *args, **kwargs):
@@ -247,6 +248,7 @@ class Jitted:
             self._signature = None
         self._add_static_pairs()
         self._cache: dict = {}
+        self._fast_cache: dict = {}
         functools.update_wrapper(self, fun)
 
     def _add_static_pairs(self) -> None:
@@ -303,14 +305,24 @@ class Jitted:
         return lowered
 
     def __call__(self, *args, **kwargs):
+        fast_key = None
+        if not kwargs and not self._static_argnums:
+            # NOTE: the dispatch fast path: one flatten and a dict lookup per call.
+            leaves, treedef = optree.tree_flatten(args, namespace=NAMESPACE)
+            fast_key = _fast_key(treedef, leaves)
+            compiled = self._fast_cache.get(fast_key) if fast_key is not None else None
+            if compiled is not None:
+                return optree.tree_unflatten(compiled._lowered._out_treedef, compiled._run_flat(leaves))
         if any(isinstance(leaf, Tracer) for leaf in optree.tree_leaves((args, kwargs), namespace=NAMESPACE)):
             # NOTE: jit inside a traced function inlines into the outer trace.
             return self._fun(*args, **kwargs)
         lowered = self.lower(*args, **kwargs)
         dynamic_args, dynamic_kwargs, _, _ = self._split(args, kwargs)
         leaves = optree.tree_leaves((dynamic_args, dynamic_kwargs), namespace=NAMESPACE)
-        outputs = lowered.compile()._run_flat(leaves)
-        return optree.tree_unflatten(lowered._out_treedef, outputs)
+        compiled = lowered.compile()
+        if fast_key is not None:
+            self._fast_cache[fast_key] = compiled
+        return optree.tree_unflatten(lowered._out_treedef, compiled._run_flat(leaves))
 
     def _trace(self, args, kwargs, static_positions, treedef, specs, dynamic_count) -> Lowered:
         input_shardings = self._input_shardings(args, static_positions, specs, treedef, dynamic_count)
@@ -407,6 +419,35 @@ def _with_result_shardings(traced, output_shardings, meshes):
     new_func = dataclasses.replace(func, result_shardings=tuple(shardings))
     module = dataclasses.replace(traced.module, meshes=tuple(meshes.items()), funcs=(new_func,))
     return dataclasses.replace(traced, module=module)
+
+
+def _single_device_array(output: np.ndarray, sharding, weak_type: bool) -> Array:
+    """An Array on one device from an unsharded program's result (replicated shardings given by
+    out_shardings are laid out properly)."""
+    if not isinstance(sharding, SingleDeviceSharding):
+        return shard_numpy(np.asarray(output), sharding, weak_type=weak_type)
+    block = np.array(output)[np.newaxis]
+    block.flags.writeable = False
+    return Array(block.shape[1:], block.dtype, sharding, block, (0,), weak_type=weak_type)
+
+
+_SCALAR_TYPES = (bool, int, float)
+
+
+def _fast_key(treedef, leaves):
+    """A cheap cache key for positional-only calls, or None when a leaf needs the full path."""
+    parts = [treedef, config.read("jax_enable_x64")]
+    for leaf in leaves:
+        kind = type(leaf)
+        if kind is Array:
+            parts.append((leaf.shape, leaf.dtype, leaf._sharding if leaf._committed else None, leaf._weak_type))
+        elif kind is np.ndarray:
+            parts.append((leaf.shape, leaf.dtype))
+        elif kind in _SCALAR_TYPES:
+            parts.append(kind)
+        else:
+            return None
+    return tuple(parts)
 
 
 def _hashable(value) -> bool:

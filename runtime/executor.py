@@ -64,34 +64,57 @@ def _mesh_grid(sharding: Sharding, mesh_shape) -> np.ndarray:
     return grid.reshape(mesh_shape)
 
 
+_ROWS_CACHE: dict = {}
+
+
+def _rows(value: Array, sharding: Sharding, lead_shape, mesh_shape) -> tuple[list[int], bool]:
+    """Which of ``value``'s blocks each leading position reads, and whether that is all of them
+    in order (so the buffer is a view)."""
+    key = (value.sharding, tuple(value._block_of_device), sharding, lead_shape)
+    cached = _ROWS_CACHE.get(key)
+    if cached is None:
+        grid = _mesh_grid(sharding, mesh_shape)
+        own_order = value.sharding._addressable_device_assignment
+        rows = [value._block_of_device[own_order.index(grid[position])] for position in np.ndindex(lead_shape)]
+        cached = _ROWS_CACHE[key] = (rows, rows == list(range(len(value._blocks))))
+    return cached
+
+
 def to_buffer(value, sharding: Sharding, mesh_shape, varying) -> np.ndarray:
     """A plan buffer for ``value`` laid out as ``sharding``: one block per position along the
     axes it varies over (a view of the Array's blocks when they are already in that order)."""
-    ndim = np.ndim(value) if not isinstance(value, Array) else value.ndim
-    if not (isinstance(value, Array) and value.sharding.is_equivalent_to(sharding, ndim)):
+    if not isinstance(value, Array) or not (value.sharding == sharding or
+                                            value.sharding.is_equivalent_to(sharding, value.ndim)):
         host, weak = to_numpy(value)
         value = shard_numpy(host, sharding, weak_type=weak)
+    value._check_alive()
     lead_shape = tuple(size if axis in varying else 1 for axis, size in enumerate(mesh_shape))
-    grid = _mesh_grid(sharding, mesh_shape)
-    own_order = value.sharding._addressable_device_assignment
-    rows = [value._block_of_device[own_order.index(grid[position])] for position in np.ndindex(lead_shape)]
+    rows, in_order = _rows(value, sharding, lead_shape, mesh_shape)
     blocks = value._blocks
-    if rows == list(range(len(blocks))):
+    if in_order:
         return blocks.reshape(lead_shape + blocks.shape[1:])
     return blocks[rows].reshape(lead_shape + blocks.shape[1:])
+
+
+_BLOCK_MAP_CACHE: dict = {}
+
+
+def _block_of_device(mesh_shape, lead_shape) -> list[int]:
+    key = (tuple(mesh_shape), tuple(lead_shape))
+    cached = _BLOCK_MAP_CACHE.get(key)
+    if cached is None:
+        positions = np.arange(int(np.prod(lead_shape, dtype=int))).reshape(lead_shape)
+        cached = _BLOCK_MAP_CACHE[key] = np.broadcast_to(positions, tuple(mesh_shape)).ravel().tolist()
+    return cached
 
 
 def from_buffer(buffer: np.ndarray, sharding: Sharding, shape, mesh_shape, *, weak_type: bool = False) -> Array:
     """An Array from a plan buffer: its distinct blocks, shared by the devices that hold them."""
     lead = len(mesh_shape)
-    lead_shape = buffer.shape[:lead]
     blocks = np.ascontiguousarray(buffer).reshape((-1,) + buffer.shape[lead:])
     blocks.flags.writeable = False
-    block_of_device = []
-    for position in np.ndindex(tuple(mesh_shape)):
-        clipped = tuple(p if size > 1 else 0 for p, size in zip(position, lead_shape))
-        block_of_device.append(int(np.ravel_multi_index(clipped, lead_shape)) if lead_shape else 0)
-    return Array(shape, buffer.dtype, sharding, blocks, block_of_device, weak_type=weak_type)
+    return Array(shape, buffer.dtype, sharding, blocks, _block_of_device(mesh_shape, buffer.shape[:lead]),
+                 weak_type=weak_type)
 
 
 def _run_collective(step: CollectiveStep, buffers, mesh_shape):

@@ -66,7 +66,8 @@ def _spec_of(mesh_axes) -> PartitionSpec:
             f"a tuple of names or None; got {type(mesh_axes).__name__}: {mesh_axes!r}"
         )
     if UNCONSTRAINED in tuple(spec):
-        raise ValueError(f"mesh_axes {spec} may not use P.UNCONSTRAINED; a GlobalDeviceArray has a fixed layout")
+        raise ValueError(f"mesh_axes {spec} may not use P.UNCONSTRAINED; a GlobalDeviceArray has a "
+                         f"fixed layout")
     return spec
 
 
@@ -86,7 +87,8 @@ def _check_layout(global_shape, global_mesh: Mesh, spec: PartitionSpec) -> Named
             )
     repeated = sorted({name for name in used if used.count(name) > 1})
     if repeated:
-        raise ValueError(f"mesh_axes {spec} uses mesh axes {repeated} more than once; each axis may split one dim")
+        raise ValueError(f"mesh_axes {spec} uses mesh axes {repeated} more than once; each axis may "
+                         f"split one dim")
     for dim, size in enumerate(global_shape):
         count = int(np.prod([global_mesh.shape[name] for name in spec.axis_names_of(dim)]))
         if size % count:
@@ -128,9 +130,9 @@ def _buffers_array(global_shape, sharding: NamedSharding, device_buffers) -> Arr
     local_devices = sharding.mesh.local_devices
     if len(device_buffers) != len(local_devices):
         raise ValueError(
-            f"device_buffers has {len(device_buffers)} buffers, but global_mesh has {len(local_devices)} "
-            f"local devices (ids {[device.id for device in local_devices]}); expected one buffer per "
-            f"local device"
+            f"device_buffers has {len(device_buffers)} buffers, but global_mesh has "
+            f"{len(local_devices)} local devices (ids {[device.id for device in local_devices]}); "
+            f"expected one buffer per local device"
         )
     placed = [_place_buffer(buffer, position, device, local_devices)
               for position, (buffer, device) in enumerate(zip(device_buffers, local_devices))]
@@ -144,8 +146,8 @@ def _assemble(global_shape, sharding: NamedSharding, buffers: list[Array], argum
     for position, buffer in enumerate(buffers):
         (device,) = buffer.sharding.device_set
         if device in seen:
-            raise ValueError(f"{argument}[{seen[device]}] and {argument}[{position}] are both on {device!r}; "
-                             f"expected one buffer per local device")
+            raise ValueError(f"{argument}[{seen[device]}] and {argument}[{position}] are both on "
+                             f"{device!r}; expected one buffer per local device")
         seen[device] = position
         if buffer.shape != shard_shape:
             raise ValueError(
@@ -195,7 +197,8 @@ class GlobalDeviceArray:
         return cls._wrap(array)
 
     @classmethod
-    def from_callback(cls, global_shape, global_mesh, mesh_axes, data_callback: Callable[[Index], object]):
+    def from_callback(cls, global_shape, global_mesh, mesh_axes,
+                      data_callback: Callable[[Index], object]):
         """Build a GDA whose shard at each global index is ``data_callback(index)`` (a host array)."""
         global_shape = _check_global_shape(global_shape)
         sharding = _check_layout(global_shape, _check_mesh(global_mesh), _spec_of(mesh_axes))
@@ -210,13 +213,14 @@ class GlobalDeviceArray:
         sharding = _check_layout(global_shape, _check_mesh(global_mesh), _spec_of(mesh_axes))
         devices = sharding.mesh.local_devices
         indices = sharding.addressable_devices_indices_map(global_shape)
-        results = _check_batch(data_callback([indices[device] for device in devices]), len(devices), "data_callback")
+        results = _check_batch(data_callback([indices[device] for device in devices]), len(devices))
         buffers = [device_put(np.asarray(result), device) for result, device in zip(results, devices)]
         return cls._wrap(_assemble(global_shape, sharding, buffers, "data_callback result"))
 
     @classmethod
-    def from_batched_callback_with_devices(cls, global_shape, global_mesh, mesh_axes,
-                                           data_callback: Callable[[list[tuple[Index, CpuDevice]]], Sequence]):
+    def from_batched_callback_with_devices(
+            cls, global_shape, global_mesh, mesh_axes,
+            data_callback: Callable[[list[tuple[Index, CpuDevice]]], Sequence]):
         """Build a GDA from one call ``data_callback(pairs)``: ``pairs`` holds ``(index, device)``
         for each local device; it returns one array per pair, on that pair's device."""
         global_shape = _check_global_shape(global_shape)
@@ -224,8 +228,9 @@ class GlobalDeviceArray:
         devices = sharding.mesh.local_devices
         indices = sharding.addressable_devices_indices_map(global_shape)
         pairs = [(indices[device], device) for device in devices]
-        results = _check_batch(data_callback(pairs), len(devices), "data_callback")
-        buffers = [_on_device(result, device, position) for position, (result, device) in enumerate(zip(results, devices))]
+        results = _check_batch(data_callback(pairs), len(devices))
+        buffers = [_on_device(result, device, position)
+                   for position, (result, device) in enumerate(zip(results, devices))]
         return cls._wrap(_assemble(global_shape, sharding, buffers, "data_callback result"))
 
     # -- conversions ------------------------------------------------------------------------------
@@ -293,12 +298,12 @@ class GlobalDeviceArray:
                 f"mesh={self._global_mesh}, mesh_axes={self._mesh_axes!r})")
 
 
-def _check_batch(results, expected: int, argument: str) -> list:
+def _check_batch(results, expected: int) -> list:
     if not isinstance(results, Sequence) or isinstance(results, (str, np.ndarray, Array)):
-        raise TypeError(f"{argument} must return a list with one array per local device, got "
+        raise TypeError(f"data_callback must return a list with one array per local device, got "
                         f"{type(results).__name__}")
     if len(results) != expected:
-        raise ValueError(f"{argument} returned {len(results)} arrays for {expected} local devices; "
+        raise ValueError(f"data_callback returned {len(results)} arrays for {expected} local devices; "
                          f"expected one array per requested index")
     return list(results)
 
@@ -308,8 +313,9 @@ def _on_device(result, device: CpuDevice, position: int) -> Array:
         return device_put(np.asarray(result), device)
     if result.sharding.device_set != {device}:
         raise ValueError(
-            f"data_callback result {position} is on devices {sorted(d.id for d in result.sharding.device_set)}, "
-            f"but it was asked for device {device!r}"
+            f"data_callback result {position} is on devices "
+            f"{sorted(where.id for where in result.sharding.device_set)}, but it was asked for device "
+            f"{device!r}"
         )
     return result
 

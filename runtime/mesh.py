@@ -89,6 +89,7 @@ class Mesh:
         self.axis_types = _normalise_axis_types(axis_types, self.axis_names)
         self._key = (tuple(device.id for device in self.flat_devices), self.devices.shape,
                      self.axis_names, self.axis_types)
+        self._hash = hash(self._key)
 
     @property
     def shape(self) -> OrderedDict:
@@ -153,7 +154,7 @@ class Mesh:
         return isinstance(other, Mesh) and self._key == other._key
 
     def __hash__(self) -> int:
-        return hash(self._key)
+        return self._hash
 
     def __repr__(self) -> str:
         if self.empty:

@@ -73,6 +73,13 @@ class Sharding:
 
     def devices_indices_map(self, global_shape) -> dict[CpuDevice, Index]:
         global_shape = _check_shape(global_shape)
+        cache = self.__dict__.setdefault("_indices_cache", {})
+        cached = cache.get(global_shape)
+        if cached is None:
+            cached = cache[global_shape] = self._compute_indices_map(global_shape)
+        return dict(cached)
+
+    def _compute_indices_map(self, global_shape) -> dict[CpuDevice, Index]:
         self._check_rank(len(global_shape))
         self._check_divisible(global_shape)
         tiles = self._tile_assignment(len(global_shape))
@@ -216,7 +223,11 @@ class NamedSharding(Sharding):
                 and self.spec == other.spec and self.memory_kind == other.memory_kind)
 
     def __hash__(self) -> int:
-        return hash((self.mesh, self.spec, self.memory_kind))
+        # NOTE: shardings are immutable and hashed on every jit dispatch: hash once
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = self.__dict__["_hash"] = hash((self.mesh, self.spec, self.memory_kind))
+        return cached
 
     def __repr__(self) -> str:
         return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind={self.memory_kind})"

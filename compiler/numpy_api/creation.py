@@ -235,7 +235,8 @@ def _triangle(function: str, m, k: int, keep_below: bool):
         raise ValueError(f"{function}: needs at least 2 dims, got shape {shape}")
     offsets = _diagonal_offsets(shape[-2], shape[-1])
     keep = lax.le(offsets, int(k)) if keep_below else lax.ge(offsets, int(k))
-    keep = lax.broadcast_in_dim(keep, shape, (len(shape) - 2, len(shape) - 1))
+    if len(shape) > 2:
+        keep = lax.broadcast_in_dim(keep, shape, (len(shape) - 2, len(shape) - 1))
     return lax.select(keep, operand, lax.full(shape, 0, dtype_of(operand).name))
 
 

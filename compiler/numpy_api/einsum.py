@@ -66,18 +66,9 @@ def _broadcast_ones(lhs, lhs_labels, rhs, rhs_labels, function: str):
     return lhs, lhs_labels, rhs, rhs_labels
 
 
-def contract(
-    lhs,
-    lhs_labels: Labels,
-    rhs,
-    rhs_labels: Labels,
-    out_labels: Labels,
-    function: str = "einsum",
-    preferred_element_type=None,
-):
-    """The product of two operands of one dtype, summed over the labels not in ``out_labels``,
-    with dims ordered as ``out_labels`` (every label there must come from an operand)."""
-    needed = set(out_labels)
+def _contract_unordered(lhs, lhs_labels, rhs, rhs_labels, needed: set, function: str, preferred):
+    """The product of two operands summed over the labels not ``needed``, in dot_general's
+    natural order (batch, lhs free, rhs free); returns the result and its labels."""
     lhs, lhs_labels, rhs, rhs_labels = _broadcast_ones(lhs, lhs_labels, rhs, rhs_labels, function)
     lhs, lhs_labels = _sum_out(lhs, lhs_labels, needed | set(rhs_labels))
     rhs, rhs_labels = _sum_out(rhs, rhs_labels, needed | set(lhs_labels))
@@ -94,12 +85,27 @@ def contract(
             tuple(rhs_labels.index(label) for label in batch),
         ),
     )
-    result = lax.dot_general(
-        lhs, rhs, dimension_numbers, preferred_element_type=preferred_element_type
-    )
+    result = lax.dot_general(lhs, rhs, dimension_numbers, preferred_element_type=preferred)
     result_labels = batch + [label for label in lhs_labels if label not in shared]
     result_labels += [label for label in rhs_labels if label not in shared]
-    return _arrange(result, result_labels, out_labels)
+    return result, result_labels
+
+
+def contract(
+    lhs,
+    lhs_labels: Labels,
+    rhs,
+    rhs_labels: Labels,
+    out_labels: Labels,
+    function: str = "einsum",
+    preferred_element_type=None,
+):
+    """The product of two operands of one dtype, summed over the labels not in ``out_labels``,
+    with dims ordered as ``out_labels`` (every label there must come from an operand)."""
+    result, labels = _contract_unordered(
+        lhs, lhs_labels, rhs, rhs_labels, set(out_labels), function, preferred_element_type
+    )
+    return _arrange(result, labels, out_labels)
 
 
 def _arrange(operand, labels: list, out_labels: Labels):
@@ -202,12 +208,12 @@ def einsum(subscripts: str, *operands, optimize=None, preferred_element_type=Non
     result = convert_operand(values[0], compute)
     labels = inputs[0]
     for index in range(1, len(values)):
+        # Intermediates stay in dot_general's order; one transpose at the end gives the output's.
         later = {label for term in inputs[index + 1 :] for label in term} | set(output)
         operand = convert_operand(values[index], compute)
-        keep = [label for label in labels + inputs[index] if label in later]
-        keep = list(dict.fromkeys(keep))
-        result = contract(result, labels, operand, inputs[index], keep, "einsum", preferred)
-        labels = keep
+        result, labels = _contract_unordered(
+            result, labels, operand, inputs[index], later, "einsum", preferred
+        )
     result, labels = _sum_out(result, list(labels), set(output))
     result = _arrange(result, labels, output)
     if dtype.name == "bool":

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import lax_ops as lax
-from ..operands import dtype_of, shape_of, x64
+from ..operands import canonical_numpy, dtype_of, shape_of, x64
 from ..promotion import default_int
 from ..trace import ConcretizationTypeError, Tracer, is_concrete_array
 from .arguments import (
@@ -48,6 +48,13 @@ def _is_integer(entry) -> bool:
     return isinstance(entry, (int, np.integer)) and not isinstance(entry, (bool, np.bool_))
 
 
+@dataclass(frozen=True)
+class _Mask:
+    """A concrete boolean mask entry; it stands for as many dims as it has."""
+
+    array: np.ndarray
+
+
 def _as_index_array(entry):
     """A non-scalar index entry as a canonical numpy array, a Tracer or a device array."""
     if isinstance(entry, Tracer) or is_concrete_array(entry):
@@ -58,40 +65,39 @@ def _as_index_array(entry):
             f"indexing: only integers, slices, ellipsis, None and integer or boolean arrays are "
             f"valid indices; got {entry!r}"
         )
-    return convert_operand(
-        array.astype(np.int64) if array.dtype.kind in "iu" else array,
-        default_int(x64()) if array.dtype.kind in "iu" else "bool",
-    )
+    return canonical_numpy(array, "bool" if array.dtype.kind == "b" else default_int(x64()))
 
 
-def _expand_masks(entries):
-    """Concrete bool masks become the integer arrays of their true positions (numpy's nonzero)."""
-    expanded = []
-    for entry in entries:
-        if entry is None or entry is Ellipsis or isinstance(entry, slice) or _is_integer(entry):
-            expanded.append(entry)
-            continue
-        if isinstance(entry, (bool, np.bool_)):
-            raise TypeError("indexing: a Python bool is not a valid index; use None to add a dim")
-        array = _as_index_array(entry)
-        if dtype_of(array).name != "bool":
-            expanded.append(array)
-            continue
-        if isinstance(array, Tracer):
-            raise NonConcreteBooleanIndexError(
-                f"indexing: a boolean mask of type {array.value.type} depends on traced values, so "
-                f"the result's shape is unknown while tracing; use meshjit.numpy.where(mask, x, 0) "
-                f"or index with a concrete (numpy) mask"
-            )
-        expanded.extend(
-            np.nonzero(np.asarray(array)) if np.ndim(array) else [np.zeros(0, np.int32)]
+def _classify(entry):
+    """An index entry with arrays made canonical and concrete bool masks wrapped in _Mask."""
+    if entry is None or entry is Ellipsis or isinstance(entry, slice) or _is_integer(entry):
+        return entry
+    if isinstance(entry, (bool, np.bool_)):
+        raise TypeError("indexing: a Python bool is not a valid index; use None to add a dim")
+    array = _as_index_array(entry)
+    if dtype_of(array).name != "bool":
+        return array
+    if isinstance(array, Tracer):
+        raise NonConcreteBooleanIndexError(
+            f"indexing: a boolean mask of type {array.value.type} depends on traced values, so "
+            f"the result's shape is unknown while tracing; use meshjit.numpy.where(mask, x, 0) "
+            f"or index with a concrete (numpy) mask"
         )
-    return expanded
+    if np.ndim(array) == 0:
+        raise TypeError("indexing: a 0-d boolean index is not supported; use None to add a dim")
+    return _Mask(np.asarray(array))
+
+
+def _dims_of(entry) -> int:
+    """How many dims of the indexed array an entry consumes."""
+    if entry is None or entry is Ellipsis:
+        return 0
+    return entry.array.ndim if isinstance(entry, _Mask) else 1
 
 
 def _fill_ellipsis(entries, rank: int):
     """The entries with the Ellipsis (or trailing dims) spelled out as full slices."""
-    consumed = sum(1 for entry in entries if entry is not None and entry is not Ellipsis)
+    consumed = sum(_dims_of(entry) for entry in entries)
     if sum(1 for entry in entries if entry is Ellipsis) > 1:
         raise IndexError("indexing: an index can only have a single ellipsis ('...')")
     if consumed > rank:
@@ -105,6 +111,28 @@ def _fill_ellipsis(entries, rank: int):
     if positions:
         return entries[: positions[0]] + fill + entries[positions[0] + 1 :]
     return entries + fill
+
+
+def _expand_masks(entries, shape):
+    """Masks become the integer arrays of their true positions (numpy's nonzero), after a
+    check that each mask's shape is the shape of the dims it covers."""
+    expanded, dim = [], 0
+    for entry in entries:
+        if isinstance(entry, _Mask):
+            covered = tuple(shape[dim : dim + entry.array.ndim])
+            if entry.array.shape != covered:
+                raise IndexError(
+                    f"indexing: boolean index of shape {entry.array.shape} does not match the "
+                    f"indexed dims {dim}..{dim + entry.array.ndim - 1} of shape {covered}"
+                )
+            index_dtype = default_int(x64())
+            expanded.extend(
+                canonical_numpy(positions, index_dtype) for positions in np.nonzero(entry.array)
+            )
+        else:
+            expanded.append(entry)
+        dim += _dims_of(entry)
+    return expanded
 
 
 def _static_int(value, size: int, dim: int) -> int:
@@ -146,7 +174,7 @@ def _basic_window(entry, size: int, dim: int):
 
 def _apply_basic(operand, entries, advanced: bool):
     """One strided slice for every slice (and, without advanced entries, every int) entry;
-    advanced entries keep their dim whole. Returns the operand and its entries per dim."""
+    advanced entries keep their dim whole."""
     shape = shape_of(operand)
     per_dim = [entry for entry in entries if entry is not None]
     windows = []
@@ -236,8 +264,9 @@ def getitem(array, index):
     """``array[index]`` with numpy's basic and integer-array indexing (out-of-range array
     indices are clamped as in JAX; static ints out of range raise IndexError)."""
     operand = array_operand(array, "indexing")
-    entries = _expand_masks(list(index) if isinstance(index, tuple) else [index])
+    entries = [_classify(entry) for entry in (index if isinstance(index, tuple) else (index,))]
     entries = _fill_ellipsis(entries, len(shape_of(operand)))
+    entries = _expand_masks(entries, shape_of(operand))
     has_arrays = any(
         not (entry is None or isinstance(entry, slice) or _is_integer(entry)) for entry in entries
     )

@@ -28,25 +28,30 @@ def _mesh_of_shape(shape, axis_names) -> Mesh:
     names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
     if isinstance(shape, Mapping):
         if tuple(shape) != names:
-            raise ValueError(f"mesh: the shape {dict(shape)} names axes {tuple(shape)}, but axis_names is {names}")
+            raise ValueError(f"mesh: the shape {dict(shape)} names axes {tuple(shape)}, but "
+                             f"axis_names is {names}")
         shape = tuple(shape.values())
     sizes = tuple(int(size) for size in shape)
     if any(size < 1 for size in sizes):
         raise ValueError(f"mesh: mesh shape {sizes} must have positive sizes")
     pool = all_devices()
     if math.prod(sizes) > len(pool):
-        raise ValueError(f"mesh: mesh shape {sizes} needs {math.prod(sizes)} devices, but {len(pool)} exist")
+        raise ValueError(f"mesh: mesh shape {sizes} needs {math.prod(sizes)} devices, but "
+                         f"{len(pool)} exist")
     grid = np.empty(math.prod(sizes), dtype=object)
     grid[:] = pool[:math.prod(sizes)]
     return Mesh(grid.reshape(sizes), names)
 
 
-class mesh:  # noqa: N801 (JAX's name)
+class mesh:  # JAX's name, kept for ported code
     """``with mesh(devices, axis_names) as m:`` makes ``Mesh(devices, axis_names)`` the mesh of
     pjit; ``devices`` may also be a mesh shape (a tuple of sizes or ``Mesh.shape``)."""
 
     def __init__(self, devices, axis_names):
-        self.mesh = _mesh_of_shape(devices, axis_names) if _is_shape(devices) else Mesh(devices, axis_names)
+        if _is_shape(devices):
+            self.mesh = _mesh_of_shape(devices, axis_names)
+        else:
+            self.mesh = Mesh(devices, axis_names)
 
     def __enter__(self) -> Mesh:
         return self.mesh.__enter__()

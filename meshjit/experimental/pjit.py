@@ -43,7 +43,8 @@ def _is_resource_leaf(node) -> bool:
 
 
 def _leaves(resources) -> list:
-    return optree.tree_leaves(resources, is_leaf=_is_resource_leaf, none_is_leaf=True, namespace=NAMESPACE)
+    return optree.tree_leaves(resources, is_leaf=_is_resource_leaf, none_is_leaf=True,
+                              namespace=NAMESPACE)
 
 
 def _check_resources(resources, argument: str):
@@ -73,8 +74,9 @@ def _named_sharding(spec, mesh: Mesh, argument: str) -> NamedSharding | None:
 
 
 def _trimmed(spec: PartitionSpec) -> tuple:
-    entries = list(spec)
-    while entries and entries[-1] is None:
+    """The mesh axes of each dim, without trailing unsplit dims: equal layouts compare equal."""
+    entries = [spec.axis_names_of(dim) for dim in range(len(spec))]
+    while entries and not entries[-1]:
         entries.pop()
     return tuple(entries)
 
@@ -87,13 +89,16 @@ def _unwrap(tree):
 class Pjitted:
     """The callable ``pjit`` returns: one meshjit.jit per mesh it is called under."""
 
-    def __init__(self, fun: Callable, in_axis_resources, out_axis_resources, static_argnums, donate_argnums):
+    def __init__(self, fun: Callable, in_axis_resources, out_axis_resources, static_argnums,
+                 donate_argnums):
         if not callable(fun):
             raise TypeError(f"pjit expects a callable, got {type(fun).__name__}: {fun!r}")
         self._fun = fun
         self._in_resources = _check_resources(in_axis_resources, "in_axis_resources")
         self._out_resources = _check_resources(out_axis_resources, "out_axis_resources")
-        self._static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums or ())
+        if isinstance(static_argnums, int):
+            static_argnums = (static_argnums,)
+        self._static_argnums = tuple(static_argnums or ())
         self._donate_argnums = donate_argnums
         self._jitted: dict[Mesh | None, Jitted] = {}
         functools.update_wrapper(self, fun)
@@ -141,7 +146,8 @@ class Pjitted:
             per_leaf = optree.tree_broadcast_prefix(resources, dynamic, is_leaf=_is_resource_leaf,
                                                     none_is_leaf=True, namespace=NAMESPACE)
         except ValueError as error:
-            raise ValueError(f"pjit in_axis_resources must be a pytree prefix of the arguments: {error}") from None
+            raise ValueError(
+                f"pjit in_axis_resources must be a pytree prefix of the arguments: {error}") from None
         paths = optree.tree_paths(dynamic, none_is_leaf=True, namespace=NAMESPACE)
         leaves = optree.tree_leaves(dynamic, none_is_leaf=True, namespace=NAMESPACE)
         for path, leaf, spec in zip(paths, leaves, _leaves(per_leaf)):
@@ -151,17 +157,19 @@ class Pjitted:
         jitted = self._jitted.get(mesh)
         if jitted is None:
             jitted = self._jitted[mesh] = Jitted(
-                self._fun, in_shardings=self._jit_shardings(self._in_resources, mesh, "in_axis_resources"),
-                out_shardings=self._jit_shardings(self._out_resources, mesh, "out_axis_resources"),
+                self._fun,
+                in_shardings=_jit_shardings(self._in_resources, mesh, "in_axis_resources"),
+                out_shardings=_jit_shardings(self._out_resources, mesh, "out_axis_resources"),
                 static_argnums=self._static_argnums, donate_argnums=self._donate_argnums)
         return jitted
 
-    @staticmethod
-    def _jit_shardings(resources, mesh: Mesh | None, argument: str):
-        if resources is _UNSPECIFIED:
-            return None
-        return optree.tree_map(lambda spec: _named_sharding(spec, mesh, argument), resources,
-                               is_leaf=_is_resource_leaf, none_is_leaf=True, namespace=NAMESPACE)
+
+def _jit_shardings(resources, mesh: Mesh | None, argument: str):
+    """The resources as meshjit.jit shardings: specs bound to ``mesh``, markers left to jit."""
+    if resources is _UNSPECIFIED:
+        return None
+    return optree.tree_map(lambda spec: _named_sharding(spec, mesh, argument), resources,
+                           is_leaf=_is_resource_leaf, none_is_leaf=True, namespace=NAMESPACE)
 
 
 def _check_argument(leaf, spec, mesh: Mesh | None, path: str) -> None:
@@ -171,7 +179,8 @@ def _check_argument(leaf, spec, mesh: Mesh | None, path: str) -> None:
                 f"pjit argument {path} is a GlobalDeviceArray on {leaf.mesh!r}, but the mesh of the "
                 f"enclosing `with mesh:` is {mesh!r}; they must be the same mesh"
             )
-        if (spec is None or isinstance(spec, PartitionSpec)) and _trimmed(PartitionSpec() if spec is None else spec) != _trimmed(leaf.mesh_axes):
+        given = PartitionSpec() if spec is None else spec
+        if isinstance(given, PartitionSpec) and _trimmed(given) != _trimmed(leaf.mesh_axes):
             raise ValueError(
                 f"pjit in_axis_resources for argument {path} is {spec!r}, but the GlobalDeviceArray "
                 f"passed there has mesh_axes {leaf.mesh_axes!r}; pass FROM_GDA or the GDA's mesh_axes"
@@ -219,7 +228,5 @@ def with_sharding_constraint(x, axis_resources):
     mesh = resource_mesh()
     if mesh is None or mesh.empty:
         raise RuntimeError("pjit's with_sharding_constraint needs a mesh; call it inside `with mesh:`")
-    shardings = optree.tree_map(lambda spec: _named_sharding(spec, mesh, "with_sharding_constraint axis_resources"),
-                                _check_resources(axis_resources, "axis_resources"), is_leaf=_is_resource_leaf,
-                                none_is_leaf=True, namespace=NAMESPACE)
-    return _with_sharding_constraint(x, shardings)
+    resources = _check_resources(axis_resources, "with_sharding_constraint axis_resources")
+    return _with_sharding_constraint(x, _jit_shardings(resources, mesh, "with_sharding_constraint axis_resources"))

@@ -5,6 +5,8 @@ The seed's own example (a 4 x 8 mesh, run through pjit) lives in test_pjit.py.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -195,65 +197,82 @@ def test_other_process_shards_have_no_data(two_processes):
         GlobalDeviceArray(SHAPE, mesh, P("x", "y"), buffers + buffers)
 
 
-# -- bad input: (call, exception type, text the message must contain) ------------------------------
-def bad_inputs(mesh):
-    buffers = buffers_for(mesh, P("x", "y"))
+# -- bad input: (name, call on the fixture's namespace, exception type, text the message must contain)
+def from_callback(env, mesh_axes, shape=SHAPE):
+    values = np.ones(shape, np.float32)
+    return GlobalDeviceArray.from_callback(shape, env.mesh, mesh_axes, lambda index: values[index])
+
+
+def batched(env, callback):
+    return GlobalDeviceArray.from_batched_callback(SHAPE, env.mesh, P("x"), callback)
+
+
+def on_device_zero(pairs):
+    return [jax.device_put(DATA[index], jax.devices()[0]) for index, _ in pairs]
+
+
+BAD_INPUTS = [
+    ("too few buffers", lambda env: GlobalDeviceArray(SHAPE, env.mesh, P("x", "y"), env.buffers[:7]),
+     ValueError, "device_buffers has 7 buffers, but global_mesh has 8 local devices"),
+    ("buffer shape", lambda env: GlobalDeviceArray(SHAPE, env.mesh, P("x"), env.buffers),
+     ValueError, ("device_buffers[0] has shape (4, 2), but global_shape (8, 8) with mesh_axes "
+                  "P('x',) has per-device shape (4, 8)")),
+    ("device outside mesh", lambda env: GlobalDeviceArray(SHAPE, env.small, P("x", "y"), env.outside),
+     ValueError, "device_buffers[3] is on CpuDevice(id=6), which is not a local device of global_mesh"),
+    ("repeated device", lambda env: GlobalDeviceArray(SHAPE, env.mesh, P("x", "y"), env.buffers[:7] + env.buffers[:1]),
+     ValueError, "device_buffers[0] and device_buffers[7] are both on CpuDevice(id=0)"),
+    ("multi-device buffer", lambda env: GlobalDeviceArray(SHAPE, env.mesh, P(), [env.replicated] * 8),
+     ValueError, "device_buffers[0] lives on 8 devices"),
+    ("buffers not a sequence", lambda env: GlobalDeviceArray(SHAPE, env.mesh, P(), DATA),
+     TypeError, "device_buffers must be a sequence"),
+    ("unknown axis", lambda env: from_callback(env, P("x", "z")),
+     ValueError, ("mesh_axes P('x', 'z') names axis 'z', which is not an axis of global_mesh; "
+                  "its axes are ('x', 'y')")),
+    ("longer than rank", lambda env: from_callback(env, ["x", None, "y"]),
+     ValueError, "mesh_axes P('x', None, 'y') has 3 entries, but global_shape (8, 8) has rank 2"),
+    ("repeated axis", lambda env: from_callback(env, ["x", "x"]),
+     ValueError, "uses mesh axes ['x'] more than once"),
+    ("indivisible", lambda env: from_callback(env, [None, ("x", "y")], shape=(8, 6)),
+     IndivisibleError, "dim 1 has size 6, which mesh_axes entry ('x', 'y') splits 8 ways"),
+    ("bad entry", lambda env: from_callback(env, ["x", 3]), TypeError, "mesh_axes ['x', 3]"),
+    ("bad mesh_axes type", lambda env: from_callback(env, 3),
+     TypeError, "mesh_axes must be a PartitionSpec or a sequence"),
+    ("unconstrained", lambda env: from_callback(env, P(P.UNCONSTRAINED)),
+     ValueError, "may not use P.UNCONSTRAINED"),
+    ("bad mesh", lambda env: GlobalDeviceArray.from_callback(SHAPE, "mesh", P(), lambda index: DATA),
+     TypeError, "global_mesh must be a Mesh, got str"),
+    ("bad shape", lambda env: GlobalDeviceArray.from_callback([8, -1], env.mesh, P(), lambda index: DATA),
+     TypeError, "global_shape must be a tuple of non-negative ints, got [8, -1]"),
+    ("callback shape", lambda env: GlobalDeviceArray.from_callback(SHAPE, env.mesh, P("x"), lambda index: DATA),
+     ValueError, "data_callback returned shape (8, 8)"),
+    ("batch count", lambda env: batched(env, lambda indices: [DATA[index] for index in indices[:2]]),
+     ValueError, "data_callback returned 2 arrays for 8 local devices"),
+    ("batch shape", lambda env: batched(env, lambda indices: [DATA] * 8),
+     ValueError, "data_callback result[0] has shape (8, 8), but global_shape (8, 8) with mesh_axes"),
+    ("batch not a list", lambda env: batched(env, lambda indices: DATA),
+     TypeError, "data_callback must return a list"),
+    ("batch wrong device", lambda env: GlobalDeviceArray.from_batched_callback_with_devices(
+        SHAPE, env.mesh, P("x"), on_device_zero),
+     ValueError, "data_callback result 1 is on devices [0], but it was asked for device CpuDevice(id=1)"),
+]
+
+
+@pytest.fixture
+def env(mesh_2x4):
     small = Mesh(np.array(jax.devices()[:4], dtype=object).reshape(2, 2), ("x", "y"))
     outside = jax.device_put(np.zeros((4, 4), np.float32), jax.devices()[6])
-    return {
-        "too few buffers": (lambda: GlobalDeviceArray(SHAPE, mesh, P("x", "y"), buffers[:7]), ValueError,
-                            "device_buffers has 7 buffers, but global_mesh has 8 local devices"),
-        "buffer shape": (lambda: GlobalDeviceArray(SHAPE, mesh, P("x"), buffers), ValueError,
-                         "device_buffers[0] has shape (4, 2), but global_shape (8, 8) with mesh_axes P('x',) "
-                         "has per-device shape (4, 8)"),
-        "device outside mesh": (lambda: GlobalDeviceArray(SHAPE, small, P("x", "y"), buffers_for(small, P("x", "y"))[:3] + [outside]),
-                                ValueError, "device_buffers[3] is on CpuDevice(id=6), which is not a local device of global_mesh"),
-        "repeated device": (lambda: GlobalDeviceArray(SHAPE, mesh, P("x", "y"), buffers[:7] + buffers[:1]), ValueError,
-                            "device_buffers[0] and device_buffers[7] are both on CpuDevice(id=0)"),
-        "multi-device buffer": (lambda: GlobalDeviceArray(SHAPE, mesh, P(), [jax.device_put(DATA, NamedSharding(mesh, P()))] * 8),
-                                ValueError, "device_buffers[0] lives on 8 devices"),
-        "buffers not a sequence": (lambda: GlobalDeviceArray(SHAPE, mesh, P(), DATA), TypeError,
-                                   "device_buffers must be a sequence"),
-        "unknown axis": (lambda: GlobalDeviceArray.from_callback(SHAPE, mesh, P("x", "z"), lambda i: DATA[i]), ValueError,
-                         "mesh_axes P('x', 'z') names axis 'z', which is not an axis of global_mesh; its axes are ('x', 'y')"),
-        "longer than rank": (lambda: GlobalDeviceArray.from_callback(SHAPE, mesh, ["x", None, "y"], lambda i: DATA[i]),
-                             ValueError, "mesh_axes P('x', None, 'y') has 3 entries, but global_shape (8, 8) has rank 2"),
-        "repeated axis": (lambda: GlobalDeviceArray.from_callback(SHAPE, mesh, ["x", "x"], lambda i: DATA[i]), ValueError,
-                          "uses mesh axes ['x'] more than once"),
-        "indivisible": (lambda: GlobalDeviceArray.from_callback((8, 6), mesh, [None, ("x", "y")], lambda i: np.ones((8, 6))[i]),
-                        IndivisibleError, "dim 1 has size 6, which mesh_axes entry ('x', 'y') splits 8 ways"),
-        "bad entry": (lambda: GlobalDeviceArray.from_callback(SHAPE, mesh, ["x", 3], lambda i: DATA[i]), TypeError,
-                      "mesh_axes ['x', 3]"),
-        "bad mesh_axes type": (lambda: GlobalDeviceArray.from_callback(SHAPE, mesh, 3, lambda i: DATA[i]), TypeError,
-                               "mesh_axes must be a PartitionSpec or a sequence"),
-        "unconstrained": (lambda: GlobalDeviceArray.from_callback(SHAPE, mesh, P(P.UNCONSTRAINED), lambda i: DATA[i]),
-                          ValueError, "may not use P.UNCONSTRAINED"),
-        "bad mesh": (lambda: GlobalDeviceArray.from_callback(SHAPE, "mesh", P(), lambda i: DATA[i]), TypeError,
-                     "global_mesh must be a Mesh, got str"),
-        "bad shape": (lambda: GlobalDeviceArray.from_callback((8, -1), mesh, P(), lambda i: DATA[i]), TypeError,
-                      "global_shape must be a tuple of non-negative ints, got (8, -1)"),
-        "callback shape": (lambda: GlobalDeviceArray.from_callback(SHAPE, mesh, P("x"), lambda i: DATA), ValueError,
-                           "data_callback returned shape (8, 8)"),
-        "batch count": (lambda: GlobalDeviceArray.from_batched_callback(SHAPE, mesh, P("x"), lambda ix: [DATA[i] for i in ix[:2]]),
-                        ValueError, "data_callback returned 2 arrays for 8 local devices"),
-        "batch shape": (lambda: GlobalDeviceArray.from_batched_callback(SHAPE, mesh, P("x"), lambda ix: [DATA] * 8),
-                        ValueError, "data_callback result[0] has shape (8, 8), but global_shape (8, 8) with mesh_axes"),
-        "batch not a list": (lambda: GlobalDeviceArray.from_batched_callback(SHAPE, mesh, P("x"), lambda ix: DATA),
-                             TypeError, "data_callback must return a list"),
-        "batch wrong device": (lambda: GlobalDeviceArray.from_batched_callback_with_devices(
-            SHAPE, mesh, P("x"), lambda pairs: [jax.device_put(DATA[i], jax.devices()[0]) for i, _ in pairs]),
-            ValueError, "data_callback result 1 is on devices [0], but it was asked for device CpuDevice(id=1)"),
-    }
+    return SimpleNamespace(
+        mesh=mesh_2x4,
+        buffers=buffers_for(mesh_2x4, P("x", "y")),
+        small=small,
+        outside=buffers_for(small, P("x", "y"))[:3] + [outside],
+        replicated=jax.device_put(DATA, NamedSharding(mesh_2x4, P())),
+    )
 
 
-@pytest.mark.parametrize("case", [
-    "too few buffers", "buffer shape", "device outside mesh", "repeated device", "multi-device buffer",
-    "buffers not a sequence", "unknown axis", "longer than rank", "repeated axis", "indivisible", "bad entry",
-    "bad mesh_axes type", "unconstrained", "bad mesh", "bad shape", "callback shape", "batch count",
-    "batch shape", "batch not a list", "batch wrong device",
-])
-def test_bad_input_names_the_argument(mesh_2x4, case):
-    call, error_type, text = bad_inputs(mesh_2x4)[case]
+@pytest.mark.parametrize("call, error_type, text", [case[1:] for case in BAD_INPUTS],
+                         ids=[case[0] for case in BAD_INPUTS])
+def test_bad_input_names_the_argument(env, call, error_type, text):
     with pytest.raises(error_type) as raised:
-        call()
+        call(env)
     assert text in str(raised.value)

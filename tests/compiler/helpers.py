@@ -1,11 +1,9 @@
 """Running a meshjit.numpy function three ways for differential tests: eagerly, traced (the
 module is verified, printed, parsed back and interpreted), and through ``meshjit.jit`` once it
-exists. Also small builders of random inputs from specs like ``"f32[3,4]"``.
+exists; and comparing the results with numpy's.
 """
 
 from __future__ import annotations
-
-import re
 
 import numpy as np
 import optree
@@ -14,28 +12,8 @@ from meshjit.ir import TensorType, interpret, parse_module, print_module, verify
 from meshjit.ir.dtypes import from_numpy
 
 import meshjit
-import meshjit.numpy
 
 MODES = ("eager", "traced", "jit")
-_SPEC = re.compile(r"^(bool|i32|i64|f32|f64)\[([0-9, ]*)\]$")
-_NUMPY = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f32": np.float32, "f64": np.float64}
-
-
-def random_array(spec: str, rng: np.random.Generator, low=None, high=None) -> np.ndarray:
-    """A random array for ``spec`` (``"f32[3,4]"``): floats in [low, high) (default -2..2),
-    ints in [low, high] (default -5..5), bools fair coins."""
-    match = _SPEC.match(spec.replace(" ", ""))
-    if match is None:
-        raise ValueError(f"bad array spec {spec!r}; expected e.g. 'f32[3,4]'")
-    dtype, dims = match.group(1), match.group(2)
-    shape = tuple(int(size) for size in dims.split(",") if size)
-    if dtype == "bool":
-        return rng.random(shape) < 0.5
-    if dtype.startswith("i"):
-        low, high = (-5 if low is None else low), (5 if high is None else high)
-        return rng.integers(low, high + 1, size=shape).astype(_NUMPY[dtype])
-    low, high = (-2.0 if low is None else low), (2.0 if high is None else high)
-    return rng.uniform(low, high, size=shape).astype(_NUMPY[dtype])
 
 
 def _flatten(output):

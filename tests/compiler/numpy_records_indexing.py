@@ -74,9 +74,13 @@ INDEXING = [
     R("list index", lambda m, x: x[[1, 0]], inputs("f32[3,2]"), "f32", operators=True),
     R(
         "concrete bool mask",
-        lambda m, x: (x[np.array([True, False, True])], x[:, np.array([False, True])]),
+        lambda m, x: (
+            x[np.array([True, False, True])],
+            x[:, np.array([False, True])],
+            x[np.array([[True, False], [False, True], [True, True]])],
+        ),
         inputs("f32[3,2]"),
-        ("f32", "f32"),
+        ("f32", "f32", "f32"),
         operators=True,
     ),
     R(

@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from meshjit.compiler.factor_projection import (
     device_count,
@@ -20,7 +22,8 @@ from meshjit.compiler.factor_projection import (
     unproject_dim,
 )
 from meshjit.compiler.passes.propagate_shardings import propagate_shardings
-from meshjit.ir import AxisRef, MeshAttr, parse_module
+from meshjit.ir import AxisRef, DimSharding, Func, MeshAttr, Module, Op, TensorSharding, TensorType
+from meshjit.ir import Block, Value, parse_module
 
 X2 = MeshAttr((("x", 2),))
 X4 = MeshAttr((("x", 4),))
@@ -201,3 +204,54 @@ def test_propagated_reshape_keeps_every_devices_elements(mesh_text, source, shar
         before = _device_block(array, operand_sharding, mesh, position)
         after = _device_block(array.reshape(target_shape), result_sharding, mesh, position)
         assert sorted(before.ravel()) == sorted(after.ravel())
+
+
+@st.composite
+def sharded_reshapes(draw):
+    """A mesh, a shape with an evenly dividing sharding of whole axes, and a new shape."""
+    mesh = draw(st.sampled_from((X2, X4, X8, X2Y4, MeshAttr((("x", 2), ("y", 2), ("z", 2))))))
+    shape = draw(st.lists(st.sampled_from((2, 4, 6, 8, 16)), min_size=1, max_size=3))
+    free, dims = [AxisRef(name) for name in mesh.axis_names], []
+    for size in shape:
+        axes = [axis for axis in draw(st.permutations(free)) if draw(st.booleans())]
+        while axes and size % device_count(axes, mesh):
+            axes.pop()
+        free = [axis for axis in free if axis not in axes]
+        dims.append(DimSharding(tuple(axes)))
+    flat = [factor for size in shape for factor in _prime_factors(size)]
+    cuts = sorted(draw(st.sets(st.integers(1, len(flat) - 1), max_size=3))) if len(flat) > 1 else []
+    bounds = [0] + cuts + [len(flat)]
+    target = [math.prod(flat[start:end]) for start, end in zip(bounds, bounds[1:])]
+    return mesh, shape, TensorSharding("mesh", tuple(dims)), target
+
+
+def _prime_factors(size: int) -> list[int]:
+    factors, divisor = [], 2
+    while size > 1:
+        while size % divisor == 0:
+            factors.append(divisor)
+            size //= divisor
+        divisor += 1
+    return factors
+
+
+@settings(max_examples=150, deadline=None)
+@given(sharded_reshapes())
+def test_reshape_propagation_never_moves_data(case):
+    """Each device's block of the reshaped value is its own operand block (same shard count),
+    or a superset of it when fewer axes could pass: propagation never asks a reshape to send
+    data to another device."""
+    mesh, shape, sharding, target = case
+    operand = Value.fresh(TensorType(tuple(shape), "f32"))
+    result = Value.fresh(TensorType(tuple(target), "f32"))
+    op = Op("reshape", (operand,), (result,), {"new_sizes": tuple(target)})
+    func = Func("main", Block((operand,), (op,), (result,)), (sharding,), (None,))
+    propagated = propagate_shardings(Module((("mesh", mesh),), (func,)))
+    result_sharding = propagated.main.body.ops[0].shardings[0]
+    array = np.arange(math.prod(shape)).reshape(shape)
+    for position in range(mesh.size):
+        before = set(_device_block(array, sharding, mesh, position).ravel())
+        after = set(_device_block(array.reshape(target), result_sharding, mesh, position).ravel())
+        assert before <= after
+        if math.prod(result_sharding.dim_shards(mesh)) == math.prod(sharding.dim_shards(mesh)):
+            assert before == after

@@ -279,3 +279,8 @@ def test_int_of_traced_value_names_the_line():
 def test_numpy_conversion_of_traced_value_fails():
     with pytest.raises(ConcretizationTypeError, match="numpy.asarray"):
         run_traced(lambda x: np.asarray(x) + 1, X)
+
+
+def test_boolean_mask_must_match_the_indexed_dims():
+    with pytest.raises(IndexError, match=r"boolean index of shape \(2,\) does not match"):
+        run_traced(lambda x: x[:, np.array([True, False])], X)

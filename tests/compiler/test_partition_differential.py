@@ -575,7 +575,13 @@ class RandomProgram:
         return self.draw(st.sampled_from(choices)) if choices else None
 
     def emit(self, name: str, operands, attrs=None) -> Value:
-        return self.builder.emit(name, operands, dict(attrs or {}))[0]
+        """Append an op; sometimes its result is pinned to a layout, which may not divide."""
+        attrs = dict(attrs or {})
+        result_type = infer_result_types(name, [value.type for value in operands], attrs)[0]
+        pinned = None
+        if result_type.rank in (1, 2) and self.draw(st.booleans()):
+            pinned = self.draw(st.sampled_from({1: LAYOUTS_1D, 2: LAYOUTS_2D}[result_type.rank][self.mesh_name]))
+        return self.builder.emit(name, operands, attrs, pinned)[0]
 
     def unary(self):
         value = self.pick()

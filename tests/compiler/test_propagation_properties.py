@@ -140,13 +140,8 @@ def _add_broadcast(builder: _ProgramBuilder) -> None:
 
 
 def _add_reshape(builder: _ProgramBuilder) -> None:
-    # arguments carry most seed shardings: reshaping them exercises sub-axes
-    sharded = [arg for arg, sharding in zip(builder.args, builder.arg_shardings)
-               if sharding is not None and arg.type.rank]
-    operand = builder.draw(st.sampled_from(sharded)) if sharded and builder.draw(
-        st.booleans()) else builder.pick(minimum_rank=1)
+    operand, dim = _reshape_operand(builder)
     shape = list(operand.type.shape)
-    dim = builder.draw(st.integers(0, len(shape) - 1))
     divisors = [d for d in range(2, shape[dim]) if shape[dim] % d == 0]
     if divisors and len(shape) < 3 and builder.draw(st.booleans()):
         # a small major part splits sharded axes into sub-axes
@@ -157,6 +152,17 @@ def _add_reshape(builder: _ProgramBuilder) -> None:
     else:
         shape = [math.prod(shape)]
     builder.emit("reshape", [operand], {"new_sizes": shape})
+
+
+def _reshape_operand(builder: _ProgramBuilder) -> tuple[Value, int]:
+    """Half the time a seed-sharded argument and one of its sharded dims (exercises sub-axes)."""
+    sharded = [(arg, dim) for arg, sharding in zip(builder.args, builder.arg_shardings)
+               if sharding is not None for dim, dim_sharding in enumerate(sharding.dims)
+               if dim_sharding.axes]
+    if sharded and builder.draw(st.booleans()):
+        return builder.draw(st.sampled_from(sharded))
+    operand = builder.pick(minimum_rank=1)
+    return operand, builder.draw(st.integers(0, operand.type.rank - 1))
 
 
 def _add_transpose(builder: _ProgramBuilder) -> None:
