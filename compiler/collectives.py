@@ -57,3 +57,16 @@ def collective_records(module: Module, reasons: dict[int, str] | None = None) ->
         records.append(CollectiveRecord(op.name, axes, int(round(sent)), op.operands[0].type.shape,
                                         op.operands[0].type.dtype, reason))
     return records
+
+
+def collective_summary(module: Module, records: list[CollectiveRecord], name: str = "main") -> dict:
+    """The JSON-ready summary of a per-device module's collectives: the mesh, one entry per
+    collective, and the total bytes each device sends (``MESHJIT_DUMP_DIR``'s
+    ``<name>.collectives.json`` and ``meshjit collectives --json``)."""
+    mesh_name = module.main.spmd_mesh
+    mesh = module.mesh(mesh_name) if mesh_name else None
+    entries = [{"kind": record.kind, "axes": list(record.axes), "bytes_per_device": record.bytes,
+                "operand": f"{record.dtype}{list(record.shape)}", "reason": record.reason}
+               for record in records]
+    return {"function": name, "mesh": dict(mesh.axes) if mesh else {}, "count": len(records),
+            "total_bytes_per_device": sum(record.bytes for record in records), "collectives": entries}

@@ -25,8 +25,10 @@ def dtype_of(value) -> DType:
         return DType(value.ir_dtype, value.weak_type)
     if is_python_scalar(value):
         return python_scalar_dtype(value, x64())
-    if is_concrete_array(value) or isinstance(value, np.ndarray):
+    if is_concrete_array(value):
         return DType(from_numpy(value.dtype), bool(getattr(value, "weak_type", False)))
+    if isinstance(value, np.ndarray):
+        return DType(from_numpy(canonical_numpy(value).dtype))
     return DType(from_numpy(canonical_numpy(value).dtype))
 
 

@@ -1,22 +1,33 @@
 """The compiler's pass pipeline, in one explicit ordered list, with per-pass dumps.
 
-``MESHJIT_DUMP_DIR=dir`` writes the module after every pass as ``NN-<pass>.mjir``, in order.
+``MESHJIT_DUMP_DIR=dir`` writes the module after every pass as ``<name>.NN-<pass>.mjir``, in
+order, and the per-device program's collectives as ``<name>.collectives.json``. ``PASSES`` names
+every pass for tools that run them one by one (``meshjit opt --passes``).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from meshjit.ir import DimSharding, Module, TensorSharding
 from meshjit.ir.printer import print_module
 
+from .collectives import collective_records, collective_summary
 from .passes.combine_collectives import fuse_reduce_scatter, merge_chained_collectives
 from .passes.cse import eliminate_common_subexpressions
 from .passes.dce import eliminate_dead_code
-from .passes.partition import Decision, partition_with_report
-from .passes.propagate_shardings import PropagationResult, Strategy, analyze_shardings, apply_shardings
+from .passes.partition import Decision, partition, partition_with_report
+from .passes.propagate_shardings import (
+    PropagationResult,
+    Strategy,
+    analyze_shardings,
+    apply_shardings,
+    propagate_shardings,
+)
 
 
 @dataclass
@@ -55,10 +66,13 @@ def normalize_boundaries(module: Module) -> Module:
     return replace(module, funcs=(new_func,))
 
 
-class _Dumper:
-    def __init__(self, name: str):
-        self.directory = os.environ.get("MESHJIT_DUMP_DIR")
-        self.name = name
+class Dumper:
+    """Writes ``<name>.NN-<pass>.mjir`` files into ``directory`` (default ``MESHJIT_DUMP_DIR``)."""
+
+    def __init__(self, name: str, directory: str | None = None):
+        self.directory = directory or os.environ.get("MESHJIT_DUMP_DIR")
+        # NOTE: function names such as "<lambda>" become file-name safe.
+        self.name = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
         self.count = 0
 
     def __call__(self, pass_name: str, module: Module) -> None:
@@ -70,11 +84,20 @@ class _Dumper:
             handle.write(print_module(module))
         self.count += 1
 
+    def collectives(self, module: Module, reasons: dict[int, str]) -> None:
+        """``<name>.collectives.json``: the per-device program's collectives and their total."""
+        if not self.directory:
+            return
+        summary = collective_summary(module, collective_records(module, reasons), self.name)
+        with open(os.path.join(self.directory, f"{self.name}.collectives.json"), "w") as handle:
+            json.dump(summary, handle, indent=2)
+            handle.write("\n")
+
 
 def compile_module(module: Module, *, propagation: str | Strategy | Callable = "shardy",
                    name: str = "main") -> CompiledProgram:
     """traced -> propagate_shardings -> normalize_boundaries -> partition -> OPTIMISATIONS."""
-    dump = _Dumper(name)
+    dump = Dumper(name)
     dump("traced", module)
     if not module.meshes:
         return CompiledProgram(module, module, None, None, "none", {}, [])
@@ -93,6 +116,7 @@ def compile_module(module: Module, *, propagation: str | Strategy | Callable = "
     for pass_name, optimise in OPTIMISATIONS:
         partitioned = optimise(partitioned)
         dump(pass_name, partitioned)
+    dump.collectives(partitioned, report.collective_reasons)
     return CompiledProgram(module, propagated, partitioned, result, strategy_name,
                            report.collective_reasons, report.decisions)
 
@@ -104,3 +128,12 @@ OPTIMISATIONS = (
     ("merge_chained_collectives", merge_chained_collectives),
     ("eliminate_dead_code", eliminate_dead_code),
 )
+
+
+# NOTE: every pass by name, in the order compile_module runs them; tools pick from this table.
+PASSES: dict[str, Callable[[Module], Module]] = {
+    "propagate_shardings": propagate_shardings,
+    "normalize_boundaries": normalize_boundaries,
+    "partition": partition,
+    **dict(OPTIMISATIONS),
+}

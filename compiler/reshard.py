@@ -71,12 +71,12 @@ class Resharder:
         return not prefix or self.lines_up(dim, prefix, extra)
 
     def resize(self, dim: int, size: int) -> None:
-        """Pad the local dim with zeros, or cut its tail, to ``size``."""
+        """Pad the local dim (see SpmdBuilder.padding_value), or cut its tail, to ``size``."""
         shape = self.value.type.shape
         if shape[dim] < size:
-            zero = self.builder.scalar(0, self.value.type.dtype)
+            fill = self.builder.padding_value(self.value.type.dtype)
             config = tuple((0, size - shape[dim] if d == dim else 0, 0) for d in range(len(shape)))
-            self.value = self.builder.emit1("pad", [self.value, zero], {"padding_config": config})
+            self.value = self.builder.emit1("pad", [self.value, fill], {"padding_config": config})
         elif shape[dim] > size:
             self.value = self.builder.emit1("slice", [self.value], {
                 "start_indices": (0,) * len(shape),

@@ -27,14 +27,29 @@ class Local:
 
 
 class SpmdBuilder:
-    """Collects the per-device ops of one function."""
+    """Collects the per-device ops of one function.
 
-    def __init__(self, mesh_name: str, mesh: MeshAttr):
+    Padding that makes uneven shards equal in size holds no data, so any value is correct
+    there; ``poison_padding`` fills it with NaN (floats) or a large value (ints) instead of
+    zeros, so that tests see padding that leaks into a result.
+    """
+
+    def __init__(self, mesh_name: str, mesh: MeshAttr, *, poison_padding: bool = False):
         self.mesh_name = mesh_name
         self.mesh = mesh
+        self.poison_padding = poison_padding
         self.ops: list[Op] = []
         self.collective_reasons: dict[int, str] = {}
         self._axis_index_cache: dict[str, Value] = {}
+
+    def padding_value(self, dtype: str) -> Value:
+        """The scalar new padding is filled with."""
+        if not self.poison_padding:
+            return self.scalar(0, dtype)
+        numpy_dtype = to_numpy(dtype)
+        if numpy_dtype.kind == "f":
+            return self.scalar(np.nan, dtype)
+        return self.scalar(True if numpy_dtype.kind == "b" else 1_000_003, dtype)
 
     def emit(self, name: str, operands, attrs=None, *, location=None, reason: str | None = None) -> list[Value]:
         attrs = dict(attrs or {})
@@ -77,8 +92,10 @@ class SpmdBuilder:
 
     def shard_position(self, axes) -> Value:
         """Mixed-radix index of this device's shard over ``axes`` (major first), as i32."""
-        position = self.scalar(0, "i32")
-        for axis in axes:
+        if not axes:
+            return self.scalar(0, "i32")
+        position = self.axis_index(axes[0])
+        for axis in axes[1:]:
             size = axis.resolved_size(self.mesh)
             scaled = self.emit1("mul", [position, self.scalar(size, "i32")])
             position = self.emit1("add", [scaled, self.axis_index(axis)])

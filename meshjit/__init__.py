@@ -30,6 +30,7 @@ from . import numpy as numpy
 from . import sharding as sharding
 from . import tree_util as tree_util
 from .jit_api import jit as jit
+from . import experimental as experimental
 
 # NOTE: Arrays get numpy's operators and methods from meshjit.numpy, as in JAX; they run as
 # cached one-op programs (the eager executor jit_api installs).

@@ -292,6 +292,7 @@ class Jitted:
             raise TypeError(f"{self.__name__}() called with the wrong arguments: {error}") from None
 
     def lower(self, *args, **kwargs) -> Lowered:
+        args, kwargs = _unwrap_global_device_arrays(args, kwargs)
         self._check_arity(args, kwargs)
         dynamic_args, dynamic_kwargs, static_values, static_positions = self._split(args, kwargs)
         leaves, treedef = optree.tree_flatten((dynamic_args, dynamic_kwargs), namespace=NAMESPACE)
@@ -313,6 +314,7 @@ class Jitted:
             compiled = self._fast_cache.get(fast_key) if fast_key is not None else None
             if compiled is not None:
                 return optree.tree_unflatten(compiled._lowered._out_treedef, compiled._run_flat(leaves))
+        args, kwargs = _unwrap_global_device_arrays(args, kwargs)
         if any(isinstance(leaf, Tracer) for leaf in optree.tree_leaves((args, kwargs), namespace=NAMESPACE)):
             # NOTE: jit inside a traced function inlines into the outer trace.
             return self._fun(*args, **kwargs)
@@ -429,6 +431,17 @@ def _single_device_array(output: np.ndarray, sharding, weak_type: bool) -> Array
     block = np.array(output)[np.newaxis]
     block.flags.writeable = False
     return Array(block.shape[1:], block.dtype, sharding, block, (0,), weak_type=weak_type)
+
+
+def _unwrap_global_device_arrays(args, kwargs):
+    """GlobalDeviceArrays enter jit as the Arrays they wrap (keeping their layout)."""
+    from meshjit.runtime.global_device_array import GlobalDeviceArray
+
+    leaves = optree.tree_leaves((args, kwargs), namespace=NAMESPACE)
+    if not any(isinstance(leaf, GlobalDeviceArray) for leaf in leaves):
+        return args, kwargs
+    return optree.tree_map(lambda leaf: leaf.to_array() if isinstance(leaf, GlobalDeviceArray) else leaf,
+                           (args, kwargs), namespace=NAMESPACE)
 
 
 _SCALAR_TYPES = (bool, int, float)

@@ -122,6 +122,11 @@ from meshjit.compiler.numpy_api.reductions import sort as sort
 from meshjit.compiler.numpy_api.reductions import std as std
 from meshjit.compiler.numpy_api.reductions import sum as sum
 from meshjit.compiler.numpy_api.reductions import var as var
+from meshjit.compiler.numpy_api.scalar_types import bool_ as bool_
+from meshjit.compiler.numpy_api.scalar_types import float32 as float32
+from meshjit.compiler.numpy_api.scalar_types import float64 as float64
+from meshjit.compiler.numpy_api.scalar_types import int32 as int32
+from meshjit.compiler.numpy_api.scalar_types import int64 as int64
 from meshjit.compiler.numpy_api.shape_ops import broadcast_arrays as broadcast_arrays
 from meshjit.compiler.numpy_api.shape_ops import broadcast_to as broadcast_to
 from meshjit.compiler.numpy_api.shape_ops import concatenate as concatenate
@@ -141,16 +146,9 @@ from meshjit.compiler.numpy_api.shape_ops import stack as stack
 from meshjit.compiler.numpy_api.shape_ops import swapaxes as swapaxes
 from meshjit.compiler.numpy_api.shape_ops import tile as tile
 from meshjit.compiler.numpy_api.shape_ops import transpose as transpose
+from meshjit.runtime.array import Array as ndarray  # noqa: F401 - jnp.ndarray is meshjit.Array
 
-# Dtypes: numpy's scalar types, which every dtype= argument accepts (64-bit ones narrow to
-# 32 bits unless jax_enable_x64 is on).
-bool_ = _numpy.bool_
-int32 = _numpy.int32
-int64 = _numpy.int64
-float32 = _numpy.float32
-float64 = _numpy.float64
 dtype = _numpy.dtype
-
 pi = _numpy.pi
 e = _numpy.e
 inf = _numpy.inf

@@ -7,7 +7,6 @@ A GDA is a global shape, a mesh and per-dim mesh axes; its data is an ``Array`` 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
 
 import numpy as np
 
@@ -20,13 +19,6 @@ from .sharding import Index, NamedSharding
 from .transfer import device_put, make_array_from_callback, make_array_from_single_device_arrays
 
 __all__ = ["GlobalDeviceArray", "Shard", "get_shard_indices"]
-
-
-class _GdaFastPathArgs(NamedTuple):
-    """JAX's precomputed layout for a GDA; accepted for compatibility and not needed here."""
-
-    global_indices_replica_ids: dict
-    local_devices: Sequence[CpuDevice]
 
 
 # -- argument checks -------------------------------------------------------------------------------
@@ -165,7 +157,9 @@ class GlobalDeviceArray:
     to devices by where they live) or host arrays (placed on ``global_mesh.local_devices`` in order).
     """
 
-    def __init__(self, global_shape, global_mesh, mesh_axes, device_buffers, _gda_fast_path_args=None):
+    def __init__(self, global_shape, global_mesh, mesh_axes, device_buffers,
+                 _gda_fast_path_args=None):
+        # NOTE: _gda_fast_path_args (JAX's precomputed shard indices) is accepted and not needed.
         global_shape = _check_global_shape(global_shape)
         sharding = _check_layout(global_shape, _check_mesh(global_mesh), _spec_of(mesh_axes))
         self._init_from_array(_buffers_array(global_shape, sharding, device_buffers))

@@ -3,7 +3,7 @@
 Importing this package installs numpy's operators and methods on ``Tracer``.
 """
 
-from ..trace import Tracer
+from ..trace import Tracer as _Tracer
 from .arguments import AxisError as AxisError
 from .creation import arange as arange
 from .creation import array as array
@@ -119,6 +119,11 @@ from .reductions import sort as sort
 from .reductions import std as std
 from .reductions import sum as sum
 from .reductions import var as var
+from .scalar_types import bool_ as bool_
+from .scalar_types import float32 as float32
+from .scalar_types import float64 as float64
+from .scalar_types import int32 as int32
+from .scalar_types import int64 as int64
 from .shape_ops import broadcast_arrays as broadcast_arrays
 from .shape_ops import broadcast_to as broadcast_to
 from .shape_ops import concatenate as concatenate
@@ -139,4 +144,4 @@ from .shape_ops import swapaxes as swapaxes
 from .shape_ops import tile as tile
 from .shape_ops import transpose as transpose
 
-install_array_methods(Tracer)
+install_array_methods(_Tracer)

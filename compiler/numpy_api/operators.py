@@ -6,6 +6,7 @@ with ``install_array_methods``.
 from __future__ import annotations
 
 from .. import lax_ops as lax
+from ..operands import is_array_like
 from .arguments import dtype_argument
 from .elementwise import (
     absolute,
@@ -45,9 +46,23 @@ from .reductions import sum as _sum
 from .shape_ops import matrix_transpose, ravel, repeat, reshape, squeeze, swapaxes, transpose
 
 
+def _operator(function):
+    """A binary operator that leaves operands it does not know (None, strings, lists) to
+    Python, so ``x == None`` is False and ``x + [1]`` a TypeError, as in JAX."""
+
+    def apply(self, other):
+        return function(self, other) if is_array_like(other) else NotImplemented
+
+    return apply
+
+
 def _reflected(function):
     """The ``__r<op>__`` form: Python calls it as ``right.__radd__(left)``."""
-    return lambda self, other: function(other, self)
+
+    def apply(self, other):
+        return function(other, self) if is_array_like(other) else NotImplemented
+
+    return apply
 
 
 def _reshape_method(self, *shape, order="C"):
@@ -87,7 +102,7 @@ _BINARY = (
     ("divmod", _divmod),
 )
 
-OPERATORS = {f"__{name}__": function for name, function in _BINARY}
+OPERATORS = {f"__{name}__": _operator(function) for name, function in _BINARY}
 OPERATORS.update({f"__r{name}__": _reflected(function) for name, function in _BINARY})
 OPERATORS.update(
     {
@@ -95,12 +110,12 @@ OPERATORS.update(
         "__pos__": positive,
         "__abs__": absolute,
         "__invert__": invert,
-        "__eq__": equal,
-        "__ne__": not_equal,
-        "__lt__": less,
-        "__le__": less_equal,
-        "__gt__": greater,
-        "__ge__": greater_equal,
+        "__eq__": _operator(equal),
+        "__ne__": _operator(not_equal),
+        "__lt__": _operator(less),
+        "__le__": _operator(less_equal),
+        "__gt__": _operator(greater),
+        "__ge__": _operator(greater_equal),
         "__getitem__": getitem,
     }
 )

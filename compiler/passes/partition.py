@@ -32,12 +32,12 @@ def _describe(op: Op, operand: int | None = None) -> str:
 
 
 class _Partitioner:
-    def __init__(self, module: Module):
+    def __init__(self, module: Module, poison_padding: bool):
         self.module = module
         self.func = module.main
         self.mesh_name = self._mesh_name()
         self.mesh = module.mesh(self.mesh_name)
-        self.builder = SpmdBuilder(self.mesh_name, self.mesh)
+        self.builder = SpmdBuilder(self.mesh_name, self.mesh, poison_padding=poison_padding)
         self.chooser = FactorChooser(self.mesh_name, self.mesh)
         self.locals: dict[int, Local] = {}
 
@@ -173,17 +173,28 @@ def _clean(sharding: TensorSharding) -> TensorSharding:
 
 @dataclass
 class PartitionResult:
+    """The per-device module, why each collective exists, the cost-model decisions, and
+    ``value_map``: every global value id of the entry function's body to its per-device form
+    (the local value and the layout it is in, pending reductions included)."""
+
     module: Module
     collective_reasons: dict[int, str]
     decisions: list[Decision]
+    value_map: dict[int, Local]
 
 
-def partition_with_report(module: Module) -> PartitionResult:
-    partitioner = _Partitioner(module)
+def partition_with_report(module: Module, *, poison_padding: bool = False) -> PartitionResult:
+    """Partition ``module`` and report why each collective exists and which strategies won.
+
+    ``poison_padding`` fills the padding of uneven shards with NaN instead of zeros (see
+    SpmdBuilder); results are the same, and tests use it to catch padding that leaks.
+    """
+    partitioner = _Partitioner(module, poison_padding)
     partitioned = partitioner.run()
-    return PartitionResult(partitioned, partitioner.builder.collective_reasons, partitioner.decisions)
+    return PartitionResult(partitioned, partitioner.builder.collective_reasons, partitioner.decisions,
+                           dict(partitioner.locals))
 
 
-def partition(module: Module) -> Module:
+def partition(module: Module, *, poison_padding: bool = False) -> Module:
     """The pass: a propagated module becomes its per-device module (``spmd_mesh`` set)."""
-    return partition_with_report(module).module
+    return partition_with_report(module, poison_padding=poison_padding).module

@@ -75,3 +75,21 @@ def test_eager_arrays_carry_weak_types():
     assert not jnp.add(jnp.zeros(2), 1).weak_type
     assert jnp.asarray(1.5).weak_type
     assert not jnp.asarray(np.float32(1.5)).weak_type
+
+
+def test_scalar_types_cast_and_serve_as_dtypes():
+    assert _traced_dtype(lambda x: jnp.float32(x.astype(jnp.int32)), F32) == ("f32", False)
+    assert _traced_dtype(lambda x: jnp.int32(2.7), F32) == ("i32", False)
+    assert np.dtype(jnp.float32) == np.float32 and np.dtype(jnp.bool_) == np.bool_
+    assert np.asarray(jnp.zeros(2, dtype=jnp.int32)).dtype == np.int32
+
+
+def test_operators_leave_unknown_operands_to_python():
+    def compare_with_none(x):
+        assert (x == None) is False  # noqa: E711 - the comparison under test
+        assert (x != None) is True  # noqa: E711
+        return x
+
+    traced_module(compare_with_none, F32)
+    with pytest.raises(TypeError, match="unsupported operand"):
+        traced_module(lambda x: x + [1.0, 2.0, 3.0], F32)

@@ -486,9 +486,10 @@ def assert_same(got: np.ndarray, expected: np.ndarray, what: str) -> None:
 
 
 def partition_and_compare(module: Module, arrays) -> Module:
-    """Propagate, partition and verify ``module``, then check the per-device run against it."""
+    """Propagate, partition and verify ``module``, then check the per-device run against it.
+    Padding is poisoned with NaN so that any padding that leaks into a result shows."""
     propagated = normalize_boundaries(propagate_shardings(module))
-    partitioned = partition(propagated)
+    partitioned = partition(propagated, poison_padding=True)
     verify(partitioned)
     mesh = partitioned.mesh(partitioned.main.spmd_mesh)
     expected = interpret(module, *arrays)

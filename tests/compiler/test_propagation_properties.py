@@ -333,3 +333,22 @@ def test_reshape_split_uses_sub_axes_under_shardy_only():
     gspmd = propagate_shardings(module, "gspmd").main.body.ops[0].shardings[0]
     assert [dim.axes for dim in shardy.dims] == [(AxisRef("y", 1, 2),), (AxisRef("y", 2, 2),), ()]
     assert [dim.axes for dim in gspmd.dims] == [(), (), ()]
+
+
+HIDDEN_PRIORITY = """
+mesh @mesh = <["x"=2, "y"=4]>
+func @main(%a: f32[8,16] {sharding = <@mesh, [{?}, {"y"}p1]>}, %b: f32[8,16] {sharding = <@mesh, [{"y"}, {}]>}) -> (f32[8,16]) {
+  %0 = add(%a, %b) : f32[8,16]
+  return %0
+}
+"""
+
+
+def test_a_dim_hidden_by_its_priority_still_owns_its_axes():
+    """At level p0, %a's dim 1 ("y", p1) is hidden, but its "y" is not free for %a's open dim 0:
+    as in Shardy, hidden axes count as explicitly replicated until their level."""
+    propagated = propagate_shardings(parse_module(HIDDEN_PRIORITY))
+    verify(propagated)
+    a_sharding = propagated.main.arg_shardings[0]
+    assert [dim.axes for dim in a_sharding.dims] == [(), (AxisRef("y"),)]
+    assert [dim.axes for dim in propagated.main.body.ops[0].shardings[0].dims] == [(), (AxisRef("y"),)]

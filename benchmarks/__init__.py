@@ -1,0 +1,1 @@
+"""meshjit's benchmarks: ``python -m benchmarks`` prints a table against numpy (and JAX)."""

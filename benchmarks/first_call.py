@@ -1,0 +1,25 @@
+"""Run in a fresh process: ``python -m benchmarks.first_call INDEX`` prints the seconds of the
+first call of workload INDEX (tracing, compiling or loading kernels, and running)."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from .workloads import WORKLOADS, program_source
+
+
+def main() -> None:
+    workload = WORKLOADS[int(sys.argv[1])]
+    namespace: dict = {}
+    exec(program_source(workload), namespace)
+    function, placed = namespace["build"](workload.inputs())
+    start = time.perf_counter()
+    np.asarray(function(*placed))
+    print(f"{time.perf_counter() - start:.6f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""The benchmark workloads: each a meshjit program, the same computation in numpy on one device,
+and the JAX source of it for the JAX column. Sizes follow issue 7."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+
+@dataclass
+class Workload:
+    name: str
+    shapes: dict[str, tuple[int, ...]]
+    mesh_shape: tuple[int, ...]
+    mesh_axes: tuple[str, ...]
+    in_specs: tuple              # per input: a tuple of PartitionSpec entries
+    meshjit_source: str          # body of `def f(...)` using jnp / nn, returning the result
+    numpy_function: Callable
+    flops: float = 0.0           # for GFLOP/s; else bytes moved gives GB/s
+    bytes_moved: float = 0.0
+
+    def inputs(self, seed: int = 0) -> list[np.ndarray]:
+        rng = np.random.default_rng(seed)
+        return [rng.standard_normal(shape).astype(np.float32) for shape in self.shapes.values()]
+
+
+def _gelu(x):
+    return 0.5 * x * (1 + np.tanh(np.float32(np.sqrt(2 / np.pi)) * (x + np.float32(0.044715) * x ** 3)))
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _attention(x, wq, wk, wv, wo):
+    q, k, v = (np.einsum("td,dhk->thk", x, w) for w in (wq, wk, wv))
+    scores = np.einsum("thk,shk->hts", q, k) / np.float32(np.sqrt(q.shape[-1]))
+    return np.einsum("thk,hkd->td", np.einsum("hts,shk->thk", _softmax(scores), v), wo)
+
+
+N = 4096
+M = 2048
+B, D, F = 512, 1024, 4096
+T, H, DH, DM = 512, 16, 64, 1024
+
+WORKLOADS = [
+    Workload("elementwise tanh(a*b+c)*2", {"a": (N, N), "b": (N, N), "c": (N, N)}, (2, 4), ("x", "y"),
+             (("x", "y"),) * 3, "return jnp.tanh(a * b + c) * 2",
+             lambda a, b, c: np.tanh(a * b + c) * np.float32(2), bytes_moved=4 * N * N * 4),
+    Workload("matmul rows sharded", {"a": (M, M), "b": (M, M)}, (8,), ("x",), (("x", None), (None, None)),
+             "return a @ b", lambda a, b: a @ b, flops=2 * M ** 3),
+    Workload("matmul contracting sharded", {"a": (M, M), "b": (M, M)}, (8,), ("x",), ((None, "x"), ("x", None)),
+             "return a @ b", lambda a, b: a @ b, flops=2 * M ** 3),
+    Workload("megatron mlp", {"x": (B, D), "w1": (D, F), "w2": (F, D)}, (8,), ("model",),
+             ((None, None), (None, "model"), ("model", None)), "return nn.gelu(x @ w1) @ w2",
+             lambda x, w1, w2: _gelu(x @ w1) @ w2, flops=2 * 2 * B * D * F),
+    Workload("softmax rows sharded", {"x": (N, N)}, (8,), ("x",), (("x", None),),
+             "return nn.softmax(x, axis=-1)", _softmax, bytes_moved=2 * N * N * 4),
+    Workload("sum over sharded axis", {"x": (N, N)}, (8,), ("x",), (("x", None),),
+             "return jnp.sum(x, axis=0)", lambda x: x.sum(0), bytes_moved=N * N * 4),
+    Workload("8x8 add sharded", {"a": (64, 8), "b": (64, 8)}, (8,), ("x",), (("x", None),) * 2,
+             "return a + b", lambda a, b: a + b, bytes_moved=3 * 64 * 8 * 4),
+    Workload("8x8 add unsharded", {"a": (8, 8), "b": (8, 8)}, (), (), ((), ()),
+             "return a + b", lambda a, b: a + b, bytes_moved=3 * 8 * 8 * 4),
+    Workload("attention heads sharded", {"x": (T, DM), "wq": (DM, H, DH), "wk": (DM, H, DH), "wv": (DM, H, DH),
+                                          "wo": (H, DH, DM)}, (8,), ("model",),
+             ((None, None), (None, "model", None), (None, "model", None), (None, "model", None), ("model", None, None)),
+             "q = jnp.einsum('td,dhk->thk', x, wq)\n    k = jnp.einsum('td,dhk->thk', x, wk)\n"
+             "    v = jnp.einsum('td,dhk->thk', x, wv)\n"
+             "    scores = jnp.einsum('thk,shk->hts', q, k) / float(np.sqrt(q.shape[-1]))\n"
+             "    out = jnp.einsum('hts,shk->thk', nn.softmax(scores, axis=-1), v)\n"
+             "    return jnp.einsum('thk,hkd->td', out, wo)",
+             _attention, flops=2 * (4 * T * DM * H * DH + 2 * T * T * H * DH)),
+]
+
+
+def program_source(workload: Workload, module: str = "meshjit") -> str:
+    """A self-contained script defining ``build()`` -> (jitted function, inputs placed)."""
+    names = ", ".join(workload.shapes)
+    specs = ", ".join(f"P{tuple(spec)!r}" if spec else "P()" for spec in workload.in_specs)
+    numpy_module = "jax.numpy" if module == "jax" else "meshjit.numpy"
+    nn_module = "jax.nn" if module == "jax" else "meshjit.nn"
+    mesh = (f"Mesh(np.array(jax.devices()[:{math.prod(workload.mesh_shape)}]).reshape({workload.mesh_shape}), "
+            f"{workload.mesh_axes!r})") if workload.mesh_shape else "None"
+    return f'''
+import numpy as np
+import {module} as jax
+import {numpy_module} as jnp
+import {nn_module} as nn
+from {module}.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+
+def f({names}):
+    {workload.meshjit_source}
+
+
+def build(arrays):
+    mesh = {mesh}
+    specs = [{specs}]
+    if mesh is None:
+        placed = [jax.device_put(array) for array in arrays]
+        return jax.jit(f), placed
+    shardings = [NamedSharding(mesh, spec) for spec in specs]
+    placed = [jax.device_put(array, sharding) for array, sharding in zip(arrays, shardings)]
+    return jax.jit(f, in_shardings=tuple(shardings)), placed
+'''

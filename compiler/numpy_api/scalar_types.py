@@ -1,0 +1,29 @@
+"""jax.numpy's scalar types (``jnp.float32`` and friends): usable wherever a dtype is expected
+(numpy reads their ``dtype``) and callable to cast a value, traced or not, to that dtype."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .creation import array
+
+
+class _ScalarType(type):
+    """The metaclass of the scalar types: calling one casts, like ``jnp.float32(x)``."""
+
+    def __call__(cls, value):
+        return array(value, dtype=cls.dtype)
+
+    def __repr__(cls) -> str:
+        return f"meshjit.numpy.{cls.__name__}"
+
+
+def _scalar_type(name: str, dtype) -> type:
+    return _ScalarType(name, (), {"dtype": np.dtype(dtype), "__doc__": f"The {name} scalar type."})
+
+
+bool_ = _scalar_type("bool_", np.bool_)
+int32 = _scalar_type("int32", np.int32)
+int64 = _scalar_type("int64", np.int64)
+float32 = _scalar_type("float32", np.float32)
+float64 = _scalar_type("float64", np.float64)
