@@ -77,22 +77,42 @@ def cache_directory() -> str:
 
 
 def kernel_source(row_lines: list[str], element_lines: list[str], parameters: list[str]) -> str:
-    """Both entry points: ``row_lines`` run once per leading position (picking each input's
-    row), ``element_lines`` once per element ``k`` of it."""
+    """Both entry points: ``row_lines`` pick each input's row for a leading position,
+    ``element_lines`` run for each element ``k`` of it. The parallel one splits the flattened
+    (position, element) space into a few contiguous chunks per thread: one parallel region per
+    call, however many leading positions there are."""
     signature = ", ".join(["lead_count", "n"] + parameters)
-    rows = "\n".join("        " + line for line in row_lines)
-    body = "\n".join("            " + line for line in element_lines)
-    entries = []
-    for name, parallel, loop in (("kernel_serial", False, "range"), ("kernel_parallel", True, "numba.prange")):
-        entries.append(
-            f"@numba.njit(cache=True, nogil=True, parallel={parallel})\n"
-            f"def {name}({signature}):\n"
-            f"    for lead in range(lead_count):\n"
-            f"{rows}\n"
-            f"        for k in {loop}(n):\n"
-            f"{body}\n"
-        )
-    return PRELUDE + "\n\n" + "\n\n".join(entries)
+    serial_rows = "\n".join("        " + line for line in row_lines)
+    serial_body = "\n".join("            " + line for line in element_lines)
+    parallel_rows = "\n".join("            " + line for line in row_lines)
+    parallel_body = "\n".join("                " + line for line in element_lines)
+    serial = (
+        f"@numba.njit(cache=True, nogil=True)\n"
+        f"def kernel_serial({signature}):\n"
+        f"    for lead in range(lead_count):\n"
+        f"{serial_rows}\n"
+        f"        for k in range(n):\n"
+        f"{serial_body}\n"
+    )
+    parallel = (
+        f"@numba.njit(cache=True, nogil=True, parallel=True)\n"
+        f"def kernel_parallel({signature}):\n"
+        f"    total = lead_count * n\n"
+        f"    chunks = 4 * numba.get_num_threads()\n"
+        f"    size = (total + chunks - 1) // chunks\n"
+        f"    for chunk in numba.prange(chunks):\n"
+        f"        start = chunk * size\n"
+        f"        stop = min(total, start + size)\n"
+        f"        while start < stop:\n"
+        f"            lead = start // n\n"
+        f"            first = start - lead * n\n"
+        f"            last = min(n, first + stop - start)\n"
+        f"{parallel_rows}\n"
+        f"            for k in range(first, last):\n"
+        f"{parallel_body}\n"
+        f"            start += last - first\n"
+    )
+    return PRELUDE + "\n\n" + serial + "\n\n" + parallel
 
 
 _LOADED: dict[str, object] = {}

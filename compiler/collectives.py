@@ -66,7 +66,12 @@ def collective_summary(module: Module, records: list[CollectiveRecord], name: st
     mesh_name = module.main.spmd_mesh
     mesh = module.mesh(mesh_name) if mesh_name else None
     entries = [{"kind": record.kind, "axes": list(record.axes), "bytes_per_device": record.bytes,
-                "operand": f"{record.dtype}{list(record.shape)}", "reason": record.reason}
+                "operand": operand_text(record), "reason": record.reason}
                for record in records]
     return {"function": name, "mesh": dict(mesh.axes) if mesh else {}, "count": len(records),
             "total_bytes_per_device": sum(record.bytes for record in records), "collectives": entries}
+
+
+def operand_text(record: CollectiveRecord) -> str:
+    """The collective's per-device operand type as the IR prints it, e.g. ``f32[4,16]``."""
+    return f"{record.dtype}[{','.join(str(size) for size in record.shape)}]"

@@ -34,16 +34,18 @@ def _axis_lines(axis, record) -> list[str]:
     text = f"    {format_axis(axis)} from {record.origin}"
     if not record.hops:
         return [text]
-    path = record.hops[0].source + "".join(f" -[{hop.op_name}]-> {hop.target}" for hop in record.hops)
+    path = record.hops[0].source + "".join(
+        f" -[{hop.op_name}]-> {hop.target}" for hop in record.hops)
     last = record.hops[-1]
     where = f" at {last.location}" if last.location else ""
     source = _source_line(last.location)
-    detail = f"        last step: {last.op_name}{where}" + (f"  `{source}`" if source else "") + f" (stage: {last.stage})"
+    detail = (f"        last step: {last.op_name}{where}" + (f"  `{source}`" if source else "")
+              + f" (stage: {last.stage})")
     return [f"{text} via {path}", detail]
 
 
 def format_provenance(module: Module, result: PropagationResult, strategy_name: str) -> str:
-    """One paragraph per value: its sharding, then one line per mesh axis with its origin and path."""
+    """One paragraph per value: its sharding, then a line per mesh axis with its origin and path."""
     func = module.main
     names = name_values(func)
     if result.mesh_name is None:

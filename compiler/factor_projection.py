@@ -114,7 +114,8 @@ def merge_sub_axes(axes, mesh: MeshAttr) -> list[AxisRef]:
     return merged
 
 
-def unproject_dim(factor_axes: dict[int, list[AxisRef]], factors, sizes, mesh: MeshAttr) -> list[AxisRef]:
+def unproject_dim(factor_axes: dict[int, list[AxisRef]], factors, sizes,
+                  mesh: MeshAttr) -> list[AxisRef]:
     """A dim's axes from its factors' axes, stopping after the first partly sharded factor."""
     axes: list[AxisRef] = []
     for factor in factors:

@@ -92,9 +92,11 @@ def rule_from_spec(spec: str, operand_shapes, result_shapes, kinds: dict[str, st
     result_specs = [_parse_tensor(part) for part in right.split(",")]
     known = dict(sizes or {})
     names: list[str] = []
-    for tensor_spec, shape in zip(operand_specs + result_specs, list(operand_shapes) + list(result_shapes)):
+    shapes = list(operand_shapes) + list(result_shapes)
+    for tensor_spec, shape in zip(operand_specs + result_specs, shapes):
         if len(tensor_spec) != len(shape):
-            raise ValueError(f"sharding rule {spec!r}: tensor spec {tensor_spec} does not match shape {shape}")
+            raise ValueError(f"sharding rule {spec!r}: tensor spec {tensor_spec} does not match "
+                             f"shape {shape}")
         for factors, size in zip(tensor_spec, shape):
             for factor in factors:
                 if factor not in names:

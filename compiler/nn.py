@@ -17,7 +17,8 @@ from .numpy_api.arguments import (
     normalize_axis,
     with_weak_type,
 )
-from .operands import dtype_of, shape_of
+from .operands import dtype_of, shape_of, x64
+from .promotion import default_float
 from .trace import ConcretizationTypeError, Tracer
 
 
@@ -148,9 +149,9 @@ def _concrete_class_count(num_classes) -> int:
     return count
 
 
-def one_hot(x, num_classes: int, *, dtype="float32", axis=-1):
+def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
     """1 where the new ``axis`` (of size ``num_classes``) equals ``x``, 0 elsewhere (also for
-    out-of-range classes)."""
+    out-of-range classes), in ``dtype`` (default: the default float)."""
     count = _concrete_class_count(num_classes)
     operand = array_operand(x, "one_hot")
     if dtype_of(operand).name in ("f32", "f64"):
@@ -165,4 +166,5 @@ def one_hot(x, num_classes: int, *, dtype="float32", axis=-1):
         result_shape,
         tuple(dim for dim in range(len(result_shape)) if dim != position),
     )
-    return lax.convert_element_type(lax.eq(values, classes), dtype_argument(dtype, "one_hot"))
+    name = dtype_argument(dtype, "one_hot") if dtype is not None else default_float(x64())
+    return lax.convert_element_type(lax.eq(values, classes), name)

@@ -64,8 +64,10 @@ class Resharder:
         return -(-self.shape[dim] // self.count(axes))
 
     def lines_up(self, dim: int, prefix, extra) -> bool:
-        """A shard over ``prefix`` is exactly ``|extra|`` shards over ``prefix + extra``."""
-        return self.local_size(dim, prefix) == self.local_size(dim, list(prefix) + list(extra)) * self.count(extra)
+        """A shard over ``prefix`` is exactly ``|extra|`` shards over ``prefix + extra``, i.e.
+        ``ceil(n / |P|) == ceil(n / |P + E|) * |E|``; as ``ceil(ceil(n / |P|) / |E|)`` is
+        ``ceil(n / |P + E|)``, that holds when ``|E|`` divides the local size."""
+        return self.local_size(dim, prefix) % self.count(extra) == 0
 
     def can_split(self, dim: int, prefix, extra) -> bool:
         return not prefix or self.lines_up(dim, prefix, extra)

@@ -28,11 +28,12 @@ def _rule(op: Op, spec: str, kinds=None, sizes=None) -> FactorRule:
 
 
 ELEMENTWISE = (
-    "neg abs sign exp exp2 log log1p expm1 tanh logistic sin cos tan sqrt rsqrt cbrt floor ceil "
-    "round erf is_finite not add sub mul div rem pow max min atan2 and or xor shift_left "
-    "shift_right_arithmetic shift_right_logical compare select clamp convert integer_pow "
-    "sharding_constraint"
-).split()
+    "neg", "abs", "sign", "exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos",
+    "tan", "sqrt", "rsqrt", "cbrt", "floor", "ceil", "round", "erf", "is_finite", "not",
+    "add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "and", "or", "xor",
+    "shift_left", "shift_right_arithmetic", "shift_right_logical",
+    "compare", "select", "clamp", "convert", "integer_pow", "sharding_constraint",
+)
 
 
 @sharding_rules.register(*ELEMENTWISE)
@@ -181,7 +182,8 @@ def _slice(op: Op) -> FactorRule:
 
 @sharding_rules.register("pad")
 def _pad(op: Op) -> FactorRule:
-    changed = {dim for dim, config in enumerate(op.attrs["padding_config"]) if tuple(config) != (0, 0, 0)}
+    changed = {dim for dim, config in enumerate(op.attrs["padding_config"])
+               if tuple(config) != (0, 0, 0)}
     return _windowed(op, changed)
 
 
@@ -199,7 +201,8 @@ def _dynamic_slice(op: Op) -> FactorRule:
     operand = [names[dim] if window[dim] == base[dim] else f"o{dim}" for dim in range(len(base))]
     kinds = {name: "replication" for name in operand if name[0] == "o"}
     if op.name == "dynamic_slice":
-        outputs = [names[dim] if window[dim] == base[dim] else f"w{dim}" for dim in range(len(base))]
+        outputs = [names[dim] if window[dim] == base[dim] else f"w{dim}"
+                   for dim in range(len(base))]
         kinds.update({name: "replication" for name in outputs if name[0] == "w"})
         indices = ", []" * (len(op.operands) - 1)
         return _rule(op, f"{joined(operand)}{indices} -> {joined(outputs)}", kinds)
@@ -252,7 +255,8 @@ def _reduced(op: Op, axes, kind: str) -> FactorRule:
     return _rule(op, f"{joined(names)} -> {joined(kept)}", {names[dim]: kind for dim in axes})
 
 
-@sharding_rules.register("reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or")
+@sharding_rules.register("reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and",
+                         "reduce_or")
 def _reduce(op: Op) -> FactorRule:
     return _reduced(op, set(op.attrs["axes"]), "reduction")
 
@@ -265,7 +269,8 @@ def _arg_reduce(op: Op) -> FactorRule:
 @sharding_rules.register("cumsum", "cumprod", "cummax", "cummin")
 def _scan(op: Op) -> FactorRule:
     names = letters(op.result.type.rank)
-    return _rule(op, f"{joined(names)} -> {joined(names)}", {names[op.attrs['axis']]: "replication"})
+    return _rule(op, f"{joined(names)} -> {joined(names)}",
+                 {names[op.attrs["axis"]]: "replication"})
 
 
 @sharding_rules.register("sort")
@@ -285,13 +290,17 @@ def _gather(op: Op) -> FactorRule:
     operand = [f"o{dim}" for dim in range(operand_rank)]
     indices = [f"x{dim}" for dim in range(index_rank)]
     result = operand[:axis] + indices + operand[axis + 1:]
-    return _rule(op, f"{joined(operand)}, {joined(indices)} -> {joined(result)}", {operand[axis]: "replication"})
+    return _rule(op, f"{joined(operand)}, {joined(indices)} -> {joined(result)}",
+                 {operand[axis]: "replication"})
 
 
 @sharding_rules.register("manual_computation")
 def _manual_computation(op: Op) -> FactorRule:
     # NOTE: the boundary shardings are fixed by in/out_shardings; nothing flows across it
-    operand_specs = [joined([f"a{index}_{dim}" for dim in range(value.type.rank)]) for index, value in enumerate(op.operands)]
-    result_specs = [joined([f"r{index}_{dim}" for dim in range(value.type.rank)]) for index, value in enumerate(op.results)]
+    operand_specs = [joined([f"a{index}_{dim}" for dim in range(value.type.rank)])
+                     for index, value in enumerate(op.operands)]
+    result_specs = [joined([f"r{index}_{dim}" for dim in range(value.type.rank)])
+                    for index, value in enumerate(op.results)]
     names = [name for spec in operand_specs + result_specs for name in spec.split() if name != "[]"]
-    return _rule(op, f"{', '.join(operand_specs)} -> {', '.join(result_specs)}", {name: "replication" for name in names})
+    return _rule(op, f"{', '.join(operand_specs)} -> {', '.join(result_specs)}",
+                 {name: "replication" for name in names})

@@ -97,8 +97,6 @@ from meshjit.compiler.numpy_api.elementwise_math import trunc as trunc
 from meshjit.compiler.numpy_api.indexing import (
     NonConcreteBooleanIndexError as NonConcreteBooleanIndexError,
 )
-from meshjit.compiler.numpy_api.indexing import take as take
-from meshjit.compiler.numpy_api.indexing import take_along_axis as take_along_axis
 from meshjit.compiler.numpy_api.linalg import dot as dot
 from meshjit.compiler.numpy_api.linalg import inner as inner
 from meshjit.compiler.numpy_api.linalg import matmul as matmul
@@ -146,6 +144,8 @@ from meshjit.compiler.numpy_api.shape_ops import stack as stack
 from meshjit.compiler.numpy_api.shape_ops import swapaxes as swapaxes
 from meshjit.compiler.numpy_api.shape_ops import tile as tile
 from meshjit.compiler.numpy_api.shape_ops import transpose as transpose
+from meshjit.compiler.numpy_api.take import take as take
+from meshjit.compiler.numpy_api.take import take_along_axis as take_along_axis
 from meshjit.runtime.array import Array as ndarray  # noqa: F401 - jnp.ndarray is meshjit.Array
 
 dtype = _numpy.dtype

@@ -93,8 +93,6 @@ from .elementwise_math import tanh as tanh
 from .elementwise_math import trunc as trunc
 from .indexing import NonConcreteBooleanIndexError as NonConcreteBooleanIndexError
 from .indexing import getitem as getitem
-from .indexing import take as take
-from .indexing import take_along_axis as take_along_axis
 from .linalg import dot as dot
 from .linalg import inner as inner
 from .linalg import matmul as matmul
@@ -143,5 +141,7 @@ from .shape_ops import stack as stack
 from .shape_ops import swapaxes as swapaxes
 from .shape_ops import tile as tile
 from .shape_ops import transpose as transpose
+from .take import take as take
+from .take import take_along_axis as take_along_axis
 
 install_array_methods(_Tracer)

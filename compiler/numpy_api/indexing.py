@@ -22,14 +22,11 @@ from ..promotion import default_int
 from ..trace import ConcretizationTypeError, Tracer, is_concrete_array
 from .arguments import (
     array_operand,
-    as_array_argument,
     broadcast_shapes,
     broadcast_to_shape,
     convert_operand,
-    normalize_axis,
     with_weak_type,
 )
-from .elementwise import remainder
 
 
 class NonConcreteBooleanIndexError(ConcretizationTypeError, IndexError):
@@ -294,93 +291,3 @@ def getitem(array, index):
     return with_weak_type(
         _final_layout(result, marked, index_rank, adjacent), dtype_of(operand).weak
     )
-
-
-# -- take -----------------------------------------------------------------------------------------
-def _index_operand(indices, function: str):
-    """Integer (or bool) indices as a lax operand of the default int dtype."""
-    value = as_array_argument(indices, function)
-    if dtype_of(value).name in ("f32", "f64"):
-        raise TypeError(f"{function}: indices must be integers, got dtype {dtype_of(value).name}")
-    return convert_operand(value, default_int(x64()))
-
-
-_TAKE_MODES = ("fill", "clip", "wrap", "promise_in_bounds")
-
-
-def take(a, indices, axis=None, mode=None, fill_value=None):
-    """Elements of ``a`` at ``indices`` along ``axis`` (None: of the flattened array).
-
-    In mode "fill" (the default) negative indices count from the end and indices still out of
-    range give ``fill_value`` (NaN, the most negative int or True by default); "clip" and
-    "promise_in_bounds" clamp into range (negatives to 0); "wrap" wraps around.
-    """
-    mode = "fill" if mode is None else mode
-    if mode not in _TAKE_MODES:
-        raise ValueError(f"take: mode must be one of {', '.join(_TAKE_MODES)}, got {mode!r}")
-    operand = array_operand(a, "take")
-    if axis is None:
-        operand = lax.reshape(operand, (math.prod(shape_of(operand)),))
-    dim = normalize_axis(0 if axis is None else axis, len(shape_of(operand)), "take")
-    size = shape_of(operand)[dim]
-    index = _index_operand(indices, "take")
-    if mode == "wrap":
-        index = remainder(index, max(size, 1))
-    if mode == "fill":
-        # As in JAX, only the fill mode counts negative indices from the end; clip clamps them to 0.
-        index = lax.select(lax.lt(index, 0), lax.add(index, size), index)
-    gather_mode = "fill" if mode == "fill" else "clip"
-    if gather_mode == "clip" and size == 0 and math.prod(shape_of(index)) > 0:
-        raise IndexError(f"take: cannot take elements of axis {dim}, which has size 0")
-    result = with_weak_type(
-        lax.gather_along_axis(operand, index, dim, mode=gather_mode), dtype_of(operand).weak
-    )
-    if mode != "fill" or fill_value is None:
-        return result
-    inside = lax.bitwise_and(lax.ge(index, 0), lax.lt(index, size))
-    inside = lax.broadcast_in_dim(
-        inside, shape_of(result), tuple(range(dim, dim + len(shape_of(index))))
-    )
-    fill = lax.full(
-        shape_of(result), convert_operand(fill_value, dtype_of(result).name), dtype_of(result).name
-    )
-    return lax.select(inside, result, fill)
-
-
-def take_along_axis(arr, indices, axis):
-    """``arr`` at ``indices`` along ``axis``, elementwise in the other dims (which broadcast)."""
-    operand = array_operand(arr, "take_along_axis")
-    index = _index_operand(indices, "take_along_axis")
-    shape, index_shape = shape_of(operand), shape_of(index)
-    if axis is None:
-        return take(operand, lax.reshape(index, (math.prod(index_shape),)), None, mode="clip")
-    if len(index_shape) != len(shape):
-        raise ValueError(
-            f"take_along_axis: indices of shape {index_shape} must have the rank of arr {shape}"
-        )
-    dim = normalize_axis(axis, len(shape), "take_along_axis")
-    others = [size for position, size in enumerate(shape) if position != dim]
-    other_index = [size for position, size in enumerate(index_shape) if position != dim]
-    result_shape = list(broadcast_shapes("take_along_axis", tuple(others), tuple(other_index)))
-    result_shape.insert(dim, index_shape[dim])
-    result_shape = tuple(result_shape)
-    operand = broadcast_to_shape(
-        operand, result_shape[:dim] + (shape[dim],) + result_shape[dim + 1 :], "take_along_axis"
-    )
-    index = broadcast_to_shape(
-        _normalized_index(index, shape[dim]), result_shape, "take_along_axis"
-    )
-    # Linear positions in the flattened operand: every other dim's iota times its stride.
-    full_shape = shape_of(operand)
-    linear = None
-    for position in range(len(full_shape)):
-        stride = math.prod(full_shape[position + 1 :])
-        coordinate = (
-            index
-            if position == dim
-            else lax.broadcasted_iota(default_int(x64()), result_shape, position)
-        )
-        term = lax.mul(coordinate, stride) if stride != 1 else coordinate
-        linear = term if linear is None else lax.add(linear, term)
-    flat = lax.reshape(operand, (math.prod(full_shape),))
-    return lax.gather_along_axis(flat, linear, 0, mode="clip")

@@ -34,7 +34,7 @@ from .elementwise import (
 )
 from .elementwise import clip as _clip
 from .elementwise_math import round as _round
-from .indexing import getitem, take
+from .indexing import getitem
 from .linalg import dot, matmul
 from .reductions import all as _all
 from .reductions import any as _any
@@ -44,6 +44,7 @@ from .reductions import min as _min
 from .reductions import sort as _sort
 from .reductions import sum as _sum
 from .shape_ops import matrix_transpose, ravel, repeat, reshape, squeeze, swapaxes, transpose
+from .take import take
 
 
 def _operator(function):

@@ -85,9 +85,8 @@ class _Partitioner:
         if op.name not in PARTIAL_REDUCTION:
             return operands
         masked = []
-        for position, (local, dims) in enumerate(zip(operands, rule.operands)):
+        for local, dims in zip(operands, rule.operands):
             value = local.value
-            if position: masked.append(local); continue
             fill = identity(PARTIAL_REDUCTION[op.name], value.type.dtype)
             for dim, factors in enumerate(dims):
                 if any(rule.kinds[factor] == "reduction" and factor_axes[factor] for factor in factors):

@@ -69,6 +69,7 @@ class _Propagator:
         self.states: dict[int, TensorState] = {}
         self.edges: list[Edge] = []
         self.output_keys: list[int] = []
+        self.virtual_count = 0
         self.provenance = ProvenanceTable()
         self.counts = {"constraint": 0, "manual": 0, "existing": 0}
 
@@ -122,11 +123,15 @@ class _Propagator:
             self._seed(result.id, self.names[result.id], result.type.shape, sharding, origin)
 
     def _add_virtual(self, label: str, value: Value, sharding, origin: Origin) -> int:
-        key = -1 - len([key for key in self.states if key < 0])
+        """A state for a user sharding that is not a value's (a function result, a manual
+        computation's in_sharding); its key is negative so it never clashes with a value id."""
+        self.virtual_count += 1
+        key = -self.virtual_count
         self._seed(key, label, value.type.shape, sharding, origin)
         return key
 
-    def _seed(self, key: int, label: str, shape, sharding: TensorSharding | None, origin: Origin) -> None:
+    def _seed(self, key: int, label: str, shape, sharding: TensorSharding | None,
+              origin: Origin) -> None:
         if sharding is None or sharding.mesh_name != self.mesh_name:
             self.states[key] = TensorState.unsharded(key, label, shape)
             return
@@ -150,7 +155,8 @@ class _Propagator:
 
     def _run_stage(self, context: StepContext, edges_of: dict[int, list[int]]) -> None:
         """A worklist over the edges the stage visits, until no dim grows."""
-        visited = [index for index, edge in enumerate(self.edges) if context.stage.visits(edge.name)]
+        visited = [index for index, edge in enumerate(self.edges)
+                   if context.stage.visits(edge.name)]
         queue, queued = deque(visited), set(visited)
         while queue:
             index = queue.popleft()
@@ -187,7 +193,8 @@ class _Propagator:
         if self.mesh is not None:
             shardings = {key: state.to_sharding(self.mesh_name)
                          for key, state in self.states.items() if key >= 0}
-            outputs = tuple(self.states[key].to_sharding(self.mesh_name) for key in self.output_keys)
+            outputs = tuple(self.states[key].to_sharding(self.mesh_name)
+                            for key in self.output_keys)
         labels = {key: state.label for key, state in self.states.items()}
         return PropagationResult(self.mesh_name, shardings, outputs, self.provenance, labels)
 
@@ -198,7 +205,8 @@ def _single_mesh(module: Module) -> str | None:
     if not used:
         return module.meshes[0][0] if len(module.meshes) == 1 else None
     if len(used) > 1:
-        raise ValueError(f"propagation needs one mesh per program, but shardings use meshes {sorted(used)}")
+        raise ValueError(f"propagation needs one mesh per program, but shardings use meshes "
+                         f"{sorted(used)}")
     return used.pop()
 
 
@@ -233,7 +241,8 @@ def analyze_shardings(module: Module, strategy: str | Strategy = "shardy") -> Pr
 
 
 def apply_shardings(module: Module, result: PropagationResult) -> Module:
-    """Write a PropagationResult into the module: argument, op-result and function-result shardings."""
+    """Write a PropagationResult into the module: argument, op result and function result
+    shardings."""
     if result.mesh_name is None:
         return module
     func = module.main
@@ -243,7 +252,8 @@ def apply_shardings(module: Module, result: PropagationResult) -> Module:
     body = Block(func.body.args, ops, func.body.returns)
     new_func = replace(func, body=body, arg_shardings=tuple(shardings[arg.id] for arg in func.args),
                        result_shardings=result.result_shardings)
-    return replace(module, funcs=tuple(new_func if other is func else other for other in module.funcs))
+    funcs = tuple(new_func if other is func else other for other in module.funcs)
+    return replace(module, funcs=funcs)
 
 
 def propagate_shardings(module: Module, strategy: str | Strategy | Callable = "shardy") -> Module:

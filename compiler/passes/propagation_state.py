@@ -59,7 +59,8 @@ class TensorState:
         return self.open[dim] and not self.is_hidden(dim, level)
 
     def hidden_axes(self, level: int | None) -> list[AxisRef]:
-        return [axis for dim, axes in enumerate(self.dims) if self.is_hidden(dim, level) for axis in axes]
+        return [axis for dim, axes in enumerate(self.dims) if self.is_hidden(dim, level)
+                for axis in axes]
 
     def to_sharding(self, mesh_name: str) -> TensorSharding:
         """A user sharding keeps its open marks and priorities; a propagated one is closed."""

@@ -73,8 +73,10 @@ class DimGrowth:
 def step(edge: Edge, states: dict[int, TensorState], context: StepContext) -> list[DimGrowth]:
     """Apply ``edge``'s rule once and report every dim that grew."""
     tensors = [states[key] for key in edge.tensors]
-    views = [view_tensor(state, dims, edge, context) for state, dims in zip(tensors, edge.rule.tensors)]
-    plans = [plan_factor(factor, edge, tensors, views, context) for factor in range(len(edge.rule.sizes))]
+    views = [view_tensor(state, dims, edge, context)
+             for state, dims in zip(tensors, edge.rule.tensors)]
+    plans = [plan_factor(factor, edge, tensors, views, context)
+             for factor in range(len(edge.rule.sizes))]
     plans = [plan for plan in plans if plan is not None]
     # NOTE: conflicts across factors go to the factor whose source tensor is larger.
     plans.sort(key=lambda plan: (-tensors[plan.source].size, plan.source, plan.factor))
@@ -133,7 +135,8 @@ def choose(candidates, sizes, context: StepContext) -> tuple[int, list[AxisRef]]
     if all(is_prefix(axes, finest[1], mesh) for _, axes in candidates):
         return finest
     if context.strategy.prefer == "more_shards":
-        return max(candidates, key=lambda item: (device_count(item[1], mesh), sizes[item[0]], -item[0]))
+        return max(candidates,
+                   key=lambda item: (device_count(item[1], mesh), sizes[item[0]], -item[0]))
     return max(candidates, key=lambda item: (sizes[item[0]], -item[0]))
 
 
@@ -158,9 +161,11 @@ def extend(view: TensorView, factor: int, target, context: StepContext) -> bool:
     current = view.axes[factor]
     if not view.growable.get(factor) or not is_prefix(current, target, mesh):
         return False
-    taken = view.reserved + [axis for other, axes in view.axes.items() if other != factor for axis in axes]
+    taken = view.reserved + [axis for other, axes in view.axes.items() if other != factor
+                             for axis in axes]
     # a last sub-axis that is a strict prefix of its partner may widen to it
-    start = len(current) - 1 if current and current[-1] != target[len(current) - 1] else len(current)
+    widening = bool(current) and current[-1] != target[len(current) - 1]
+    start = len(current) - 1 if widening else len(current)
     extended = list(current[:start])
     for axis in target[start:]:
         allowed = prefix_without_overlap(axis, taken, mesh)
@@ -169,7 +174,7 @@ def extend(view: TensorView, factor: int, target, context: StepContext) -> bool:
         extended.append(allowed)
         if allowed != axis:
             break
-    if not is_prefix(current, extended, mesh) or device_count(extended, mesh) <= device_count(current, mesh):
+    if not _refines(current, extended, mesh):
         return False
     view.axes[factor] = extended
     return True
@@ -193,5 +198,7 @@ def growths(edge: Edge, tensors, views, sources, context: StepContext) -> list[D
 
 
 def _refines(old_axes, new_axes, mesh: MeshAttr) -> bool:
-    return is_prefix(old_axes, new_axes, mesh) and device_count(new_axes, mesh) > device_count(old_axes, mesh)
+    """``new_axes`` extends ``old_axes`` and cuts the dim into more shards."""
+    return is_prefix(old_axes, new_axes, mesh) and (
+        device_count(new_axes, mesh) > device_count(old_axes, mesh))
 

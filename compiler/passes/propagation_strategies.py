@@ -69,6 +69,13 @@ class Strategy:
             raise ValueError(f"strategy {self.name!r}: prefer must be 'larger_tensor' or "
                              f"'more_shards', got {self.prefer!r}")
 
+    def __call__(self, module):
+        """A strategy is also a pass ``Module -> Module``, so it goes wherever one is accepted
+        (``jit(f, propagation=strategy)``)."""
+        from .propagate_shardings import propagate_shardings
+
+        return propagate_shardings(module, self)
+
 
 _PASS_THROUGH = (Grant(PASS_THROUGH_OPS), Grant(DYNAMIC_SLICES, backward=False))
 

@@ -121,6 +121,21 @@ INDEXING = [
         inputs("f32[3,4]", ("i32[3,2]", 0, 2)),
         ("f32", "f32"),
     ),
+    R(
+        "take_along_axis out of range",
+        lambda m, x: (
+            m.take_along_axis(x, m.asarray([[5], [-1], [0]]), axis=1),
+            m.take_along_axis(x, m.asarray([[5], [-1], [0]]), axis=1, mode="clip"),
+            m.take_along_axis(x, m.asarray([[5, 1]]), axis=-1, fill_value=-1.0),
+        ),
+        inputs("f32[3,4]"),
+        ("f32",) * 3,
+        reference=lambda np, x: (
+            np.array([[np.nan], [x[1, 3]], [x[2, 0]]]),
+            np.array([[x[0, 3]], [x[1, 0]], [x[2, 0]]]),
+            np.array([[-1.0, x[0, 1]], [-1.0, x[1, 1]], [-1.0, x[2, 1]]]),
+        ),
+    ),
 ]
 
 PRODUCTS = [

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from meshjit.compiler.factor_projection import (
     device_count,
     is_prefix,
@@ -22,8 +21,19 @@ from meshjit.compiler.factor_projection import (
     unproject_dim,
 )
 from meshjit.compiler.passes.propagate_shardings import propagate_shardings
-from meshjit.ir import AxisRef, DimSharding, Func, MeshAttr, Module, Op, TensorSharding, TensorType
-from meshjit.ir import Block, Value, parse_module
+from meshjit.ir import (
+    AxisRef,
+    Block,
+    DimSharding,
+    Func,
+    MeshAttr,
+    Module,
+    Op,
+    TensorSharding,
+    TensorType,
+    Value,
+    parse_module,
+)
 
 X2 = MeshAttr((("x", 2),))
 X4 = MeshAttr((("x", 4),))
@@ -95,7 +105,8 @@ def test_merge_sub_axes_fuses_only_adjacent_consecutive_parts():
     assert merge_sub_axes([sub("x", 1, 2), sub("x", 2, 2), sub("x", 4, 2)], X8) == [X]
     assert merge_sub_axes([sub("x", 2, 2), sub("x", 4, 2)], X8) == [sub("x", 2, 4)]
     assert merge_sub_axes([sub("x", 2, 2), sub("x", 1, 2)], X4) == [sub("x", 2, 2), sub("x", 1, 2)]
-    assert merge_sub_axes([sub("y", 1, 2), X, sub("y", 2, 2)], X2Y4) == [sub("y", 1, 2), X, sub("y", 2, 2)]
+    apart = [sub("y", 1, 2), X, sub("y", 2, 2)]
+    assert merge_sub_axes(apart, X2Y4) == apart
 
 
 MESHES = {"2": X2, "4": X4, "8": X8, "2x4": X2Y4}
@@ -105,7 +116,8 @@ def _axis_lists(mesh: MeshAttr):
     """Every ordered list of distinct whole axes and major/minor halves of them."""
     parts = []
     for name, size in mesh.axes:
-        parts.append([AxisRef(name)] + ([sub(name, 1, 2), sub(name, 2, size // 2)] if size > 2 else []))
+        halves = [sub(name, 1, 2), sub(name, 2, size // 2)] if size > 2 else []
+        parts.append([AxisRef(name)] + halves)
     for count in range(len(parts) + 1):
         for chosen in itertools.permutations(range(len(parts)), count):
             for picks in itertools.product(*(parts[index] for index in chosen)):
@@ -137,7 +149,8 @@ def test_round_trip_of_dividing_shardings(mesh_name):
                 projection = project_dim_with_overflow(axes, factors, sizes, mesh)
                 if projection.overflow:
                     continue
-                assert unproject_dim(projection.axes, factors, sizes, mesh) == merge_sub_axes(axes, mesh)
+                back = unproject_dim(projection.axes, factors, sizes, mesh)
+                assert back == merge_sub_axes(axes, mesh)
                 product = math.prod(device_count(projection.axes[f], mesh) for f in factors)
                 assert product == device_count(axes, mesh)
                 checked += 1
@@ -168,7 +181,8 @@ def _device_block(array: np.ndarray, sharding, mesh: MeshAttr, position: int) ->
     """The part of ``array`` the device at mesh ``position`` holds (even shardings only)."""
     index = sharding.shard_index(mesh, mesh.coordinates(position))
     shards = sharding.dim_shards(mesh)
-    slices = tuple(slice(i * (n // s), (i + 1) * (n // s)) for i, n, s in zip(index, array.shape, shards))
+    slices = tuple(slice(i * (n // s), (i + 1) * (n // s))
+                   for i, n, s in zip(index, array.shape, shards))
     return array[slices]
 
 
@@ -198,7 +212,8 @@ def test_propagated_reshape_keeps_every_devices_elements(mesh_text, source, shar
     mesh = module.mesh("mesh")
     operand_sharding = module.main.arg_shardings[0]
     result_sharding = module.main.body.ops[0].shardings[0]
-    assert math.prod(result_sharding.dim_shards(mesh)) == math.prod(operand_sharding.dim_shards(mesh))
+    shard_count = math.prod(operand_sharding.dim_shards(mesh))
+    assert math.prod(result_sharding.dim_shards(mesh)) == shard_count
     array = np.arange(math.prod(source_shape)).reshape(source_shape)
     for position in range(mesh.size):
         before = _device_block(array, operand_sharding, mesh, position)

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from meshjit.compiler.passes.propagate_shardings import propagate_shardings
 from meshjit.ir import Module, parse_module, print_module, verify
 
@@ -72,7 +71,8 @@ def test_propagation_matches_golden(path: Path, request):
     if request.config.getoption("--update-goldens"):
         write_expected(golden, output)
         return
-    assert golden.expected is not None, f"{path.name} has no '{CHECK_LINE}' section; run pytest --update-goldens"
+    assert golden.expected is not None, (
+        f"{path.name} has no '{CHECK_LINE}' section; run pytest --update-goldens")
     assert output == golden.expected, f"{path.name}: propagated module differs from the golden"
 
 

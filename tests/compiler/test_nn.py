@@ -224,3 +224,7 @@ def test_softmax_bad_axis_names_function():
         ValueError, match="softmax: axis 2 is out of bounds for array of dimension 2"
     ):
         nn.softmax(np.zeros((2, 3), np.float32), axis=2)
+
+
+def test_one_hot_default_dtype_follows_x64(x64):
+    assert np.asarray(nn.one_hot(np.arange(3), 3)).dtype == np.float64

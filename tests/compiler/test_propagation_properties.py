@@ -13,7 +13,6 @@ import math
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from meshjit.compiler.factor_projection import is_prefix
 from meshjit.compiler.passes.propagate_shardings import propagate_shardings
 from meshjit.ir import (
@@ -105,8 +104,8 @@ class _ProgramBuilder:
     def pick(self, minimum_rank: int = 0) -> Value:
         candidates = [value for value in self.values if value.type.rank >= minimum_rank]
         if not candidates:
-            return self.new_arg(self.draw(st.lists(st.sampled_from(DIM_SIZES), min_size=max(1, minimum_rank),
-                                                   max_size=3)))
+            sizes = st.lists(st.sampled_from(DIM_SIZES), min_size=max(1, minimum_rank), max_size=3)
+            return self.new_arg(self.draw(sizes))
         return self.draw(st.sampled_from(candidates))
 
     def module(self, returns, result_shardings) -> Module:
@@ -122,8 +121,10 @@ def _add_unary(builder: _ProgramBuilder) -> None:
 def _add_binary(builder: _ProgramBuilder) -> None:
     first = builder.pick()
     partners = [value for value in builder.values if value.type == first.type]
-    second = builder.draw(st.sampled_from(partners)) if builder.draw(st.booleans()) else builder.new_arg(
-        first.type.shape)
+    if builder.draw(st.booleans()):
+        second = builder.draw(st.sampled_from(partners))
+    else:
+        second = builder.new_arg(first.type.shape)
     builder.emit(builder.draw(st.sampled_from(("add", "mul"))), [first, second])
 
 
@@ -197,7 +198,8 @@ def _add_slice(builder: _ProgramBuilder) -> None:
         starts.append(start)
         limits.append(builder.draw(st.integers(start + 1, size)))
         strides.append(builder.draw(st.sampled_from((1, 1, 2))))
-    builder.emit("slice", [operand], {"start_indices": starts, "limit_indices": limits, "strides": strides})
+    builder.emit("slice", [operand],
+                 {"start_indices": starts, "limit_indices": limits, "strides": strides})
 
 
 def _add_concatenate(builder: _ProgramBuilder) -> None:
@@ -260,12 +262,12 @@ def _respects(user: TensorSharding, final: TensorSharding, mesh: MeshAttr) -> bo
     if (final.mesh_name, final.replicated, final.unreduced, final.reduction) != (
             user.mesh_name, user.replicated, user.unreduced, user.reduction):
         return False
-    for given, got in zip(user.dims, final.dims, strict=True):
-        if (given.is_closed, given.priority) != (got.is_closed, got.priority):
+    for wanted, got in zip(user.dims, final.dims, strict=True):
+        if (wanted.is_closed, wanted.priority) != (got.is_closed, got.priority):
             return False
-        if given.is_closed and given.axes != got.axes:
+        if wanted.is_closed and wanted.axes != got.axes:
             return False
-        if not is_prefix(given.axes, got.axes, mesh):
+        if not is_prefix(wanted.axes, got.axes, mesh):
             return False
     return True
 
@@ -337,7 +339,8 @@ def test_reshape_split_uses_sub_axes_under_shardy_only():
 
 HIDDEN_PRIORITY = """
 mesh @mesh = <["x"=2, "y"=4]>
-func @main(%a: f32[8,16] {sharding = <@mesh, [{?}, {"y"}p1]>}, %b: f32[8,16] {sharding = <@mesh, [{"y"}, {}]>}) -> (f32[8,16]) {
+func @main(%a: f32[8,16] {sharding = <@mesh, [{?}, {"y"}p1]>},
+           %b: f32[8,16] {sharding = <@mesh, [{"y"}, {}]>}) -> (f32[8,16]) {
   %0 = add(%a, %b) : f32[8,16]
   return %0
 }
@@ -351,4 +354,5 @@ def test_a_dim_hidden_by_its_priority_still_owns_its_axes():
     verify(propagated)
     a_sharding = propagated.main.arg_shardings[0]
     assert [dim.axes for dim in a_sharding.dims] == [(), (AxisRef("y"),)]
-    assert [dim.axes for dim in propagated.main.body.ops[0].shardings[0].dims] == [(), (AxisRef("y"),)]
+    result_sharding = propagated.main.body.ops[0].shardings[0]
+    assert [dim.axes for dim in result_sharding.dims] == [(), (AxisRef("y"),)]

@@ -10,8 +10,10 @@ from meshjit.ir import AxisRef, parse_module
 
 MODULE = """
 mesh @mesh = <["x"=2, "y"=4]>
-func @main(%a: f32[8,16], %w: f32[16,32], %b: f32[8,32] {sharding = <@mesh, [{}, {}]>}) -> (f32[8,32] {sharding = <@mesh, [{?}, {"y"}]>}, f32[8,32]) {
-  %0 = dot_general(%a, %w) {batch_dims = [[], []], contracting_dims = [[1], [0]]} : f32[8,32] loc("SOURCE":2)
+func @main(%a: f32[8,16], %w: f32[16,32], %b: f32[8,32] {sharding = <@mesh, [{}, {}]>})
+    -> (f32[8,32] {sharding = <@mesh, [{?}, {"y"}]>}, f32[8,32]) {
+  %0 = dot_general(%a, %w) {batch_dims = [[], []], contracting_dims = [[1], [0]]}
+      : f32[8,32] loc("SOURCE":2)
   %1 = tanh(%0) : f32[8,32] loc("SOURCE":3)
   %2 = sharding_constraint(%1) {sharding = <@mesh, [{"x", ?}, {?}]>} : f32[8,32]
   %3 = add(%2, %b) : f32[8,32]
@@ -34,8 +36,8 @@ def _paragraph(text: str, head: str) -> str:
     """The lines describing one value, starting with the line that starts with ``head``."""
     lines = text.splitlines()
     start = next(index for index, line in enumerate(lines) if line.startswith(head))
-    end = next((index for index in range(start + 1, len(lines)) if not lines[index].startswith(" ")),
-               len(lines))
+    following = range(start + 1, len(lines))
+    end = next((index for index in following if not lines[index].startswith(" ")), len(lines))
     return "\n".join(lines[start:end])
 
 
@@ -45,12 +47,13 @@ def test_each_axis_names_its_origin_and_path(tmp_path):
     assert _paragraph(text, "%a") == (
         '%a\n'
         '    sharding <@mesh, [{"x"}, {}]>\n'
-        '    "x" from constraint 0 %2 via %2 -[sharding_constraint]-> %1 -[tanh]-> %0 -[dot_general]-> %a\n'
+        '    "x" from constraint 0 %2 via %2 -[sharding_constraint]-> %1 -[tanh]-> %0 '
+        '-[dot_general]-> %a\n'
         f'        last step: dot_general at {tmp_path / "model.py"}:2  `h = x @ w` '
         '(stage: pass-through factors, broadcast backward)')
     w_lines = _paragraph(text, "%w").splitlines()
-    assert w_lines[2] == ('    "y" from output 0 via output 0 -[return]-> %2 -[sharding_constraint]-> %1 '
-                          '-[tanh]-> %0 -[dot_general]-> %w')
+    assert w_lines[2] == ('    "y" from output 0 via output 0 -[return]-> %2 '
+                          '-[sharding_constraint]-> %1 -[tanh]-> %0 -[dot_general]-> %w')
 
 
 def test_user_shardings_are_their_own_origin(tmp_path):
@@ -73,7 +76,8 @@ def test_provenance_table_holds_origins_and_hops(tmp_path):
     w = module.main.args[1]
     record = result.provenance.of(w.id)[AxisRef("y")]
     assert (record.origin.kind, record.origin.index) == ("output", 0)
-    assert [hop.op_name for hop in record.hops] == ["return", "sharding_constraint", "tanh", "dot_general"]
+    hops = [hop.op_name for hop in record.hops]
+    assert hops == ["return", "sharding_constraint", "tanh", "dot_general"]
     assert record.hops[-1].target == "%w"
     a = module.main.args[0]
     assert result.provenance.of(a.id)[AxisRef("x")].origin.kind == "constraint"
@@ -97,7 +101,8 @@ def test_manual_computation_boundaries_are_origins():
     module = parse_module("""
 mesh @mesh = <["x"=2]>
 func @main(%a: f32[8,16]) -> (f32[8,16]) {
-  %0 = manual_computation(%a) {in_shardings = [<@mesh, [{"x"}, {}]>], manual_axes = ["x"], out_shardings = [<@mesh, [{"x"}, {}]>]} ({
+  %0 = manual_computation(%a) {in_shardings = [<@mesh, [{"x"}, {}]>], manual_axes = ["x"],
+                               out_shardings = [<@mesh, [{"x"}, {}]>]} ({
   ^body(%local: f32[4,16]):
     return %local
   }) : f32[8,16]
@@ -111,5 +116,6 @@ func @main(%a: f32[8,16]) -> (f32[8,16]) {
 
 
 def test_a_module_without_a_mesh_explains_that():
-    module = parse_module("func @main(%a: f32[4]) -> (f32[4]) {\n  %0 = exp(%a) : f32[4]\n  return %0\n}\n")
+    text = "func @main(%a: f32[4]) -> (f32[4]) {\n  %0 = exp(%a) : f32[4]\n  return %0\n}\n"
+    module = parse_module(text)
     assert "no shardings" in format_provenance(module, analyze_shardings(module), "shardy")

@@ -7,7 +7,6 @@ import math
 from pathlib import Path
 
 import pytest
-
 from meshjit.compiler.factor_rules import KINDS, rule_from_spec
 from meshjit.compiler.sharding_rules import PER_DEVICE_OPS, sharding_rules
 from meshjit.ir import parse_module
@@ -36,7 +35,8 @@ def test_missing_rule_names_the_op_and_the_registry():
 def _op(signature: str, line: str):
     """The op on ``line`` inside ``func @main(signature)``."""
     result_type = line.rsplit(" : ", 1)[1].split(", ")[0]
-    module = parse_module(f"func @main({signature}) -> ({result_type}) {{\n  {line}\n  return %0\n}}\n")
+    text = f"func @main({signature}) -> ({result_type}) {{\n  {line}\n  return %0\n}}\n"
+    module = parse_module(text)
     return module.main.body.ops[0]
 
 
@@ -49,7 +49,8 @@ RULES = [
      "%0 = dot_general(%a, %b) {batch_dims = [[], []], contracting_dims = [[1], [0]]} : f32[8,32]",
      "i j, j k -> i k  {i=8 j=16 k=32} [j:reduction]"),
     ("%a: f32[4,8,16], %b: f32[4,16,32]",
-     "%0 = dot_general(%a, %b) {batch_dims = [[0], [0]], contracting_dims = [[2], [1]]} : f32[4,8,32]",
+     "%0 = dot_general(%a, %b) {batch_dims = [[0], [0]], contracting_dims = [[2], [1]]}"
+     " : f32[4,8,32]",
      "i j k, i k l -> i j l  {i=4 j=8 k=16 l=32} [k:reduction]"),
     ("%a: f32[8,16,4]", "%0 = transpose(%a) {permutation = [2, 0, 1]} : f32[4,8,16]",
      "i j k -> k i j  {i=8 j=16 k=4}"),
@@ -60,7 +61,8 @@ RULES = [
     ("%a: f32[1,16]",
      "%0 = broadcast_in_dim(%a) {broadcast_dimensions = [0, 1], shape = [8, 16]} : f32[8,16]",
      "i j -> k j  {i=1 j=16 k=8} [i:replication]"),
-    ("%a: f32[]", "%0 = broadcast_in_dim(%a) {broadcast_dimensions = [], shape = [8, 16]} : f32[8,16]",
+    ("%a: f32[]",
+     "%0 = broadcast_in_dim(%a) {broadcast_dimensions = [], shape = [8, 16]} : f32[8,16]",
      "[] -> i j  {i=8 j=16}"),
     # split, merge, and both at once: Shardy's ((i j), k) -> (i, (j k))
     ("%a: f32[8,16]", "%0 = reshape(%a) {new_sizes = [2, 4, 16]} : f32[2,4,16]",
@@ -84,7 +86,8 @@ RULES = [
     ("%a: f32[3,6]", "%0 = expand_dims(%a) {dimensions = [1]} : f32[3,1,6]",
      "i j -> i k j  {i=3 j=6 k=1}"),
     ("%a: f32[8,16]",
-     "%0 = slice(%a) {limit_indices = [6, 16], start_indices = [2, 0], strides = [1, 1]} : f32[4,16]",
+     "%0 = slice(%a) {limit_indices = [6, 16], start_indices = [2, 0], strides = [1, 1]}"
+     " : f32[4,16]",
      "i j -> i j  {i=8 j=16} [i:permutation]"),
     ("%a: f32[8,16], %z: f32[]",
      "%0 = pad(%a, %z) {padding_config = [[0, 0, 0], [2, 2, 0]]} : f32[8,20]",
@@ -114,8 +117,10 @@ RULES = [
 ]
 
 
-@pytest.mark.parametrize("signature, line, expected", RULES, ids=[case[1].split("(")[0][5:] + f"-{index}"
-                                                                 for index, case in enumerate(RULES)])
+RULE_IDS = [f"{case[1].split('(')[0][5:]}-{index}" for index, case in enumerate(RULES)]
+
+
+@pytest.mark.parametrize("signature, line, expected", RULES, ids=RULE_IDS)
 def test_rule_of_representative_instance(signature, line, expected):
     op = _op(signature, line)
     assert str(sharding_rules[op.name](op)) == expected

@@ -1,0 +1,143 @@
+"""``take`` and ``take_along_axis``: gathers along one axis with JAX's out-of-range modes.
+
+In mode "fill" (the default) negative indices count from the end and indices still out of range
+give ``fill_value`` (by default NaN, the most negative int, or True); "clip" and
+"promise_in_bounds" clamp indices into range; "wrap" (``take`` only) wraps them around.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import lax_ops as lax
+from ..operands import dtype_of, shape_of, x64
+from ..promotion import default_int
+from .arguments import (
+    array_operand,
+    as_array_argument,
+    broadcast_shapes,
+    broadcast_to_shape,
+    convert_operand,
+    normalize_axis,
+    with_weak_type,
+)
+from .elementwise import remainder
+
+_MODES = ("fill", "clip", "wrap", "promise_in_bounds")
+
+
+def _check_mode(mode, function: str, allowed=_MODES) -> str:
+    mode = "fill" if mode is None else mode
+    if mode not in allowed:
+        raise ValueError(f"{function}: mode must be one of {', '.join(allowed)}, got {mode!r}")
+    return mode
+
+
+def _index_operand(indices, function: str):
+    """Integer (or bool) indices as a lax operand of the default int dtype."""
+    value = as_array_argument(indices, function)
+    if dtype_of(value).name in ("f32", "f64"):
+        raise TypeError(f"{function}: indices must be integers, got dtype {dtype_of(value).name}")
+    return convert_operand(value, default_int(x64()))
+
+
+def _prepare_index(index, size: int, mode: str, function: str):
+    """Indices made ready for a gather on an axis of ``size``: wrapped, counted from the end,
+    or clamped as ``mode`` says."""
+    if mode == "wrap":
+        index = remainder(index, max(size, 1))
+    elif mode == "fill":
+        index = lax.select(lax.lt(index, 0), lax.add(index, size), index)
+    elif size == 0 and math.prod(shape_of(index)) > 0:
+        raise IndexError(f"{function}: cannot take elements of an axis of size 0")
+    else:
+        # As in JAX, clamping does not count negative indices from the end.
+        index = lax.clamp(0, index, max(size - 1, 0))
+    return index
+
+
+def _in_range(index, size: int):
+    return lax.bitwise_and(lax.ge(index, 0), lax.lt(index, size))
+
+
+def _with_fill_value(result, inside, fill_value):
+    """``result`` with ``fill_value`` where ``inside`` (of the result's shape) is false."""
+    name = dtype_of(result).name
+    fill = lax.full(shape_of(result), convert_operand(fill_value, name), name)
+    return lax.select(inside, result, fill)
+
+
+def take(a, indices, axis=None, mode=None, fill_value=None):
+    """Elements of ``a`` at ``indices`` along ``axis`` (None: of the flattened array); the
+    result's shape is ``a.shape[:axis] + indices.shape + a.shape[axis + 1:]``."""
+    mode = _check_mode(mode, "take")
+    operand = array_operand(a, "take")
+    if axis is None:
+        operand = lax.reshape(operand, (math.prod(shape_of(operand)),))
+    dim = normalize_axis(0 if axis is None else axis, len(shape_of(operand)), "take")
+    size = shape_of(operand)[dim]
+    index = _prepare_index(_index_operand(indices, "take"), size, mode, "take")
+    gather_mode = "fill" if mode == "fill" else "clip"
+    result = lax.gather_along_axis(operand, index, dim, mode=gather_mode)
+    result = with_weak_type(result, dtype_of(operand).weak)
+    if mode != "fill" or fill_value is None:
+        return result
+    index_dims = tuple(range(dim, dim + len(shape_of(index))))
+    inside = lax.broadcast_in_dim(_in_range(index, size), shape_of(result), index_dims)
+    return _with_fill_value(result, inside, fill_value)
+
+
+def _along_axis_shapes(shape, index_shape, dim: int):
+    """The result shape (the other dims broadcast) and the operand's shape broadcast to it."""
+    if len(index_shape) != len(shape):
+        raise ValueError(
+            f"take_along_axis: indices of shape {index_shape} must have the rank of arr {shape}"
+        )
+    others = tuple(size for position, size in enumerate(shape) if position != dim)
+    index_others = tuple(size for position, size in enumerate(index_shape) if position != dim)
+    broadcast = broadcast_shapes("take_along_axis", others, index_others)
+    result_shape = broadcast[:dim] + (index_shape[dim],) + broadcast[dim:]
+    return result_shape, broadcast[:dim] + (shape[dim],) + broadcast[dim:]
+
+
+def _linear_positions(index, dim: int, operand_shape, result_shape):
+    """Row-major positions in the flattened operand: ``index`` along ``dim``, the result's own
+    coordinate along every other dim."""
+    linear = None
+    for position in range(len(operand_shape)):
+        stride = math.prod(operand_shape[position + 1 :])
+        if position == dim:
+            coordinate = index
+        else:
+            coordinate = lax.broadcasted_iota(default_int(x64()), result_shape, position)
+        term = lax.mul(coordinate, stride) if stride != 1 else coordinate
+        linear = term if linear is None else lax.add(linear, term)
+    return linear
+
+
+def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
+    """``arr`` at ``indices`` along ``axis``, elementwise in the other dims (which broadcast);
+    ``axis=None`` takes from the flattened array."""
+    mode = _check_mode(mode, "take_along_axis", ("fill", "clip", "promise_in_bounds"))
+    operand = array_operand(arr, "take_along_axis")
+    index = _index_operand(indices, "take_along_axis")
+    if axis is None:
+        flat_index = lax.reshape(index, (math.prod(shape_of(index)),))
+        return take(operand, flat_index, None, mode=mode, fill_value=fill_value)
+    dim = normalize_axis(axis, len(shape_of(operand)), "take_along_axis")
+    size = shape_of(operand)[dim]
+    result_shape, operand_shape = _along_axis_shapes(shape_of(operand), shape_of(index), dim)
+    operand = broadcast_to_shape(operand, operand_shape, "take_along_axis")
+    index = _prepare_index(index, size, mode, "take_along_axis")
+    index = broadcast_to_shape(index, result_shape, "take_along_axis")
+    linear = _linear_positions(index, dim, operand_shape, result_shape)
+    if mode == "fill":
+        # An index out of its axis may still land inside the flattened array: send it out.
+        inside = _in_range(index, size)
+        linear = lax.select(inside, linear, lax.full(result_shape, -1, dtype_of(linear).name))
+    flat = lax.reshape(operand, (math.prod(operand_shape),))
+    result = lax.gather_along_axis(flat, linear, 0, mode="fill" if mode == "fill" else "clip")
+    result = with_weak_type(result, dtype_of(flat).weak)
+    if mode != "fill" or fill_value is None:
+        return result
+    return _with_fill_value(result, inside, fill_value)
