@@ -78,25 +78,26 @@ def project_dim_with_overflow(axes, factors, sizes, mesh: MeshAttr) -> DimProjec
 
 
 def _fill_factor(taken: list[AxisRef], pending: list[AxisRef], size: int, mesh: MeshAttr):
-    """Move axes from ``pending`` into ``taken`` while they divide the factor; returns the rest."""
+    """Move axes from ``pending`` into ``taken`` while they share a divisor with what is left
+    of the factor, splitting off a major sub-axis where only part fits; returns the rest."""
     pending = list(pending)
     room = size
     while pending:
-        axis = pending[0]
-        common = math.gcd(room, axis_size(axis, mesh))
-        if axis_size(axis, mesh) != 1 and common == 1:
-            break
-        if common < axis_size(axis, mesh) and axis_size(axis, mesh) != 1:
-            major, minor = split_major(axis, common, mesh)
-            taken.append(major)
-            pending[0] = minor
-        else:
+        whole = axis_size(pending[0], mesh)
+        common = math.gcd(room, whole)
+        if whole == 1 or common == whole:
             taken.append(pending.pop(0))
+        elif common > 1:
+            major, pending[0] = split_major(pending[0], common, mesh)
+            taken.append(major)
+        else:
+            break
         room //= common
     return pending
 
 
 def _left_over(taken, size: int, mesh: MeshAttr) -> int:
+    """How much of a factor of ``size`` the ``taken`` axes leave unsharded."""
     return size // math.gcd(size, device_count(taken, mesh))
 
 

@@ -62,14 +62,20 @@ def _at(location: str | None) -> str:
 
 @dataclass
 class Trace:
-    """The ops recorded so far for one function, plus its arguments and captured constants."""
+    """The ops recorded so far for one function, plus its arguments and captured values.
+
+    A region trace (``parent`` set, see ``trace_region``) records an op's body: it is isolated
+    from above, so concrete arrays and the parent's Tracers it uses become extra arguments too.
+    ``captured`` maps a capture key to (the argument inside, the object outside).
+    """
 
     name: str
     args: list[Value] = field(default_factory=list)
     ops: list[Op] = field(default_factory=list)
     meshes: dict[str, MeshAttr] = field(default_factory=dict)
-    captured: dict[int, tuple[Value, object]] = field(default_factory=dict)
+    captured: dict[object, tuple[Value, object]] = field(default_factory=dict)
     active: bool = True
+    parent: Trace | None = None
 
     def add_mesh(self, mesh: MeshAttr) -> str:
         """The module-level name of ``mesh``, adding it when new ("mesh", "mesh_1", ...)."""
@@ -82,10 +88,18 @@ class Trace:
 
     def capture(self, array) -> Value:
         """A concrete device array used inside the function becomes an extra argument."""
-        entry = self.captured.get(id(array))
+        array_type = TensorType(tuple(array.shape), from_numpy(array.dtype))
+        return self._capture(("array", id(array)), array_type, array)
+
+    def capture_outer(self, tracer: Tracer) -> Value:
+        """A Tracer of the parent trace used inside a region becomes an extra argument."""
+        return self._capture(("outer", tracer.value.id), tracer.value.type, tracer)
+
+    def _capture(self, key, value_type: TensorType, outside) -> Value:
+        # NOTE: the entry keeps ``outside`` alive, so the id in an array's key stays unique.
+        entry = self.captured.get(key)
         if entry is None:
-            value = Value.fresh(TensorType(tuple(array.shape), from_numpy(array.dtype)), "captured")
-            entry = self.captured[id(array)] = (value, array)
+            entry = self.captured[key] = (Value.fresh(value_type, "captured"), outside)
         return entry[0]
 
 
@@ -216,15 +230,17 @@ def is_concrete_array(value) -> bool:
 
 def _operand_value(trace: Trace, operand, location) -> Value:
     if isinstance(operand, Tracer):
-        if operand.trace is not trace:
-            if not operand.trace.active:
-                raise UnexpectedTracerError(
-                    f"a traced value {operand.value.type} from a finished trace of "
-                    f"{operand.trace.name!r} was used{_at(location)}; it escaped through a "
-                    f"global, a closure or a side effect"
-                )
-            raise UnexpectedTracerError(f"a traced value of an outer function was used inside {trace.name!r}")
-        return operand.value
+        if operand.trace is trace:
+            return operand.value
+        if not operand.trace.active:
+            raise UnexpectedTracerError(
+                f"a traced value {operand.value.type} from a finished trace of "
+                f"{operand.trace.name!r} was used{_at(location)}; it escaped through a "
+                f"global, a closure or a side effect"
+            )
+        if operand.trace is trace.parent:
+            return trace.capture_outer(operand)
+        raise UnexpectedTracerError(f"a traced value of an outer function was used inside {trace.name!r}")
     if is_concrete_array(operand):
         return trace.capture(operand)
     array = np.asarray(operand)
@@ -233,23 +249,28 @@ def _operand_value(trace: Trace, operand, location) -> Value:
     return value
 
 
-def bind(name: str, operands, attrs=None, *, weak_type: bool = False) -> list:
-    """Apply op ``name`` to ``operands`` (Tracers, device Arrays or numpy arrays of IR dtypes)."""
+def bind(name: str, operands, attrs=None, *, weak_type: bool = False, regions=()) -> list:
+    """Apply op ``name`` to ``operands`` (Tracers, device Arrays or numpy arrays of IR dtypes).
+
+    ``regions`` are the op's bodies (Blocks from ``trace_region``); ops with regions are staged
+    only, never run eagerly.
+    """
     attrs = dict(attrs or {})
-    # NOTE: inside a trace every op is staged, even on constants (JAX's omnistaging).
-    trace = next((operand.trace for operand in operands if isinstance(operand, Tracer)), None)
-    trace = trace or current_trace()
+    # NOTE: inside a trace every op is staged, even on constants (JAX's omnistaging); the
+    # innermost trace wins, so a region body can use (capture) its parent's Tracers.
+    trace = current_trace()
+    trace = trace or next((operand.trace for operand in operands if isinstance(operand, Tracer)), None)
     if trace is None:
         return _eager_executor[0](name, list(operands), attrs, weak_type)
     location = user_location()
     values = tuple(_operand_value(trace, operand, location) for operand in operands)
     try:
         result_types = infer_result_types(name, tuple(value.type for value in values), attrs,
-                                          meshes=trace.meshes)
+                                          tuple(regions), meshes=trace.meshes)
     except ShapeError as error:
         raise TypeError(f"{error}{_at(location)}") from None
     results = tuple(Value.fresh(result_type) for result_type in result_types)
-    trace.ops.append(Op(name, values, results, attrs, location=location))
+    trace.ops.append(Op(name, values, results, attrs, tuple(regions), location=location))
     return [Tracer(trace, result, weak_type) for result in results]
 
 
@@ -260,6 +281,25 @@ class TracedFunction:
     module: Module
     captured: list
     out_weak_types: list[bool]
+
+
+def _run_in_trace(trace: Trace, fun: Callable, tracers) -> tuple[list, list[Value]]:
+    """Call ``fun`` on ``tracers`` with ``trace`` innermost; its raw outputs and their values."""
+    _stack.traces.append(trace)
+    try:
+        outputs = fun(*tracers)
+        location = user_location()
+        out_values = [_operand_value(trace, output, location) for output in outputs]
+    finally:
+        _stack.traces.pop()
+        trace.active = False
+    return outputs, out_values
+
+
+def _body(trace: Trace, out_values: list[Value]) -> Block:
+    """The traced block: the arguments, then one argument per captured value."""
+    captured_values = tuple(value for value, _ in trace.captured.values())
+    return Block(tuple(trace.args) + captured_values, tuple(trace.ops), tuple(out_values))
 
 
 def trace_flat(fun: Callable, arg_types, arg_hints, *, name: str = "main", arg_weak_types=None,
@@ -273,19 +313,41 @@ def trace_flat(fun: Callable, arg_types, arg_hints, *, name: str = "main", arg_w
     weak_types = arg_weak_types or [False] * len(arg_types)
     trace.args = [Value.fresh(arg_type, hint) for arg_type, hint in zip(arg_types, arg_hints)]
     tracers = [Tracer(trace, value, weak) for value, weak in zip(trace.args, weak_types)]
-    _stack.traces.append(trace)
-    try:
-        outputs = fun(*tracers)
-        location = user_location()
-        out_values = [_operand_value(trace, output, location) for output in outputs]
-    finally:
-        _stack.traces.pop()
-        trace.active = False
-    captured_values = [value for value, _ in trace.captured.values()]
+    outputs, out_values = _run_in_trace(trace, fun, tracers)
     captured_arrays = [array for _, array in trace.captured.values()]
-    body = Block(tuple(trace.args) + tuple(captured_values), tuple(trace.ops), tuple(out_values))
+    body = _body(trace, out_values)
     arg_shardings = tuple(arg_shardings or ()) + (None,) * (len(body.args) - len(arg_shardings or ()))
     func = Func(name, body, arg_shardings=arg_shardings if arg_shardings else ())
     module = Module(tuple(trace.meshes.items()), (func,))
     out_weak = [bool(getattr(output, "weak_type", False)) for output in outputs]
     return TracedFunction(module, captured_arrays, out_weak), outputs
+
+
+@dataclass
+class TracedRegion:
+    """A traced region body: the block, the outside objects its captured arguments stand for
+    (Tracers of the enclosing trace or concrete arrays, in block-argument order after the
+    explicit arguments), and fun's raw flat outputs."""
+
+    block: Block
+    captured: list
+    outputs: list
+
+
+def trace_region(fun: Callable, arg_types, arg_weak_types, *, name: str) -> TracedRegion:
+    """Trace ``fun`` into a region body inside the current trace (an op's body, such as a
+    manual_computation's), over fresh arguments of ``arg_types``.
+
+    The body is isolated from above: whatever it uses from outside (the enclosing trace's
+    Tracers, concrete arrays) becomes an extra block argument, listed in ``captured`` for the
+    caller to pass as extra operands. The region shares the enclosing trace's mesh table.
+    """
+    parent = current_trace()
+    if parent is None:
+        raise ValueError(f"trace_region({name!r}) needs an enclosing trace to put the region in")
+    trace = Trace(name, meshes=parent.meshes, parent=parent)
+    trace.args = [Value.fresh(arg_type) for arg_type in arg_types]
+    tracers = [Tracer(trace, value, weak) for value, weak in zip(trace.args, arg_weak_types)]
+    outputs, out_values = _run_in_trace(trace, fun, tracers)
+    captured = [outside for _, outside in trace.captured.values()]
+    return TracedRegion(_body(trace, out_values), captured, list(outputs))

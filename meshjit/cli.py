@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 import numpy as np
 from rich.console import Console
@@ -32,13 +33,56 @@ def run_demo(console: Console) -> int:
     return 0
 
 
-def main(argv=None) -> int:
+def _add_input_options(command: argparse.ArgumentParser, strategy: bool = True) -> None:
+    """The options every IR-reading command shares: the file, ``--mesh`` and ``--strategy``."""
+    from .cli_tools import STRATEGY_NAMES
+
+    command.add_argument("file", help="an IR text file (.mjir), or - to read standard input")
+    command.add_argument("--mesh", metavar="AXES", help="mesh @mesh as axis=size pairs, e.g. x=2,y=4: "
+                         "added when the file defines no @mesh, replacing it otherwise")
+    if strategy:
+        command.add_argument("--strategy", choices=STRATEGY_NAMES, default="shardy",
+                             help="the sharding propagation strategy (default: shardy)")
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="meshjit", description="meshjit: sharded jit over a device mesh")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands.add_parser("demo", help="show the devices and a sharded array's layout")
+    opt = commands.add_parser("opt", help="run compiler passes on an IR file and print the result")
+    _add_input_options(opt)
+    opt.add_argument("--passes", metavar="NAMES", help="comma-separated passes to run, in order "
+                     "(default: the whole pipeline; see the error for unknown names)")
+    opt.add_argument("--dump-dir", metavar="DIR", help="write the module after every pass into DIR")
+    explain = commands.add_parser("explain", help="where each value's sharding came from")
+    _add_input_options(explain)
+    explain.add_argument("value", nargs="?", help="one value to explain, e.g. %%3 or %%x")
+    collectives = commands.add_parser("collectives", help="the collectives a module needs, with their bytes")
+    _add_input_options(collectives)
+    collectives.add_argument("--json", action="store_true", help="print the JSON summary instead of a table")
+    draw = commands.add_parser("draw", help="draw the dataflow graph, values coloured by sharding")
+    _add_input_options(draw)
+    draw.add_argument("-o", "--output", required=True, metavar="OUT",
+                      help="out.svg (through Graphviz when installed, else DOT next to it), out.dot, or - for DOT")
+    draw.add_argument("--passes", metavar="NAMES",
+                      help="passes to run before drawing (default: propagate_shardings for a global module)")
+    return parser
+
+
+def main(argv=None) -> int:
+    """The console script: parse the command line and run one command; input errors exit 2."""
+    from .cli_draw import run_draw
+    from .cli_tools import ToolError, run_collectives, run_explain, run_opt
+
+    parser = build_parser()
     arguments = parser.parse_args(argv)
     console = Console()
+    commands = {"opt": run_opt, "explain": run_explain, "draw": run_draw,
+                "collectives": lambda parsed: run_collectives(parsed, console)}
     if arguments.command == "demo":
         return run_demo(console)
-    parser.error(f"unknown command {arguments.command!r}")
-    return 2
+    try:
+        return commands[arguments.command](arguments)
+    except ToolError as error:
+        print(f"meshjit {arguments.command}: error: {error}", file=sys.stderr)
+        return 2

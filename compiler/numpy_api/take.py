@@ -2,7 +2,8 @@
 
 In mode "fill" (the default) negative indices count from the end and indices still out of range
 give ``fill_value`` (by default NaN, the most negative int, or True); "clip" and
-"promise_in_bounds" clamp indices into range; "wrap" (``take`` only) wraps them around.
+"promise_in_bounds" clamp indices into range (``take`` clamps negative ones to 0, as JAX does,
+where ``take_along_axis`` counts them from the end first); "wrap" (``take`` only) wraps around.
 """
 
 from __future__ import annotations
@@ -41,19 +42,18 @@ def _index_operand(indices, function: str):
     return convert_operand(value, default_int(x64()))
 
 
-def _prepare_index(index, size: int, mode: str, function: str):
-    """Indices made ready for a gather on an axis of ``size``: wrapped, counted from the end,
-    or clamped as ``mode`` says."""
+def _prepare_index(index, size: int, mode: str, function: str, wrap_negative: bool):
+    """Indices made ready for a gather on an axis of ``size``: wrapped around, counted from the
+    end (always when ``wrap_negative``, else only in mode "fill") and clamped as ``mode`` says."""
     if mode == "wrap":
-        index = remainder(index, max(size, 1))
-    elif mode == "fill":
+        return remainder(index, max(size, 1))
+    if wrap_negative or mode == "fill":
         index = lax.select(lax.lt(index, 0), lax.add(index, size), index)
-    elif size == 0 and math.prod(shape_of(index)) > 0:
+    if mode == "fill":
+        return index
+    if size == 0 and math.prod(shape_of(index)) > 0:
         raise IndexError(f"{function}: cannot take elements of an axis of size 0")
-    else:
-        # As in JAX, clamping does not count negative indices from the end.
-        index = lax.clamp(0, index, max(size - 1, 0))
-    return index
+    return lax.clamp(0, index, max(size - 1, 0))
 
 
 def _in_range(index, size: int):
@@ -76,7 +76,8 @@ def take(a, indices, axis=None, mode=None, fill_value=None):
         operand = lax.reshape(operand, (math.prod(shape_of(operand)),))
     dim = normalize_axis(0 if axis is None else axis, len(shape_of(operand)), "take")
     size = shape_of(operand)[dim]
-    index = _prepare_index(_index_operand(indices, "take"), size, mode, "take")
+    # As in JAX, take counts negative indices from the end only in mode "fill".
+    index = _prepare_index(_index_operand(indices, "take"), size, mode, "take", wrap_negative=False)
     gather_mode = "fill" if mode == "fill" else "clip"
     result = lax.gather_along_axis(operand, index, dim, mode=gather_mode)
     result = with_weak_type(result, dtype_of(operand).weak)
@@ -128,7 +129,7 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
     size = shape_of(operand)[dim]
     result_shape, operand_shape = _along_axis_shapes(shape_of(operand), shape_of(index), dim)
     operand = broadcast_to_shape(operand, operand_shape, "take_along_axis")
-    index = _prepare_index(index, size, mode, "take_along_axis")
+    index = _prepare_index(index, size, mode, "take_along_axis", wrap_negative=True)
     index = broadcast_to_shape(index, result_shape, "take_along_axis")
     linear = _linear_positions(index, dim, operand_shape, result_shape)
     if mode == "fill":

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from meshjit.ir import Block, DimSharding, Func, Module, Op, SymbolRef, TensorSharding, Value
+from meshjit.ir.shape_rules_spmd import manual_part
 
 from ..factor_choice import Decision as Decision
 from ..factor_choice import FactorChooser
@@ -122,17 +123,18 @@ class _Partitioner:
         return Local(value, target, op.result.type.shape)
 
     def partition_manual(self, op: Op) -> list[Local]:
-        """Inline a manual computation's body; its operands are first laid out as it asks."""
-        body = op.regions[0]
+        """Inline a manual computation's body. Its operands are laid out on the manual axes
+        only, as the body's local types say; the free axes replicate the body's work."""
+        body, manual_axes = op.regions[0], op.attrs["manual_axes"]
         mapping = {}
         for index, (arg, value, sharding) in enumerate(zip(body.args, op.operands, op.attrs["in_shardings"])):
-            local = reshard(self.builder, self.locals[value.id], sharding, _describe(op, index))
-            mapping[arg.id] = local.value
+            target = manual_part(sharding, manual_axes)
+            mapping[arg.id] = reshard(self.builder, self.locals[value.id], target, _describe(op, index)).value
         for inner in body.ops:
             operands = [mapping[value.id] for value in inner.operands]
             results = self.builder.emit(inner.name, operands, dict(inner.attrs), location=inner.location)
             mapping.update({old.id: new for old, new in zip(inner.results, results)})
-        return [Local(mapping[value.id], sharding, result.type.shape)
+        return [Local(mapping[value.id], manual_part(sharding, manual_axes), result.type.shape)
                 for value, sharding, result in zip(body.returns, op.attrs["out_shardings"], op.results)]
 
     # -- driver -----------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from ..sharding_rules import sharding_rules
 from .propagation_state import Edge, TensorState
 from .propagation_step import DimGrowth, StepContext, step
 from .propagation_strategies import (
+    BROADCAST,
     GSPMD,
     PASS_THROUGH_OPS,
     SHARDY,
@@ -35,8 +36,8 @@ from .propagation_strategies import (
 )
 
 __all__ = [
-    "GSPMD", "PASS_THROUGH_OPS", "SHARDY", "STRATEGIES", "Grant", "PropagationResult", "Stage",
-    "Strategy", "analyze_shardings", "apply_shardings", "propagate_shardings",
+    "BROADCAST", "GSPMD", "PASS_THROUGH_OPS", "SHARDY", "STRATEGIES", "Grant", "PropagationResult",
+    "Stage", "Strategy", "analyze_shardings", "apply_shardings", "propagate_shardings",
 ]
 
 

@@ -89,6 +89,7 @@ def step(edge: Edge, states: dict[int, TensorState], context: StepContext) -> li
 
 
 def view_tensor(state: TensorState, dims_factors, edge: Edge, context: StepContext) -> TensorView:
+    """Project one tensor's dims onto its factors; hidden dims project as unsharded."""
     hidden = state.hidden_axes(context.level)
     view = TensorView({}, {}, list(state.replicated) + hidden,
                       list(state.replicated) + hidden + list(state.unreduced))
@@ -105,8 +106,10 @@ def view_tensor(state: TensorState, dims_factors, edge: Edge, context: StepConte
 def plan_factor(factor: int, edge: Edge, tensors, views, context: StepContext) -> FactorPlan | None:
     """Where factor ``factor`` should grow to in this stage, or None."""
     kind = edge.rule.kinds[factor]
+    if kind == "replication":
+        return None
     forward, backward = context.stage.directions(edge.name, kind)
-    if kind == "replication" or not (forward or backward):
+    if not (forward or backward):
         return None
     holders = [position for position, dims in enumerate(edge.rule.tensors)
                if any(factor in factors for factors in dims)]

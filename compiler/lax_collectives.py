@@ -1,0 +1,287 @@
+"""The collectives a shard_map body calls by mesh axis name (jax.lax's psum, all_gather, ppermute,
+...), bound to the IR's per-device ops over the axes the enclosing shard_map is manual over.
+
+A shard_map pushes an ``AxisEnvironment`` while it traces its body; a collective outside one, or
+naming an axis the body is not manual over, raises ``NameError`` ("unbound axis name").
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import optree
+
+from meshjit.ir import MeshAttr, SymbolRef
+
+from . import lax_ops
+from .numpy_api.arguments import normalize_axis
+from .numpy_api.elementwise import true_divide
+from .operands import as_operand, dtype_of, shape_of
+from .trace import Trace, bind, current_trace
+
+# NOTE: the facade's pytree namespace (meshjit.tree_util.NAMESPACE); collectives map over pytrees.
+_TREE_NAMESPACE = "meshjit"
+
+
+@dataclass
+class AxisEnvironment:
+    """The manual mesh axes of the shard_map body being traced in ``trace``.
+
+    ``invariant_results`` holds the ids of values the user asked to be invariant over the axes
+    they were gathered over (``all_gather(..., to="invarying")``), for the varying-axes check.
+    """
+
+    trace: Trace
+    mesh_name: str
+    mesh: MeshAttr
+    manual_axes: tuple[str, ...]
+    invariant_results: set[int] = field(default_factory=set)
+
+    def group_size(self, axes: tuple[str, ...]) -> int:
+        return math.prod(self.mesh.axis_size(name) for name in axes)
+
+
+class _EnvironmentStack(threading.local):
+    def __init__(self):
+        self.environments: list[AxisEnvironment] = []
+
+
+_stack = _EnvironmentStack()
+
+
+@contextmanager
+def bound_axes(environment: AxisEnvironment) -> Iterator[AxisEnvironment]:
+    """Make ``environment``'s manual axes nameable by collectives while a body is traced."""
+    _stack.environments.append(environment)
+    try:
+        yield environment
+    finally:
+        _stack.environments.pop()
+
+
+def _axis_names(axis_name, function: str) -> tuple[str, ...]:
+    names = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"{function}: axis names are mesh axis name strings, got {name!r}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"{function}: axis_name {axis_name!r} repeats an axis")
+    return names
+
+
+def _bound(axis_name, function: str) -> tuple[AxisEnvironment, tuple[str, ...]]:
+    """The environment that binds every axis in ``axis_name``, or a NameError naming the axis."""
+    names = _axis_names(axis_name, function)
+    if not names:
+        raise ValueError(f"{function}: axis_name must name at least one mesh axis, got {axis_name!r}")
+    environment = _stack.environments[-1] if _stack.environments else None
+    in_body = environment is not None and current_trace() is environment.trace
+    for name in names:
+        if in_body and name in environment.manual_axes:
+            continue
+        where = (f"the enclosing shard_map is manual over {list(environment.manual_axes)}" if in_body
+                 else "it was called outside the body of a meshjit.shard_map")
+        raise NameError(f"unbound axis name: {name!r}. {function} takes the mesh axes a "
+                        f"shard_map body is manual over, but {where}")
+    return environment, names
+
+
+def _no_groups(axis_index_groups, function: str) -> None:
+    if axis_index_groups is not None:
+        raise NotImplementedError(f"{function}: axis_index_groups is not supported inside shard_map")
+
+
+def _bind_collective(name: str, leaf, environment: AxisEnvironment, attrs: dict):
+    attrs = {"mesh": SymbolRef(environment.mesh_name), **attrs}
+    return bind(name, [leaf], attrs, weak_type=dtype_of(leaf).weak)[0]
+
+
+def _tree_map(function, tree):
+    return optree.tree_map(function, tree, namespace=_TREE_NAMESPACE)
+
+
+# --- reductions ----------------------------------------------------------------------------------
+
+
+def _all_reduce(x, axis_name, reduction: str, function: str):
+    if isinstance(axis_name, (tuple, list)) and not axis_name:
+        return x
+    environment, axes = _bound(axis_name, function)
+
+    def reduce_leaf(leaf):
+        attrs = {"axes": axes, "reduction": reduction}
+        return _bind_collective("all_reduce", as_operand(leaf), environment, attrs)
+
+    return _tree_map(reduce_leaf, x)
+
+
+def psum(x, axis_name, *, axis_index_groups=None):
+    """The sum of ``x`` over the devices along ``axis_name`` (one axis or a tuple of axes)."""
+    _no_groups(axis_index_groups, "psum")
+    return _all_reduce(x, axis_name, "sum", "psum")
+
+
+def pmax(x, axis_name, *, axis_index_groups=None):
+    """The elementwise maximum of ``x`` over the devices along ``axis_name``."""
+    _no_groups(axis_index_groups, "pmax")
+    return _all_reduce(x, axis_name, "max", "pmax")
+
+
+def pmin(x, axis_name, *, axis_index_groups=None):
+    """The elementwise minimum of ``x`` over the devices along ``axis_name``."""
+    _no_groups(axis_index_groups, "pmin")
+    return _all_reduce(x, axis_name, "min", "pmin")
+
+
+def pmean(x, axis_name, *, axis_index_groups=None):
+    """The mean of ``x`` over the devices along ``axis_name`` (integers divide as floats)."""
+    _no_groups(axis_index_groups, "pmean")
+    if isinstance(axis_name, (tuple, list)) and not axis_name:
+        return x
+    environment, axes = _bound(axis_name, "pmean")
+    size = environment.group_size(axes)
+    return _tree_map(lambda total: true_divide(total, size), _all_reduce(x, axes, "sum", "pmean"))
+
+
+# --- gathers and scatters ------------------------------------------------------------------------
+
+
+def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to="varying"):
+    """Every device's ``x`` along ``axis_name``, in axis-index order: stacked on a new dim at
+    ``axis``, or concatenated along dim ``axis`` when ``tiled``.
+
+    As in JAX 0.10 the result counts as varying over the gathered axes; ``to="invarying"``
+    makes it invariant there (so an out_spec may replicate it).
+    """
+    _no_groups(axis_index_groups, "all_gather")
+    if to not in ("varying", "invarying"):
+        raise ValueError(f"all_gather: to must be 'varying' or 'invarying', got {to!r}")
+    environment, axes = _bound(axis_name, "all_gather")
+
+    def gather(leaf):
+        leaf = as_operand(leaf)
+        rank = len(shape_of(leaf))
+        if tiled:
+            dim = normalize_axis(axis, rank, "all_gather")
+        else:
+            dim = normalize_axis(axis, rank + 1, "all_gather")
+            leaf = lax_ops.expand_dims(leaf, (dim,))
+        result = _bind_collective("all_gather", leaf, environment, {"axes": axes, "dim": dim})
+        if to == "invarying":
+            environment.invariant_results.add(result.value.id)
+        return result
+
+    return _tree_map(gather, x)
+
+
+def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
+    """The sum over ``axis_name``, of which device ``i`` keeps block ``i`` along
+    ``scatter_dimension`` (a dim of the group's size that is removed, unless ``tiled``)."""
+    _no_groups(axis_index_groups, "psum_scatter")
+    environment, axes = _bound(axis_name, "psum_scatter")
+    size = environment.group_size(axes)
+
+    def scatter(leaf):
+        leaf = as_operand(leaf)
+        shape = shape_of(leaf)
+        dim = normalize_axis(scatter_dimension, len(shape), "psum_scatter")
+        if tiled and shape[dim] % size:
+            raise ValueError(f"psum_scatter: scatter_dimension {dim} of an operand of shape {shape} has size "
+                             f"{shape[dim]}, which does not divide by {size}, the size of axes {axes}")
+        if not tiled and shape[dim] != size:
+            raise ValueError(f"psum_scatter: with tiled=False, scatter_dimension {dim} of an operand of shape "
+                             f"{shape} must have size {size} (the size of axes {axes}), got {shape[dim]}")
+        attrs = {"axes": axes, "dim": dim, "reduction": "sum"}
+        result = _bind_collective("reduce_scatter", leaf, environment, attrs)
+        return result if tiled else lax_ops.squeeze(result, (dim,))
+
+    return _tree_map(scatter, x)
+
+
+def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
+    """Device ``i`` sends block ``j`` of ``split_axis`` to device ``j``, which concatenates the
+    blocks it receives along ``concat_axis`` (tiled), or stacks them there in place of the
+    removed ``split_axis``, whose size must then be the group's (not tiled)."""
+    _no_groups(axis_index_groups, "all_to_all")
+    environment, axes = _bound(axis_name, "all_to_all")
+    size = environment.group_size(axes)
+
+    def exchange(leaf):
+        leaf = as_operand(leaf)
+        shape = shape_of(leaf)
+        split = normalize_axis(split_axis, len(shape), "all_to_all")
+        concat = normalize_axis(concat_axis, len(shape), "all_to_all")
+        if tiled and shape[split] % size:
+            raise ValueError(f"all_to_all: split_axis {split} of an operand of shape {shape} has size "
+                             f"{shape[split]}, which does not divide by {size}, the size of axes {axes}")
+        if not tiled and shape[split] != size:
+            raise ValueError(f"all_to_all: with tiled=False, split_axis {split} of an operand of shape {shape} "
+                             f"must have size {size} (the size of axes {axes}), got {shape[split]}")
+        if tiled:
+            attrs = {"axes": axes, "split_dim": split, "concat_dim": concat}
+            return _bind_collective("all_to_all", leaf, environment, attrs)
+        # NOTE: exchanging size-1 blocks in place leaves the senders along ``split``; moving
+        # that dim to ``concat`` is JAX's untiled layout.
+        attrs = {"axes": axes, "split_dim": split, "concat_dim": split}
+        exchanged = _bind_collective("all_to_all", leaf, environment, attrs)
+        order = [dim for dim in range(len(shape)) if dim != split]
+        order.insert(concat, split)
+        return lax_ops.transpose(exchanged, tuple(order))
+
+    return _tree_map(exchange, x)
+
+
+def _permutation_pairs(perm, size: int, axes: tuple[str, ...]) -> tuple[tuple[int, int], ...]:
+    """``perm`` as (source, target) pairs checked to be a partial permutation of ``range(size)``."""
+    try:
+        pairs = tuple((operator.index(source), operator.index(target)) for source, target in perm)
+    except (TypeError, ValueError):
+        raise TypeError(f"ppermute: perm must be a sequence of (source, target) int pairs, got {perm!r}") from None
+    for pair in pairs:
+        if not all(0 <= index < size for index in pair):
+            raise ValueError(f"ppermute: pair {pair} of perm {pairs} is out of range for axes {axes} of "
+                             f"size {size}; indices run from 0 to {size - 1}")
+    for position, what in ((0, "sources"), (1, "targets")):
+        indices = [pair[position] for pair in pairs]
+        if len(set(indices)) != len(indices):
+            raise ValueError(f"ppermute: perm {pairs} is not a partial permutation: its {what} repeat")
+    return pairs
+
+
+def ppermute(x, axis_name, perm):
+    """Device ``source`` sends ``x`` to device ``target`` for each pair of ``perm`` (indices along
+    ``axis_name``); a device no pair targets receives zeros."""
+    environment, axes = _bound(axis_name, "ppermute")
+    pairs = _permutation_pairs(perm, environment.group_size(axes), axes)
+
+    def permute(leaf):
+        attrs = {"axes": axes, "pairs": pairs}
+        return _bind_collective("collective_permute", as_operand(leaf), environment, attrs)
+
+    return _tree_map(permute, x)
+
+
+# --- device position -----------------------------------------------------------------------------
+
+
+def axis_index(axis_name):
+    """This device's index along ``axis_name`` (int32); a tuple of axes gives the mixed-radix
+    index with the first axis major."""
+    environment, axes = _bound(axis_name, "axis_index")
+    index = None
+    for name in axes:
+        attrs = {"mesh": SymbolRef(environment.mesh_name), "axis": name}
+        term = bind("axis_index", [], attrs)[0]
+        index = term if index is None else lax_ops.add(lax_ops.mul(index, environment.mesh.axis_size(name)), term)
+    return index
+
+
+def axis_size(axis_name) -> int:
+    """The number of devices along ``axis_name`` (a Python int)."""
+    environment, axes = _bound(axis_name, "axis_size")
+    return environment.group_size(axes)

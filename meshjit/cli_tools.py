@@ -1,0 +1,249 @@
+"""What the ``meshjit opt``, ``explain`` and ``collectives`` commands do: read an IR file, give
+it a mesh, run passes from the pipeline's one table, and print modules, provenance and tables.
+
+Every error a user can cause (a missing file, malformed IR, an unknown pass, a module a pass
+rejects) is a ToolError, which the command line prints without a traceback and exits 2.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from meshjit.compiler.collectives import collective_records, collective_summary, operand_text
+from meshjit.compiler.explain import format_provenance
+from meshjit.compiler.passes.propagate_shardings import STRATEGIES, analyze_shardings
+from meshjit.compiler.pipeline import OPTIMISATIONS, PASSES, Dumper, compile_module
+from meshjit.ir import MeshAttr, Module, ParseError, VerifyError, parse_module, print_module, verify
+from meshjit.ir.printer import format_mesh_def, name_values
+
+STRATEGY_NAMES = tuple(sorted(STRATEGIES))
+# NOTE: the passes that need a global module; the optimisations run on per-device modules.
+GLOBAL_PASSES = tuple(name for name in PASSES if name not in dict(OPTIMISATIONS))
+_MESH_DEFINITION = re.compile(r'^\s*mesh\s+@(mesh|"mesh")\s*=', re.MULTILINE)
+_MESH_ENTRY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=([0-9]+)\Z")
+
+
+class ToolError(Exception):
+    """A problem with the command's input, reported as ``meshjit <command>: error: <message>``."""
+
+
+# -- reading a module ---------------------------------------------------------------------------
+def read_text(path: str) -> str:
+    """The file's text; ``-`` reads standard input."""
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ToolError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ToolError(f"{path}: cannot read the file: {error}") from None
+
+
+def parse_mesh_option(text: str) -> MeshAttr:
+    """``x=2,y=4`` as a mesh attribute."""
+    axes = []
+    for entry in text.split(","):
+        match = _MESH_ENTRY.match(entry.strip())
+        if match is None:
+            raise ToolError(f"--mesh expects axis=size pairs such as x=2,y=4, got {text!r}")
+        axes.append((match[1], int(match[2])))
+    try:
+        return MeshAttr(tuple(axes))
+    except ValueError as error:
+        raise ToolError(f"--mesh {text}: {error}") from None
+
+
+def _parse(text: str, path: str, prefix: str = "") -> Module:
+    """Parse ``prefix + text``, reporting errors at their place in ``text`` (``prefix`` is put
+    before the first line, so only columns on line 1 move)."""
+    try:
+        return parse_module(prefix + text)
+    except ParseError as error:
+        column = max(error.column - len(prefix), 1) if error.line == 1 else error.column
+        lines = text.splitlines()
+        message = f"{path}:{error.line}:{column}: {error.message}"
+        if 0 < error.line <= len(lines):
+            message += f"\n  {lines[error.line - 1]}\n  {' ' * (column - 1)}^"
+        raise ToolError(message) from None
+
+
+def _override_mesh(module: Module, mesh: MeshAttr) -> Module:
+    meshes = tuple((name, mesh if name == "mesh" else existing) for name, existing in module.meshes)
+    return replace(module, meshes=meshes)
+
+
+def load_module(path: str, mesh_option: str | None = None) -> Module:
+    """Read, parse and verify the module at ``path``. ``mesh_option`` (``x=2,y=4``) becomes mesh
+    ``@mesh``: added when the file defines none (so the file may use ``@mesh`` without defining
+    it), replacing the file's own ``@mesh`` otherwise."""
+    text = read_text(path)
+    if mesh_option is None:
+        module = _parse(text, path)
+    else:
+        mesh = parse_mesh_option(mesh_option)
+        if _MESH_DEFINITION.search(text):
+            module = _override_mesh(_parse(text, path), mesh)
+        else:
+            module = _parse(text, path, format_mesh_def("mesh", mesh) + " ")
+    try:
+        verify(module)
+    except VerifyError as error:
+        raise ToolError(f"{path}: invalid module: {error}") from None
+    return module
+
+
+def is_partitioned(module: Module) -> bool:
+    return module.main.spmd_mesh is not None
+
+
+# -- running passes ---------------------------------------------------------------------------
+def select_passes(text: str | None, module: Module) -> list[str]:
+    """The pass names of ``--passes`` (comma separated), checked against the pipeline's table.
+    Without the option: the whole pipeline for a global module, the per-device passes for a
+    partitioned one."""
+    if text is None:
+        return [name for name in PASSES if not (is_partitioned(module) and name in GLOBAL_PASSES)]
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    for name in names:
+        if name not in PASSES:
+            raise ToolError(f"unknown pass {name!r}; the passes are: {', '.join(PASSES)}")
+    if is_partitioned(module):
+        misplaced = [name for name in names if name in GLOBAL_PASSES]
+        if misplaced:
+            raise ToolError(f"the module is already partitioned (spmd_mesh = @{module.main.spmd_mesh}), but "
+                            f"{', '.join(misplaced)} runs on global modules; per-device passes are: "
+                            f"{', '.join(name for name, _ in OPTIMISATIONS)}")
+    return names
+
+
+def pass_function(name: str, strategy: str) -> Callable[[Module], Module]:
+    function = PASSES[name]
+    return functools.partial(function, strategy=strategy) if name == "propagate_shardings" else function
+
+
+def run_passes(module: Module, names: list[str], strategy: str, dumper: Dumper | None = None) -> Module:
+    """Run the named passes in order, dumping the module after each when ``dumper`` is given."""
+    if dumper is not None:
+        dumper("input", module)
+    for name in names:
+        try:
+            module = pass_function(name, strategy)(module)
+        except (ValueError, LookupError) as error:
+            raise ToolError(f"pass {name} rejected the module: {error}") from None
+        if dumper is not None:
+            dumper(name, module)
+    return module
+
+
+def run_opt(arguments) -> int:
+    """``meshjit opt``: print the module after the selected passes."""
+    module = load_module(arguments.file, arguments.mesh)
+    names = select_passes(arguments.passes, module)
+    stem = "stdin" if arguments.file == "-" else Path(arguments.file).stem
+    dumper = Dumper(stem, arguments.dump_dir) if arguments.dump_dir else None
+    module = run_passes(module, names, arguments.strategy, dumper)
+    sys.stdout.write(print_module(module))
+    return 0
+
+
+# -- explain ------------------------------------------------------------------------------------
+def _paragraphs(text: str) -> tuple[list[str], dict[str, list[str]]]:
+    """The header lines of format_provenance's text and each value's paragraph by value name."""
+    header, paragraphs, current = [], {}, None
+    for line in text.splitlines():
+        if line.startswith("%"):
+            current = paragraphs.setdefault(line.split()[0], [])
+        (header if current is None else current).append(line)
+    return header, paragraphs
+
+
+def run_explain(arguments) -> int:
+    """``meshjit explain``: where every value's sharding (or one value's) came from."""
+    module = load_module(arguments.file, arguments.mesh)
+    if is_partitioned(module):
+        raise ToolError(f"{arguments.file}: the module is already partitioned; explain reads a global module "
+                        f"(the traced or propagated dump)")
+    try:
+        result = analyze_shardings(module, arguments.strategy)
+    except (ValueError, LookupError) as error:
+        raise ToolError(f"propagation rejected the module: {error}") from None
+    text = format_provenance(module, result, arguments.strategy)
+    if arguments.value is None:
+        sys.stdout.write(text)
+        return 0
+    value = arguments.value if arguments.value.startswith("%") else f"%{arguments.value}"
+    header, paragraphs = _paragraphs(text)
+    if value not in paragraphs:
+        known = ", ".join(name_values(module.main).values())
+        raise ToolError(f"no value {value} in @{module.main.name}; its values are {known}")
+    sys.stdout.write("\n".join(header + paragraphs[value]) + "\n")
+    return 0
+
+
+# -- collectives --------------------------------------------------------------------------------
+def module_collectives(module: Module, strategy: str) -> tuple[Module | None, list]:
+    """The per-device module and its collective records: the module itself when partitioned,
+    else the pipeline's result (None when there is no mesh to partition over)."""
+    if is_partitioned(module):
+        unknown = "in the input (IR text does not keep reasons)"
+        reasons = {op.result.id: unknown for op in module.main.body.walk() if op.results}
+        return module, collective_records(module, reasons)
+    try:
+        program = compile_module(module, propagation=strategy)
+    except (ValueError, LookupError) as error:
+        raise ToolError(f"the pipeline rejected the module: {error}") from None
+    if program.partitioned is None:
+        return None, []
+    return program.partitioned, collective_records(program.partitioned, program.collective_reasons)
+
+
+def collectives_table(records: list) -> Table:
+    """One row per collective, the total bytes in the footer; cells are plain text, not markup."""
+    table = Table(show_footer=True)
+    table.add_column("#", justify="right")
+    table.add_column("kind", footer="total")
+    table.add_column("axes")
+    table.add_column("operand (per device)")
+    total = sum(record.bytes for record in records)
+    table.add_column("bytes/device", justify="right", footer=f"{total:,}")
+    table.add_column("reason")
+    for index, record in enumerate(records):
+        cells = (str(index), record.kind, ",".join(record.axes), operand_text(record), f"{record.bytes:,}",
+                 record.reason)
+        table.add_row(*(Text(cell) for cell in cells))
+    return table
+
+
+def run_collectives(arguments, console: Console) -> int:
+    """``meshjit collectives``: a table (or JSON) of the collectives the module needs."""
+    module = load_module(arguments.file, arguments.mesh)
+    partitioned, records = module_collectives(module, arguments.strategy)
+    if arguments.json:
+        summary = collective_summary(partitioned, records, module.main.name) if partitioned else {
+            "function": module.main.name, "mesh": {}, "count": 0, "total_bytes_per_device": 0, "collectives": []}
+        sys.stdout.write(json.dumps(summary, indent=2) + "\n")
+        return 0
+    if partitioned is None:
+        console.print("no mesh: the module runs unpartitioned and needs no collectives", markup=False)
+        return 0
+    mesh = partitioned.mesh(partitioned.main.spmd_mesh)
+    axes = ", ".join(f"{name}={size}" for name, size in mesh.axes)
+    source = "as given" if is_partitioned(module) else f"propagation: {arguments.strategy}"
+    title = f"collectives of @{module.main.name} over mesh [{axes}] ({source})"
+    if not records:
+        console.print(f"{title}: none", markup=False)
+        return 0
+    console.print(Text(title))
+    console.print(collectives_table(records))
+    return 0
