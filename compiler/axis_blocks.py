@@ -9,6 +9,7 @@ the n blocks an all_gather over the axis returns reshape into one dim per atom.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from meshjit.ir import AxisRef, MeshAttr, SymbolRef, Value
@@ -32,7 +33,7 @@ def atoms(name: str, axes_in_play, mesh: MeshAttr) -> list[AxisRef]:
         if axis.name == name:
             bounds |= {axis.pre_size, axis.pre_size * axis.resolved_size(mesh)}
     ordered = sorted(bounds)
-    return [whole_or_part(name, low, high // low, mesh) for low, high in zip(ordered, ordered[1:])]
+    return [whole_or_part(name, low, high // low, mesh) for low, high in itertools.pairwise(ordered)]
 
 
 def _covers(part: AxisRef, atom: AxisRef, mesh: MeshAttr) -> bool:
@@ -40,7 +41,15 @@ def _covers(part: AxisRef, atom: AxisRef, mesh: MeshAttr) -> bool:
 
 
 def _reshape(builder: SpmdBuilder, value: Value, shape) -> Value:
+    if tuple(shape) == value.type.shape:
+        return value
     return builder.emit1("reshape", [value], {"new_sizes": tuple(shape)})
+
+
+def _transpose(builder: SpmdBuilder, value: Value, permutation) -> Value:
+    if list(permutation) == sorted(permutation):
+        return value
+    return builder.emit1("transpose", [value], {"permutation": tuple(permutation)})
 
 
 def _gather_axis(builder: SpmdBuilder, value: Value, name: str, reason: str) -> Value:
@@ -52,14 +61,17 @@ def _gather_axis(builder: SpmdBuilder, value: Value, name: str, reason: str) -> 
 
 def _select_own(builder: SpmdBuilder, value: Value, leading: list[AxisRef], keep) -> Value:
     """Keep the leading dims whose atom is in ``keep``; index the others at this device's own
-    coordinate along their atom."""
+    coordinate along their atom, and drop them."""
+    if all(atom in keep for atom in leading):
+        return value
     zero = builder.scalar(0, "i32")
-    starts = [zero if atom in keep or dim >= len(leading) else builder.axis_index(atom)
-              for dim, atom in enumerate(leading + [None] * (value.type.rank - len(leading)))]
-    sizes = [size if dim >= len(leading) or leading[dim] in keep else 1
-             for dim, size in enumerate(value.type.shape)]
+    starts, sizes, kept_shape = [], [], []
+    for dim, size in enumerate(value.type.shape):
+        selected = dim < len(leading) and leading[dim] not in keep
+        starts.append(builder.axis_index(leading[dim]) if selected else zero)
+        sizes.append(1 if selected else size)
+        kept_shape += [] if selected else [size]
     value = builder.emit1("dynamic_slice", [value, *starts], {"slice_sizes": tuple(sizes)})
-    kept_shape = [size for dim, size in enumerate(sizes) if dim >= len(leading) or leading[dim] in keep]
     return _reshape(builder, value, kept_shape)
 
 
@@ -79,9 +91,7 @@ def gather_parts(builder: SpmdBuilder, value: Value, parts, axes_in_play, reason
     value = _select_own(builder, value, leading, set(wanted))
     kept = [atom for atom in leading if atom in set(wanted)]
     order = [kept.index(atom) for atom in wanted] + list(range(len(kept), value.type.rank))
-    if order != sorted(order):
-        value = builder.emit1("transpose", [value], {"permutation": tuple(order)})
-    return value
+    return _transpose(builder, value, order)
 
 
 def gather_dim_over_parts(builder: SpmdBuilder, value: Value, dim: int, parts, axes_in_play,
@@ -92,7 +102,7 @@ def gather_dim_over_parts(builder: SpmdBuilder, value: Value, dim: int, parts, a
     count = value.type.rank - rank
     # bring the gathered dims just before ``dim`` and merge them into it, major first
     order = [count + d for d in range(dim)] + list(range(count)) + [count + d for d in range(dim, rank)]
-    value = builder.emit1("transpose", [value], {"permutation": tuple(order)})
+    value = _transpose(builder, value, order)
     shape = list(value.type.shape)
     merged = shape[:dim] + [math.prod(shape[dim:dim + count + 1])] + shape[dim + count + 1:]
     return _reshape(builder, value, merged)

@@ -44,7 +44,7 @@ def _float_to_int(x, low, high):
     # XLA: truncate toward zero, NaN -> 0, saturate out of range
     if x != x:
         return 0
-    t = math.trunc(x)
+    t = np.trunc(x)
     if t < low:
         return low
     if t > high:
@@ -54,7 +54,7 @@ def _float_to_int(x, low, high):
 
 @numba.njit(cache=True, nogil=True)
 def _round_away(x):
-    t = math.trunc(x)
+    t = np.trunc(x)
     if abs(x - t) >= 0.5:
         return t + (1.0 if x > 0 else -1.0)
     return t

@@ -35,6 +35,13 @@ class Decision:
     alternatives: dict[str, float] = field(default_factory=dict)
 
 
+def _common_prefix(first, second) -> int:
+    length = 0
+    while length < min(len(first), len(second)) and first[length] == second[length]:
+        length += 1
+    return length
+
+
 def collective_bytes(op: Op, mesh: MeshAttr) -> float:
     """What each device sends for one collective under the ring model."""
     group = math.prod(mesh.axis_size(name) for name in op.attrs.get("axes", ()))
@@ -111,38 +118,32 @@ class FactorChooser:
         return factor_axes
 
     def candidates(self, op: Op, rule: FactorRule, operands: list[Local], result_shardings) -> dict[str, dict]:
+        """The factor axes worth pricing, by name, cheapest-on-ties first."""
         follow = self._result_axes(rule, result_shardings)
         if op.name not in PARTIAL_REDUCTION or "reduction" not in rule.kinds:
             return {"follow the result": follow}
-        partial = self._reduction_axes(rule, operands, follow)
-        reductions_only = {f: (axes if rule.kinds[f] == "reduction" else [])
-                           for f, axes in self._reduction_axes(rule, operands, {f: [] for f in follow}).items()}
-        blocked = [axis for axes in reductions_only.values() for axis in axes]
-        first = self._result_axes(rule, result_shardings, blocked)
-        first.update({f: axes for f, axes in reductions_only.items() if rule.kinds[f] == "reduction"})
-        return {"partial results in the result's layout": partial,
-                "partial results, then reduce_scatter": first,
+        reduced = self._reduction_axes(rule, operands, {factor: [] for factor in follow})
+        blocked = [axis for axes in reduced.values() for axis in axes]
+        around = self._result_axes(rule, result_shardings, blocked)
+        return {"partial results in the result's layout": self._reduction_axes(rule, operands, follow),
+                "partial results, then reduce_scatter": {f: reduced[f] or around[f] for f in follow},
                 "gather the reduced dims": follow}
 
     # -- making a candidate valid -----------------------------------------------------------
     def _consistent(self, factor_axes: dict[int, list], rule: FactorRule) -> dict[int, list]:
-        """Shrink factor axes until every tensor can express them on its dims; only ever
-        shrinks, so it ends."""
+        """Shrink factor axes until every tensor can express them on its dims (a dim's factors
+        are sharded major to minor); only ever shrinks, so it ends."""
         changed = True
         while changed:
             changed = False
-            for dims in rule.tensors:
-                for factors in dims:
-                    axes = unproject_dim(factor_axes, factors, rule.sizes, self.mesh)
-                    back = project_dim(axes, factors, rule.sizes, self.mesh)
-                    for factor in factors:
-                        current = factor_axes[factor]
-                        keep = 0
-                        while keep < min(len(current), len(back[factor])) and current[keep] == back[factor][keep]:
-                            keep += 1
-                        if keep < len(current):
-                            factor_axes[factor] = current[:keep]
-                            changed = True
+            for factors in (factors for dims in rule.tensors for factors in dims):
+                axes = unproject_dim(factor_axes, factors, rule.sizes, self.mesh)
+                back = project_dim(axes, factors, rule.sizes, self.mesh)
+                for factor in factors:
+                    keep = _common_prefix(factor_axes[factor], back[factor])
+                    if keep < len(factor_axes[factor]):
+                        factor_axes[factor] = factor_axes[factor][:keep]
+                        changed = True
         return factor_axes
 
     def _divisible(self, op: Op, rule: FactorRule, factor_axes) -> dict[int, list]:

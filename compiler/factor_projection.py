@@ -151,6 +151,12 @@ def is_prefix(prefix, axes, mesh: MeshAttr) -> bool:
     return axis_is_prefix(prefix[-1], axes[len(prefix) - 1], mesh)
 
 
+def refines(old_axes, new_axes, mesh: MeshAttr) -> bool:
+    """``new_axes`` extends ``old_axes`` (a sub-axis-aware prefix) into more shards."""
+    return is_prefix(old_axes, new_axes, mesh) and (
+        device_count(new_axes, mesh) > device_count(old_axes, mesh))
+
+
 def prefix_without_overlap(axis: AxisRef, others, mesh: MeshAttr) -> AxisRef | None:
     """The largest major part of ``axis`` that overlaps none of ``others`` (None if empty)."""
     name, pre, size = full_form(axis, mesh)

@@ -4,9 +4,9 @@ A rule maps every dim of every operand and result to factors (einsum-like): ``"i
 says a matmul's operands share factor k, which the result lacks. A factor's kind decides how
 propagation treats it: ``pass`` flows between all tensors that have it; ``reduction`` flows
 between operands only (sharding it leaves the result partial); ``replication`` never takes
-propagated axes (the op needs the whole dim); ``permutation`` flows like pass but moving data
-across shard boundaries (slice, pad, rev). A dim made of several factors (major to minor) is
-how reshape splits and merges dims.
+propagated axes (the op needs the whole dim); ``permutation`` flows like pass, but sharding it
+makes the partitioner move data across shard boundaries (slice, pad, rev, concatenate). A dim
+made of several factors (major to minor) is how reshape splits and merges dims.
 """
 
 from __future__ import annotations

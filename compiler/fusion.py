@@ -28,7 +28,7 @@ PARALLEL_MIN_ELEMENTS = 1 << 22
 # (~0.6 ns). They stay separate numpy steps and split a group; erf stays in, since numpy has no
 # vectorised erf and the reference's is slower still.
 _FLOAT_UNARY = {
-    "sqrt": "math.sqrt({0})", "erf": "math.erf({0})", "floor": "math.floor({0})", "ceil": "math.ceil({0})",
+    "sqrt": "math.sqrt({0})", "erf": "math.erf({0})", "floor": "np.floor({0})", "ceil": "np.ceil({0})",
     "rsqrt": "1.0 / math.sqrt({0})", "abs": "abs({0})", "neg": "-{0}", "sign": "_sign({0})",
     "cbrt": "np.cbrt({0})",
 }

@@ -36,7 +36,7 @@ class AxisEnvironment:
     they were gathered over (``all_gather(..., to="invarying")``), for the varying-axes check.
     """
 
-    trace: Trace
+    trace: Trace | None
     mesh_name: str
     mesh: MeshAttr
     manual_axes: tuple[str, ...]
@@ -52,6 +52,11 @@ class _EnvironmentStack(threading.local):
 
 
 _stack = _EnvironmentStack()
+
+
+def innermost_environment() -> AxisEnvironment | None:
+    """The environment of the shard_map body being traced most recently, if any."""
+    return _stack.environments[-1] if _stack.environments else None
 
 
 @contextmanager
@@ -79,7 +84,7 @@ def _bound(axis_name, function: str) -> tuple[AxisEnvironment, tuple[str, ...]]:
     names = _axis_names(axis_name, function)
     if not names:
         raise ValueError(f"{function}: axis_name must name at least one mesh axis, got {axis_name!r}")
-    environment = _stack.environments[-1] if _stack.environments else None
+    environment = innermost_environment()
     in_body = environment is not None and current_trace() is environment.trace
     for name in names:
         if in_body and name in environment.manual_axes:
@@ -102,7 +107,10 @@ def _bind_collective(name: str, leaf, environment: AxisEnvironment, attrs: dict)
 
 
 def _tree_map(function, tree):
-    return optree.tree_map(function, tree, namespace=_TREE_NAMESPACE)
+    # NOTE: flatten and rebuild rather than optree.tree_map, so that no frame outside meshjit
+    # sits between the user's call and bind (ops record the user's source line).
+    leaves, treedef = optree.tree_flatten(tree, namespace=_TREE_NAMESPACE)
+    return optree.tree_unflatten(treedef, [function(leaf) for leaf in leaves])
 
 
 # --- reductions ----------------------------------------------------------------------------------
@@ -114,8 +122,14 @@ def _all_reduce(x, axis_name, reduction: str, function: str):
     environment, axes = _bound(axis_name, function)
 
     def reduce_leaf(leaf):
+        leaf = as_operand(leaf)
+        is_bool = dtype_of(leaf).name == "bool"
+        if is_bool:
+            # NOTE: as in JAX, psum counts True values (int32); pmax/pmin stay bool (any/all).
+            leaf = lax_ops.convert_element_type(leaf, "i32")
         attrs = {"axes": axes, "reduction": reduction}
-        return _bind_collective("all_reduce", as_operand(leaf), environment, attrs)
+        result = _bind_collective("all_reduce", leaf, environment, attrs)
+        return lax_ops.convert_element_type(result, "bool") if is_bool and reduction != "sum" else result
 
     return _tree_map(reduce_leaf, x)
 
@@ -243,9 +257,10 @@ def _permutation_pairs(perm, size: int, axes: tuple[str, ...]) -> tuple[tuple[in
     except (TypeError, ValueError):
         raise TypeError(f"ppermute: perm must be a sequence of (source, target) int pairs, got {perm!r}") from None
     for pair in pairs:
-        if not all(0 <= index < size for index in pair):
+        if not all(-size <= index < size for index in pair):
             raise ValueError(f"ppermute: pair {pair} of perm {pairs} is out of range for axes {axes} of "
-                             f"size {size}; indices run from 0 to {size - 1}")
+                             f"size {size}; indices run from 0 to {size - 1} (or from -{size} to -1)")
+    pairs = tuple((source % size, target % size) for source, target in pairs)
     for position, what in ((0, "sources"), (1, "targets")):
         indices = [pair[position] for pair in pairs]
         if len(set(indices)) != len(indices):

@@ -76,8 +76,11 @@ class _Lowering:
         return steps
 
 
-def lower(module: Module) -> Plan:
-    """The Plan of a per-device module (``spmd_mesh`` set), or of a one-device program."""
+def lower(module: Module, donated: frozenset[int] = frozenset()) -> Plan:
+    """The Plan of a per-device module (``spmd_mesh`` set), or of a one-device program.
+
+    Arguments whose positions are in ``donated`` are freed at their last use like any
+    intermediate value (the caller gives up the Arrays they came from)."""
     lowering = _Lowering(module)
     func = lowering.func
     arg_slots = tuple(lowering.slot(arg) for arg in func.args)
@@ -85,7 +88,8 @@ def lower(module: Module) -> Plan:
     for op in ops:
         lowering.lower_op(op)
     result_slots = tuple(lowering.slot(value) for value in func.returns)
-    steps = lowering.add_frees(set(result_slots) | set(arg_slots), ops)
+    kept = set(result_slots) | {slot for index, slot in enumerate(arg_slots) if index not in donated}
+    steps = lowering.add_frees(kept, ops)
     return Plan(
         mesh_shape=lowering.mesh_shape,
         num_slots=len(lowering.slot_of),

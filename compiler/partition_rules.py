@@ -7,7 +7,6 @@ op runs unchanged on each device's shards. The tables below name what differs pe
 from __future__ import annotations
 
 import numpy as np
-
 from meshjit.ir import Op
 from meshjit.ir.dtypes import to_numpy
 

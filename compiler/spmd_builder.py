@@ -6,7 +6,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-
 from meshjit.ir import DenseAttr, MeshAttr, Op, SymbolRef, TensorSharding, TensorType, Value
 from meshjit.ir.dtypes import to_numpy
 from meshjit.ir.shape_rules import infer_result_types

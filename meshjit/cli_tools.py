@@ -73,6 +73,8 @@ def _parse(text: str, path: str, prefix: str = "") -> Module:
         column = max(error.column - len(prefix), 1) if error.line == 1 else error.column
         lines = text.splitlines()
         message = f"{path}:{error.line}:{column}: {error.message}"
+        if "unknown mesh @mesh" in error.message and not prefix:
+            message += " (give one with --mesh axis=size,...)"
         if 0 < error.line <= len(lines):
             message += f"\n  {lines[error.line - 1]}\n  {' ' * (column - 1)}^"
         raise ToolError(message) from None
@@ -196,8 +198,7 @@ def module_collectives(module: Module, strategy: str) -> tuple[Module | None, li
     """The per-device module and its collective records: the module itself when partitioned,
     else the pipeline's result (None when there is no mesh to partition over)."""
     if is_partitioned(module):
-        unknown = "in the input (IR text does not keep reasons)"
-        reasons = {op.result.id: unknown for op in module.main.body.walk() if op.results}
+        reasons = {op.result.id: "-" for op in module.main.body.walk() if op.results}
         return module, collective_records(module, reasons)
     try:
         program = compile_module(module, propagation=strategy)
@@ -239,7 +240,8 @@ def run_collectives(arguments, console: Console) -> int:
         return 0
     mesh = partitioned.mesh(partitioned.main.spmd_mesh)
     axes = ", ".join(f"{name}={size}" for name, size in mesh.axes)
-    source = "as given" if is_partitioned(module) else f"propagation: {arguments.strategy}"
+    source = ("already partitioned; IR text keeps no reasons" if is_partitioned(module)
+              else f"propagation: {arguments.strategy}")
     title = f"collectives of @{module.main.name} over mesh [{axes}] ({source})"
     if not records:
         console.print(f"{title}: none", markup=False)

@@ -154,6 +154,7 @@ class Compiled:
             return self._run_plan(arguments, weak)
         arrays = [np.asarray(leaf, dtype=to_numpy(spec.type.dtype)) for leaf, spec in zip(leaves, specs)]
         arrays += [np.asarray(captured) for captured in traced.captured]
+        self._release_donated(list(leaves))
         outputs = run_plan(self._plan(), arrays)
         return [_single_device_array(output, sharding, w)
                 for output, sharding, w in zip(outputs, self._result_shardings, weak)]
@@ -162,22 +163,40 @@ class Compiled:
         plan = self._plan()
         buffers = [to_buffer(value, sharding, plan.mesh_shape, varying)
                    for value, sharding, varying in zip(arguments, self._arg_shardings, plan.arg_varying)]
+        self._release_donated(arguments)
         outputs = run_plan(plan, buffers)
         return [from_buffer(output, sharding, shape, plan.mesh_shape, weak_type=w)
                 for output, sharding, shape, w in zip(outputs, self._result_shardings, self._result_shapes, weak)]
 
     def _plan(self):
         if self._compiled_plan is None:
-            self._compiled_plan = lower(self._program.partitioned or self._program.traced)
+            self._compiled_plan = lower(self._program.partitioned or self._program.traced, self._lowered._donated)
         return self._compiled_plan
+
+    def _release_donated(self, arguments) -> None:
+        """Donated Arrays are deleted once their buffers are handed to the plan, which frees
+        them at their last use, so their memory is reused during the call (JAX semantics:
+        a donated Array cannot be used afterwards)."""
+        for position in self._lowered._donated:
+            value = arguments[position]
+            if isinstance(value, Array) and not value.is_deleted():
+                value.delete()
 
     def run_reference(self, *args, **kwargs):
         """Run the per-device module through the reference interpreter instead of the Plan
         (the oracle the compiled kernels are checked against)."""
         leaves = optree.tree_leaves((args, kwargs), namespace=NAMESPACE)
         arguments = list(leaves) + list(self._lowered._traced.captured)
-        outputs = run_spmd(self._program.partitioned, arguments, self._arg_shardings, self._result_shardings,
-                           self._result_shapes, self._lowered._traced.out_weak_types)
+        weak = self._lowered._traced.out_weak_types
+        if self._program.partitioned is None:
+            specs = self._lowered._arg_specs
+            arrays = [np.asarray(leaf, dtype=to_numpy(spec.type.dtype)) for leaf, spec in zip(leaves, specs)]
+            arrays += [np.asarray(captured) for captured in self._lowered._traced.captured]
+            outputs = [_single_device_array(output, sharding, w) for output, sharding, w
+                       in zip(interpret(self._program.traced, *arrays), self._result_shardings, weak)]
+        else:
+            outputs = run_spmd(self._program.partitioned, arguments, self._arg_shardings, self._result_shardings,
+                               self._result_shapes, weak)
         return optree.tree_unflatten(self._lowered._out_treedef, outputs)
 
     def __call__(self, *args, **kwargs):
@@ -201,6 +220,7 @@ class Lowered:
     def __init__(self, traced, in_treedef, out_treedef, arg_specs, input_shardings, output_shardings,
                  propagation="shardy"):
         self._propagation = propagation
+        self._donated: frozenset[int] = frozenset()
         self._traced = traced
         self._in_treedef = in_treedef
         self._out_treedef = out_treedef
@@ -354,7 +374,23 @@ class Jitted:
         output_shardings = self._output_sharding_tree(out_treedef)
         if self._out_shardings is not None:
             traced = _with_result_shardings(traced, output_shardings, meshes)
-        return Lowered(traced, treedef, out_treedef, specs, input_shardings, output_shardings, self._propagation)
+        lowered = Lowered(traced, treedef, out_treedef, specs, input_shardings, output_shardings, self._propagation)
+        lowered._donated = self._donated_leaves(args, static_positions, treedef)
+        return lowered
+
+    def _donated_leaves(self, args, static_positions, treedef) -> frozenset[int]:
+        """Flat positions of the leaves of donated positional arguments."""
+        if not self._donate_argnums:
+            return frozenset()
+        count = len(args)
+        donated_positions = {index % count for index in self._donate_argnums if -count <= index < count}
+        dynamic_index = {position: rank for rank, position in
+                         enumerate(p for p in range(count) if p not in static_positions)}
+        skeleton = optree.tree_unflatten(treedef, list(range(treedef.num_leaves)))[0]
+        leaves = set()
+        for position in donated_positions - set(static_positions):
+            leaves.update(optree.tree_leaves(skeleton[dynamic_index[position]], namespace=NAMESPACE))
+        return frozenset(leaves)
 
     def _dynamic_names(self, count: int, static_positions) -> list[str]:
         """The parameter name of each dynamic positional argument, where the signature has one."""

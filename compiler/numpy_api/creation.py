@@ -19,6 +19,7 @@ from .arguments import (
     broadcast_to_shape,
     convert_operand,
     dtype_argument,
+    inexact_dtype,
     result_dtype,
     with_weak_type,
 )
@@ -169,6 +170,31 @@ def arange(start, stop=None, step=None, dtype=None):
     return _affine_range(count, first, increment, name)
 
 
+def _scalar_bound(value, name: str):
+    operand = array_operand(value, "linspace")
+    if shape_of(operand) != ():
+        raise ValueError(f"linspace: {name} must be a scalar, got shape {shape_of(operand)}")
+    return operand
+
+
+def _evenly_spaced(first, last, num: int, endpoint: bool):
+    """The values of ``linspace`` from 0-d bounds of one float dtype, and the step."""
+    name = dtype_of(first).name
+    intervals = (num - 1) if endpoint else num
+    if intervals == 0:
+        # A single value is the start; numpy reports the undefined step as NaN.
+        values = lax.broadcast_in_dim(first, (num,), ())
+        return values, lax.full((), float("nan"), name)
+    step = lax.div(lax.sub(last, first), float(intervals))
+    values = lax.mul(lax.iota(name, num), lax.broadcast_in_dim(step, (num,), ()))
+    values = lax.add(values, lax.broadcast_in_dim(first, (num,), ()))
+    if endpoint:
+        # numpy's last value is exactly ``stop``, not start + (num - 1) * step.
+        is_last = lax.eq(lax.iota(default_int(x64()), num), num - 1)
+        values = lax.select(is_last, lax.broadcast_in_dim(last, (num,), ()), values)
+    return values, step
+
+
 def linspace(
     start,
     stop,
@@ -178,22 +204,19 @@ def linspace(
     dtype=None,
     axis: int = 0,
 ):
-    """``num`` evenly spaced values from ``start`` to ``stop`` (concrete scalar bounds)."""
-    first = _concrete_number(start, "linspace", "start")
-    last = _concrete_number(stop, "linspace", "stop")
+    """``num`` evenly spaced values from ``start`` to ``stop``: scalar bounds, which may be
+    traced; ``num`` must be concrete."""
     num = operator.index(_concrete_number(num, "linspace", "num"))
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
     if axis not in (0, -1):
         raise ValueError(f"linspace: axis must be 0 for scalar bounds, got {axis}")
-    intervals = (num - 1) if endpoint else num
-    step = (last - first) / intervals if intervals > 0 else float("nan")
-    compute = default_float(x64())
-    values = _affine_range(num, first, step if intervals > 0 else 0.0, compute)
-    if endpoint and num > 1:
-        # numpy's last value is exactly ``stop``, not start + (num - 1) * step.
-        is_last = lax.eq(lax.iota(default_int(x64()), num), num - 1)
-        values = lax.select(is_last, lax.full((num,), last, compute), values)
+    first, last = _scalar_bound(start, "start"), _scalar_bound(stop, "stop")
+    compute = inexact_dtype(result_dtype(first, last)).name
+    first, last = (
+        with_weak_type(convert_operand(bound, compute), False) for bound in (first, last)
+    )
+    values, step = _evenly_spaced(first, last, num, endpoint)
     name = dtype_argument(dtype, "linspace") if dtype is not None else compute
     result = lax.convert_element_type(values, name)
     return (result, step) if retstep else result

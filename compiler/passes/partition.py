@@ -2,9 +2,10 @@
 
 Each op chooses, per factor of its sharding rule, the mesh axes it is computed over: the
 result's axes for factors the result has, and for reduction factors the operands' axes when
-computing partial results is cheaper than gathering the operands (cost.py). Operands are
-resharded to what that needs (reshard.py), the op runs on local shards, and its result keeps
-whatever layout it came out in (partial results stay unreduced until a consumer needs them).
+computing partial results is cheaper than gathering the operands (factor_choice.py). Operands
+are resharded to what that needs (reshard.py), the padding of unevenly sharded reduced dims is
+masked with the reduction's identity, the op runs on local shards, and its result keeps whatever
+layout it came out in (partial results stay unreduced until a consumer needs them).
 """
 
 from __future__ import annotations
@@ -14,8 +15,7 @@ from dataclasses import dataclass, replace
 from meshjit.ir import Block, DimSharding, Func, Module, Op, SymbolRef, TensorSharding, Value
 from meshjit.ir.shape_rules_spmd import manual_part
 
-from ..factor_choice import Decision as Decision
-from ..factor_choice import FactorChooser
+from ..factor_choice import Decision, FactorChooser
 from ..factor_rules import FactorRule
 from ..partition_rules import PARTIAL_REDUCTION, identity, local_attrs
 from ..reshard import reshard
@@ -101,8 +101,8 @@ class _Partitioner:
         return [reshard(self.builder, local, op.attrs["sharding"], _describe(op))]
 
     def partition_creation(self, op: Op) -> list[Local]:
-        """iota builds this device's shard directly (its padding holds values past the end, which
-    nothing reads); a constant is built whole and sliced."""
+        """iota builds this device's shard directly (its padding holds values past the end,
+        which nothing reads); a constant is built whole and sliced."""
         target = self.result_shardings(op)[0]
         local_shape = target.local_shape(op.result.type.shape, self.mesh)
         if op.name == "iota" and not target.is_fully_replicated():

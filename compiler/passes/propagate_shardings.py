@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from meshjit.ir import Block, Module, Op, TensorSharding, Value
 from meshjit.ir.printer import name_values
 
-from ..factor_projection import device_count, is_prefix, overlaps_any
+from ..factor_projection import overlaps_any, refines
 from ..factor_rules import FactorRule, rule_from_spec
 from ..provenance import Hop, Origin, ProvenanceTable
 from ..sharding_rules import sharding_rules
@@ -43,8 +43,9 @@ __all__ = [
 
 @dataclass
 class PropagationResult:
-    """Per value id the chosen sharding, the function results' shardings, and where each axis
-    came from (``provenance``, keyed by value id)."""
+    """Per value id the chosen sharding, the function results' shardings, where each axis came
+    from (``provenance``, keyed by value id) and the printed name of every tensor
+    (``labels``; virtual ones such as ``output 0`` have negative keys)."""
 
     mesh_name: str | None
     shardings: dict[int, TensorSharding]
@@ -177,9 +178,8 @@ class _Propagator:
         old_axes, new_axes = state.dims[growth.dim], list(growth.axes)
         others = [axis for dim, axes in enumerate(state.dims) if dim != growth.dim for axis in axes]
         others += list(state.replicated) + list(state.unreduced)
-        refines = is_prefix(old_axes, new_axes, self.mesh) and (
-            device_count(new_axes, self.mesh) > device_count(old_axes, self.mesh))
-        if not refines or any(overlaps_any(axis, others, self.mesh) for axis in new_axes):
+        reused = any(overlaps_any(axis, others, self.mesh) for axis in new_axes)
+        if reused or not refines(old_axes, new_axes, self.mesh):
             return False
         source = self.states[growth.source_key]
         hop = Hop(edge.name, source.label, state.label, edge.location, stage.name)

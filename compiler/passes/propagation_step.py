@@ -19,6 +19,7 @@ from ..factor_projection import (
     is_prefix,
     prefix_without_overlap,
     project_dim_with_overflow,
+    refines,
     unproject_dim,
 )
 from .propagation_state import Edge, TensorState
@@ -177,7 +178,7 @@ def extend(view: TensorView, factor: int, target, context: StepContext) -> bool:
         extended.append(allowed)
         if allowed != axis:
             break
-    if not _refines(current, extended, mesh):
+    if not refines(current, extended, mesh):
         return False
     view.axes[factor] = extended
     return True
@@ -192,16 +193,10 @@ def growths(edge: Edge, tensors, views, sources, context: StepContext) -> list[D
                 continue
             new_axes = unproject_dim(views[position].axes, factors, edge.rule.sizes, context.mesh)
             old_axes = state.dims[dim]
-            if not _refines(old_axes, new_axes, context.mesh):
+            if not refines(old_axes, new_axes, context.mesh):
                 continue
             source = next((sources[(position, factor)] for factor in factors
                            if (position, factor) in sources), position)
             grown.append(DimGrowth(state.key, dim, tuple(new_axes), edge.tensors[source]))
     return grown
-
-
-def _refines(old_axes, new_axes, mesh: MeshAttr) -> bool:
-    """``new_axes`` extends ``old_axes`` and cuts the dim into more shards."""
-    return is_prefix(old_axes, new_axes, mesh) and (
-        device_count(new_axes, mesh) > device_count(old_axes, mesh))
 

@@ -200,6 +200,17 @@ CREATION = [
         ("f32", "f32", "f32", "i32"),
     ),
     R(
+        "linspace traced bounds",
+        lambda m, x: (m.linspace(x[0], x[1], 5), *m.linspace(x[1], 3, 4, retstep=True)),
+        inputs("f32[2]"),
+        ("f32",) * 3,
+        operators=True,
+        reference=lambda np, x: (
+            np.linspace(x[0], x[1], 5),
+            *np.linspace(x[1], 3, 4, retstep=True),
+        ),
+    ),
+    R(
         "eye tri",
         lambda m: (m.eye(3), m.eye(3, 4, k=1), m.eye(2, dtype=m.int32), m.tri(3, 2, k=0)),
         (),

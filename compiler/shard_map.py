@@ -1,0 +1,159 @@
+"""shard_map's compiler half: tracing a body over per-device values into a ``manual_computation``
+op, and the check_vma analysis of which manual mesh axes each body value varies over.
+
+The facade (meshjit/shard_map_api.py) handles pytrees, PartitionSpecs and meshes; here specs
+are per-dim tuples of mesh axis names and the mesh is an IR ``MeshAttr``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from meshjit.ir import Block, MeshAttr, TensorSharding, TensorType
+from meshjit.ir.dtypes import from_numpy
+
+from .lax_collectives import AxisEnvironment, bound_axes, innermost_environment
+from .trace import TracedRegion, Tracer, bind, current_trace, trace_region
+
+# One entry per tensor dim: the mesh axes that split it, major to minor.
+DimAxes = tuple[tuple[str, ...], ...]
+
+# Per-device ops whose result varies over the axes they communicate over (their input may not).
+_VARYING_OVER_AXES = frozenset({"all_gather", "reduce_scatter", "all_to_all", "collective_permute"})
+
+
+def local_type(global_type: TensorType, dims: DimAxes, mesh: MeshAttr) -> TensorType:
+    """The per-device type of a ``global_type`` value split as ``dims`` (sizes must divide)."""
+    shape = list(global_type.shape)
+    for dim, axes in enumerate(dims):
+        for name in axes:
+            shape[dim] //= mesh.axis_size(name)
+    return global_type.with_shape(shape)
+
+
+def global_type(local: TensorType, dims: DimAxes, mesh: MeshAttr) -> TensorType:
+    """The assembled type of a per-device ``local`` value concatenated as ``dims``."""
+    shape = list(local.shape)
+    for dim, axes in enumerate(dims):
+        for name in axes:
+            shape[dim] *= mesh.axis_size(name)
+    return local.with_shape(shape)
+
+
+@dataclass
+class ManualBody:
+    """A traced shard_map body, waiting for its out_specs to become a manual_computation op.
+
+    ``operands`` are the explicit operands then the values the body captured from outside;
+    ``in_dims`` has one entry per operand (captured ones replicated).
+    """
+
+    region: TracedRegion
+    environment: AxisEnvironment
+    operands: list
+    in_dims: list[DimAxes]
+
+    @property
+    def output_types(self) -> list[TensorType]:
+        """The per-device type of each value the body returns."""
+        return [value.type for value in self.region.block.returns]
+
+    def varying_axes(self) -> dict[int, frozenset[str]]:
+        """For every body value (by id), the manual axes it may differ along."""
+        block = self.region.block
+        arguments = [frozenset(name for axes in dims for name in axes) for dims in self.in_dims]
+        return varying_axes(block, arguments, self.environment.invariant_results)
+
+    def check_outputs(self, out_dims: Sequence[DimAxes], describe: Callable[[int], str]) -> None:
+        """check_vma: an output may be replicated only over axes it does not vary along."""
+        varying = self.varying_axes()
+        for index, (value, dims) in enumerate(zip(self.region.block.returns, out_dims)):
+            mentioned = {name for axes in dims for name in axes}
+            unmentioned = [name for name in self.environment.manual_axes if name not in mentioned]
+            bad = [name for name in unmentioned if name in varying[value.id]]
+            if bad:
+                raise ValueError(
+                    f"shard_map {describe(index)} leaves out mesh axes {unmentioned}, which promises "
+                    f"that the output is the same on every device along them, but it may vary along "
+                    f"{bad}. Mention {bad} in the out_spec to concatenate the shards, reduce over "
+                    f"them (psum, pmax, ...), or pass check_vma=False if it is replicated anyway")
+
+    def finish(self, out_dims: Sequence[DimAxes], *, check_vma: bool, describe: Callable[[int], str]) -> list:
+        """Bind the manual_computation op in the enclosing trace; its results (global values)."""
+        if check_vma:
+            self.check_outputs(out_dims, describe)
+        if not out_dims:
+            return []
+        name = self.environment.mesh_name
+
+        def shardings(all_dims):
+            return tuple(TensorSharding.from_axis_names(name, dims) for dims in all_dims)
+
+        attrs = {"in_shardings": shardings(self.in_dims), "out_shardings": shardings(out_dims),
+                 "manual_axes": self.environment.manual_axes}
+        weak = [bool(getattr(output, "weak_type", False)) for output in self.region.outputs]
+        results = bind("manual_computation", self.operands, attrs, regions=(self.region.block,))
+        return [Tracer(result.trace, result.value, weak_type) for result, weak_type in zip(results, weak)]
+
+
+def trace_body(fun: Callable, operands: Sequence, in_dims: Sequence[DimAxes], mesh: MeshAttr,
+               manual_axes: tuple[str, ...], *, name: str) -> ManualBody:
+    """Trace ``fun`` over per-device values of ``operands`` split as ``in_dims`` over the
+    ``manual_axes`` of ``mesh``, inside the current trace.
+
+    ``operands`` are Tracers of the current trace, device arrays or numpy arrays; ``fun``
+    returns a flat list. Values the body uses from outside become extra operands, replicated.
+    """
+    trace = current_trace()
+    if trace is None:
+        raise ValueError("shard_map traces its body inside a trace; run it under jit")
+    outer = innermost_environment()
+    if outer is not None and outer.trace is trace:
+        raise NotImplementedError("shard_map inside the body of another shard_map is not supported")
+    environment = AxisEnvironment(None, trace.add_mesh(mesh), mesh, tuple(manual_axes))
+    arg_types = [local_type(_type_of(operand), dims, mesh) for operand, dims in zip(operands, in_dims)]
+    weak_types = [bool(getattr(operand, "weak_type", False)) for operand in operands]
+
+    def body(*tracers):
+        environment.trace = current_trace()
+        with bound_axes(environment):
+            return fun(*tracers)
+
+    region = trace_region(body, arg_types, weak_types, name=name)
+    captured_dims = [((),) * len(value.type.shape) for value in region.block.args[len(operands):]]
+    return ManualBody(region, environment, list(operands) + region.captured, list(in_dims) + captured_dims)
+
+
+def _type_of(operand) -> TensorType:
+    if isinstance(operand, Tracer):
+        return operand.value.type
+    return TensorType(tuple(operand.shape), from_numpy(operand.dtype))
+
+
+def varying_axes(block: Block, argument_axes: Sequence[frozenset[str]],
+                 invariant_results: set[int] = frozenset()) -> dict[int, frozenset[str]]:
+    """The varying-axes analysis (JAX's vma) of a manual body: for each value id, the manual
+    axes along which devices may hold different values.
+
+    Arguments vary along the axes their in_spec splits them over; ``axis_index`` along its axis;
+    ``all_reduce`` is invariant along the axes it reduces over; ``all_gather``,
+    ``reduce_scatter``, ``all_to_all`` and ``collective_permute`` vary along theirs (an
+    ``all_gather`` listed in ``invariant_results`` is invariant there); every other op varies
+    along the union of its operands' axes.
+    """
+    varying = {arg.id: frozenset() for arg in block.args}
+    varying.update({arg.id: axes for arg, axes in zip(block.args, argument_axes)})
+    for op in block.ops:
+        operands = frozenset().union(*(varying[value.id] for value in op.operands))
+        axes = frozenset(op.attrs.get("axes", ()))
+        if op.name == "axis_index":
+            result = frozenset({op.attrs["axis"]})
+        elif op.name == "all_reduce" or (op.name == "all_gather" and op.results[0].id in invariant_results):
+            result = operands - axes
+        elif op.name in _VARYING_OVER_AXES:
+            result = operands | axes
+        else:
+            result = operands
+        varying.update({value.id: result for value in op.results})
+    return varying

@@ -1,0 +1,369 @@
+"""The partitioner's op table: every global op with its operand types, attributes and the layouts
+worth trying, and the meshes they run on. ``test_partition_differential`` turns each record into
+one-op programs, one per mesh and sampled layout; a new op gets differential tests by adding one
+record.
+
+Layouts are written per dim, comma-separated: ``"x,-"`` puts dim 0 on axis x; ``"xy"`` is one
+dim on x then y; ``"y(1)2"`` is the sub-axis ``"y":(1)2``; ``""`` is a 0-d value.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from meshjit.compiler.sharding_rules import ELEMENTWISE
+from meshjit.ir import AxisRef, DenseAttr, DimSharding, MeshAttr, TensorSharding, TensorType
+from meshjit.ir.dtypes import to_numpy
+
+MESHES = {
+    "2": MeshAttr((("x", 2),)),
+    "2x2": MeshAttr((("x", 2), ("y", 2))),
+    "2x4": MeshAttr((("x", 2), ("y", 4))),
+    "8": MeshAttr((("x", 8),)),
+}
+
+
+# --- operand values ------------------------------------------------------------------------------
+
+def normal(rng, shape, dtype):
+    if dtype == "bool":
+        return rng.random(shape) < 0.5
+    if dtype in ("i32", "i64"):
+        return rng.integers(-5, 5, shape).astype(to_numpy(dtype))
+    return rng.standard_normal(shape).astype(to_numpy(dtype))
+
+
+def positive(rng, shape, dtype):
+    return rng.uniform(0.25, 2.0, shape).astype(to_numpy(dtype))
+
+
+def near_one(rng, shape, dtype):
+    return rng.uniform(0.5, 1.5, shape).astype(to_numpy(dtype))
+
+
+def integers(low: int, high: int):
+    """Integers in [low, high): start indices and gather indices, some out of range."""
+    def generate(rng, shape, dtype):
+        return rng.integers(low, high, shape).astype(to_numpy(dtype))
+    return generate
+
+
+@dataclass(frozen=True)
+class Operand:
+    """An operand's type (``"f32[8,6]"``) and how its test values are drawn."""
+
+    text: str
+    values: Callable = normal
+
+    @property
+    def type(self) -> TensorType:
+        dtype, dims = re.fullmatch(r"(\w+)\[([\d,]*)\]", self.text).groups()
+        return TensorType(tuple(int(size) for size in dims.split(",") if size), dtype)
+
+
+# --- layouts and cases ---------------------------------------------------------------------------
+
+AXIS = re.compile(r"([a-z])(?:\((\d+)\)(\d+))?")
+
+
+def layout(text: str, mesh_name: str = "mesh") -> TensorSharding:
+    """The sharding a layout text (see the module docstring) stands for."""
+    dims = [] if text == "" else text.split(",")
+    axes = [[AxisRef(name, int(pre), int(size)) if size else AxisRef(name)
+             for name, pre, size in AXIS.findall(dim)] for dim in dims]
+    return TensorSharding(mesh_name, tuple(DimSharding(tuple(dim_axes)) for dim_axes in axes))
+
+
+def axes_of(text: str | None) -> set[str]:
+    return set() if text is None else {name for name, _, _ in AXIS.findall(text)}
+
+
+@dataclass(frozen=True)
+class Case:
+    """Layouts of the operands (None: left to propagation) and of the result (None: free).
+
+    ``collectives`` lists the collective kinds the partitioned program must contain, exactly;
+    ``meshes`` restricts the case to some meshes (sub-axes exist only on some); ``pinned`` is
+    the op's own result sharding, a user sharding propagation keeps even where it does not divide
+    (propagation itself never makes one that does not).
+    """
+
+    operands: tuple[str | None, ...]
+    output: str | None = None
+    collectives: tuple[str, ...] | None = None
+    meshes: tuple[str, ...] | None = None
+    pinned: str | None = None
+
+    @property
+    def axes(self) -> set[str]:
+        return set().union(*(axes_of(text) for text in self.operands + (self.output,)))
+
+    @property
+    def name(self) -> str:
+        text = "".join(f"[{operand}]" if operand is not None else "[?]" for operand in self.operands)
+        text += f"=[{self.pinned}]" if self.pinned is not None else ""
+        return text + (f"->[{self.output}]" if self.output is not None else "")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One op of the table: operands, attributes, extra cases, and how many cases a mesh samples."""
+
+    op: str
+    label: str
+    operands: tuple[Operand, ...]
+    attrs: dict = field(default_factory=dict)
+    cases: tuple[Case, ...] = ()
+    generic: bool = True
+    samples: int = 3
+    pin: bool = False
+
+    @property
+    def id(self) -> str:
+        return f"{self.op}-{self.label}" if self.label else self.op
+
+
+def record(op: str, label: str, operands, attrs=None, cases=(), **options) -> Record:
+    if op in ELEMENTWISE and op != "sharding_constraint":
+        options.setdefault("pin", True)
+    operands = tuple(item if isinstance(item, Operand) else Operand(item) for item in operands)
+    return Record(op, label, operands, dict(attrs or {}), tuple(cases), **options)
+
+
+def generic_cases(record: Record) -> list[Case]:
+    """Operand 0 replicated, each dim on each axis, two axes on dim 0; operands of operand 0's
+    type follow it, the others are left to propagation. With ``pin`` the result is pinned to
+    operand 0's layout, so that ops run on uneven shards too."""
+    if not record.operands:
+        return []
+    first = record.operands[0].type
+    texts = ["-" * 1 if first.rank == 1 else ",".join("-" * first.rank)] if first.rank else []
+    for axis in ("x", "y"):
+        for dim in range(first.rank):
+            texts.append(",".join(axis if d == dim else "-" for d in range(first.rank)))
+    if first.rank:
+        texts.append(",".join("xy" if d == 0 else "-" for d in range(first.rank)))
+    cases = []
+    for text in texts:
+        operands = tuple(text if operand.type == first else None for operand in record.operands)
+        cases.append(Case(operands, pinned=text if record.pin else None))
+    return cases
+
+
+# --- the op table --------------------------------------------------------------------------------
+
+F = "f32[8,6]"
+I = "i32[8,6]"
+B = "bool[8,6]"
+UNEVEN = "f32[6,10]"
+INDEX = Operand("i32[]", integers(-2, 10))
+
+UNARY_FLOAT = ["exp", "exp2", "expm1", "tanh", "logistic", "sin", "cos", "tan", "cbrt", "floor", "ceil",
+               "erf", "is_finite", "neg", "abs", "sign"]
+POSITIVE_UNARY = ["log", "log1p", "sqrt", "rsqrt"]
+BINARY_FLOAT = ["add", "sub", "mul", "div", "rem", "max", "min", "atan2"]
+BINARY_INT = ["add", "sub", "mul", "div", "rem", "max", "min", "and", "or", "xor"]
+SHIFTS = ["shift_left", "shift_right_arithmetic", "shift_right_logical"]
+DIRECTIONS = ["eq", "ne", "lt", "le", "gt", "ge"]
+
+
+def elementwise_records() -> list[Record]:
+    records = [record(name, "", [F], samples=1) for name in UNARY_FLOAT]
+    records += [record(name, "", [Operand(F, positive)], samples=1) for name in POSITIVE_UNARY]
+    records += [record("round", "even", [F], {"rounding_method": "to_nearest_even"}, samples=1)]
+    records += [record(name, "f32", [F, F], samples=1) for name in BINARY_FLOAT]
+    records += [record(name, "i32", [I, I], samples=1) for name in BINARY_INT]
+    records += [record(name, "bool", [B, B], samples=1) for name in ("and", "or", "xor")]
+    records += [record(name, "", [I, Operand(I, integers(-2, 40))], samples=1) for name in SHIFTS]
+    records += [record("compare", direction, [I, I], {"direction": direction}, samples=1)
+                for direction in DIRECTIONS]
+    records += [
+        record("pow", "", [Operand(F, positive), F], samples=1),
+        record("neg", "i32", [I], samples=1),
+        record("not", "bool", [B], samples=1),
+        record("not", "i32", [I], samples=1),
+        record("add", "uneven", [UNEVEN, UNEVEN], samples=4),
+        record("mul", "", [F, F], cases=[Case(("x,-", "-,x")), Case(("x,-", "-,y")), Case(("xy,-", "yx,-"))],
+               samples=4),
+        record("select", "", [B, F, F], cases=[Case(("x,-", "-,x", None))], samples=4),
+        record("select", "scalar_predicate", ["bool[]", F, F], samples=2),
+        record("clamp", "", [F, F, F], samples=2),
+        record("clamp", "scalar_bounds", ["f32[]", F, "f32[]"],
+               cases=[Case(("", "x,-", "")), Case(("", "-,y", ""))], samples=3),
+        record("convert", "f32_to_i32", [F], {"new_dtype": "i32"}, samples=2),
+        record("convert", "i32_to_f32", [I], {"new_dtype": "f32"}, samples=2),
+        record("convert", "f32_to_bool", [F], {"new_dtype": "bool"}, samples=1),
+        record("integer_pow", "cube", [F], {"y": 3}, samples=2),
+        record("integer_pow", "inverse_square", [Operand(F, positive)], {"y": -2}, samples=1),
+    ]
+    return records
+
+
+def creation_records() -> list[Record]:
+    outputs = ["x,-", "-,x", "-,y", "xy,-", "y,x"]
+    rng = np.random.default_rng(7)
+    constant = DenseAttr.from_array(rng.standard_normal((6, 10)).astype(np.float32))
+    return [
+        record("iota", "dim0", [], {"dtype": "i32", "shape": (8, 6), "dimension": 0},
+               [Case((), output) for output in outputs], generic=False),
+        record("iota", "dim1_f32", [], {"dtype": "f32", "shape": (8, 6), "dimension": 1},
+               [Case((), output) for output in outputs], generic=False),
+        record("iota", "uneven", [], {"dtype": "i32", "shape": (6, 10), "dimension": 1},
+               [Case((), output) for output in outputs], generic=False),
+        record("constant", "uneven", [], {"value": constant},
+               [Case((), output) for output in outputs], generic=False),
+    ]
+
+
+def layout_records() -> list[Record]:
+    return [
+        record("broadcast_in_dim", "new_dim", ["f32[6]"], {"shape": (8, 6), "broadcast_dimensions": (1,)},
+               [Case((None,), "x,-"), Case((None,), "xy,y")]),
+        record("broadcast_in_dim", "stretch", ["f32[1,6]"], {"shape": (8, 6), "broadcast_dimensions": (0, 1)},
+               [Case((None,), "x,y"), Case(("-,x",), "x,-")]),
+        record("broadcast_in_dim", "scalar", ["f32[]"], {"shape": (6, 10), "broadcast_dimensions": ()},
+               [Case((None,), "y,x"), Case((None,), "x,-")], generic=False),
+        record("reshape", "split", [F], {"new_sizes": (2, 4, 6)}),
+        record("reshape", "merge", ["f32[2,4,6]"], {"new_sizes": (8, 6)}, [Case(("x,y,-",))]),
+        record("reshape", "flatten", [F], {"new_sizes": (48,)}, [Case(("x,y",)), Case(("-,x",))]),
+        record("reshape", "unflatten", ["f32[48]"], {"new_sizes": (8, 6)}, [Case(("-",), "-,x")]),
+        record("reshape", "unaligned", ["f32[6,5]"], {"new_sizes": (5, 6)}),
+        record("transpose", "2d", [F], {"permutation": (1, 0)}, [Case(("x,y",))]),
+        record("transpose", "3d", ["f32[2,4,6]"], {"permutation": (2, 0, 1)}, [Case(("x,y,-",))]),
+        record("slice", "strided", [F], {"start_indices": (1, 0), "limit_indices": (7, 6), "strides": (2, 1)},
+               [Case(("-,x",))]),
+        record("slice", "other_dim", [F], {"start_indices": (0, 1), "limit_indices": (8, 5), "strides": (1, 1)},
+               [Case(("x,-",)), Case(("xy,-",))]),
+        record("slice", "uneven", [UNEVEN], {"start_indices": (2, 0), "limit_indices": (6, 9), "strides": (3, 2)}),
+        record("dynamic_slice", "rows", [F, INDEX, INDEX], {"slice_sizes": (3, 6)}, [Case(("-,x", None, None))]),
+        record("dynamic_slice", "block", [F, INDEX, INDEX], {"slice_sizes": (8, 2)}),
+        record("dynamic_update_slice", "rows", [F, "f32[3,6]", INDEX, INDEX], cases=[
+            Case(("-,x", "-,x", None, None)), Case(("x,-", "-,y", None, None))]),
+        record("pad", "interior", [F, "f32[]"], {"padding_config": ((1, 2, 0), (0, 0, 1))}),
+        record("pad", "negative", [F, "f32[]"], {"padding_config": ((-1, 2, 1), (0, -1, 0))}),
+        record("pad", "one_dim", [F, "f32[]"], {"padding_config": ((0, 0, 0), (2, 1, 0))}),
+        record("concatenate", "dim0", [F, "f32[4,6]"], {"dimension": 0}, [Case(("-,x", "-,y"))]),
+        record("concatenate", "dim1", [F, "f32[8,2]", "f32[8,4]"], {"dimension": 1},
+               [Case(("x,-", "y,-", None))]),
+        record("rev", "dim0", [F], {"dimensions": (0,)}),
+        record("rev", "both", [UNEVEN], {"dimensions": (0, 1)}),
+        record("squeeze", "", ["f32[8,1,6]"], {"dimensions": (1,)}),
+        record("expand_dims", "", [F], {"dimensions": (1,)}),
+    ]
+
+
+MATMUL = {"contracting_dims": ((1,), (0,)), "batch_dims": ((), ())}
+BATCHED = {"contracting_dims": ((2,), (1,)), "batch_dims": ((0,), (0,))}
+TWO_CONTRACTING = {"contracting_dims": ((1, 2), (0, 1)), "batch_dims": ((), ())}
+
+
+def contraction_records() -> list[Record]:
+    contracted = [
+        Case(("-,x", "x,-")),
+        Case(("-,x", None)),
+        Case(("x,-", "-,y")),
+        Case(("y,x", "x,-")),
+        Case(("-,xy", "xy,-")),
+        Case(("-,x", "x,-"), "x,-", ("reduce_scatter",)),
+        Case(("-,x", "x,-"), "-,-", ("all_reduce",)),
+    ]
+    return [
+        record("dot_general", "matmul", [F, "f32[6,4]"], MATMUL, contracted, samples=5),
+        record("dot_general", "matmul_uneven", ["f32[8,10]", "f32[10,4]"], MATMUL, contracted, samples=5),
+        record("dot_general", "matmul_i32", [I, "i32[6,4]"], MATMUL, contracted[:3], samples=2),
+        record("dot_general", "batched", ["f32[2,8,6]", "f32[2,6,4]"], BATCHED,
+               [Case(("x,-,y", "x,y,-")), Case(("x,y,-", "-,-,y")), Case(("-,-,x", "-,x,-"), "-,x,-")],
+               samples=4),
+        record("dot_general", "two_contracting", ["f32[4,2,6]", "f32[2,6,4]"], TWO_CONTRACTING,
+               [Case(("-,x,y", "x,y,-")), Case(("-,-,x", "-,x,-"))], samples=3),
+    ]
+
+
+def reduction_records() -> list[Record]:
+    records = []
+    for name in ("reduce_sum", "reduce_max", "reduce_min"):
+        records += [record(name, "dim0", [F], {"axes": (0,)}, samples=2),
+                    record(name, "uneven", [UNEVEN], {"axes": (1,)}, samples=3),
+                    record(name, "all", [UNEVEN], {"axes": (0, 1)}, [Case(("x,y",)), Case(("y,x",))], samples=3)]
+    records += [
+        record("reduce_max", "i32", [I], {"axes": (1,)}, samples=2),
+        record("reduce_prod", "", [Operand(F, near_one)], {"axes": (0,)}, samples=3),
+        record("reduce_and", "", [B], {"axes": (1,)}, samples=2),
+        record("reduce_or", "", ["bool[6,10]"], {"axes": (0,)}, samples=3),
+    ]
+    for name in ("argmax", "argmin"):
+        records += [record(name, "dim0", [I], {"axis": 0, "index_dtype": "i32"}, samples=2),
+                    record(name, "uneven", ["i32[6,10]"], {"axis": 1, "index_dtype": "i32"}, samples=3)]
+    for name, values in (("cumsum", normal), ("cumprod", near_one), ("cummax", normal), ("cummin", normal)):
+        records += [record(name, "", [Operand(F, values)], {"axis": 0, "reverse": False}, samples=2),
+                    record(name, "reverse", [Operand(UNEVEN, values)], {"axis": 1, "reverse": True}, samples=2)]
+    records += [
+        record("cumsum", "i32", [I], {"axis": 1, "reverse": False}, samples=2),
+        record("sort", "", [F], {"dimension": 0, "is_stable": True, "num_keys": 1}),
+        record("sort", "key_value", [I, F], {"dimension": 1, "is_stable": True, "num_keys": 1},
+               [Case(("x,-", "-,x"))]),
+        record("sort", "two_keys", ["i32[6,10]", "i32[6,10]", "f32[6,10]"],
+               {"dimension": 0, "is_stable": False, "num_keys": 2}),
+        record("gather", "clip", [F, Operand("i32[5]", integers(-3, 11))], {"axis": 0, "mode": "clip"},
+               [Case(("-,x", "x")), Case((None, "x"))]),
+        record("gather", "fill", [UNEVEN, Operand("i32[2,3]", integers(-3, 13))], {"axis": 1, "mode": "fill"},
+               [Case(("x,-", "-,x")), Case(("y,-", "x,-"))]),
+    ]
+    return records
+
+
+# every layout of a 2-d value per mesh, sub-axes included where an axis splits
+LAYOUTS_2D = {
+    "2": ["-,-", "x,-", "-,x"],
+    "2x2": ["-,-", "x,-", "y,-", "xy,-", "yx,-", "-,x", "-,y", "-,xy", "-,yx", "x,y", "y,x"],
+    "2x4": ["-,-", "x,-", "y,-", "xy,-", "yx,-", "-,x", "-,y", "-,xy", "-,yx", "x,y", "y,x",
+            "y(1)2,y(2)2", "y(2)2,y(1)2", "xy(1)2,y(2)2", "y(2)2,x", "y(1)2,-", "-,y(2)2x"],
+    "8": ["-,-", "x,-", "-,x", "x(1)2,x(2)4", "x(1)4,x(4)2", "x(2)4,x(1)2", "x(1)2,-", "-,x(1)4"],
+}
+
+
+def reshard_matrix() -> list[Case]:
+    """Every source layout to every target layout, per mesh."""
+    return [Case((source,), target, meshes=(mesh_name,))
+            for mesh_name, layouts in LAYOUTS_2D.items() for source in layouts for target in layouts
+            if source != target]
+
+
+def constraint_records() -> list[Record]:
+    """Reshards forced by a sharding_constraint, and the collectives each one needs."""
+    square = "f32[8,8]"
+    return [
+        record("sharding_constraint", "matrix", [square], cases=reshard_matrix(), generic=False, samples=1000),
+        record("sharding_constraint", "matrix_uneven", [UNEVEN], cases=reshard_matrix(), generic=False,
+               samples=1000),
+        record("sharding_constraint", "square", [square], cases=[
+            Case(("x,-",), "-,x", ("all_to_all",)),
+            Case(("-,-",), "x,-", ()),
+            Case(("x,-",), "-,-", ("all_gather",)),
+            Case(("x,-",), "xy,-", ()),
+            Case(("x,y",), "y,x"),
+            Case(("xy,-",), "x,-", ("all_gather",)),
+            Case(("xy,-",), "yx,-"),
+            Case(("x,-",), "y,-"),
+            Case(("-,x",), "x,y"),
+        ], generic=False, samples=9),
+    ]
+
+
+RECORDS = (elementwise_records() + creation_records() + layout_records() + contraction_records()
+           + reduction_records() + constraint_records())
+
+
+def cases_for(record: Record, mesh_name: str) -> list[Case]:
+    """The record's extra cases, then a rotating sample of the generic ones, that fit the mesh."""
+    axes = set(MESHES[mesh_name].axis_names)
+    extra = [case for case in record.cases
+             if case.axes <= axes and (case.meshes is None or mesh_name in case.meshes)]
+    generic = [case for case in generic_cases(record) if case.axes <= axes] if record.generic else []
+    start = zlib.crc32(f"{record.id}-{mesh_name}".encode()) % max(len(generic), 1)
+    rotated = generic[start:] + generic[:start]
+    return (extra + rotated)[:max(record.samples, len(extra))]
