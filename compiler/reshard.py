@@ -9,8 +9,9 @@ the shard offset.
 A dim of size n over k devices has local size ceil(n / k), the tail of the last shards padding.
 Splitting a shard further (or joining shards) stays local to a device group only when the sizes
 line up, ``ceil(n / |P|) == ceil(n / |P + E|) * |E|``; a whole dim can always be padded to line
-up. Otherwise the dim is gathered whole first. Collectives over sub-axes go through
-``axis_blocks``.
+up. Otherwise the dim is gathered whole first, which is an involuntary full rematerialisation
+when the target shards it again: the builder records it and the partitioner warns. Collectives
+over sub-axes go through ``axis_blocks``.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class Resharder:
     """Takes one Local to a target sharding step by step, emitting what each step needs."""
 
     def __init__(self, builder: SpmdBuilder, local: Local, reason: str):
+        self.source = local.sharding
         self.builder = builder
         self.mesh = builder.mesh
         self.reason = reason
@@ -186,7 +188,14 @@ class Resharder:
                 continue
             if keep and not self.lines_up(dim, current[:keep], current[keep:]):
                 keep = 0
+            if not keep and wanted.axes:
+                self.rematerialize(dim, target)
             self.gather_suffix(dim, keep)
+
+    def rematerialize(self, dim: int, target: TensorSharding) -> None:
+        self.builder.rematerializations.append(
+            f"{self.reason}: dim {dim} of a {list(self.shape)} value is gathered whole to go from "
+            f"{self.source} to {target}")
 
     def slice(self, target: TensorSharding) -> None:
         for dim, wanted in enumerate(target.dims):
@@ -195,6 +204,7 @@ class Resharder:
             if current == wanted:
                 continue
             if not self.can_split(dim, current, wanted[len(current):]):
+                self.rematerialize(dim, target)
                 self.gather_suffix(dim, 0)
                 current = []
             added = wanted[len(current):]

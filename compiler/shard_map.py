@@ -74,10 +74,11 @@ class ManualBody:
             bad = [name for name in unmentioned if name in varying[value.id]]
             if bad:
                 raise ValueError(
-                    f"shard_map {describe(index)} leaves out mesh axes {unmentioned}, which promises "
-                    f"that the output is the same on every device along them, but it may vary along "
-                    f"{bad}. Mention {bad} in the out_spec to concatenate the shards, reduce over "
-                    f"them (psum, pmax, ...), or pass check_vma=False if it is replicated anyway")
+                    f"shard_map {describe(index)}: the out_spec leaves out mesh axes {unmentioned}, "
+                    f"which promises that the output is the same on every device along them, but it "
+                    f"may vary along {bad}. Mention {bad} in the out_spec to concatenate the shards, "
+                    f"reduce over them (psum, pmax, ...), or pass check_vma=False if it is "
+                    f"replicated anyway")
 
     def finish(self, out_dims: Sequence[DimAxes], *, check_vma: bool, describe: Callable[[int], str]) -> list:
         """Bind the manual_computation op in the enclosing trace; its results (global values)."""

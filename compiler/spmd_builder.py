@@ -39,6 +39,8 @@ class SpmdBuilder:
         self.poison_padding = poison_padding
         self.ops: list[Op] = []
         self.collective_reasons: dict[int, str] = {}
+        # NOTE: reshards that had to gather a dim whole to re-split it, described for a warning
+        self.rematerializations: list[str] = []
         self._axis_index_cache: dict[str, Value] = {}
 
     def padding_value(self, dtype: str) -> Value:

@@ -240,6 +240,11 @@ def _operand_value(trace: Trace, operand, location) -> Value:
             )
         if operand.trace is trace.parent:
             return trace.capture_outer(operand)
+        if trace.parent is not None and _is_ancestor(operand.trace, trace.parent):
+            # NOTE: a value from further out is captured by every trace in between, so each
+            # region stays isolated from above (nested autodiff inside jit needs this).
+            outer_value = _operand_value(trace.parent, operand, location)
+            return trace.capture_outer(Tracer(trace.parent, outer_value, operand.weak_type))
         raise UnexpectedTracerError(f"a traced value of an outer function was used inside {trace.name!r}")
     if is_concrete_array(operand):
         return trace.capture(operand)
@@ -247,6 +252,14 @@ def _operand_value(trace: Trace, operand, location) -> Value:
     value = Value.fresh(TensorType(array.shape, from_numpy(array.dtype)))
     trace.ops.append(Op("constant", (), (value,), {"value": DenseAttr.from_array(array)}, location=location))
     return value
+
+
+def _is_ancestor(candidate: Trace, trace: Trace) -> bool:
+    while trace is not None:
+        if trace is candidate:
+            return True
+        trace = trace.parent
+    return False
 
 
 def bind(name: str, operands, attrs=None, *, weak_type: bool = False, regions=()) -> list:
@@ -272,6 +285,23 @@ def bind(name: str, operands, attrs=None, *, weak_type: bool = False, regions=()
     results = tuple(Value.fresh(result_type) for result_type in result_types)
     trace.ops.append(Op(name, values, results, attrs, tuple(regions), location=location))
     return [Tracer(trace, result, weak_type) for result in results]
+
+
+def stage(name: str, operands, result_types, attrs=None, *, regions=(), weak_types=None) -> list:
+    """Record op ``name`` with the ``result_types`` the caller gives, skipping the shape rules.
+
+    Only for ops that never leave the trace they are recorded in: autodiff's markers (custom
+    derivative calls, stop_gradient), which it rewrites before any op reaches the compiler.
+    """
+    trace = current_trace()
+    if trace is None:
+        raise ValueError(f"stage({name!r}) records into a trace; there is none")
+    location = user_location()
+    values = tuple(_operand_value(trace, operand, location) for operand in operands)
+    results = tuple(Value.fresh(result_type) for result_type in result_types)
+    trace.ops.append(Op(name, values, results, dict(attrs or {}), tuple(regions), location=location))
+    weak_types = weak_types or [False] * len(results)
+    return [Tracer(trace, result, weak) for result, weak in zip(results, weak_types)]
 
 
 @dataclass
@@ -334,18 +364,21 @@ class TracedRegion:
     outputs: list
 
 
-def trace_region(fun: Callable, arg_types, arg_weak_types, *, name: str) -> TracedRegion:
+def trace_region(fun: Callable, arg_types, arg_weak_types, *, name: str,
+                 trace_type: Callable[..., Trace] = Trace) -> TracedRegion:
     """Trace ``fun`` into a region body inside the current trace (an op's body, such as a
     manual_computation's), over fresh arguments of ``arg_types``.
 
     The body is isolated from above: whatever it uses from outside (the enclosing trace's
     Tracers, concrete arrays) becomes an extra block argument, listed in ``captured`` for the
     caller to pass as extra operands. The region shares the enclosing trace's mesh table.
+    ``trace_type`` (a Trace subclass or a factory taking Trace's arguments) lets a transformation
+    mark its traces, as autodiff's DifferentiationTrace does.
     """
     parent = current_trace()
     if parent is None:
         raise ValueError(f"trace_region({name!r}) needs an enclosing trace to put the region in")
-    trace = Trace(name, meshes=parent.meshes, parent=parent)
+    trace = trace_type(name, meshes=parent.meshes, parent=parent)
     trace.args = [Value.fresh(arg_type) for arg_type in arg_types]
     tracers = [Tracer(trace, value, weak) for value, weak in zip(trace.args, arg_weak_types)]
     outputs, out_values = _run_in_trace(trace, fun, tracers)

@@ -23,6 +23,13 @@ def _parse_positive_int(text: str) -> int:
     return value
 
 
+def _parse_positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise ValueError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class _Option:
     name: str
@@ -44,6 +51,8 @@ _OPTIONS = {
                 _parse_bool, bool, "pjit returns GlobalDeviceArrays instead of Arrays"),
         _Option("check_partitioning", "MESHJIT_CHECK_PARTITIONING", False, _parse_bool, bool,
                 "check every jitted call against the unsharded reference interpreter"),
+        _Option("collective_timeout", "MESHJIT_COLLECTIVE_TIMEOUT", 300.0, _parse_positive_float, float,
+                "seconds a multi-process collective waits for the other processes before it raises"),
     )
 }
 
@@ -73,6 +82,10 @@ class Config:
             raise ValueError(f"config option {name!r} expects a positive int, got {value!r}")
         if option.kind is bool and not isinstance(value, bool):
             raise ValueError(f"config option {name!r} expects a bool, got {value!r}")
+        if option.kind is float:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ValueError(f"config option {name!r} expects a positive number, got {value!r}")
+            value = float(value)
         if name in self._locked and value != self._value(name):
             raise RuntimeError(f"config option {name!r} cannot change after {self._locked[name]}")
         self._values[name] = value

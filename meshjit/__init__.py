@@ -24,6 +24,7 @@ from meshjit.runtime.transfer import make_array_from_single_device_arrays as mak
 from meshjit.compiler.numpy_api.operators import install_array_methods as _install_array_methods
 
 from . import debug as debug
+from . import distributed as distributed
 from . import lax as lax
 from . import nn as nn
 from . import numpy as numpy

@@ -13,7 +13,8 @@ def run_demo(console: Console) -> int:
     """List the devices, then lay an array out over a 2 x 4 mesh and show the shards."""
     import meshjit as jax
     from meshjit.runtime.visualize import sharding_table
-    from meshjit.sharding import Mesh, NamedSharding, PartitionSpec as P
+    from meshjit.sharding import Mesh, NamedSharding
+    from meshjit.sharding import PartitionSpec as P
 
     devices = jax.devices()
     console.print(f"[bold]meshjit {jax.__version__}[/bold]: {len(devices)} simulated CPU devices in "
@@ -60,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     collectives = commands.add_parser("collectives", help="the collectives a module needs, with their bytes")
     _add_input_options(collectives)
     collectives.add_argument("--json", action="store_true", help="print the JSON summary instead of a table")
+    check = commands.add_parser("check", help="compare the partitioned module with the unsharded one")
+    _add_input_options(check)
+    check.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default: 0)")
     draw = commands.add_parser("draw", help="draw the dataflow graph, values coloured by sharding")
     _add_input_options(draw)
     draw.add_argument("-o", "--output", required=True, metavar="OUT",
@@ -72,12 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     """The console script: parse the command line and run one command; input errors exit 2."""
     from .cli_draw import run_draw
-    from .cli_tools import ToolError, run_collectives, run_explain, run_opt
+    from .cli_tools import ToolError, run_check, run_collectives, run_explain, run_opt
 
     parser = build_parser()
     arguments = parser.parse_args(argv)
     console = Console()
-    commands = {"opt": run_opt, "explain": run_explain, "draw": run_draw,
+    commands = {"opt": run_opt, "explain": run_explain, "draw": run_draw, "check": run_check,
                 "collectives": lambda parsed: run_collectives(parsed, console)}
     if arguments.command == "demo":
         return run_demo(console)

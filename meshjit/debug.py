@@ -108,12 +108,19 @@ def _rejit(fun, propagation):
                donate_argnums=fun._donate_argnums or None, propagation=propagation)
 
 
+def _strategy_name(strategy) -> str:
+    """A built-in's name, a Strategy's ``name``, or a callable's ``__name__``."""
+    if isinstance(strategy, str):
+        return strategy
+    return getattr(strategy, "name", None) or getattr(strategy, "__name__", None) or repr(strategy)
+
+
 def compare_propagation(fun, *args, strategies: Sequence = ("shardy", "gspmd"), **kwargs) -> dict[str, StrategyReport]:
     """Compile ``fun`` for ``args`` under each propagation strategy (a name or a callable
     ``Module -> Module``) and report, per strategy, the collectives and total bytes per device."""
     reports = {}
     for strategy in strategies:
-        name = strategy if isinstance(strategy, str) else getattr(strategy, "__name__", repr(strategy))
+        name = _strategy_name(strategy)
         records = _rejit(fun, strategy).lower(*args, **kwargs).compile().collectives()
         reports[name] = StrategyReport(name, records, sum(record.bytes for record in records))
     return reports

@@ -31,9 +31,10 @@ from meshjit.runtime.partition_spec import PartitionSpec
 from meshjit.runtime.sharding import NamedSharding, Sharding, SingleDeviceSharding
 from meshjit.compiler.lower import lower
 from meshjit.runtime.executor import from_buffer, run_plan, run_spmd, to_buffer
+from meshjit.runtime.process_layout import process_layout
 from meshjit.runtime.transfer import shard_numpy
 
-from ._shardings import as_named_sharding, from_ir_sharding, mesh_attr, resolve_spec, to_ir_sharding
+from ._shardings import as_named_sharding, from_ir_sharding, mesh_attr, resolve_spec, runtime_mesh, to_ir_sharding
 from .tree_util import NAMESPACE
 
 
@@ -97,12 +98,14 @@ class Compiled:
         traced = lowered._traced.module
         self._result_shapes = [value.type.shape for value in traced.main.returns]
         partitioned = program.partitioned
+        self._layout = None  # this process's block of the mesh when it spans several processes
         if partitioned is None:
             self._arg_shardings = [None] * len(traced.main.args)
             self._result_shardings = optree.tree_leaves(
                 lowered._output_shardings, is_leaf=_is_sharding_leaf, none_is_leaf=True, namespace=NAMESPACE)
         else:
             mesh = partitioned.mesh(partitioned.main.spmd_mesh)
+            self._layout = process_layout(runtime_mesh(mesh))
             func = partitioned.main
             self._arg_shardings = [from_ir_sharding(s, mesh, len(v.type.shape)) for s, v in zip(func.arg_shardings, traced.main.args)]
             self._result_shardings = [from_ir_sharding(s, mesh, len(shape)) for s, shape in zip(func.result_shardings, self._result_shapes)]
@@ -161,11 +164,12 @@ class Compiled:
 
     def _run_plan(self, arguments, weak) -> list[Array]:
         plan = self._plan()
-        buffers = [to_buffer(value, sharding, plan.mesh_shape, varying)
+        lead_shape = plan.mesh_shape if self._layout is None else self._layout.local_shape
+        buffers = [to_buffer(value, sharding, lead_shape, varying)
                    for value, sharding, varying in zip(arguments, self._arg_shardings, plan.arg_varying)]
         self._release_donated(arguments)
-        outputs = run_plan(plan, buffers)
-        return [from_buffer(output, sharding, shape, plan.mesh_shape, weak_type=w)
+        outputs = run_plan(plan, buffers, self._layout)
+        return [from_buffer(output, sharding, shape, lead_shape, weak_type=w)
                 for output, sharding, shape, w in zip(outputs, self._result_shardings, self._result_shapes, weak)]
 
     def _plan(self):
@@ -259,8 +263,12 @@ class Jitted:
         self._static_argnums = _normalise_indices(static_argnums, "static_argnums")
         self._static_argnames = _normalise_names(static_argnames, "static_argnames")
         self._donate_argnums = _normalise_indices(donate_argnums, "donate_argnums")
-        if not (callable(propagation) or propagation in ("shardy", "gspmd")):
-            raise ValueError(f"jit propagation must be 'shardy', 'gspmd' or a callable, got {propagation!r}")
+        from meshjit.compiler.passes.propagate_shardings import Strategy
+
+        if not (isinstance(propagation, Strategy) or callable(propagation) or propagation in ("shardy", "gspmd")):
+            raise ValueError(
+                f"jit propagation must be 'shardy', 'gspmd', a Strategy or a callable Module -> Module, "
+                f"got {propagation!r}")
         self._propagation = propagation
         try:
             self._signature = inspect.signature(fun)

@@ -109,6 +109,9 @@ class _ShardMapped:
         manual = self._manual_axes(mesh)
         in_specs = _infer_in_specs(args, mesh) if self._in_specs is Infer else self._in_specs
         leaves, treedef, spec_leaves, paths = self._broadcast_in_specs(in_specs, args)
+        for leaf, spec, path in zip(leaves, spec_leaves, paths):
+            if spec is not _STATIC:
+                _operand(leaf, path)
         if current_trace() is None and not any(isinstance(leaf, Tracer) for leaf in leaves):
             return self._run_eagerly(mesh, manual, leaves, treedef, spec_leaves, paths)
         return self._trace(mesh, manual, leaves, treedef, spec_leaves, paths)
@@ -161,7 +164,7 @@ class _ShardMapped:
             return self._trace(mesh, manual, full, treedef, spec_leaves, paths)
 
         statics = tuple(leaf for index, leaf in enumerate(leaves) if index not in dynamic)
-        key = (mesh, manual, treedef, tuple(map(id, spec_leaves)), statics)
+        key = (mesh, manual, treedef, tuple(spec_leaves), statics)
         try:
             jitted = self._jitted.setdefault(key, jit(run))
         except TypeError:  # an unhashable static argument: no reuse across calls
@@ -190,8 +193,8 @@ class _ShardMapped:
         out_spec_leaves, out_paths = self._broadcast_out_specs(out_treedef)
         out_dims = [_out_dims(spec, local, mesh, manual, path)
                     for spec, local, path in zip(out_spec_leaves, body.output_types, out_paths)]
-        results = body.finish(out_dims, check_vma=self._check_vma,
-                              describe=lambda index: f"out_specs{out_paths[index]} = {out_spec_leaves[index]}")
+        results = body.finish(out_dims, check_vma=self._check_vma, describe=lambda index: (
+            f"output{out_paths[index]} of {self._name} (out_specs{out_paths[index]} = {out_spec_leaves[index]})"))
         return optree.tree_unflatten(out_treedef, results)
 
     def _output(self, leaf, index: int):
@@ -227,8 +230,10 @@ def _infer_in_specs(args, mesh: Mesh):
 
     def infer(leaf):
         if isinstance(leaf, Tracer):
-            raise ValueError("shard_map cannot infer in_specs for a traced value (meshjit values inside jit "
-                             "carry no sharding type); pass in_specs")
+            # NOTE: the value is fine, its missing sharding type is the problem (JAX: ValueError).
+            raise ValueError(  # noqa: TRY004
+                "shard_map cannot infer in_specs for a traced value (meshjit values inside jit carry no "
+                "sharding type); pass in_specs")
         sharding = leaf.sharding if isinstance(leaf, Array) and leaf.committed else None
         if isinstance(sharding, NamedSharding) and sharding.mesh.shape_tuple == mesh.shape_tuple:
             return sharding.spec

@@ -11,7 +11,7 @@ import numpy as np
 
 from meshjit.ir import Module, interpret
 
-from . import inprocess_collectives
+from . import inprocess_collectives, mpi_collectives
 from .plan import CollectiveStep, FreeStep, KernelStep, Plan
 
 from .array import Array, index_key
@@ -59,8 +59,9 @@ def run_spmd(module: Module, arguments, arg_shardings, result_shardings, result_
 
 
 def _mesh_grid(sharding: Sharding, mesh_shape) -> np.ndarray:
-    grid = np.empty(len(sharding._device_assignment), dtype=object)
-    grid[:] = sharding._device_assignment
+    """This process's devices in mesh order, shaped as ``mesh_shape`` (its block of the mesh)."""
+    grid = np.empty(len(sharding._addressable_device_assignment), dtype=object)
+    grid[:] = sharding._addressable_device_assignment
     return grid.reshape(mesh_shape)
 
 
@@ -131,8 +132,12 @@ def _run_collective(step: CollectiveStep, buffers, mesh_shape):
     return function(value, step.axes, mesh_shape, **options)
 
 
-def run_plan(plan: Plan, arguments: list[np.ndarray]) -> list[np.ndarray]:
-    """Execute ``plan`` on argument buffers; returns the result buffers."""
+def run_plan(plan: Plan, arguments: list[np.ndarray], layout=None) -> list[np.ndarray]:
+    """Execute ``plan`` on argument buffers; returns the result buffers.
+
+    ``layout`` (a ProcessLayout) is given when the mesh spans several processes: the buffers
+    then cover this process's block of the mesh and collectives go through mpi_collectives.
+    """
     buffers: list = [None] * plan.num_slots
     for slot, value in zip(plan.arg_slots, arguments):
         buffers[slot] = value
@@ -141,6 +146,8 @@ def run_plan(plan: Plan, arguments: list[np.ndarray]) -> list[np.ndarray]:
             outputs = step.function(*(buffers[slot] for slot in step.inputs))
             for slot, output in zip(step.outputs, outputs):
                 buffers[slot] = output
+        elif isinstance(step, CollectiveStep) and layout is not None:
+            buffers[step.output] = mpi_collectives.run_collective(step, buffers, layout)
         elif isinstance(step, CollectiveStep):
             buffers[step.output] = _run_collective(step, buffers, plan.mesh_shape)
         elif isinstance(step, FreeStep):

@@ -102,11 +102,17 @@ def _put_one(value, target, argument: str):
         return value
     if isinstance(sharding, NamedSharding) and sharding.has_unconstrained_dims:
         raise ValueError(f"{argument}: P.UNCONSTRAINED in {sharding.spec} only means something inside jit")
+    if isinstance(value, Array) and value.committed and value.sharding == sharding:
+        return value
+    if isinstance(value, Array) and not value.is_fully_addressable:
+        raise ValueError(
+            f"{argument}: device_put cannot reshard an Array that spans several processes outside jit "
+            f"(from {value.sharding} to {sharding}); reshard it inside jit, e.g. "
+            f"jit(lambda x: x, out_shardings=sharding)(x)"
+        )
     array, weak = to_numpy(value, argument)
     if sharding is None:
         return shard_numpy(array, SingleDeviceSharding(all_devices()[0]), committed=False, weak_type=weak)
-    if isinstance(value, Array) and value.committed and value.sharding == sharding:
-        return value
     return shard_numpy(array, sharding, weak_type=weak)
 
 

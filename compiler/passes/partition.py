@@ -10,6 +10,7 @@ layout it came out in (partial results stay unreduced until a consumer needs the
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 
 from meshjit.ir import Block, DimSharding, Func, Module, Op, SymbolRef, TensorSharding, Value
@@ -21,6 +22,12 @@ from ..partition_rules import PARTIAL_REDUCTION, identity, local_attrs
 from ..reshard import reshard
 from ..sharding_rules import sharding_rules
 from ..spmd_builder import Local, SpmdBuilder, local_type
+
+
+class FullRematerializationWarning(UserWarning):
+    """A reshard gathered a dim whole only to split it again over other axes (GSPMD's
+    "involuntary full rematerialization"); turn it into an error with
+    ``warnings.simplefilter("error", FullRematerializationWarning)``."""
 
 
 def _replicated(mesh_name: str, rank: int) -> TensorSharding:
@@ -192,6 +199,9 @@ def partition_with_report(module: Module, *, poison_padding: bool = False) -> Pa
     """
     partitioner = _Partitioner(module, poison_padding)
     partitioned = partitioner.run()
+    for description in partitioner.builder.rematerializations:
+        warnings.warn(f"involuntary full rematerialization: {description}", FullRematerializationWarning,
+                      stacklevel=2)
     return PartitionResult(partitioned, partitioner.builder.collective_reasons, partitioner.decisions,
                            dict(partitioner.locals))
 

@@ -1,7 +1,9 @@
-"""meshjit.experimental: the pre-Array JAX APIs kept for ported code (GDA, pjit, maps.mesh)."""
+"""meshjit.experimental: the pre-Array JAX APIs kept for ported code (GDA, pjit, maps.mesh), and
+multihost_utils."""
 
 from meshjit.runtime.partition_spec import PartitionSpec as PartitionSpec
 
 from . import global_device_array as global_device_array
 from . import maps as maps
+from . import multihost_utils as multihost_utils
 from . import pjit as pjit

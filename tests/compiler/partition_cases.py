@@ -41,6 +41,10 @@ def positive(rng, shape, dtype):
     return rng.uniform(0.25, 2.0, shape).astype(to_numpy(dtype))
 
 
+def negative(rng, shape, dtype):
+    return rng.uniform(-2.0, -0.25, shape).astype(to_numpy(dtype))
+
+
 def near_one(rng, shape, dtype):
     return rng.uniform(0.5, 1.5, shape).astype(to_numpy(dtype))
 
@@ -275,6 +279,9 @@ def contraction_records() -> list[Record]:
         record("dot_general", "matmul", [F, "f32[6,4]"], MATMUL, contracted, samples=5),
         record("dot_general", "matmul_uneven", ["f32[8,10]", "f32[10,4]"], MATMUL, contracted, samples=5),
         record("dot_general", "matmul_i32", [I, "i32[6,4]"], MATMUL, contracted[:3], samples=2),
+        record("dot_general", "uneven_result", [UNEVEN, "f32[10,4]"], MATMUL,
+               [Case(("y,x", "x,-"), pinned="y,-"), Case(("-,xy", "xy,-"), pinned="y,x"),
+                Case(("xy,-", None), pinned="xy,-")], samples=3),
         record("dot_general", "batched", ["f32[2,8,6]", "f32[2,6,4]"], BATCHED,
                [Case(("x,-,y", "x,y,-")), Case(("x,y,-", "-,-,y")), Case(("-,-,x", "-,x,-"), "-,x,-")],
                samples=4),
@@ -285,12 +292,19 @@ def contraction_records() -> list[Record]:
 
 def reduction_records() -> list[Record]:
     records = []
-    for name in ("reduce_sum", "reduce_max", "reduce_min"):
-        records += [record(name, "dim0", [F], {"axes": (0,)}, samples=2),
-                    record(name, "uneven", [UNEVEN], {"axes": (1,)}, samples=3),
-                    record(name, "all", [UNEVEN], {"axes": (0, 1)}, [Case(("x,y",)), Case(("y,x",))], samples=3)]
+    # max over negative and min over positive values: padding masked with 0 would show
+    for name, values in (("reduce_sum", normal), ("reduce_max", negative), ("reduce_min", positive)):
+        records += [record(name, "dim0", [Operand(F, values)], {"axes": (0,)}, samples=2),
+                    record(name, "uneven", [Operand(UNEVEN, values)], {"axes": (1,)}, samples=3),
+                    record(name, "all", [Operand(UNEVEN, values)], {"axes": (0, 1)},
+                           [Case(("x,y",)), Case(("y,x",))], samples=3)]
     records += [
-        record("reduce_max", "i32", [I], {"axes": (1,)}, samples=2),
+        record("reduce_max", "i32", [Operand(I, integers(-50, -1))], {"axes": (1,)},
+               [Case(("-,x",)), Case(("-,xy",))], samples=3),
+        record("reduce_min", "i32_pinned", [Operand("i32[6,10]", integers(1, 50))], {"axes": (1,)},
+               [Case(("y,x",), pinned="y"), Case(("xy,-",), pinned="xy")], samples=2),
+        record("reduce_sum", "pinned", [UNEVEN], {"axes": (0,)},
+               [Case(("y,x",), pinned="x"), Case(("x,y",), pinned="y"), Case(("-,xy",), pinned="xy")], samples=3),
         record("reduce_prod", "", [Operand(F, near_one)], {"axes": (0,)}, samples=3),
         record("reduce_and", "", [B], {"axes": (1,)}, samples=2),
         record("reduce_or", "", ["bool[6,10]"], {"axes": (0,)}, samples=3),
@@ -363,7 +377,8 @@ def cases_for(record: Record, mesh_name: str) -> list[Case]:
     axes = set(MESHES[mesh_name].axis_names)
     extra = [case for case in record.cases
              if case.axes <= axes and (case.meshes is None or mesh_name in case.meshes)]
-    generic = [case for case in generic_cases(record) if case.axes <= axes] if record.generic else []
+    generic = [case for case in generic_cases(record) if case.axes <= axes and case not in extra] \
+        if record.generic else []
     start = zlib.crc32(f"{record.id}-{mesh_name}".encode()) % max(len(generic), 1)
     rotated = generic[start:] + generic[:start]
     return (extra + rotated)[:max(record.samples, len(extra))]

@@ -10,6 +10,7 @@ must divide) or a sharding pinned on the op's result. Hypothesis adds random sma
 
 from __future__ import annotations
 
+import warnings
 import zlib
 from collections import Counter
 
@@ -17,7 +18,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from meshjit.compiler.passes.partition import partition
+from meshjit.compiler.passes.partition import FullRematerializationWarning, partition
 from meshjit.compiler.passes.propagate_shardings import propagate_shardings
 from meshjit.compiler.pipeline import normalize_boundaries
 from meshjit.ir import (
@@ -50,6 +51,9 @@ from partition_cases import (
     normal,
     record,
 )
+
+# NOTE: the reshard matrix forces full rematerialisations on purpose
+pytestmark = pytest.mark.filterwarnings("ignore::meshjit.compiler.passes.partition.FullRematerializationWarning")
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute")
 
@@ -199,6 +203,19 @@ def test_contracting_dim_sharded_on_both_operands_is_one_all_reduce():
     assert collective_kinds(partitioned) == Counter({"all_reduce": 1})
 
 
+@pytest.mark.parametrize("source, target, warns", [("x,y", "y,x", True), ("xy,-", "yx,-", True),
+                                                    ("x,-", "-,x", False), ("x,-", "-,-", False)])
+def test_full_rematerialization_warns(source: str, target: str, warns: bool):
+    constraint = record("sharding_constraint", "", ["f32[8,8]"])
+    module = normalize_boundaries(propagate_shardings(build_case(constraint, "2x4", Case((source,), target))))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        partition(module)
+    messages = [str(warning.message) for warning in caught if warning.category is FullRematerializationWarning]
+    assert bool(messages) == warns, messages
+    assert all("sharding_constraint" in message and "gathered whole" in message for message in messages)
+
+
 # --- manual computations --------------------------------------------------------------------------
 
 MANUAL_CASES = [
@@ -245,7 +262,9 @@ LAYOUTS_1D = {"2": ["-", "x"], "2x2": ["-", "x", "y", "xy"], "2x4": ["-", "x", "
 
 
 class RandomProgram:
-    """Draws a small well-typed f32 program op by op from a pool of values."""
+    """Draws a small well-typed program op by op from a pool of values. It computes in f64 (so
+    that a different summation order stays far inside the tolerance) with bounded unary ops;
+    poisoned padding stands in for garbage that leaks."""
 
     def __init__(self, data, mesh_name: str):
         self.data = data
@@ -275,11 +294,7 @@ class RandomProgram:
 
     def unary(self):
         value = self.pick()
-        name = self.draw(st.sampled_from(["exp", "tanh", "cos", "neg", "log_square"]))
-        if name == "log_square":
-            # finite on the data, -inf on zero padding: catches padding that is not masked
-            return self.emit("log", [self.emit("mul", [value, value])])
-        return self.emit(name, [value])
+        return self.emit(self.draw(st.sampled_from(["tanh", "logistic", "cos", "neg", "abs"])), [value])
 
     def binary(self):
         value = self.pick()
@@ -352,7 +367,7 @@ class RandomProgram:
     def build(self) -> Module:
         rows, inner, cols = (self.draw(st.sampled_from(SIZES)) for _ in range(3))
         for shape in ((rows, inner), (inner, cols)):
-            value_type = TensorType(shape, "f32")
+            value_type = TensorType(shape, "f64")
             self.pool.append(self.builder.argument(value_type, self.draw(st.sampled_from(LAYOUTS_2D[self.mesh_name]))))
         for _ in range(self.draw(st.integers(2, 9))):
             value = getattr(self, self.draw(st.sampled_from(self.STEPS)))()
@@ -367,5 +382,5 @@ def test_random_programs_match_unsharded(data):
     program = RandomProgram(data, data.draw(st.sampled_from(sorted(MESHES))))
     module = program.build()
     rng = np.random.default_rng(0)
-    arrays = [normal(rng, arg.type.shape, "f32") for arg in module.main.args]
+    arrays = [normal(rng, arg.type.shape, "f64") for arg in module.main.args]
     partition_and_compare(module, arrays)

@@ -120,3 +120,26 @@ def test_console_script_error_exits_2_without_traceback(tmp_path):
                             env=dict(os.environ), timeout=120, check=False)
     assert result.returncode == 2
     assert result.stderr.strip() == f"meshjit opt: error: {tmp_path / 'missing.mjir'}: no such file"
+
+
+def test_check_refuses_a_partitioned_module(capsys):
+    assert "check reads a global module" in fails(["check", PER_DEVICE], capsys)
+
+
+def test_check_of_a_module_without_a_mesh(tmp_path, capsys):
+    path = write(tmp_path, "func @main(%a: f32[8]) -> f32[8] {\n  %0 = exp(%a) : f32[8]\n  return %0\n}\n")
+    assert cli.main(["check", path]) == 0
+    assert capsys.readouterr().out == "no mesh: the module runs unpartitioned, so there is nothing to check\n"
+
+
+def test_check_names_the_first_wrong_op_and_exits_1(tmp_path, monkeypatch, capsys):
+    from meshjit.compiler.spmd_builder import SpmdBuilder
+
+    monkeypatch.setattr(SpmdBuilder, "shard_offset", lambda builder, axes, local_size: builder.scalar(0, "i32"))
+    path = write(tmp_path, 'mesh @mesh = <["x"=4]>\nfunc @main(%a: i32[8] {sharding = <@mesh, [{"x"}]>}) -> i32[8] {\n'
+                           '  %0 = iota() {dimension = 0, dtype = "i32", shape = [8]} : i32[8]\n'
+                           '  %1 = add(%a, %0) : i32[8]\n  return %1\n}\n')
+    assert cli.main(["check", path, "--seed", "1"]) == 1
+    output = capsys.readouterr().out
+    assert "first op whose per-device values differ: %0 = iota()" in output
+    assert "device 1 (x=1): expected 2, got 0 at index (0,)" in output

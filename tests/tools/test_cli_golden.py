@@ -73,7 +73,7 @@ def test_every_golden_input_has_runs_and_every_output_has_a_run():
     assert all(read_runs(path) for path in inputs), "every golden input needs RUN lines"
     expected = {run.expected_path for run in RUNS}
     assert set(GOLDEN_DIR.glob("*.out")) <= expected, "an .out file has no RUN line"
-    assert {run.arguments[0] for run in RUNS} >= {"opt", "explain", "collectives", "draw"}
+    assert {run.arguments[0] for run in RUNS} >= {"opt", "explain", "collectives", "draw", "check"}
 
 
 @pytest.mark.parametrize("run", RUNS, ids=lambda run: run.name)

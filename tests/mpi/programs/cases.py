@@ -1,0 +1,110 @@
+"""The programs the MPI tests run, each on 8 devices whatever the process count: a case builds
+its inputs (the same on every process), runs a jitted program and returns its outputs by name.
+
+tests/mpi/test_mpi.py runs every case in one process as the reference and compares it with
+``run_cases.py`` under ``mpiexec -n 1, 2, 4``; ``EXACT`` lists the outputs whose collectives
+involve no floating-point sum, which must match bit for bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import meshjit as jax
+import meshjit.numpy as jnp
+from meshjit import nn
+from meshjit.sharding import Mesh, NamedSharding
+from meshjit.sharding import PartitionSpec as P
+
+DEVICE_COUNT = 8
+
+
+def _meshes():
+    devices = np.array(jax.devices())
+    return Mesh(devices.reshape(8), ("x",)), Mesh(devices.reshape(2, 4), ("x", "y"))
+
+
+def _data(*shape, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def megatron_mlp() -> dict:
+    """gelu(x @ w1) @ w2 with the hidden dim sharded: an all_reduce over the model axis, across
+    processes on the 1-d mesh, and inside each process for the 2-d mesh with 2 processes."""
+    line, grid = _meshes()
+    x, w1, w2 = _data(16, 32, seed=1), _data(32, 64, seed=2), _data(64, 32, seed=3)
+    outputs = {}
+    for name, mesh, data_axis, model_axis in (("line", line, None, "x"), ("grid", grid, "x", "y")):
+        placed = [jax.device_put(value, NamedSharding(mesh, spec)) for value, spec in
+                  ((x, P(data_axis, None)), (w1, P(None, model_axis)), (w2, P(model_axis, None)))]
+        outputs[f"mlp_{name}"] = jax.jit(lambda a, b, c: nn.gelu(a @ b) @ c)(*placed)
+    return outputs
+
+
+def sharded_reduction() -> dict:
+    """Reductions over a sharded axis: all_reduce sum and max, reduce_scatter, a full sum."""
+    _, grid = _meshes()
+    y = jax.device_put(_data(16, 32, seed=4), NamedSharding(grid, P("x", "y")))
+    scattered = jax.jit(lambda v: jnp.sum(v, axis=0), out_shardings=NamedSharding(grid, P(("y", "x"))))
+    return {
+        "sum_axis0": jax.jit(lambda v: jnp.sum(v, axis=0))(y),
+        "max_axis0": jax.jit(lambda v: jnp.max(v, axis=0))(y),
+        "sum_scattered": scattered(y),
+        "sum_all": jax.jit(jnp.sum)(y),
+    }
+
+
+def reshards() -> dict:
+    """Reshards that need all_to_all (rows to columns) and all_gather (to replicated)."""
+    line, grid = _meshes()
+    z = jax.device_put(_data(16, 32, seed=5), NamedSharding(line, P("x", None)))
+    w = jax.device_put(_data(16, 32, seed=6), NamedSharding(grid, P("y", "x")))
+
+    def to_columns(mesh, spec):
+        return jax.jit(lambda v: jax.lax.with_sharding_constraint(v * 2, NamedSharding(mesh, spec)))
+
+    # NOTE: resharding an Array that spans processes happens inside jit (device_put refuses it)
+    w_rows = jax.jit(lambda v: v, out_shardings=NamedSharding(grid, P("y", None)))(w)
+    return {
+        "all_to_all_line": to_columns(line, P(None, "x"))(z),
+        "all_to_all_grid": to_columns(grid, P("x", "y"))(w_rows),
+        "all_gather_grid": jax.jit(lambda v: v + 1, out_shardings=NamedSharding(grid, P()))(w),
+    }
+
+
+def ring_all_reduce() -> dict:
+    """A shard_map ring all-reduce with ppermute, a shard_map all_to_all over both grid axes,
+    and axis_index."""
+    shard_map = getattr(jax, "shard_map", None)
+    if shard_map is None:
+        from meshjit.shard_map_api import shard_map
+    line, grid = _meshes()
+
+    def ring(block):
+        total, current = block, block
+        for _ in range(7):
+            current = jax.lax.ppermute(current, "x", [(i, (i + 1) % 8) for i in range(8)])
+            total = total + current
+        return total
+
+    x = jax.device_put(_data(16, 4, seed=7), NamedSharding(line, P("x")))
+    g = jax.device_put(_data(16, 8, seed=8), NamedSharding(grid, P(("x", "y"))))
+    h = jax.device_put(_data(16, 8, seed=8), NamedSharding(grid, P("x", "y")))
+    exchange = shard_map(lambda v: jax.lax.all_to_all(v, ("x", "y"), 1, 0, tiled=True), mesh=grid,
+                         in_specs=P(("x", "y")), out_specs=P(None, ("x", "y")))
+    positions = shard_map(lambda v: v + 10.0 * jax.lax.axis_index("y") + jax.lax.axis_index("x"), mesh=grid,
+                          in_specs=P("x", "y"), out_specs=P("x", "y"))
+    return {
+        "ring": jax.jit(shard_map(ring, mesh=line, in_specs=P("x"), out_specs=P("x")))(x),
+        "all_to_all_two_axes": jax.jit(exchange)(g),
+        "axis_index": jax.jit(positions)(h),
+    }
+
+
+CASES = {"megatron_mlp": megatron_mlp, "sharded_reduction": sharded_reduction, "reshards": reshards,
+         "ring_all_reduce": ring_all_reduce}
+
+# Outputs whose collectives move or compare values without adding floats across processes (the
+# ring adds in program order, so it is exact too).
+EXACT = {"max_axis0", "all_to_all_line", "all_to_all_grid", "all_gather_grid", "ring", "all_to_all_two_axes",
+         "axis_index"}
