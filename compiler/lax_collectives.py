@@ -59,6 +59,15 @@ def innermost_environment() -> AxisEnvironment | None:
     return _stack.environments[-1] if _stack.environments else None
 
 
+def in_body(environment: AxisEnvironment | None, trace: Trace | None) -> bool:
+    """Whether ``trace`` records ``environment``'s body or a region nested in it."""
+    while environment is not None and trace is not None:
+        if trace is environment.trace:
+            return True
+        trace = trace.parent
+    return False
+
+
 @contextmanager
 def bound_axes(environment: AxisEnvironment) -> Iterator[AxisEnvironment]:
     """Make ``environment``'s manual axes nameable by collectives while a body is traced."""
@@ -85,11 +94,11 @@ def _bound(axis_name, function: str) -> tuple[AxisEnvironment, tuple[str, ...]]:
     if not names:
         raise ValueError(f"{function}: axis_name must name at least one mesh axis, got {axis_name!r}")
     environment = innermost_environment()
-    in_body = environment is not None and current_trace() is environment.trace
+    inside = in_body(environment, current_trace())
     for name in names:
-        if in_body and name in environment.manual_axes:
+        if inside and name in environment.manual_axes:
             continue
-        where = (f"the enclosing shard_map is manual over {list(environment.manual_axes)}" if in_body
+        where = (f"the enclosing shard_map is manual over {list(environment.manual_axes)}" if inside
                  else "it was called outside the body of a meshjit.shard_map")
         raise NameError(f"unbound axis name: {name!r}. {function} takes the mesh axes a "
                         f"shard_map body is manual over, but {where}")

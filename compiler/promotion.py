@@ -75,10 +75,3 @@ def is_float(name: str) -> bool:
 
 def is_int(name: str) -> bool:
     return _KIND[name] == 1
-
-
-def to_inexact(dtype: DType, x64: bool) -> DType:
-    """The float dtype an int or bool becomes under functions such as mean, sqrt or divide."""
-    if is_float(dtype.name):
-        return dtype
-    return DType(default_float(x64), weak=dtype.weak)

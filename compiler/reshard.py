@@ -55,7 +55,8 @@ class Resharder:
 
     def result(self, target: TensorSharding) -> Local:
         dims = tuple(DimSharding(tuple(axes)) for axes in self.dims)
-        sharding = TensorSharding(target.mesh_name, dims, target.replicated, tuple(self.unreduced), self.reduction)
+        reduction = self.reduction if self.unreduced else "sum"
+        sharding = TensorSharding(target.mesh_name, dims, target.replicated, tuple(self.unreduced), reduction)
         return Local(self.value, sharding, self.shape)
 
     # -- sizes and small local rewrites -----------------------------------------------------

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from meshjit.ir import Block, MeshAttr, TensorSharding, TensorType
 from meshjit.ir.dtypes import from_numpy
 
-from .lax_collectives import AxisEnvironment, bound_axes, innermost_environment
+from .lax_collectives import AxisEnvironment, bound_axes, in_body, innermost_environment
 from .trace import TracedRegion, Tracer, bind, current_trace, trace_region
 
 # One entry per tensor dim: the mesh axes that split it, major to minor.
@@ -30,15 +30,6 @@ def local_type(global_type: TensorType, dims: DimAxes, mesh: MeshAttr) -> Tensor
         for name in axes:
             shape[dim] //= mesh.axis_size(name)
     return global_type.with_shape(shape)
-
-
-def global_type(local: TensorType, dims: DimAxes, mesh: MeshAttr) -> TensorType:
-    """The assembled type of a per-device ``local`` value concatenated as ``dims``."""
-    shape = list(local.shape)
-    for dim, axes in enumerate(dims):
-        for name in axes:
-            shape[dim] *= mesh.axis_size(name)
-    return local.with_shape(shape)
 
 
 @dataclass
@@ -109,8 +100,7 @@ def trace_body(fun: Callable, operands: Sequence, in_dims: Sequence[DimAxes], me
     trace = current_trace()
     if trace is None:
         raise ValueError("shard_map traces its body inside a trace; run it under jit")
-    outer = innermost_environment()
-    if outer is not None and outer.trace is trace:
+    if in_body(innermost_environment(), trace):
         raise NotImplementedError("shard_map inside the body of another shard_map is not supported")
     environment = AxisEnvironment(None, trace.add_mesh(mesh), mesh, tuple(manual_axes))
     arg_types = [local_type(_type_of(operand), dims, mesh) for operand, dims in zip(operands, in_dims)]
@@ -155,6 +145,19 @@ def varying_axes(block: Block, argument_axes: Sequence[frozenset[str]],
         elif op.name in _VARYING_OVER_AXES:
             result = operands | axes
         else:
-            result = operands
+            result = operands | _axes_varied_inside(op)
         varying.update({value.id: result for value in op.results})
     return varying
+
+
+def _axes_varied_inside(op) -> frozenset[str]:
+    """Conservatively, for an op with regions: every axis a per-device op inside them may
+    introduce variation along."""
+    axes = set()
+    for region in op.regions:
+        for inner in region.walk():
+            if inner.name == "axis_index":
+                axes.add(inner.attrs["axis"])
+            elif inner.name in _VARYING_OVER_AXES:
+                axes.update(inner.attrs["axes"])
+    return frozenset(axes)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
 import numpy as np
 from rich.console import Console
@@ -85,8 +86,18 @@ def main(argv=None) -> int:
                 "collectives": lambda parsed: run_collectives(parsed, console)}
     if arguments.command == "demo":
         return run_demo(console)
-    try:
-        return commands[arguments.command](arguments)
-    except ToolError as error:
-        print(f"meshjit {arguments.command}: error: {error}", file=sys.stderr)
-        return 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            return commands[arguments.command](arguments)
+        except ToolError as error:
+            print(f"meshjit {arguments.command}: error: {error}", file=sys.stderr)
+            return 2
+        finally:
+            _report_warnings(arguments.command, caught)
+
+
+def _report_warnings(command: str, caught) -> None:
+    """The compiler's warnings (full rematerialisation, ...) once each, as the tool's own."""
+    for message in dict.fromkeys(str(warning.message) for warning in caught):
+        print(f"meshjit {command}: warning: {message}", file=sys.stderr)

@@ -19,6 +19,7 @@ from .markers import call_with_custom_rule as call_with_custom_rule
 from .markers import stop_gradient as stop_gradient
 from .registries import jvp_rules as jvp_rules
 from .registries import transpose_rules as transpose_rules
+from .tracing import differentiating as differentiating
 from .transforms import Linearized as Linearized
 from .transforms import apply_linear as apply_linear
 from .transforms import jvp as jvp

@@ -74,8 +74,10 @@ def _integer_pow(op, primals, tangents):
     exponent = op.attrs["y"]
     if exponent == 0:
         return outputs, [None]
-    factor = lax.mul(lax.integer_pow(primals[0], exponent - 1), float(exponent)) if exponent != 1 else None
-    return outputs, [tangents[0] if factor is None else lax.mul(tangents[0], factor)]
+    if exponent == 1:
+        return outputs, [tangents[0]]
+    power = primals[0] if exponent == 2 else lax.integer_pow(primals[0], exponent - 1)
+    return outputs, [lax.mul(tangents[0], lax.mul(power, float(exponent)))]
 
 
 # --- binary arithmetic -----------------------------------------------------------------------

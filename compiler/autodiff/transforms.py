@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from ..operands import as_operand, dtype_of
 from ..trace import Tracer, TracedRegion
 from .evaluate import evaluate_block
 from .jvp import jvp_block
@@ -20,9 +21,15 @@ from .tracing import trace_for_differentiation
 from .transpose import backward_pass
 
 
+def _operands(primals: Sequence) -> list:
+    """Tracers and device arrays as they are; Python scalars and numpy values as canonical numpy
+    arrays (what ``bind`` accepts and what the block's argument types say)."""
+    return [as_operand(primal) for primal in primals]
+
+
 def _trace(fun: Callable, primals: Sequence, name: str) -> TracedRegion:
-    types = [type_of(primal) for primal in primals]
-    weak = [bool(getattr(primal, "weak_type", False)) for primal in primals]
+    types = [type_of(primal) for primal in _operands(primals)]
+    weak = [dtype_of(primal).weak for primal in primals]
     return trace_for_differentiation(fun, types, weak, name=name)
 
 
@@ -37,8 +44,9 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence) -> tuple[list, lis
     """``fun``'s outputs on ``primals`` and their tangents along ``tangents`` (one per primal;
     ``None`` for zero). Outputs without a tangent get zeros of their own type."""
     traced = _trace(fun, primals, "jvp")
-    inputs = list(primals) + list(traced.captured)
-    outputs, output_tangents = jvp_block(traced.block, inputs, list(tangents) + [None] * len(traced.captured))
+    inputs = _operands(primals) + list(traced.captured)
+    tangents = [None if tangent is None else as_operand(tangent) for tangent in tangents]
+    outputs, output_tangents = jvp_block(traced.block, inputs, tangents + [None] * len(traced.captured))
     output_tangents = [instantiate(tangent, type_of(output)) for output, tangent in zip(outputs, output_tangents)]
     return _with_weak_types(outputs, traced), output_tangents
 
@@ -62,15 +70,17 @@ class Linearized:
 def linearize(fun: Callable, primals: Sequence) -> Linearized:
     """Run ``fun`` on ``primals`` and keep its linear part in the float inputs."""
     traced = _trace(fun, primals, "linearize")
-    inputs = list(primals) + list(traced.captured)
-    differentiable = [is_float(type_of(primal).dtype) for primal in primals]
+    inputs = _operands(primals) + list(traced.captured)
+    differentiable = [is_float(type_of(primal).dtype) for primal in inputs[:len(primals)]]
     outputs, linear = linearize_block(traced.block, inputs, differentiable + [False] * len(traced.captured))
-    return Linearized(_with_weak_types(outputs, traced), linear, differentiable, [type_of(p) for p in primals])
+    return Linearized(_with_weak_types(outputs, traced), linear, differentiable,
+                      [type_of(primal) for primal in inputs[:len(primals)]])
 
 
 def apply_linear(linearized: Linearized, tangents: Sequence) -> list:
     """The output tangents for one tangent per input (integer inputs' tangents are ignored)."""
-    moving = [tangent for tangent, flag in zip(tangents, linearized.differentiable) if flag]
+    moving = [None if tangent is None else as_operand(tangent)
+              for tangent, flag in zip(tangents, linearized.differentiable) if flag]
     linear = linearized.linear
     moving = [instantiate(tangent, value_type) for tangent, value_type in zip(moving, linear.tangent_types)]
     return evaluate_block(linear.block, list(linear.residuals) + moving)
@@ -83,7 +93,8 @@ def transpose_linear(linearized: Linearized, cotangents: Sequence) -> list:
     count = len(linear.residuals)
     flags = [False] * count + [True] * len(linear.tangent_types)
     inputs = list(linear.residuals) + [None] * len(linear.tangent_types)
-    results = iter(backward_pass(linear.block, flags, inputs, list(cotangents))[count:])
+    cotangents = [None if cotangent is None else as_operand(cotangent) for cotangent in cotangents]
+    results = iter(backward_pass(linear.block, flags, inputs, cotangents)[count:])
     cotangents_in = []
     for flag, input_type in zip(linearized.differentiable, linearized.input_types):
         cotangent = next(results) if flag else None

@@ -143,3 +143,11 @@ def test_check_names_the_first_wrong_op_and_exits_1(tmp_path, monkeypatch, capsy
     output = capsys.readouterr().out
     assert "first op whose per-device values differ: %0 = iota()" in output
     assert "device 1 (x=1): expected 2, got 0 at index (0,)" in output
+
+
+def test_compiler_warnings_are_printed_once_as_the_tools_own(capsys):
+    conflict = str(GOLDEN_DIR / "strategy_conflict.mjir")
+    assert cli.main(["check", conflict]) == 0
+    expected = ("meshjit check: warning: involuntary full rematerialization: operand 1 of add: dim 0 of a "
+                '[8, 16] value is gathered whole to go from <@mesh, [{"y"}, {}]> to <@mesh, [{"x"}, {}]>')
+    assert capsys.readouterr().err.splitlines() == [expected]
