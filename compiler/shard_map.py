@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from meshjit.ir import Block, MeshAttr, TensorSharding, TensorType
+from meshjit.ir import Block, MeshAttr, Op, TensorSharding, TensorType
 from meshjit.ir.dtypes import from_numpy
 
 from .lax_collectives import AxisEnvironment, bound_axes, in_body, innermost_environment
@@ -150,7 +150,7 @@ def varying_axes(block: Block, argument_axes: Sequence[frozenset[str]],
     return varying
 
 
-def _axes_varied_inside(op) -> frozenset[str]:
+def _axes_varied_inside(op: Op) -> frozenset[str]:
     """Conservatively, for an op with regions: every axis a per-device op inside them may
     introduce variation along."""
     axes = set()

@@ -104,7 +104,7 @@ class Case:
 
     @property
     def axes(self) -> set[str]:
-        return set().union(*(axes_of(text) for text in self.operands + (self.output,)))
+        return set().union(*(axes_of(text) for text in self.operands + (self.output, self.pinned)))
 
     @property
     def name(self) -> str:
@@ -132,6 +132,7 @@ class Record:
 
 
 def record(op: str, label: str, operands, attrs=None, cases=(), **options) -> Record:
+    """A Record from operand texts (or Operands); elementwise ops pin their result by default."""
     if op in ELEMENTWISE and op != "sharding_constraint":
         options.setdefault("pin", True)
     operands = tuple(item if isinstance(item, Operand) else Operand(item) for item in operands)

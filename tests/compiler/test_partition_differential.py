@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from meshjit.compiler.passes.partition import FullRematerializationWarning, partition
 from meshjit.compiler.passes.propagate_shardings import propagate_shardings
 from meshjit.compiler.pipeline import normalize_boundaries
+from meshjit.compiler.sharding_rules import sharding_rules
 from meshjit.ir import (
     Block,
     Func,
@@ -158,6 +159,12 @@ def partition_and_compare(module: Module, arrays) -> Module:
 
 def collective_kinds(module: Module) -> Counter:
     return Counter(op.name for op in module.main.body.ops if op.name in COLLECTIVES)
+
+
+def test_every_global_op_has_a_record():
+    covered = {op_record.op for op_record in RECORDS} | {"manual_computation"}
+    missing = sorted(name for name in sharding_rules if name not in covered)
+    assert not missing, f"ops without a record in partition_cases.RECORDS: {missing}"
 
 
 @pytest.mark.parametrize("op_record, mesh_name, case", list(all_cases()))
