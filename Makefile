@@ -13,8 +13,9 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
-$(VENV)/.installed-test: $(VENV)/.installed
-	$(BIN)/pip install --quiet -e '.[test]'
+# NOTE: the mpi extra (mpi4py, MPICH with mpiexec) lets tests/mpi run programs under mpiexec -n 1, 2, 4.
+$(VENV)/.installed-test: $(VENV)/.installed Makefile
+	$(BIN)/pip install --quiet -e '.[test,mpi]'
 	touch $@
 
 install: $(VENV)/.installed

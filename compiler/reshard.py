@@ -1,7 +1,8 @@
 """Turning a reshard into collectives by comparing axis lists per dim (Shardy's recipe).
 
 Pending partial results are reduced first (a reduce_scatter when the target shards a dim further
-on the pending axes, else an all_reduce). Then an axis that moves from the end of one dim's list
+on the pending axes, else an all_reduce). The same tiling in another device order is a
+collective_permute. Then an axis that moves from the end of one dim's list
 to the next place of another's is an all_to_all; the rest of each dim's list past the common
 prefix with the target is all_gathered; the rest of the target's list is a local dynamic_slice at
 the shard offset.
@@ -16,6 +17,7 @@ over sub-axes go through ``axis_blocks``.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from meshjit.ir import DimSharding, SymbolRef, TensorSharding
@@ -143,6 +145,42 @@ class Resharder:
         zero = builder.broadcast_scalar(builder.scalar(0, self.value.type.dtype), self.value.type.shape)
         self.value = builder.emit1("select", [builder.broadcast_scalar(first, self.value.type.shape), self.value, zero])
 
+    def permute_devices(self, target: TensorSharding) -> None:
+        """collective_permute when the target cuts every dim into as many shards, over whole
+        axes, in another device order: each device fetches the block it is to hold from a
+        device holding it (itself where it can)."""
+        current_axes = [axis for dim in self.dims for axis in dim]
+        target_axes = [axis for dim in target.dims for axis in dim.axes]
+        if not current_axes or _has_sub_axis(current_axes + target_axes):
+            return
+        if any(self.count(current) != self.count(dim.axes) for current, dim in zip(self.dims, target.dims)):
+            return
+        names = [name for name in self.mesh.axis_names if name in _names(current_axes + target_axes)]
+        points = [dict(zip(names, position)) for position in
+                  itertools.product(*(range(self.mesh.axis_size(name)) for name in names))]
+        holders: dict[tuple, list[int]] = {}
+        for index, point in enumerate(points):
+            holders.setdefault(self._blocks(self.dims, point), []).append(index)
+        needs = [self._blocks([dim.axes for dim in target.dims], point) for point in points]
+        sources = [index if index in holders[block] else None for index, block in enumerate(needs)]
+        for index, block in enumerate(needs):
+            holders[block] = [holder for holder in holders[block] if holder not in sources]
+        sources = [holders[block].pop(0) if source is None else source for source, block in zip(sources, needs)]
+        if sources != list(range(len(points))):
+            pairs = tuple((source, destination) for destination, source in enumerate(sources))
+            self.collective("collective_permute", {"axes": tuple(names), "pairs": pairs})
+        self.dims = [list(dim.axes) for dim in target.dims]
+
+    def _blocks(self, dims, point) -> tuple[int, ...]:
+        """Which block of every dim a device at mesh coordinates ``point`` holds."""
+        blocks = []
+        for axes in dims:
+            index = 0
+            for axis in axes:
+                index = index * axis.resolved_size(self.mesh) + point[axis.name]
+            blocks.append(index)
+        return tuple(blocks)
+
     def move_axes(self, target: TensorSharding) -> None:
         """all_to_all for an axis that ends one dim's list and is the next of another dim's
         target list, while the sizes line up on both sides."""
@@ -230,6 +268,7 @@ def reshard(builder: SpmdBuilder, local: Local, target: TensorSharding, reason: 
         return local
     resharder = Resharder(builder, local, reason)
     resharder.reduce_pending(target)
+    resharder.permute_devices(target)
     resharder.move_axes(target)
     resharder.gather(target)
     resharder.slice(target)

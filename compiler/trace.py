@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -46,7 +47,10 @@ class UnexpectedTracerError(RuntimeError):
 
 
 def user_location() -> str | None:
-    """``file:line`` of the innermost caller outside meshjit's own source folders."""
+    """``file:line`` of the innermost caller outside meshjit's own source folders (or the
+    location a transformation set with ``located_at``)."""
+    if _stack.location is not None:
+        return _stack.location
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
@@ -106,9 +110,24 @@ class Trace:
 class _TraceStack(threading.local):
     def __init__(self):
         self.traces: list[Trace] = []
+        self.location: str | None = None
 
 
 _stack = _TraceStack()
+
+
+@contextmanager
+def located_at(location: str | None) -> Iterator[None]:
+    """Attribute the ops recorded inside to ``location`` when it is given: a transformation
+    re-emitting an op (its derivative, its transpose) keeps the op's Python source line."""
+    if location is None:
+        yield
+        return
+    saved, _stack.location = _stack.location, location
+    try:
+        yield
+    finally:
+        _stack.location = saved
 
 
 def current_trace() -> Trace | None:

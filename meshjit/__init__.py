@@ -31,6 +31,7 @@ from . import numpy as numpy
 from . import sharding as sharding
 from . import tree_util as tree_util
 from .jit_api import jit as jit
+from .shard_map_api import shard_map as shard_map
 from . import experimental as experimental
 
 # NOTE: Arrays get numpy's operators and methods from meshjit.numpy, as in JAX; they run as

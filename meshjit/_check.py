@@ -43,9 +43,10 @@ def _host_arguments(compiled, leaves) -> list[np.ndarray]:
 def run_checked(compiled, leaves) -> list:
     """Run ``compiled`` on flat ``leaves`` and check its outputs against the reference
     interpreter on the unsharded program; returns the outputs (Arrays) when they agree."""
+    # NOTE: read the arguments before the run, which may donate (invalidate) them.
+    arguments = _host_arguments(compiled, leaves)
     outputs = compiled._run_flat(leaves)
     program = compiled._program
-    arguments = _host_arguments(compiled, leaves)
     expected = list(interpret(program.traced, *arguments))
     wrong = differing_outputs(expected, [np.asarray(output) for output in outputs])
     if not wrong:
@@ -56,11 +57,11 @@ def run_checked(compiled, leaves) -> list:
     if program.partitioned is None:
         cause = "the program is not sharded, so its compiled kernels compute what the reference does not"
     else:
-        cause = explain_mismatch(program.propagated, arguments, expected) or _plan_diagnosis(compiled, leaves, arguments)
+        cause = explain_mismatch(program.propagated, arguments, expected) or _plan_diagnosis(compiled, arguments)
     raise PartitioningMismatchError(f"{summary}\n{cause}")
 
 
-def _plan_diagnosis(compiled, leaves, arguments) -> str:
+def _plan_diagnosis(compiled, arguments) -> str:
     """The per-device program is right under the interpreter, so the compiled Plan is not: name
     its first collective step whose result differs from the interpreter's, if one does."""
     program = compiled._program
@@ -73,12 +74,13 @@ def _plan_diagnosis(compiled, leaves, arguments) -> str:
     if len(steps) != len(collectives):
         return f"{below} (lowering, the kernels or the runtime's collectives)"
     reference = interpret_all(module, stacked_arguments(module, arguments))
-    buffers = _plan_arguments(compiled, leaves, plan)
     names = name_values(module.main)
     mesh = spmd_mesh(module)
     for op, index in zip(collectives, steps):
         step = plan.steps[index]
-        (buffer,) = run_plan(replace(plan, steps=plan.steps[:index + 1], result_slots=(step.output,)), buffers)
+        # NOTE: fresh argument buffers for every partial run, in case a step writes into one
+        prefix = replace(plan, steps=plan.steps[:index + 1], result_slots=(step.output,))
+        (buffer,) = run_plan(prefix, _plan_arguments(compiled, arguments, plan))
         stacked = _stack_buffer(buffer, plan.mesh_shape)
         bad = _first_bad_row(reference[op.result.id], stacked, mesh)
         if bad is not None:
@@ -88,8 +90,8 @@ def _plan_diagnosis(compiled, leaves, arguments) -> str:
     return f"{below}: every collective agrees, so a kernel step computes a different value"
 
 
-def _plan_arguments(compiled, leaves, plan) -> list[np.ndarray]:
-    arguments = list(leaves) + list(compiled._lowered._traced.captured)
+def _plan_arguments(compiled, arguments, plan) -> list[np.ndarray]:
+    """The Plan's argument buffers, laid out from the global host ``arguments``."""
     return [to_buffer(value, sharding, plan.mesh_shape, varying)
             for value, sharding, varying in zip(arguments, compiled._arg_shardings, plan.arg_varying)]
 

@@ -277,7 +277,9 @@ class Jitted:
         self._add_static_pairs()
         self._cache: dict = {}
         self._fast_cache: dict = {}
-        functools.update_wrapper(self, fun)
+        # NOTE: updated=() keeps the wrapped callable's __dict__ (which may hold a `_fun` of its
+        # own, e.g. another Jitted) from overwriting this object's attributes
+        functools.update_wrapper(self, fun, updated=())
 
     def _add_static_pairs(self) -> None:
         """Static arguments may be named by position or by name; each implies the other (JAX)."""

@@ -163,6 +163,7 @@ class _ShardMapped:
                 full[index] = leaf
             return self._trace(mesh, manual, full, treedef, spec_leaves, paths)
 
+        run.__name__ = run.__qualname__ = self._name  # the program's name in dumps and errors
         statics = tuple(leaf for index, leaf in enumerate(leaves) if index not in dynamic)
         key = (mesh, manual, treedef, tuple(spec_leaves), statics)
         try:

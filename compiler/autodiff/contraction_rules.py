@@ -31,38 +31,52 @@ def _free_dims(rank: int, contracting, batch) -> list[int]:
     return [dim for dim in range(rank) if dim not in contracting and dim not in batch]
 
 
-def _transpose_side(op, cotangent, other, linear_rank: int, linear_is_lhs: bool):
-    """The cotangent of one dot_general operand: the result's cotangent contracted with the
-    other operand over the other operand's free dims, then laid out like the operand."""
+def _layout(op, linear_rank: int, side: int, other_first: bool) -> tuple[int, ...]:
+    """Where each dim of the linear operand lands in the product of the cotangent with the
+    other operand (taken in that order, or the other operand first): batch dims first, then
+    the free dims of the first factor, then those of the second. The linear operand's free dims
+    are the cotangent's free dims; its contracting dims pair with the other operand's remaining
+    (contracting) dims, which keep their order."""
     contracting, batch = op.attrs["contracting_dims"], op.attrs["batch_dims"]
-    side, other_side = (0, 1) if linear_is_lhs else (1, 0)
-    other_rank = type_of(other).rank
+    linear_free = _free_dims(linear_rank, contracting[side], batch[side])
+    other_contracting = sorted(contracting[1 - side])
+    batch_count = len(batch[side])
+    free_start = batch_count + (len(other_contracting) if other_first else 0)
+    contracting_start = batch_count if other_first else batch_count + len(linear_free)
+    position = {dim: index for index, dim in enumerate(batch[side])}
+    position.update({dim: free_start + index for index, dim in enumerate(linear_free)})
+    for dim, other_dim in zip(contracting[side], contracting[1 - side]):
+        position[dim] = contracting_start + other_contracting.index(other_dim)
+    return tuple(position[dim] for dim in range(linear_rank))
+
+
+def _transpose_side(op, cotangent, other, linear_rank: int, side: int):
+    """The cotangent of dot_general operand ``side`` (0 lhs, 1 rhs): the result's cotangent
+    contracted with the other operand over the other operand's free dims, laid out like the
+    operand (the product's factor order is chosen to need no transpose when it can)."""
+    contracting, batch = op.attrs["contracting_dims"], op.attrs["batch_dims"]
     batch_count = len(batch[0])
     linear_free = _free_dims(linear_rank, contracting[side], batch[side])
-    other_free = _free_dims(other_rank, contracting[other_side], batch[other_side])
-    # Where the other operand's free dims sit in the result: after the batch dims, and after
-    # the lhs free dims when the other operand is the rhs.
-    first_other = batch_count + (len(linear_free) if linear_is_lhs else 0)
-    cotangent_contracting = tuple(range(first_other, first_other + len(other_free)))
-    cotangent_batch = tuple(range(batch_count))
-    other = lax.convert_element_type(other, type_of(cotangent).dtype) if type_of(other).dtype != type_of(cotangent).dtype else other
-    attrs = {"contracting_dims": (cotangent_contracting, tuple(other_free)),
-             "batch_dims": (cotangent_batch, tuple(batch[other_side]))}
+    other_free = _free_dims(type_of(other).rank, contracting[1 - side], batch[1 - side])
+    # The other operand's free dims sit in the result after the batch dims, and after the lhs
+    # free dims when the other operand is the rhs.
+    first_other = batch_count + (len(linear_free) if side == 0 else 0)
+    cotangent_dims = (tuple(range(first_other, first_other + len(other_free))), tuple(range(batch_count)))
+    if type_of(other).dtype != type_of(cotangent).dtype:
+        other = lax.convert_element_type(other, type_of(cotangent).dtype)
+    identity = tuple(range(linear_rank))
+    other_first = _layout(op, linear_rank, side, True) == identity
+    if other_first:
+        attrs = {"contracting_dims": (tuple(other_free), cotangent_dims[0]),
+                 "batch_dims": (tuple(batch[1 - side]), cotangent_dims[1])}
+        return single("dot_general", [other, cotangent], attrs)
+    attrs = {"contracting_dims": (cotangent_dims[0], tuple(other_free)),
+             "batch_dims": (cotangent_dims[1], tuple(batch[1 - side]))}
     product = single("dot_general", [cotangent, other], attrs)
-    # product dims: batch, the linear operand's free dims, then the other operand's remaining
-    # (contracting) dims in their own order, which pair with the linear operand's contracting dims.
-    other_contracting_sorted = sorted(contracting[other_side])
-    position = {}
-    for index, dim in enumerate(batch[side]):
-        position[dim] = index
-    for index, dim in enumerate(linear_free):
-        position[dim] = batch_count + index
-    for dim, other_dim in zip(contracting[side], contracting[other_side]):
-        position[dim] = batch_count + len(linear_free) + other_contracting_sorted.index(other_dim)
-    permutation = tuple(position[dim] for dim in range(linear_rank))
-    if permutation != tuple(range(linear_rank)):
-        product = single("transpose", [product], {"permutation": permutation})
-    return product
+    permutation = _layout(op, linear_rank, side, False)
+    if permutation == identity:
+        return product
+    return single("transpose", [product], {"permutation": permutation})
 
 
 @transpose_rules.register("dot_general")
@@ -72,9 +86,9 @@ def _dot_general_transpose(op, cotangents, operands):
         raise AssertionError("autodiff internal error: dot_general of two tangents is not linear")
     cotangent = cotangents[0]
     if isinstance(lhs, LinearInput):
-        result = _transpose_side(op, cotangent, rhs, lhs.type.rank, linear_is_lhs=True)
+        result = _transpose_side(op, cotangent, rhs, lhs.type.rank, 0)
         return [lax.convert_element_type(result, lhs.type.dtype), None]
-    result = _transpose_side(op, cotangent, lhs, rhs.type.rank, linear_is_lhs=False)
+    result = _transpose_side(op, cotangent, lhs, rhs.type.rank, 1)
     return [None, lax.convert_element_type(result, rhs.type.dtype)]
 
 

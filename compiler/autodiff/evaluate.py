@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from meshjit.ir import Block, Op, Value
 
-from ..trace import bind, stage
+from ..trace import bind, located_at, stage
 from .registries import MARKER_OPS
 from .tracing import differentiating
 
@@ -43,7 +43,13 @@ def evaluate_ops(ops: Sequence[Op], environment: dict) -> None:
 
 
 def emit(op: Op, operands: Sequence) -> list:
-    """Apply ``op`` (its name, attributes and regions) to ``operands`` in the current trace."""
+    """Apply ``op`` (its name, attributes and regions) to ``operands`` in the current trace; the
+    new op keeps ``op``'s source location."""
+    with located_at(op.location):
+        return _emit(op, operands)
+
+
+def _emit(op: Op, operands: Sequence) -> list:
     keep_markers = differentiating()
     if op.name in MARKER_OPS and not keep_markers:
         if not op.regions:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from meshjit.ir import Block
 
+from ..trace import located_at
 from .evaluate import emit
 from .registries import NON_DIFFERENTIABLE_OPS, instantiate, is_float, jvp_rules, type_of
 
@@ -23,7 +24,8 @@ def jvp_block(block: Block, primals: Sequence, tangents: Sequence) -> tuple[list
         if op.name in NON_DIFFERENTIABLE_OPS or all(tangent is None for tangent in op_tangents):
             outputs, output_tangents = emit(op, op_primals), [None] * len(op.results)
         else:
-            outputs, output_tangents = jvp_rules[op.name](op, op_primals, op_tangents)
+            with located_at(op.location):
+                outputs, output_tangents = jvp_rules[op.name](op, op_primals, op_tangents)
         values.update((value.id, output) for value, output in zip(op.results, outputs))
         for value, tangent in zip(op.results, output_tangents):
             if tangent is not None and is_float(value.type.dtype):

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from meshjit.ir import Block, MeshAttr, Op, SymbolRef
 from meshjit.ir.shape_rules import COLLECTIVE_OPS
 
+from ..trace import located_at
 from .evaluate import emit
 from .registries import LinearInput, add_tangents, single, transpose_rules, type_of
 
@@ -87,7 +88,14 @@ def _transpose_op(op: Op, cotangent_of: dict, environment: dict, linear_ids: set
         return
     operands = [LinearInput(operand.type) if operand.id in linear_ids else environment[operand.id]
                 for operand in op.operands]
-    operand_cotangents = transpose_rules[op.name](op, cotangents, operands)
+    with located_at(op.location):
+        operand_cotangents = transpose_rules[op.name](op, cotangents, operands)
+        _accumulate(op, operand_cotangents, cotangent_of, linear_ids, varying)
+
+
+def _accumulate(op: Op, operand_cotangents, cotangent_of: dict, linear_ids: set[int],
+                varying: VaryingAxes | None) -> None:
+    """Add each linear operand's cotangent from ``op`` to what it has received so far."""
     for operand, cotangent in zip(op.operands, operand_cotangents, strict=True):
         if cotangent is None or operand.id not in linear_ids:
             continue

@@ -9,12 +9,8 @@ from meshjit.compiler.passes.partition import FullRematerializationWarning
 from meshjit.compiler.pipeline import compile_module
 
 import meshjit as jax
-from meshjit.debug import (
-    compare_propagation,
-    inspect_array_sharding,
-    report_inspected_shardings,
-    visualize_array_sharding,
-)
+from meshjit._inspection import report_inspected_shardings
+from meshjit.debug import compare_propagation, inspect_array_sharding, visualize_array_sharding
 from meshjit.sharding import NamedSharding, SingleDeviceSharding
 from meshjit.sharding import PartitionSpec as P
 

@@ -1,0 +1,152 @@
+"""One row per differentiable op (and per interesting variant): a function of float64 arrays
+that exercises the op through meshjit.lax, and how to draw its arguments. Used by
+``test_autodiff_ops.py`` to check every JVP and transpose rule against central differences.
+
+``formula``, where given, is an independent closed form of the gradient of ``sum(f(x))`` with
+respect to the first argument, in numpy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from meshjit import lax
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    ops: tuple[str, ...]
+    function: Callable
+    draw: Callable  # rng -> tuple of numpy float64 arrays (the differentiated arguments)
+    formula: Callable | None = None
+    step: float = 1e-6
+    tolerance: float = 1e-6
+    second_order: bool = True
+    static: dict = field(default_factory=dict)
+
+
+def _uniform(low, high, *shape):
+    return lambda rng: (rng.uniform(low, high, shape),)
+
+
+def _pair(low, high, *shape):
+    return lambda rng: (rng.uniform(low, high, shape), rng.uniform(low, high, shape))
+
+
+def _erf_prime(x):
+    return 2 / math.sqrt(math.pi) * np.exp(-x * x)
+
+
+_UNARY = [
+    ("exp", lax.exp, (-1, 1), np.exp),
+    ("exp2", lax.exp2, (-1, 1), lambda x: np.exp2(x) * np.log(2)),
+    ("log", lax.log, (0.5, 2), lambda x: 1 / x),
+    ("log1p", lax.log1p, (0.1, 2), lambda x: 1 / (1 + x)),
+    ("expm1", lax.expm1, (-1, 1), np.exp),
+    ("tanh", lax.tanh, (-2, 2), lambda x: 1 / np.cosh(x) ** 2),
+    ("logistic", lax.logistic, (-3, 3), lambda x: np.exp(-x) / (1 + np.exp(-x)) ** 2),
+    ("sin", lax.sin, (-3, 3), np.cos),
+    ("cos", lax.cos, (-3, 3), lambda x: -np.sin(x)),
+    ("tan", lax.tan, (-1, 1), lambda x: 1 / np.cos(x) ** 2),
+    ("sqrt", lax.sqrt, (0.5, 2), lambda x: 0.5 / np.sqrt(x)),
+    ("rsqrt", lax.rsqrt, (0.5, 2), lambda x: -0.5 * x ** -1.5),
+    ("cbrt", lax.cbrt, (0.5, 2), lambda x: x ** (-2 / 3) / 3),
+    ("erf", lax.erf, (-2, 2), _erf_prime),
+    ("neg", lax.neg, (-2, 2), lambda x: -np.ones_like(x)),
+    ("abs", lax.abs, (0.2, 2), np.sign),
+    ("abs_negative", lax.abs, (-2, -0.2), np.sign),
+]
+
+CASES = [Case(name, (name.split("_")[0],), function, _uniform(low, high, 3, 4), formula)
+         for name, function, (low, high), formula in _UNARY]
+
+CASES += [
+    # Piecewise-constant ops, away from their jumps: zero derivative.
+    Case("floor", ("floor",), lax.floor, _uniform(0.2, 0.8, 5), lambda x: 0 * x),
+    Case("ceil", ("ceil",), lax.ceil, _uniform(0.2, 0.8, 5), lambda x: 0 * x),
+    Case("round", ("round",), lax.round, _uniform(0.1, 0.4, 5), lambda x: 0 * x),
+    Case("sign", ("sign",), lax.sign, _uniform(0.1, 1, 5), lambda x: 0 * x),
+    Case("integer_pow_3", ("integer_pow",), lambda x: lax.integer_pow(x, 3), _uniform(-2, 2, 4),
+         lambda x: 3 * x ** 2),
+    Case("integer_pow_2", ("integer_pow",), lambda x: lax.integer_pow(x, 2), _uniform(-2, 2, 4), lambda x: 2 * x),
+    Case("integer_pow_negative", ("integer_pow",), lambda x: lax.integer_pow(x, -2), _uniform(0.5, 2, 4),
+         lambda x: -2 * x ** -3),
+    Case("integer_pow_0", ("integer_pow",), lambda x: lax.integer_pow(x, 0) * x, _uniform(0.5, 2, 4),
+         lambda x: np.ones_like(x)),
+    Case("add", ("add",), lax.add, _pair(-1, 1, 3), lambda x, y: np.ones_like(x)),
+    Case("sub", ("sub",), lax.sub, _pair(-1, 1, 3), lambda x, y: np.ones_like(x)),
+    Case("mul", ("mul",), lax.mul, _pair(-1, 1, 3), lambda x, y: y),
+    Case("div", ("div",), lax.div, _pair(0.5, 2, 3), lambda x, y: 1 / y),
+    Case("rem", ("rem",), lax.rem, lambda rng: (rng.uniform(2.1, 2.9, 4), rng.uniform(0.6, 0.9, 4)),
+         lambda x, y: np.ones_like(x)),
+    Case("pow", ("pow",), lax.pow, _pair(0.5, 2, 3), lambda x, y: y * x ** (y - 1)),
+    Case("max", ("max",), lax.max, lambda rng: (rng.uniform(-1, 1, 6), rng.uniform(-1, 1, 6)),
+         lambda x, y: (x > y).astype(float)),
+    Case("min", ("min",), lax.min, lambda rng: (rng.uniform(-1, 1, 6), rng.uniform(-1, 1, 6)),
+         lambda x, y: (x < y).astype(float)),
+    Case("atan2", ("atan2",), lax.atan2, _pair(0.5, 2, 3), lambda x, y: y / (x * x + y * y)),
+    Case("select", ("select", "compare"), lambda x, y: lax.select(lax.gt(x, y), x * 2.0, y),
+         _pair(-1, 1, 6), lambda x, y: 2.0 * (x > y)),
+    Case("clamp", ("clamp",), lambda low, x, high: lax.clamp(low, x, high),
+         lambda rng: (np.full((), -0.5), rng.uniform(-1, 1, 8), np.full((), 0.5))),
+    Case("convert", ("convert",), lambda x: lax.convert_element_type(lax.convert_element_type(x, "f32") ** 2, "f64"),
+         _uniform(0.5, 2, 3), lambda x: 2 * x, step=1e-2, tolerance=1e-4),
+    # Shape and layout.
+    Case("broadcast_in_dim", ("broadcast_in_dim",), lambda x: lax.broadcast_in_dim(x, (2, 3, 4), (0, 2)) * 1.5,
+         _uniform(-1, 1, 2, 1), lambda x: np.full(x.shape, 1.5 * 12)),
+    Case("reshape", ("reshape",), lambda x: lax.reshape(x, (4, 3)) ** 2, _uniform(-1, 1, 2, 6), lambda x: 2 * x),
+    Case("transpose", ("transpose",), lambda x: lax.transpose(x, (2, 0, 1)) ** 2, _uniform(-1, 1, 2, 3, 4),
+         lambda x: 2 * x),
+    Case("slice", ("slice",), lambda x: lax.slice(x, (1, 0), (6, 4), (2, 3)) ** 2, _uniform(-1, 1, 7, 5)),
+    Case("dynamic_slice", ("dynamic_slice",), lambda x: lax.dynamic_slice(x, (1, 5), (3, 2)) ** 2,
+         _uniform(-1, 1, 5, 6)),
+    Case("dynamic_update_slice", ("dynamic_update_slice",),
+         lambda x, u: lax.dynamic_update_slice(x, u * u, (2, 1)) * x, lambda rng: (rng.uniform(-1, 1, (4, 4)),
+                                                                                   rng.uniform(-1, 1, (2, 2)))),
+    Case("pad", ("pad",), lambda x, value: lax.pad(x, value, ((1, -1, 1), (-1, 2, 0))) ** 2,
+         lambda rng: (rng.uniform(-1, 1, (3, 4)), rng.uniform(-1, 1, ()))),
+    Case("concatenate", ("concatenate",), lambda x, y: lax.concatenate([x, y * y, x], 1),
+         lambda rng: (rng.uniform(-1, 1, (2, 3)), rng.uniform(-1, 1, (2, 2)))),
+    Case("rev", ("rev",), lambda x: lax.rev(x, (0,)) * lax.rev(x, (1,)), _uniform(-1, 1, 3, 4)),
+    Case("squeeze", ("squeeze",), lambda x: lax.squeeze(x, (1,)) ** 2, _uniform(-1, 1, 3, 1, 2), lambda x: 2 * x),
+    Case("expand_dims", ("expand_dims",), lambda x: lax.expand_dims(x, (0, 2)) ** 2, _uniform(-1, 1, 3, 2),
+         lambda x: 2 * x),
+    # Contraction.
+    Case("dot_general_matmul", ("dot_general",), lambda a, b: lax.dot(a, b), _pair(-1, 1, 3, 3),
+         lambda a, b: np.ones((3, 3)) @ b.T),
+    Case("dot_general_batched", ("dot_general",),
+         lambda a, b: lax.dot_general(a, b, (((2, 0), (1, 3)), ((1,), (2,)))),
+         lambda rng: (rng.uniform(-1, 1, (4, 2, 3, 5)), rng.uniform(-1, 1, (6, 3, 2, 4)))),
+    Case("dot_general_preferred", ("dot_general", "convert"),
+         lambda a, b: lax.dot_general(lax.convert_element_type(a, "f32"), lax.convert_element_type(b, "f32"),
+                                      (((1,), (0,)), ((), ())), preferred_element_type="f64"),
+         _pair(-1, 1, 2, 2), step=1e-2, tolerance=1e-4),
+    # Reductions and scans.
+    Case("reduce_sum", ("reduce_sum",), lambda x: lax.reduce_sum(x, (0, 2)) ** 2, _uniform(-1, 1, 2, 3, 4)),
+    Case("reduce_max", ("reduce_max",), lambda x: lax.reduce_max(x, (1,)), _uniform(-1, 1, 3, 5),
+         lambda x: (x == x.max(1, keepdims=True)).astype(float)),
+    Case("reduce_min", ("reduce_min",), lambda x: lax.reduce_min(x, (0, 1)), _uniform(-1, 1, 3, 5),
+         lambda x: (x == x.min()).astype(float)),
+    Case("reduce_prod", ("reduce_prod",), lambda x: lax.reduce_prod(x, (0, 2)), _uniform(0.5, 1.5, 2, 3, 2),
+         lambda x: np.prod(x, (0, 2), keepdims=True) / x),
+    Case("reduce_prod_with_zero", ("reduce_prod",), lambda x: lax.reduce_prod(lax.mul(x, np.array([1.0, 0, 1, 1])), (0,)),
+         _uniform(0.5, 1.5, 4)),
+    Case("cumsum", ("cumsum",), lambda x: lax.cumsum(x, 1, reverse=True) ** 2, _uniform(-1, 1, 2, 5)),
+    Case("cumprod", ("cumprod",), lambda x: lax.cumprod(x, 0), _uniform(0.5, 1.5, 7, 2)),
+    Case("cumprod_reverse", ("cumprod",), lambda x: lax.cumprod(x, 1, reverse=True), _uniform(0.5, 1.5, 2, 6)),
+    Case("cummax", ("cummax",), lambda x: lax.cummax(x, 0), _uniform(-1, 1, 9)),
+    Case("cummin_reverse", ("cummin",), lambda x: lax.cummin(x, 0, reverse=True), _uniform(-1, 1, 9)),
+    Case("sort", ("sort",), lambda x: lax.sort(x, 1), _uniform(-1, 1, 3, 5)),
+    Case("sort_keys_values", ("sort",), lambda k, v: lax.mul(lax.sort((k, v), 0, num_keys=1)[1], k),
+         _pair(-1, 1, 6)),
+    Case("gather_fill", ("gather",), lambda x: lax.gather_along_axis(x, np.array([[2, 0], [2, 1]], np.int32), 1) ** 2,
+         _uniform(-1, 1, 2, 3)),
+    Case("gather_clip", ("gather",),
+         lambda x: lax.gather_along_axis(x, np.array([5, -3, 1], np.int32), 0, mode="clip") ** 2,
+         _uniform(-1, 1, 4, 2)),
+]
