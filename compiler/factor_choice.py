@@ -20,7 +20,7 @@ from . import cost
 from .collectives import COLLECTIVES
 from .factor_projection import project_dim, unproject_dim
 from .factor_rules import FactorRule
-from .partition_rules import PARTIAL_REDUCTION, UNEVEN_OK
+from .partition_rules import PARTIAL_REDUCTION
 from .reshard import reshard
 from .spmd_builder import Local, SpmdBuilder, local_type
 
@@ -146,18 +146,18 @@ class FactorChooser:
                         changed = True
         return factor_axes
 
-    def _divisible(self, op: Op, rule: FactorRule, factor_axes) -> dict[int, list]:
-        """Ops that mix elements along a factor need it to divide: keep the longest prefix that does."""
-        if op.name in UNEVEN_OK:
-            return factor_axes
+    def _divisible(self, rule: FactorRule, factor_axes) -> dict[int, list]:
+        """A factor that shares a dim with others (a reshape's split or merged dims) must divide
+        its axes, or padding would land inside the dim: keep the longest prefix that does."""
         for factor, axes in factor_axes.items():
-            while axes and rule.sizes[factor] % self.count(axes):
+            shares = any(len(factors) > 1 for dims in rule.tensors for factors in dims if factor in factors)
+            while shares and axes and rule.sizes[factor] % self.count(axes):
                 axes = axes[:-1]
             factor_axes[factor] = axes
         return factor_axes
 
-    def valid(self, op: Op, rule: FactorRule, factor_axes) -> dict[int, list]:
-        return self._consistent(self._divisible(op, rule, dict(factor_axes)), rule)
+    def valid(self, rule: FactorRule, factor_axes) -> dict[int, list]:
+        return self._consistent(self._divisible(rule, dict(factor_axes)), rule)
 
     # -- pricing ----------------------------------------------------------------------------
     def price(self, op: Op, rule: FactorRule, operands: list[Local], result_shardings, factor_axes) -> float:
@@ -177,7 +177,7 @@ class FactorChooser:
                    if emitted.name in COLLECTIVES)
 
     def choose(self, op: Op, rule: FactorRule, operands: list[Local], result_shardings) -> dict[int, list]:
-        options = {name: self.valid(op, rule, axes)
+        options = {name: self.valid(rule, axes)
                    for name, axes in self.candidates(op, rule, operands, result_shardings).items()}
         distinct = {}
         for name, axes in options.items():

@@ -1,7 +1,9 @@
 """How each op is partitioned: which factors may stay sharded, and how its attrs become local.
 
 The default rule is factor-local: every factor keeps the axes the result is sharded on, so the
-op runs unchanged on each device's shards. The tables below name what differs per op.
+op runs unchanged on each device's shards. The tables below name what differs per op. Uneven
+shards need no table: padding stays at the end of its own dim, so a factor may split unevenly
+wherever it is a dim of its own (factor_choice.py), and reductions mask it (partition.py).
 """
 
 from __future__ import annotations
@@ -24,15 +26,6 @@ def identity(reduction: str, dtype: str):
         return float("-inf") if reduction == "max" else float("inf")
     info = np.iinfo(numpy_dtype)
     return int(info.min) if reduction == "max" else int(info.max)
-
-# ops whose pass-through factors may be sharded unevenly (they never mix elements along them)
-UNEVEN_OK = frozenset({
-    "neg", "abs", "sign", "exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos",
-    "tan", "sqrt", "rsqrt", "cbrt", "floor", "ceil", "round", "erf", "is_finite", "not", "add", "sub",
-    "mul", "div", "rem", "pow", "max", "min", "atan2", "and", "or", "xor", "shift_left",
-    "shift_right_arithmetic", "shift_right_logical", "compare", "select", "clamp", "convert",
-    "integer_pow", "reduce_sum", "reduce_max", "reduce_min", "dot_general",
-})
 
 
 def _local_shape_attr(name: str):

@@ -1,5 +1,6 @@
-"""What the ``meshjit opt``, ``explain`` and ``collectives`` commands do: read an IR file, give
-it a mesh, run passes from the pipeline's one table, and print modules, provenance and tables.
+"""What the ``meshjit opt``, ``explain``, ``collectives`` and ``check`` commands do: read an IR
+file, give it a mesh, run passes from the pipeline's one table, and print modules, provenance,
+tables and check results (``draw`` lives in cli_draw.py).
 
 Every error a user can cause (a missing file, malformed IR, an unknown pass, a module a pass
 rejects) is a ToolError, which the command line prints without a traceback and exits 2.
@@ -112,6 +113,11 @@ def is_partitioned(module: Module) -> bool:
     return module.main.spmd_mesh is not None
 
 
+def file_stem(path: str) -> str:
+    """A name for dumps and titles: the file's stem, ``stdin`` for ``-``."""
+    return "stdin" if path == "-" else Path(path).stem
+
+
 # -- running passes ---------------------------------------------------------------------------
 def select_passes(text: str | None, module: Module) -> list[str]:
     """The pass names of ``--passes`` (comma separated), checked against the pipeline's table.
@@ -138,7 +144,8 @@ def pass_function(name: str, strategy: str) -> Callable[[Module], Module]:
 
 
 def run_passes(module: Module, names: list[str], strategy: str, dumper: Dumper | None = None) -> Module:
-    """Run the named passes in order, dumping the module after each when ``dumper`` is given."""
+    """Run the named passes in order, dumping the module after each when ``dumper`` is given
+    (and has a directory)."""
     if dumper is not None:
         dumper("input", module)
     for name in names:
@@ -155,9 +162,8 @@ def run_opt(arguments) -> int:
     """``meshjit opt``: print the module after the selected passes."""
     module = load_module(arguments.file, arguments.mesh)
     names = select_passes(arguments.passes, module)
-    stem = "stdin" if arguments.file == "-" else Path(arguments.file).stem
-    dumper = Dumper(stem, arguments.dump_dir) if arguments.dump_dir else None
-    module = run_passes(module, names, arguments.strategy, dumper)
+    # NOTE: without --dump-dir the Dumper falls back to MESHJIT_DUMP_DIR, as jit does.
+    module = run_passes(module, names, arguments.strategy, Dumper(file_stem(arguments.file), arguments.dump_dir))
     sys.stdout.write(print_module(module))
     return 0
 
@@ -201,7 +207,7 @@ def module_collectives(module: Module, strategy: str) -> tuple[Module | None, li
     """The per-device module and its collective records: the module itself when partitioned,
     else the pipeline's result (None when there is no mesh to partition over)."""
     if is_partitioned(module):
-        reasons = {op.result.id: "-" for op in module.main.body.walk() if op.results}
+        reasons = {op.results[0].id: "-" for op in module.main.body.walk() if op.results}
         return module, collective_records(module, reasons)
     try:
         program = compile_module(module, propagation=strategy)

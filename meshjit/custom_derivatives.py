@@ -80,7 +80,7 @@ class _CustomFunction:
         return optree.tree_unflatten(trees["out"], outputs)
 
 
-class custom_jvp(_CustomFunction):  # noqa: N801 - JAX's name
+class custom_jvp(_CustomFunction):
     """A function with a user-defined JVP, as ``jax.custom_jvp``:
 
     ``@custom_jvp def f(x): ...`` then ``@f.defjvp def f_jvp(primals, tangents): return out, tangent``.
@@ -137,7 +137,7 @@ class custom_jvp(_CustomFunction):  # noqa: N801 - JAX's name
         return autodiff.CustomJVPRule(flat_jvp)
 
 
-class custom_vjp(_CustomFunction):  # noqa: N801 - JAX's name
+class custom_vjp(_CustomFunction):
     """A function with a user-defined VJP, as ``jax.custom_vjp``: ``f.defvjp(fwd, bwd)`` with
     ``fwd(*args) -> (out, residuals)`` and ``bwd(*nondiff_args, residuals, cotangent) -> tuple``
     of one cotangent (or None) per differentiated argument. Reverse mode only."""

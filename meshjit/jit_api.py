@@ -34,6 +34,8 @@ from meshjit.runtime.executor import from_buffer, run_plan, run_spmd, to_buffer
 from meshjit.runtime.process_layout import process_layout
 from meshjit.runtime.transfer import shard_numpy
 
+from ._check import run_checked
+from ._inspection import report_inspected_shardings
 from ._shardings import as_named_sharding, from_ir_sharding, mesh_attr, resolve_spec, runtime_mesh, to_ir_sharding
 from .tree_util import NAMESPACE
 
@@ -214,7 +216,7 @@ class Compiled:
             actual = _abstract(leaf, f"[{position}]")
             if actual.type != spec.type:
                 raise TypeError(f"Compiled argument {position}: expected {spec.type}, got {actual.type}")
-        outputs = self._run_flat(leaves)
+        outputs = run_checked(self, leaves) if config.read("check_partitioning") else self._run_flat(leaves)
         return optree.tree_unflatten(self._lowered._out_treedef, outputs)
 
 
@@ -243,6 +245,7 @@ class Lowered:
     def compile(self) -> Compiled:
         if self._compiled is None:
             program = compile_module(self._traced.module, propagation=self._propagation)
+            report_inspected_shardings(program)
             self._compiled = Compiled(self, program)
         return self._compiled
 
@@ -254,7 +257,7 @@ class Jitted:
     """The callable ``jit`` returns; traces and compiles once per input signature."""
 
     def __init__(self, fun: Callable, *, in_shardings=None, out_shardings=None, static_argnums=None,
-                 static_argnames=None, donate_argnums=None, propagation="shardy"):
+                 static_argnames=None, donate_argnums=None, propagation="shardy", check=False):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}: {fun!r}")
         self._fun = fun
@@ -270,6 +273,7 @@ class Jitted:
                 f"jit propagation must be 'shardy', 'gspmd', a Strategy or a callable Module -> Module, "
                 f"got {propagation!r}")
         self._propagation = propagation
+        self._check = bool(check)
         try:
             self._signature = inspect.signature(fun)
         except (TypeError, ValueError):
@@ -321,6 +325,12 @@ class Jitted:
         except TypeError as error:
             raise TypeError(f"{self.__name__}() called with the wrong arguments: {error}") from None
 
+    def _run(self, compiled: Compiled, leaves) -> list[Array]:
+        """Run a compiled program; in check mode also against the reference interpreter."""
+        if self._check or config.read("check_partitioning"):
+            return run_checked(compiled, leaves)
+        return compiled._run_flat(leaves)
+
     def lower(self, *args, **kwargs) -> Lowered:
         args, kwargs = _unwrap_global_device_arrays(args, kwargs)
         self._check_arity(args, kwargs)
@@ -343,7 +353,7 @@ class Jitted:
             fast_key = _fast_key(treedef, leaves)
             compiled = self._fast_cache.get(fast_key) if fast_key is not None else None
             if compiled is not None:
-                return optree.tree_unflatten(compiled._lowered._out_treedef, compiled._run_flat(leaves))
+                return optree.tree_unflatten(compiled._lowered._out_treedef, self._run(compiled, leaves))
         args, kwargs = _unwrap_global_device_arrays(args, kwargs)
         if any(isinstance(leaf, Tracer) for leaf in optree.tree_leaves((args, kwargs), namespace=NAMESPACE)):
             # NOTE: jit inside a traced function inlines into the outer trace.
@@ -354,7 +364,7 @@ class Jitted:
         compiled = lowered.compile()
         if fast_key is not None:
             self._fast_cache[fast_key] = compiled
-        return optree.tree_unflatten(lowered._out_treedef, compiled._run_flat(leaves))
+        return optree.tree_unflatten(lowered._out_treedef, self._run(compiled, leaves))
 
     def _trace(self, args, kwargs, static_positions, treedef, specs, dynamic_count) -> Lowered:
         input_shardings = self._input_shardings(args, static_positions, specs, treedef, dynamic_count)
@@ -554,7 +564,7 @@ def _output_operand(leaf, index: int):
 
 
 def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None, static_argnums=None,
-        static_argnames=None, donate_argnums=None, propagation="shardy", **options):
+        static_argnames=None, donate_argnums=None, propagation="shardy", check=False, **options):
     """Compile ``fun`` for the shapes, dtypes and shardings it is called with (as ``jax.jit``).
 
     Usable as ``jit(f, ...)``, ``@jit`` and ``@functools.partial(jit, ...)``.
@@ -564,9 +574,9 @@ def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None, s
     if fun is None:
         return functools.partial(jit, in_shardings=in_shardings, out_shardings=out_shardings,
                                  static_argnums=static_argnums, static_argnames=static_argnames,
-                                 donate_argnums=donate_argnums, propagation=propagation)
+                                 donate_argnums=donate_argnums, propagation=propagation, check=check)
     return Jitted(fun, in_shardings=in_shardings, out_shardings=out_shardings, static_argnums=static_argnums,
-                  static_argnames=static_argnames, donate_argnums=donate_argnums, propagation=propagation)
+                  static_argnames=static_argnames, donate_argnums=donate_argnums, propagation=propagation, check=check)
 
 
 _EAGER_OPS: dict = {}

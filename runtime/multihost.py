@@ -58,7 +58,8 @@ def process_allgather(in_tree, tiled: bool = False):
         gathered = _allgather(_host_value(leaf, f"process_allgather leaf {position}"), label)
         shapes = {piece.shape for piece in gathered}
         if len(shapes) != 1:
-            raise ValueError(f"process_allgather: leaf {position} has different shapes on the processes: {sorted(shapes)}")
+            raise ValueError(
+                f"process_allgather: leaf {position} has different shapes on the processes: {sorted(shapes)}")
         tile = tiled and gathered[0].ndim > 0
         results.append(np.concatenate(gathered, axis=0) if tile else np.stack(gathered))
     return optree.tree_unflatten(treedef, results)

@@ -14,7 +14,15 @@ from __future__ import annotations
 from .. import lax_ops as lax
 from .evaluate import emit
 from .jvp import linear_jvp
-from .registries import LinearInput, add_tangents, jvp_rules, scalar, single, transpose_rules, type_of
+from .registries import (
+    LinearInput,
+    add_tangents,
+    jvp_rules,
+    scalar,
+    single,
+    transpose_rules,
+    type_of,
+)
 
 jvp_rules.register("gather")(linear_jvp)
 

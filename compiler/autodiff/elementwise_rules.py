@@ -117,7 +117,7 @@ def _mul(op, primals, tangents):
 
 @jvp_rules.register("div")
 def _div(op, primals, tangents):
-    (x, y), (tangent_x, tangent_y) = primals, tangents
+    (_, y), (tangent_x, tangent_y) = primals, tangents
     outputs = emit(op, primals)
     first = None if tangent_x is None else lax.div(tangent_x, y)
     second = None if tangent_y is None else lax.mul(tangent_y, lax.neg(lax.div(outputs[0], y)))

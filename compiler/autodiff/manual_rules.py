@@ -23,7 +23,15 @@ from ..shard_map import varying_axes
 from ..trace import bind, current_trace, trace_region
 from .evaluate import emit
 from .jvp import jvp_block, linear_jvp
-from .registries import LinearInput, instantiate, is_float, jvp_rules, single, transpose_rules, type_of
+from .registries import (
+    LinearInput,
+    instantiate,
+    is_float,
+    jvp_rules,
+    single,
+    transpose_rules,
+    type_of,
+)
 from .transpose import VaryingAxes, backward_pass
 
 jvp_rules.register("sharding_constraint", "all_gather", "all_to_all", "collective_permute")(linear_jvp)

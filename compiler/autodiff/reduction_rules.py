@@ -16,7 +16,16 @@ from .. import lax_ops as lax
 from ..trace import bind
 from .elementwise_rules import _balanced_weight
 from .evaluate import emit
-from .registries import LinearInput, full, jvp_rules, scalar, single, transpose_rules, type_of, zeros
+from .registries import (
+    LinearInput,
+    full,
+    jvp_rules,
+    scalar,
+    single,
+    transpose_rules,
+    type_of,
+    zeros,
+)
 
 
 def _kept_shape_broadcast(value, operand_type, axes):

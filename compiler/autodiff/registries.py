@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
 from meshjit.ir import TensorType
 from meshjit.ir.dtypes import from_numpy, to_numpy
 from meshjit.ir.registry import Registry

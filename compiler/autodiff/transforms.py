@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from ..operands import as_operand, dtype_of
-from ..trace import Tracer, TracedRegion
+from ..trace import TracedRegion, Tracer
 from .evaluate import evaluate_block
 from .jvp import jvp_block
 from .linearize import LinearFunction, linearize_block

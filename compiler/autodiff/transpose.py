@@ -6,9 +6,11 @@ its results' cotangents into its linear operands' cotangents, summed per value.
 
 Inside a manual_computation body a value may be the same on every device along some manual axes
 (invariant) while a use of it varies along them. Its cotangent is then the sum of every device's
-contribution, so contributions are all-reduced over the axes they vary along and the value does
-not: the transpose of JAX's implicit ``pvary`` under check_vma. (A ``psum``'s own transpose is
-therefore a plain copy of the invariant cotangent.)
+contribution (the transpose of JAX's implicit ``pvary`` under check_vma; a ``psum``'s own
+transpose is therefore a plain copy of its invariant cotangent). The sum is kept pending while
+the cotangent flows back through ops that are the same on every device along those axes, and
+all-reduced only before a collective or at the body's arguments: summing a bias's cotangent
+after reduce_sum moves a vector, not the activations.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from dataclasses import dataclass
 from meshjit.ir import Block, MeshAttr, Op, SymbolRef
 from meshjit.ir.shape_rules import COLLECTIVE_OPS
 
-from ..trace import located_at
+from ..trace import located_at, user_location
 from .evaluate import emit
 from .registries import LinearInput, add_tangents, single, transpose_rules, type_of
+
+_NONE = frozenset()
 
 
 @dataclass(frozen=True)
@@ -35,25 +39,47 @@ class VaryingAxes:
     mesh: MeshAttr
     returns: tuple[frozenset[str], ...]
 
-    def excess(self, op: Op, operand_id: int) -> tuple[str, ...]:
+    def excess(self, op: Op, operand_id: int) -> frozenset[str]:
         """The axes a cotangent contribution from ``op`` varies along but its operand does not."""
         produced = frozenset().union(*(self.by_value[result.id] for result in op.results))
         if op.name in COLLECTIVE_OPS:
             produced |= frozenset(op.attrs.get("axes", ()))
-        return self._ordered(produced - self.by_value[operand_id])
+        return produced - self.by_value[operand_id]
 
-    def _ordered(self, axes: frozenset[str]) -> tuple[str, ...]:
-        return tuple(name for name in self.mesh.axis_names if name in axes)
-
-    def seed(self, index: int, value_id: int, cotangent):
-        """The cotangent of returned value ``index``, summed over the axes it varies along and
-        the value does not (an invariant value returned split over an axis)."""
-        axes = self._ordered(self.returns[index] - self.by_value[value_id])
-        return self.reduce(cotangent, axes) if axes else cotangent
-
-    def reduce(self, cotangent, axes: tuple[str, ...]):
-        attrs = {"mesh": SymbolRef(self.mesh_name), "axes": axes, "reduction": "sum"}
+    def reduce(self, cotangent, axes: frozenset[str]):
+        """``cotangent`` summed over the devices along ``axes`` (itself when there are none)."""
+        if not axes:
+            return cotangent
+        ordered = tuple(name for name in self.mesh.axis_names if name in axes)
+        location = user_location()
+        reason = f"autodiff: the cotangent of a value invariant over {list(ordered)}" + (f" at {location}" if location else "")
+        attrs = {"mesh": SymbolRef(self.mesh_name), "axes": ordered, "reduction": "sum", "reason": reason}
         return single("all_reduce", [cotangent], attrs)
+
+
+class _Cotangents:
+    """Cotangents received so far, per value id, each with the axes its sum is pending over."""
+
+    def __init__(self, varying: VaryingAxes | None):
+        self.varying = varying
+        self.entries: dict[int, tuple[object, frozenset[str]]] = {}
+
+    def add(self, value_id: int, cotangent, pending: frozenset[str] = _NONE) -> None:
+        existing = self.entries.get(value_id)
+        if existing is not None:
+            common = existing[1] & pending
+            cotangent = add_tangents(self.varying.reduce(existing[0], existing[1] - common) if existing[1] else existing[0],
+                                     self.varying.reduce(cotangent, pending - common) if pending else cotangent)
+            pending = common
+        self.entries[value_id] = (cotangent, pending)
+
+    def pop(self, value_id: int) -> tuple[object, frozenset[str]]:
+        return self.entries.pop(value_id, (None, _NONE))
+
+    def resolved(self, value_id: int):
+        """The value's cotangent with every pending sum done (``None`` if it received none)."""
+        cotangent, pending = self.entries.get(value_id, (None, _NONE))
+        return cotangent if cotangent is None or not pending else self.varying.reduce(cotangent, pending)
 
 
 def backward_pass(block: Block, linear: Sequence[bool], inputs: Sequence, cotangents: Sequence,
@@ -70,39 +96,36 @@ def backward_pass(block: Block, linear: Sequence[bool], inputs: Sequence, cotang
             continue
         results = emit(op, [environment[operand.id] for operand in op.operands])
         environment.update((value.id, result) for value, result in zip(op.results, results))
-    cotangent_of: dict[int, object] = {}
+    received = _Cotangents(varying)
     for index, (value, cotangent) in enumerate(zip(block.returns, cotangents, strict=True)):
-        if cotangent is None or value.id not in linear_ids:
-            continue
-        cotangent = cotangent if varying is None else varying.seed(index, value.id, cotangent)
-        cotangent_of[value.id] = add_tangents(cotangent_of.get(value.id), cotangent)
+        if cotangent is not None and value.id in linear_ids:
+            pending = _NONE if varying is None else varying.returns[index] - varying.by_value[value.id]
+            received.add(value.id, cotangent, pending)
     for op in reversed(linear_ops):
-        _transpose_op(op, cotangent_of, environment, linear_ids, varying)
-    return [cotangent_of.get(argument.id) if flag else None for argument, flag in zip(block.args, linear)]
+        _transpose_op(op, received, environment, linear_ids)
+    return [received.resolved(argument.id) if flag else None for argument, flag in zip(block.args, linear)]
 
 
-def _transpose_op(op: Op, cotangent_of: dict, environment: dict, linear_ids: set[int],
-                  varying: VaryingAxes | None) -> None:
-    cotangents = [cotangent_of.pop(result.id, None) for result in op.results]
-    if all(cotangent is None for cotangent in cotangents):
+def _transpose_op(op: Op, received: _Cotangents, environment: dict, linear_ids: set[int]) -> None:
+    entries = [received.pop(result.id) for result in op.results]
+    if all(cotangent is None for cotangent, _ in entries):
         return
+    pendings = {pending for cotangent, pending in entries if cotangent is not None}
+    pending = next(iter(pendings))
+    if len(pendings) > 1 or (pending and op.name in COLLECTIVE_OPS):
+        # NOTE: a collective's transpose differs per device, so pending sums are done first.
+        entries = [(None if cotangent is None else received.varying.reduce(cotangent, axes), _NONE)
+                   for cotangent, axes in entries]
+        pending = _NONE
     operands = [LinearInput(operand.type) if operand.id in linear_ids else environment[operand.id]
                 for operand in op.operands]
     with located_at(op.location):
-        operand_cotangents = transpose_rules[op.name](op, cotangents, operands)
-        _accumulate(op, operand_cotangents, cotangent_of, linear_ids, varying)
-
-
-def _accumulate(op: Op, operand_cotangents, cotangent_of: dict, linear_ids: set[int],
-                varying: VaryingAxes | None) -> None:
-    """Add each linear operand's cotangent from ``op`` to what it has received so far."""
-    for operand, cotangent in zip(op.operands, operand_cotangents, strict=True):
-        if cotangent is None or operand.id not in linear_ids:
-            continue
-        if type_of(cotangent) != operand.type:
-            raise AssertionError(f"autodiff internal error: the transpose rule of {op.name} gave a cotangent "
-                                 f"of type {type_of(cotangent)} for an operand of type {operand.type}")
-        if varying is not None:
-            axes = varying.excess(op, operand.id)
-            cotangent = varying.reduce(cotangent, axes) if axes else cotangent
-        cotangent_of[operand.id] = add_tangents(cotangent_of.get(operand.id), cotangent)
+        operand_cotangents = transpose_rules[op.name](op, [cotangent for cotangent, _ in entries], operands)
+        for operand, cotangent in zip(op.operands, operand_cotangents, strict=True):
+            if cotangent is None or operand.id not in linear_ids:
+                continue
+            if type_of(cotangent) != operand.type:
+                raise AssertionError(f"autodiff internal error: the transpose rule of {op.name} gave a "
+                                     f"cotangent of type {type_of(cotangent)} for an operand of type {operand.type}")
+            excess = _NONE if received.varying is None else received.varying.excess(op, operand.id)
+            received.add(operand.id, cotangent, pending | excess)

@@ -15,8 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from meshjit.compiler.sharding_rules import ELEMENTWISE
-from meshjit.ir import AxisRef, DenseAttr, DimSharding, MeshAttr, TensorSharding, TensorType
+from meshjit.ir import (
+    AxisRef,
+    DenseAttr,
+    DimSharding,
+    MeshAttr,
+    TensorSharding,
+    TensorType,
+    infer_result_types,
+)
 from meshjit.ir.dtypes import to_numpy
 
 MESHES = {
@@ -124,7 +131,6 @@ class Record:
     cases: tuple[Case, ...] = ()
     generic: bool = True
     samples: int = 3
-    pin: bool = False
 
     @property
     def id(self) -> str:
@@ -132,30 +138,31 @@ class Record:
 
 
 def record(op: str, label: str, operands, attrs=None, cases=(), **options) -> Record:
-    """A Record from operand texts (or Operands); elementwise ops pin their result by default."""
-    if op in ELEMENTWISE and op != "sharding_constraint":
-        options.setdefault("pin", True)
+    """A Record from operand texts (or Operands)."""
     operands = tuple(item if isinstance(item, Operand) else Operand(item) for item in operands)
     return Record(op, label, operands, dict(attrs or {}), tuple(cases), **options)
 
 
 def generic_cases(record: Record) -> list[Case]:
     """Operand 0 replicated, each dim on each axis, two axes on dim 0; operands of operand 0's
-    type follow it, the others are left to propagation. With ``pin`` the result is pinned to
-    operand 0's layout, so that ops run on uneven shards too."""
+    type follow it, the others are left to propagation. Where the result has operand 0's type,
+    every other case pins the result to operand 0's layout, so that ops run on uneven shards
+    (propagation never makes those)."""
     if not record.operands:
         return []
     first = record.operands[0].type
-    texts = ["-" * 1 if first.rank == 1 else ",".join("-" * first.rank)] if first.rank else []
+    texts = [",".join("-" * first.rank)] if first.rank else []
     for axis in ("x", "y"):
         for dim in range(first.rank):
             texts.append(",".join(axis if d == dim else "-" for d in range(first.rank)))
     if first.rank:
         texts.append(",".join("xy" if d == 0 else "-" for d in range(first.rank)))
+    types = [operand.type for operand in record.operands]
+    same_type = infer_result_types(record.op, types, record.attrs)[0] == first
     cases = []
-    for text in texts:
+    for index, text in enumerate(texts):
         operands = tuple(text if operand.type == first else None for operand in record.operands)
-        cases.append(Case(operands, pinned=text if record.pin else None))
+        cases.append(Case(operands, pinned=text if same_type and index % 2 else None))
     return cases
 
 
@@ -227,7 +234,7 @@ def creation_records() -> list[Record]:
 def layout_records() -> list[Record]:
     return [
         record("broadcast_in_dim", "new_dim", ["f32[6]"], {"shape": (8, 6), "broadcast_dimensions": (1,)},
-               [Case((None,), "x,-"), Case((None,), "xy,y")]),
+               [Case((None,), "x,-"), Case((None,), "y,x"), Case(("y",), pinned="x,y")]),
         record("broadcast_in_dim", "stretch", ["f32[1,6]"], {"shape": (8, 6), "broadcast_dimensions": (0, 1)},
                [Case((None,), "x,y"), Case(("-,x",), "x,-")]),
         record("broadcast_in_dim", "scalar", ["f32[]"], {"shape": (6, 10), "broadcast_dimensions": ()},
@@ -237,12 +244,12 @@ def layout_records() -> list[Record]:
         record("reshape", "flatten", [F], {"new_sizes": (48,)}, [Case(("x,y",)), Case(("-,x",))]),
         record("reshape", "unflatten", ["f32[48]"], {"new_sizes": (8, 6)}, [Case(("-",), "-,x")]),
         record("reshape", "unaligned", ["f32[6,5]"], {"new_sizes": (5, 6)}),
-        record("transpose", "2d", [F], {"permutation": (1, 0)}, [Case(("x,y",))]),
+        record("transpose", "2d", [F], {"permutation": (1, 0)}, [Case(("x,y",)), Case(("x,y",), pinned="y,x")]),
         record("transpose", "3d", ["f32[2,4,6]"], {"permutation": (2, 0, 1)}, [Case(("x,y,-",))]),
         record("slice", "strided", [F], {"start_indices": (1, 0), "limit_indices": (7, 6), "strides": (2, 1)},
                [Case(("-,x",))]),
         record("slice", "other_dim", [F], {"start_indices": (0, 1), "limit_indices": (8, 5), "strides": (1, 1)},
-               [Case(("x,-",)), Case(("xy,-",))]),
+               [Case(("x,-",)), Case(("xy,-",)), Case(("-,y",), pinned="y,-")]),
         record("slice", "uneven", [UNEVEN], {"start_indices": (2, 0), "limit_indices": (6, 9), "strides": (3, 2)}),
         record("dynamic_slice", "rows", [F, INDEX, INDEX], {"slice_sizes": (3, 6)}, [Case(("-,x", None, None))]),
         record("dynamic_slice", "block", [F, INDEX, INDEX], {"slice_sizes": (8, 2)}),
@@ -312,7 +319,8 @@ def reduction_records() -> list[Record]:
     ]
     for name in ("argmax", "argmin"):
         records += [record(name, "dim0", [I], {"axis": 0, "index_dtype": "i32"}, samples=2),
-                    record(name, "uneven", ["i32[6,10]"], {"axis": 1, "index_dtype": "i32"}, samples=3)]
+                    record(name, "uneven", ["i32[6,10]"], {"axis": 1, "index_dtype": "i32"},
+                           [Case(("y,x",), pinned="y")], samples=3)]
     for name, values in (("cumsum", normal), ("cumprod", near_one), ("cummax", normal), ("cummin", normal)):
         records += [record(name, "", [Operand(F, values)], {"axis": 0, "reverse": False}, samples=2),
                     record(name, "reverse", [Operand(UNEVEN, values)], {"axis": 1, "reverse": True}, samples=2)]
@@ -326,7 +334,7 @@ def reduction_records() -> list[Record]:
         record("gather", "clip", [F, Operand("i32[5]", integers(-3, 11))], {"axis": 0, "mode": "clip"},
                [Case(("-,x", "x")), Case((None, "x"))]),
         record("gather", "fill", [UNEVEN, Operand("i32[2,3]", integers(-3, 13))], {"axis": 1, "mode": "fill"},
-               [Case(("x,-", "-,x")), Case(("y,-", "x,-"))]),
+               [Case(("x,-", "-,x")), Case(("y,-", "x,-")), Case(("y,-", "-,x"), pinned="y,-,x")]),
     ]
     return records
 

@@ -8,10 +8,7 @@ import zlib
 
 import numpy as np
 import pytest
-
-import meshjit as jax
-import meshjit.numpy as jnp
-from meshjit.ad_api import grad, jvp
+from autodiff_cases import CASES
 from meshjit.compiler.autodiff.registries import (
     LINEAR_OPS,
     MARKER_OPS,
@@ -21,7 +18,9 @@ from meshjit.compiler.autodiff.registries import (
 )
 from meshjit.ir.shape_rules import ALL_OPS
 
-from autodiff_cases import CASES
+import meshjit as jax
+import meshjit.numpy as jnp
+from meshjit.ad_api import grad, jvp
 
 pytestmark = pytest.mark.usefixtures("x64")
 

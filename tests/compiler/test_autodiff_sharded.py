@@ -7,11 +7,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from meshjit.compiler.lax_collectives import (
+    all_gather,
+    all_to_all,
+    pmax,
+    pmean,
+    ppermute,
+    psum,
+    psum_scatter,
+)
 
 import meshjit as jax
 import meshjit.numpy as jnp
 from meshjit.ad_api import grad, jvp, value_and_grad
-from meshjit.compiler.lax_collectives import all_gather, all_to_all, pmax, pmean, ppermute, psum, psum_scatter
 from meshjit.jit_api import with_sharding_constraint
 from meshjit.shard_map_api import shard_map
 from meshjit.sharding import Mesh, NamedSharding
@@ -63,7 +71,7 @@ def test_all_gather_transposes_to_reduce_scatter(mesh):
         return a * jnp.sum(gathered ** 2) + all_gather(a, "x")[3]
 
     body = shard_map(local, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
-    reference = lambda a: a * jnp.sum(a ** 2) + jnp.tile(a[6:8], 8)  # noqa: E731
+    reference = lambda a: a * jnp.sum(a ** 2) + jnp.tile(a[6:8], 8)
     _check(body, reference, _random(16))
     text = jax.jit(grad(lambda a: jnp.sum(body(a)))).lower(_random(16)).as_text()
     assert "reduce_scatter" in text
@@ -99,7 +107,7 @@ def test_all_to_all_transposes_to_the_swapped_all_to_all(mesh):
 
 def test_pmax_and_pmean(mesh):
     body = shard_map(lambda a: pmax(a, "x") + pmean(a * a, "x"), mesh=mesh, in_specs=P("x"), out_specs=P())
-    reference = lambda a: jnp.max(jnp.reshape(a, (8, 2)), 0) + jnp.mean(jnp.reshape(a * a, (8, 2)), 0)  # noqa: E731
+    reference = lambda a: jnp.max(jnp.reshape(a, (8, 2)), 0) + jnp.mean(jnp.reshape(a * a, (8, 2)), 0)
     _check(body, reference, _random(16))
 
 

@@ -143,6 +143,7 @@ def assert_same(got: np.ndarray, expected: np.ndarray, what: str) -> None:
 def partition_and_compare(module: Module, arrays) -> Module:
     """Propagate, partition and verify ``module``, then check the per-device run against it.
     Padding is poisoned with NaN so that any padding that leaks into a result shows."""
+    verify(module)
     propagated = normalize_boundaries(propagate_shardings(module))
     partitioned = partition(propagated, poison_padding=True)
     verify(partitioned)

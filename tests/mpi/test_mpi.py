@@ -32,8 +32,9 @@ def _mpiexec() -> str:
     return found
 
 
-def launch(processes: int, program: str, *arguments: str, **environment: str) -> tuple[subprocess.CompletedProcess, float]:
-    """Run ``program`` on ``processes`` processes with 8 devices in all; (result, seconds)."""
+def launch(processes: int, program: str, *arguments: str, **environment: str):
+    """Run ``program`` on ``processes`` processes with 8 devices in all; returns the
+    CompletedProcess and the seconds it took."""
     env = {**os.environ, "MESHJIT_NUM_DEVICES": str(8 // processes), **environment}
     command = [_mpiexec(), "-n", str(processes), sys.executable, str(PROGRAMS / program), *arguments]
     start = time.monotonic()

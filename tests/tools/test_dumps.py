@@ -91,3 +91,13 @@ func @main(%x: f32[8,16] {sharding = <@mesh, [{"x"}, {}]>}, %w: f32[16,32] {shar
   return %0
 }
 """
+
+
+def test_opt_without_dump_dir_follows_meshjit_dump_dir(tmp_path, monkeypatch, capsys):
+    source = tmp_path / "mlp.mjir"
+    source.write_text(_MLP_TEXT)
+    monkeypatch.setenv("MESHJIT_DUMP_DIR", str(tmp_path / "env-dumps"))
+    assert cli.main(["opt", str(source), "--passes", "propagate_shardings"]) == 0
+    capsys.readouterr()
+    assert [path.name for path in sorted((tmp_path / "env-dumps").glob("*"))] == [
+        "mlp.00-input.mjir", "mlp.01-propagate_shardings.mjir"]

@@ -19,6 +19,7 @@ jax.distributed.initialize()
 
 import cases  # noqa: E402  (the cases build meshes, which needs the devices of the job)
 import recipes  # noqa: E402
+
 from meshjit.experimental import multihost_utils  # noqa: E402
 
 
