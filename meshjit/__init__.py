@@ -29,6 +29,7 @@ from . import lax as lax
 from . import nn as nn
 from . import numpy as numpy
 from . import sharding as sharding
+from . import stages as stages
 from . import testing as testing
 from . import tree_util as tree_util
 from .jit_api import jit as jit

@@ -33,11 +33,15 @@ def _trace(fun: Callable, primals: Sequence, name: str) -> TracedRegion:
     return trace_for_differentiation(fun, types, weak, name=name)
 
 
+def _weak(values, flags) -> list:
+    """``values`` with JAX's weak-type flags ``flags`` (a derivative is as weak as its primal)."""
+    return [Tracer(value.trace, value.value, flag) if isinstance(value, Tracer) else value
+            for value, flag in zip(values, flags)]
+
+
 def _with_weak_types(outputs: list, traced: TracedRegion) -> list:
     """The outputs with the weak types the traced function gave them."""
-    weak = [bool(getattr(output, "weak_type", False)) for output in traced.outputs]
-    return [Tracer(output.trace, output.value, flag) if isinstance(output, Tracer) else output
-            for output, flag in zip(outputs, weak)]
+    return _weak(outputs, [bool(getattr(output, "weak_type", False)) for output in traced.outputs])
 
 
 def jvp(fun: Callable, primals: Sequence, tangents: Sequence) -> tuple[list, list]:
@@ -48,7 +52,8 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence) -> tuple[list, lis
     tangents = [None if tangent is None else as_operand(tangent) for tangent in tangents]
     outputs, output_tangents = jvp_block(traced.block, inputs, tangents + [None] * len(traced.captured))
     output_tangents = [instantiate(tangent, type_of(output)) for output, tangent in zip(outputs, output_tangents)]
-    return _with_weak_types(outputs, traced), output_tangents
+    outputs = _with_weak_types(outputs, traced)
+    return outputs, _weak(output_tangents, [getattr(output, "weak_type", False) for output in outputs])
 
 
 @dataclass
@@ -60,6 +65,7 @@ class Linearized:
     linear: LinearFunction
     differentiable: list[bool]
     input_types: list
+    input_weak_types: list[bool]
 
     def with_residuals(self, residuals: Sequence) -> Linearized:
         """The same linear part reading its residuals from ``residuals`` (e.g. after they came
@@ -74,7 +80,8 @@ def linearize(fun: Callable, primals: Sequence) -> Linearized:
     differentiable = [is_float(type_of(primal).dtype) for primal in inputs[:len(primals)]]
     outputs, linear = linearize_block(traced.block, inputs, differentiable + [False] * len(traced.captured))
     return Linearized(_with_weak_types(outputs, traced), linear, differentiable,
-                      [type_of(primal) for primal in inputs[:len(primals)]])
+                      [type_of(primal) for primal in inputs[:len(primals)]],
+                      [dtype_of(primal).weak for primal in primals])
 
 
 def apply_linear(linearized: Linearized, tangents: Sequence) -> list:
@@ -99,4 +106,4 @@ def transpose_linear(linearized: Linearized, cotangents: Sequence) -> list:
     for flag, input_type in zip(linearized.differentiable, linearized.input_types):
         cotangent = next(results) if flag else None
         cotangents_in.append(zeros(input_type) if cotangent is None else cotangent)
-    return cotangents_in
+    return _weak(cotangents_in, linearized.input_weak_types)

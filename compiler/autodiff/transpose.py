@@ -52,7 +52,8 @@ class VaryingAxes:
             return cotangent
         ordered = tuple(name for name in self.mesh.axis_names if name in axes)
         location = user_location()
-        reason = f"autodiff: the cotangent of a value invariant over {list(ordered)}" + (f" at {location}" if location else "")
+        where = f" at {location}" if location else ""
+        reason = f"autodiff: cotangent of a shard_map value replicated over {list(ordered)}{where}"
         attrs = {"mesh": SymbolRef(self.mesh_name), "axes": ordered, "reduction": "sum", "reason": reason}
         return single("all_reduce", [cotangent], attrs)
 
