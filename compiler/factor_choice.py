@@ -111,7 +111,8 @@ class FactorChooser:
         for factor, kind in enumerate(rule.kinds):
             if kind != "reduction":
                 continue
-            lists = [self.project(local.sharding, dims, rule).get(factor, []) for local, dims in zip(operands, rule.operands)]
+            lists = [self.project(local.sharding, dims, rule).get(factor, [])
+                     for local, dims in zip(operands, rule.operands)]
             best = [axis for axis in max(lists, key=len) if not self._overlaps(axis, used)]
             factor_axes[factor] = best
             used += best

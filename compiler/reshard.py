@@ -2,17 +2,17 @@
 
 Pending partial results are reduced first (a reduce_scatter when the target shards a dim further
 on the pending axes, else an all_reduce). The same tiling in another device order is a
-collective_permute. Then an axis that moves from the end of one dim's list
-to the next place of another's is an all_to_all; the rest of each dim's list past the common
-prefix with the target is all_gathered; the rest of the target's list is a local dynamic_slice at
-the shard offset.
+collective_permute. Then an axis that moves from the end of one dim's list to the next place of
+another's is an all_to_all (once the other dim has gathered what it must drop); the rest of each
+dim's list past the common prefix with the target is all_gathered; the rest of the target's list
+is a local dynamic_slice at the shard offset.
 
 A dim of size n over k devices has local size ceil(n / k), the tail of the last shards padding.
 Splitting a shard further (or joining shards) stays local to a device group only when the sizes
 line up, ``ceil(n / |P|) == ceil(n / |P + E|) * |E|``; a whole dim can always be padded to line
-up. Otherwise the dim is gathered whole first, which is an involuntary full rematerialisation
-when the target shards it again: the builder records it and the partitioner warns. Collectives
-over sub-axes go through ``axis_blocks``.
+up. Otherwise the dim is gathered whole first; a dim gathered whole and sliced again is an
+involuntary full rematerialisation, which the builder records and the partitioner warns about.
+Collectives over sub-axes go through ``axis_blocks``.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ class Resharder:
         self.dims = [list(dim.axes) for dim in local.sharding.dims]
         self.unreduced = list(local.unreduced)
         self.reduction = local.sharding.reduction
+        self.gathered_whole: set[int] = set()
 
     def result(self, target: TensorSharding) -> Local:
         dims = tuple(DimSharding(tuple(axes)) for axes in self.dims)
@@ -211,6 +212,8 @@ class Resharder:
         """All-gather the axes of ``dim`` past the first ``keep``; the dim then holds a shard
         over those ``keep`` axes (the whole dim, trimmed, when ``keep`` is 0)."""
         removed = self.dims[dim][keep:]
+        if not keep:
+            self.gathered_whole.add(dim)
         if _has_sub_axis(removed):
             self.value = gather_dim_over_parts(self.builder, self.value, dim, removed, self.in_play(), self.reason)
         else:
@@ -219,17 +222,27 @@ class Resharder:
         if not keep:
             self.resize(dim, self.shape[dim])
 
-    def gather(self, target: TensorSharding) -> None:
+    def gather(self, target: TensorSharding, *, defer_moves: bool = False) -> None:
+        """Gather every dim's axes past its common prefix with the target; with
+        ``defer_moves``, leave a last axis that another dim wants next, for an all_to_all once
+        that dim has made room."""
         for dim, wanted in enumerate(target.dims):
             current = self.dims[dim]
             keep = _common_prefix(current, wanted.axes)
-            if keep == len(current):
+            movable = keep == len(current) - 1 and self._wanted_next(current[-1], target)
+            if keep == len(current) or (defer_moves and movable):
                 continue
             if keep and not self.lines_up(dim, current[:keep], current[keep:]):
                 keep = 0
-            if not keep and wanted.axes:
-                self.rematerialize(dim, target)
             self.gather_suffix(dim, keep)
+
+    def _wanted_next(self, axis, target: TensorSharding) -> bool:
+        """Some dim's target lists ``axis`` right after what that dim keeps of its axes."""
+        for current, wanted in zip(self.dims, target.dims):
+            keep = _common_prefix(current, wanted.axes)
+            if wanted.axes[keep:keep + 1] == (axis,):
+                return True
+        return False
 
     def rematerialize(self, dim: int, target: TensorSharding) -> None:
         self.builder.rematerializations.append(
@@ -243,9 +256,10 @@ class Resharder:
             if current == wanted:
                 continue
             if not self.can_split(dim, current, wanted[len(current):]):
-                self.rematerialize(dim, target)
                 self.gather_suffix(dim, 0)
                 current = []
+            if dim in self.gathered_whole and self.source.dims[dim].axes:
+                self.rematerialize(dim, target)
             added = wanted[len(current):]
             if not current:
                 self.fit_whole(dim, added)
@@ -269,6 +283,8 @@ def reshard(builder: SpmdBuilder, local: Local, target: TensorSharding, reason: 
     resharder = Resharder(builder, local, reason)
     resharder.reduce_pending(target)
     resharder.permute_devices(target)
+    resharder.move_axes(target)
+    resharder.gather(target, defer_moves=True)
     resharder.move_axes(target)
     resharder.gather(target)
     resharder.slice(target)

@@ -23,6 +23,13 @@ def _parse_positive_int(text: str) -> int:
     return value
 
 
+def _parse_full_remat(text: str) -> str:
+    value = text.strip().lower()
+    if value not in ("warn", "error"):
+        raise ValueError(f"expected 'warn' or 'error', got {text!r}")
+    return value
+
+
 def _parse_positive_float(text: str) -> float:
     value = float(text)
     if not value > 0:
@@ -51,6 +58,8 @@ _OPTIONS = {
                 _parse_bool, bool, "pjit returns GlobalDeviceArrays instead of Arrays"),
         _Option("check_partitioning", "MESHJIT_CHECK_PARTITIONING", False, _parse_bool, bool,
                 "check every jitted call against the unsharded reference interpreter"),
+        _Option("full_remat", "MESHJIT_FULL_REMAT", "warn", _parse_full_remat, str,
+                "what an involuntary full rematerialization does: 'warn' or 'error'"),
         _Option("collective_timeout", "MESHJIT_COLLECTIVE_TIMEOUT", 300.0, _parse_positive_float, float,
                 "seconds a multi-process collective waits for the other processes before it raises"),
     )
@@ -86,6 +95,10 @@ class Config:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"config option {name!r} expects a positive number, got {value!r}")
             value = float(value)
+        if option.kind is str:
+            if not isinstance(value, str):
+                raise ValueError(f"config option {name!r} expects a string, got {value!r}")
+            value = option.parse(value)
         if name in self._locked and value != self._value(name):
             raise RuntimeError(f"config option {name!r} cannot change after {self._locked[name]}")
         self._values[name] = value

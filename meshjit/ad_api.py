@@ -16,8 +16,9 @@ import numpy as np
 import optree
 
 from meshjit.compiler import autodiff
-from meshjit.compiler.operands import dtype_of, is_array_like, shape_of
+from meshjit.compiler.operands import dtype_of, is_array_like, is_python_scalar, shape_of
 from meshjit.compiler.trace import Tracer, current_trace
+from meshjit.ir.dtypes import to_numpy
 
 from .jit_api import jit
 from .tree_util import NAMESPACE
@@ -27,20 +28,39 @@ def _flatten(tree):
     return optree.tree_flatten(tree, namespace=NAMESPACE)
 
 
-def _run(compute: Callable, leaves: Sequence) -> list:
+def _run(compute: Callable, leaves: Sequence, name: str) -> list:
     """``compute(*leaves)`` (which emits ops) in the current trace, or as one jitted program
-    when there is none (autodiff always works inside a trace)."""
+    named ``name`` when there is none (autodiff always works inside a trace)."""
     if current_trace() is not None or any(isinstance(leaf, Tracer) for leaf in leaves):
         return list(compute(*leaves))
-    return list(jit(lambda *values: list(compute(*values)))(*leaves))
+
+    def program(*values):
+        return list(compute(*values))
+
+    program.__name__ = program.__qualname__ = name
+    return list(jit(program)(*leaves))
+
+
+def _name(transformation: str, fun: Callable) -> str:
+    return f"{transformation}_of_{getattr(fun, '__name__', type(fun).__name__)}"
 
 
 class _Call:
-    """One call's arguments split into array leaves (traced) and everything else (kept as is)."""
+    """One call's arguments split into the leaves traced (the differentiated arguments' leaves
+    and other arrays) and everything else, kept as is: as with JAX's grad, a Python scalar
+    passed as a non-differentiated argument stays a Python value the function can branch on."""
 
-    def __init__(self, args: tuple, kwargs: dict):
-        self.leaves, self.treedef = _flatten((args, kwargs))
-        self.dynamic = [index for index, leaf in enumerate(self.leaves) if is_array_like(leaf)]
+    def __init__(self, args: tuple, kwargs: dict, differentiated: tuple[int, ...]):
+        paths, self.leaves, self.treedef = optree.tree_flatten_with_path(
+            (args, kwargs), namespace=NAMESPACE
+        )
+        positions = {number % len(args) for number in differentiated}
+        self.dynamic = [
+            index
+            for index, (path, leaf) in enumerate(zip(paths, self.leaves))
+            if (path[0] == 0 and path[1] in positions)
+            or (is_array_like(leaf) and not is_python_scalar(leaf))
+        ]
 
     @property
     def dynamic_leaves(self) -> list:
@@ -58,7 +78,8 @@ def _argnums(argnums, function: str) -> tuple[tuple[int, ...], bool]:
     single = isinstance(argnums, int) and not isinstance(argnums, bool)
     numbers = (argnums,) if single else argnums
     if not isinstance(numbers, (tuple, list)) or not all(
-            isinstance(number, int) and not isinstance(number, bool) for number in numbers):
+        isinstance(number, int) and not isinstance(number, bool) for number in numbers
+    ):
         raise TypeError(f"{function} argnums must be an int or a tuple of ints, got {argnums!r}")
     return tuple(numbers), single
 
@@ -67,14 +88,18 @@ def _split_aux(output, has_aux: bool, function: str):
     if not has_aux:
         return output, ()
     if not isinstance(output, (tuple, list)) or len(output) != 2:
-        raise TypeError(f"{function} with has_aux=True needs the function to return a pair (tuple or list of "
-                        f"length two) of (output, auxiliary data), got {type(output).__name__}")
+        raise TypeError(
+            f"{function} with has_aux=True needs the function to return a pair (tuple or list of "
+            f"length two) of (output, auxiliary data), got {type(output).__name__}"
+        )
     return output[0], output[1]
 
 
 def _check_callable(fun, function: str) -> None:
     if not callable(fun):
-        raise TypeError(f"{function} expects a callable as its first argument, got {type(fun).__name__}: {fun!r}")
+        raise TypeError(
+            f"{function} expects a callable as its first argument, got {type(fun).__name__}: {fun!r}"
+        )
 
 
 # --- grad and value_and_grad -------------------------------------------------------------------
@@ -83,31 +108,43 @@ def _check_callable(fun, function: str) -> None:
 def _check_inputs(leaves, allow_int: bool, function: str) -> None:
     for leaf in leaves:
         if not is_array_like(leaf):
-            raise TypeError(f"{function} differentiates arrays, got an argument of type {type(leaf).__name__}: "
-                            f"{leaf!r}")
+            raise TypeError(
+                f"{function} differentiates arrays, got an argument of type {type(leaf).__name__}: "
+                f"{leaf!r}"
+            )
         name = dtype_of(leaf).name
         if name not in ("f32", "f64") and not allow_int:
-            raise TypeError(f"{function} requires real-valued inputs (input dtype that is a sub-dtype of "
-                            f"np.inexact), but got {_numpy_name(name)}. If you want to use Boolean- or "
-                            f"integer-valued inputs, use vjp or set allow_int to True.")
+            raise TypeError(
+                f"{function} requires real-valued inputs (input dtype that is a sub-dtype of "
+                f"np.inexact), but got {_numpy_name(name)}. If you want to use Boolean- or "
+                f"integer-valued inputs, use vjp or set allow_int to True."
+            )
 
 
 def _numpy_name(ir_dtype: str) -> str:
-    return {"f32": "float32", "f64": "float64", "i32": "int32", "i64": "int64", "bool": "bool"}[ir_dtype]
+    return to_numpy(ir_dtype).name
 
 
 def _check_scalar_output(output, function: str) -> None:
     if not is_array_like(output):
-        raise TypeError(f"{function} needs the function to return an array, got {type(output).__name__}")
+        raise TypeError(
+            f"{function} needs the function to return an array, got {type(output).__name__}"
+        )
     if shape_of(output) != ():
-        raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {shape_of(output)}.")
+        raise TypeError(
+            f"Gradient only defined for scalar-output functions. Output had shape: {shape_of(output)}."
+        )
     name = dtype_of(output).name
     if name not in ("f32", "f64"):
-        raise TypeError(f"{function} requires real-valued outputs (output dtype that is a sub-dtype of "
-                        f"np.floating), but got {_numpy_name(name)}.")
+        raise TypeError(
+            f"{function} requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {_numpy_name(name)}."
+        )
 
 
-def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, allow_int: bool = False) -> Callable:
+def value_and_grad(
+    fun: Callable, argnums=0, has_aux: bool = False, allow_int: bool = False
+) -> Callable:
     """A function returning ``fun``'s value and its gradient with respect to the positional
     arguments ``argnums`` (``((value, aux), grad)`` with ``has_aux``), as ``jax.value_and_grad``."""
     _check_callable(fun, "value_and_grad")
@@ -116,19 +153,26 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, allow_int: b
     @functools.wraps(fun)
     def value_and_grad_fun(*args, **kwargs):
         if any(number >= len(args) or number < -len(args) for number in numbers):
-            raise TypeError(f"differentiating with respect to argnums={argnums} requires at least "
-                            f"{max(number + 1 if number >= 0 else -number for number in numbers)} positional "
-                            f"arguments to be passed by the caller, but got only {len(args)}")
-        call = _Call(args, kwargs)
+            raise TypeError(
+                f"differentiating with respect to argnums={argnums} requires at least "
+                f"{max(number + 1 if number >= 0 else -number for number in numbers)} positional "
+                f"arguments to be passed by the caller, but got only {len(args)}"
+            )
+        call = _Call(args, kwargs, numbers)
         boxes: dict = {}
-        outputs = _run(functools.partial(_value_and_grad_flat, fun, numbers, has_aux, allow_int, call, boxes),
-                       call.dynamic_leaves)
+        outputs = _run(
+            functools.partial(_value_and_grad_flat, fun, numbers, has_aux, allow_int, call, boxes),
+            call.dynamic_leaves,
+            _name("value_and_grad", fun),
+        )
         return _assemble(outputs, boxes, single, has_aux)
 
     return value_and_grad_fun
 
 
-def _value_and_grad_flat(fun, numbers, has_aux, allow_int, call: _Call, boxes: dict, *values) -> list:
+def _value_and_grad_flat(
+    fun, numbers, has_aux, allow_int, call: _Call, boxes: dict, *values
+) -> list:
     args, kwargs = call.rebuild(values)
     differentiated = tuple(args[number] for number in numbers)
     leaves, in_tree = _flatten(differentiated)
@@ -144,8 +188,11 @@ def _value_and_grad_flat(fun, numbers, has_aux, allow_int, call: _Call, boxes: d
         return [output] + aux_leaves
 
     linearized = autodiff.linearize(flat_fun, leaves)
-    gradients = autodiff.transpose_linear(linearized, [np.ones((), _numpy_name(dtype_of(linearized.outputs[0]).name))]
-                                          + [None] * (len(linearized.outputs) - 1))
+    gradients = autodiff.transpose_linear(
+        linearized,
+        [np.ones((), _numpy_name(dtype_of(linearized.outputs[0]).name))]
+        + [None] * (len(linearized.outputs) - 1),
+    )
     boxes["in_tree"] = in_tree
     return linearized.outputs + gradients
 
@@ -153,8 +200,8 @@ def _value_and_grad_flat(fun, numbers, has_aux, allow_int, call: _Call, boxes: d
 def _assemble(outputs: list, boxes: dict, single: bool, has_aux: bool):
     in_tree = boxes["in_tree"]
     aux_count = boxes["aux_tree"].num_leaves
-    value, aux = outputs[0], optree.tree_unflatten(boxes["aux_tree"], outputs[1:1 + aux_count])
-    gradients = optree.tree_unflatten(in_tree, outputs[1 + aux_count:])
+    value, aux = outputs[0], optree.tree_unflatten(boxes["aux_tree"], outputs[1 : 1 + aux_count])
+    gradients = optree.tree_unflatten(in_tree, outputs[1 + aux_count :])
     gradient = gradients[0] if single else gradients
     return ((value, aux), gradient) if has_aux else (value, gradient)
 
@@ -179,8 +226,24 @@ def grad(fun: Callable, argnums=0, has_aux: bool = False, allow_int: bool = Fals
 def _check_primals(leaves, function: str) -> None:
     for leaf in leaves:
         if not is_array_like(leaf):
-            raise TypeError(f"{function}: primal arguments must be arrays or scalars, got {type(leaf).__name__}: "
-                            f"{leaf!r}")
+            raise TypeError(
+                f"{function}: primal arguments must be arrays or scalars, got {type(leaf).__name__}: "
+                f"{leaf!r}"
+            )
+
+
+def _flat_function(fun: Callable, in_tree, has_aux: bool, function: str, trees: dict) -> Callable:
+    """``fun`` over the flat leaves of its positional arguments, returning its output's leaves
+    then its aux data's leaves; ``trees`` receives both structures ("out" and "aux")."""
+
+    def flat_fun(*new_leaves):
+        output = fun(*optree.tree_unflatten(in_tree, list(new_leaves)))
+        output, aux = _split_aux(output, has_aux, function)
+        output_leaves, trees["out"] = _flatten(output)
+        aux_leaves, trees["aux"] = _flatten(aux)
+        return output_leaves + aux_leaves
+
+    return flat_fun
 
 
 def _linearize_tree(fun: Callable, primals: tuple, has_aux: bool, function: str):
@@ -190,18 +253,13 @@ def _linearize_tree(fun: Callable, primals: tuple, has_aux: bool, function: str)
     leaves, in_tree = _flatten(tuple(primals))
     _check_primals(leaves, function)
     trees: dict = {}
-
-    def flat_fun(*new_leaves):
-        output, aux = _split_aux(fun(*optree.tree_unflatten(in_tree, list(new_leaves))), has_aux, function)
-        output_leaves, trees["out"] = _flatten(output)
-        aux_leaves, trees["aux"] = _flatten(aux)
-        return output_leaves + aux_leaves
+    flat_fun = _flat_function(fun, in_tree, has_aux, function, trees)
 
     def forward(*values):
         trees["linearized"] = autodiff.linearize(flat_fun, values)
         return trees["linearized"].outputs + trees["linearized"].linear.residuals
 
-    results = _run(forward, leaves)
+    results = _run(forward, leaves, _name(function, fun))
     count = len(trees["linearized"].outputs)
     linearized = trees["linearized"].with_residuals(results[count:])
     linearized.outputs = results[:count]
@@ -218,11 +276,15 @@ def _check_like(given, expected, what: str, function: str) -> None:
     """``given`` leaves have the shapes and dtypes of ``expected`` leaves."""
     for index, (leaf, reference) in enumerate(zip(given, expected)):
         if not is_array_like(leaf):
-            raise TypeError(f"{function}: {what} {index} must be an array, got {type(leaf).__name__}")
+            raise TypeError(
+                f"{function}: {what} {index} must be an array, got {type(leaf).__name__}"
+            )
         if shape_of(leaf) != shape_of(reference) or dtype_of(leaf).name != dtype_of(reference).name:
-            raise ValueError(f"{function}: {what} {index} has type {_numpy_name(dtype_of(leaf).name)}"
-                             f"{list(shape_of(leaf))}, but the corresponding primal has type "
-                             f"{_numpy_name(dtype_of(reference).name)}{list(shape_of(reference))}")
+            raise ValueError(
+                f"{function}: {what} {index} has type {_numpy_name(dtype_of(leaf).name)}"
+                f"{list(shape_of(leaf))}, but the corresponding primal has type "
+                f"{_numpy_name(dtype_of(reference).name)}{list(shape_of(reference))}"
+            )
 
 
 def vjp(fun: Callable, *primals, has_aux: bool = False):
@@ -236,15 +298,19 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     def vjp_fun(cotangent):
         leaves, tree = _flatten(cotangent)
         if tree != out_tree:
-            raise TypeError(f"vjp: the cotangent has tree structure {tree}, but the primal output has {out_tree}")
-        _check_like(leaves, linearized.outputs[:out_tree.num_leaves], "cotangent", "vjp")
+            raise TypeError(
+                f"vjp: the cotangent has tree structure {tree}, but the primal output has {out_tree}"
+            )
+        _check_like(leaves, linearized.outputs[: out_tree.num_leaves], "cotangent", "vjp")
         extra = [None] * aux_tree.num_leaves
 
         def backward(*values):
             current = linearized.with_residuals(values[:residual_count])
             return autodiff.transpose_linear(current, list(values[residual_count:]) + extra)
 
-        results = _run(backward, list(linearized.linear.residuals) + leaves)
+        results = _run(
+            backward, list(linearized.linear.residuals) + leaves, _name("vjp_backward", fun)
+        )
         return optree.tree_unflatten(in_tree, results)
 
     return (output, vjp_fun, aux) if has_aux else (output, vjp_fun)
@@ -260,53 +326,61 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
     def f_jvp(*tangents):
         leaves, tree = _flatten(tuple(tangents))
         if tree != in_tree:
-            raise TypeError(f"linearize: the tangents have tree structure {tree}, but the primals have {in_tree}")
+            raise TypeError(
+                f"linearize: the tangents have tree structure {tree}, but the primals have {in_tree}"
+            )
         _check_like(leaves, _flatten(tuple(primals))[0], "tangent", "linearize")
 
         def forward(*values):
             current = linearized.with_residuals(values[:residual_count])
-            return autodiff.apply_linear(current, values[residual_count:])[:out_tree.num_leaves]
+            return autodiff.apply_linear(current, values[residual_count:])[: out_tree.num_leaves]
 
-        results = _run(forward, list(linearized.linear.residuals) + leaves)
+        results = _run(forward, list(linearized.linear.residuals) + leaves, _name("linear", fun))
         return optree.tree_unflatten(out_tree, results)
 
     return (output, f_jvp, aux) if has_aux else (output, f_jvp)
+
+
+def _jvp_leaves(primals, tangents):
+    """The flat primals and tangents of ``jvp``, checked to match; and the primals' tree."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError(
+            f"primal and tangent arguments to jvp must be tuples or lists; found "
+            f"{type(primals).__name__} and {type(tangents).__name__}"
+        )
+    primal_leaves, in_tree = _flatten(tuple(primals))
+    tangent_leaves, tangent_tree = _flatten(tuple(tangents))
+    if tangent_tree != in_tree:
+        raise TypeError(
+            f"primal and tangent arguments to jvp must have the same tree structure; primals "
+            f"have {in_tree} and tangents have {tangent_tree}"
+        )
+    _check_primals(primal_leaves, "jvp")
+    _check_like(tangent_leaves, primal_leaves, "tangent", "jvp")
+    return primal_leaves, tangent_leaves, in_tree
 
 
 def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     """``(fun(*primals), tangent_out)`` (and aux with ``has_aux``): the output and its tangent
     along ``tangents``, as ``jax.jvp``."""
     _check_callable(fun, "jvp")
-    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
-        raise TypeError(f"primal and tangent arguments to jvp must be tuples or lists; found "
-                        f"{type(primals).__name__} and {type(tangents).__name__}")
-    primal_leaves, in_tree = _flatten(tuple(primals))
-    tangent_leaves, tangent_tree = _flatten(tuple(tangents))
-    if tangent_tree != in_tree:
-        raise TypeError(f"primal and tangent arguments to jvp must have the same tree structure; primals "
-                        f"have {in_tree} and tangents have {tangent_tree}")
-    _check_primals(primal_leaves, "jvp")
-    _check_like(tangent_leaves, primal_leaves, "tangent", "jvp")
+    primal_leaves, tangent_leaves, in_tree = _jvp_leaves(primals, tangents)
     trees: dict = {}
-
-    def flat_fun(*new_leaves):
-        output, aux = _split_aux(fun(*optree.tree_unflatten(in_tree, list(new_leaves))), has_aux, "jvp")
-        output_leaves, trees["out"] = _flatten(output)
-        aux_leaves, trees["aux"] = _flatten(aux)
-        return output_leaves + aux_leaves
+    flat_fun = _flat_function(fun, in_tree, has_aux, "jvp", trees)
 
     def compute(*values):
         count = len(primal_leaves)
         outputs, output_tangents = autodiff.jvp(flat_fun, values[:count], values[count:])
-        return outputs + output_tangents[:trees["out"].num_leaves]
+        return outputs + output_tangents[: trees["out"].num_leaves]
 
-    results = _run(compute, primal_leaves + tangent_leaves)
-    count = trees["out"].num_leaves + trees["aux"].num_leaves
-    output = optree.tree_unflatten(trees["out"], results[:trees["out"].num_leaves])
+    results = _run(compute, primal_leaves + tangent_leaves, _name("jvp", fun))
+    output_count = trees["out"].num_leaves
+    count = output_count + trees["aux"].num_leaves
+    output = optree.tree_unflatten(trees["out"], results[:output_count])
     tangent = optree.tree_unflatten(trees["out"], results[count:])
-    if has_aux:
-        return output, tangent, optree.tree_unflatten(trees["aux"], results[trees["out"].num_leaves:count])
-    return output, tangent
+    if not has_aux:
+        return output, tangent
+    return output, tangent, optree.tree_unflatten(trees["aux"], results[output_count:count])
 
 
 def stop_gradient(x):

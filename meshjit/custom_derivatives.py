@@ -31,11 +31,15 @@ def _positional(fun: Callable, name: str, args: tuple, kwargs: dict) -> tuple:
     try:
         bound = inspect.signature(fun).bind(*args, **kwargs)
     except (TypeError, ValueError) as error:
-        raise TypeError(f"{name}: keyword arguments could not be resolved to positions: {error}") from None
+        raise TypeError(
+            f"{name}: keyword arguments could not be resolved to positions: {error}"
+        ) from None
     bound.apply_defaults()
     if bound.kwargs:
-        raise TypeError(f"{name}: keyword-only arguments {sorted(bound.kwargs)} are not supported by custom "
-                        f"derivative functions; pass them positionally")
+        raise TypeError(
+            f"{name}: keyword-only arguments {sorted(bound.kwargs)} are not supported by custom "
+            f"derivative functions; pass them positionally"
+        )
     return tuple(bound.args)
 
 
@@ -45,7 +49,9 @@ class _CustomFunction:
 
     def __init__(self, fun: Callable, nondiff_argnums=()):
         if not callable(fun):
-            raise TypeError(f"{type(self).__name__} expects a callable, got {type(fun).__name__}: {fun!r}")
+            raise TypeError(
+                f"{type(self).__name__} expects a callable, got {type(fun).__name__}: {fun!r}"
+            )
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
@@ -94,8 +100,10 @@ class custom_jvp(_CustomFunction):
     def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
         """Set ``jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)``."""
         if symbolic_zeros:
-            raise ValueError("custom_jvp.defjvp: symbolic_zeros=True is not supported; zero tangents are "
-                             "passed as arrays of zeros")
+            raise ValueError(
+                "custom_jvp.defjvp: symbolic_zeros=True is not supported; zero tangents are "
+                "passed as arrays of zeros"
+            )
         self.jvp = jvp
         return jvp
 
@@ -107,16 +115,26 @@ class custom_jvp(_CustomFunction):
 
         def jvp(primals, tangents):
             output = self(*primals)
-            terms = [rule(tangent, output, *primals) for rule, tangent in zip(jvps, tangents) if rule is not None]
-            total = functools.reduce(lambda first, second: optree.tree_map(
-                lambda a, b: a + b, first, second, namespace=NAMESPACE), terms)
+            terms = [
+                rule(tangent, output, *primals)
+                for rule, tangent in zip(jvps, tangents)
+                if rule is not None
+            ]
+            total = functools.reduce(
+                lambda first, second: optree.tree_map(
+                    lambda a, b: a + b, first, second, namespace=NAMESPACE
+                ),
+                terms,
+            )
             return output, total
 
         self.defjvp(jvp)
 
     def __call__(self, *args, **kwargs):
         if self.jvp is None:
-            raise AttributeError(f"No JVP defined for custom_jvp function {self._name} using defjvp.")
+            raise AttributeError(
+                f"No JVP defined for custom_jvp function {self._name} using defjvp."
+            )
         return self._call(self._rule, args, kwargs)
 
     def _rule(self, nondiff, in_tree, full_args, trees):
@@ -125,13 +143,17 @@ class custom_jvp(_CustomFunction):
             tangents = optree.tree_unflatten(in_tree, list(tangent_leaves))
             result = self.jvp(*nondiff, tuple(primals), tuple(tangents))
             if not isinstance(result, (tuple, list)) or len(result) != 2:
-                raise TypeError(f"custom_jvp rule of {self._name} must return a pair (primal_out, tangent_out)")
+                raise TypeError(
+                    f"custom_jvp rule of {self._name} must return a pair (primal_out, tangent_out)"
+                )
             output_leaves, output_tree = _flatten(result[0])
             tangent_leaves_out, tangent_tree = _flatten(result[1])
             if output_tree != trees["out"] or tangent_tree != trees["out"]:
-                raise TypeError(f"Custom JVP rule of {self._name} must produce primal and tangent outputs with "
-                                f"the container (pytree) structure of the function's output {trees['out']}, got "
-                                f"{output_tree} and {tangent_tree}")
+                raise TypeError(
+                    f"Custom JVP rule of {self._name} must produce primal and tangent outputs with "
+                    f"the container (pytree) structure of the function's output {trees['out']}, got "
+                    f"{output_tree} and {tangent_tree}"
+                )
             return output_leaves, tangent_leaves_out
 
         return autodiff.CustomJVPRule(flat_jvp)
@@ -147,27 +169,41 @@ class custom_vjp(_CustomFunction):
         self.fwd: Callable | None = None
         self.bwd: Callable | None = None
 
-    def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False, optimize_remat: bool = False) -> None:
+    def defvjp(
+        self,
+        fwd: Callable,
+        bwd: Callable,
+        symbolic_zeros: bool = False,
+        optimize_remat: bool = False,
+    ) -> None:
         if symbolic_zeros:
-            raise ValueError("custom_vjp.defvjp: symbolic_zeros=True is not supported; zero cotangents are "
-                             "passed as arrays of zeros")
+            raise ValueError(
+                "custom_vjp.defvjp: symbolic_zeros=True is not supported; zero cotangents are "
+                "passed as arrays of zeros"
+            )
         self.fwd, self.bwd = fwd, bwd
 
     def __call__(self, *args, **kwargs):
         if self.fwd is None:
-            raise AttributeError(f"No VJP defined for custom_vjp function {self._name} using defvjp.")
+            raise AttributeError(
+                f"No VJP defined for custom_vjp function {self._name} using defvjp."
+            )
         return self._call(self._rule, args, kwargs)
 
     def _rule(self, nondiff, in_tree, full_args, trees):
         def flat_forward(primal_leaves):
             result = self.fwd(*full_args(primal_leaves))
             if not isinstance(result, (tuple, list)) or len(result) != 2:
-                raise TypeError(f"Custom VJP fwd rule of {self._name} must produce a pair (list or tuple of length "
-                                f"two) of the primal output and the residuals")
+                raise TypeError(
+                    f"Custom VJP fwd rule of {self._name} must produce a pair (list or tuple of length "
+                    f"two) of the primal output and the residuals"
+                )
             output_leaves, output_tree = _flatten(result[0])
             if output_tree != trees["out"]:
-                raise TypeError(f"Custom VJP fwd rule of {self._name} must produce a primal output with the "
-                                f"structure of the function's output {trees['out']}, got {output_tree}")
+                raise TypeError(
+                    f"Custom VJP fwd rule of {self._name} must produce a primal output with the "
+                    f"structure of the function's output {trees['out']}, got {output_tree}"
+                )
             residual_leaves, trees["residuals"] = _flatten(result[1])
             return output_leaves, residual_leaves
 
@@ -184,8 +220,10 @@ def _flat_cotangents(name: str, results, in_tree) -> list:
     """The bwd rule's tuple of per-argument cotangents as flat leaves (None for zero)."""
     arguments = optree.tree_unflatten(in_tree, [0] * in_tree.num_leaves)
     if not isinstance(results, (tuple, list)) or len(results) != len(arguments):
-        raise TypeError(f"Custom VJP bwd rule of {name} must produce a tuple of length equal to the number of "
-                        f"differentiated arguments ({len(arguments)}), got {results!r:.200}")
+        raise TypeError(
+            f"Custom VJP bwd rule of {name} must produce a tuple of length equal to the number of "
+            f"differentiated arguments ({len(arguments)}), got {results!r:.200}"
+        )
     leaves = []
     for index, (result, argument) in enumerate(zip(results, arguments)):
         argument_tree = optree.tree_structure(argument, namespace=NAMESPACE)
@@ -194,7 +232,9 @@ def _flat_cotangents(name: str, results, in_tree) -> list:
             continue
         result_leaves, result_tree = _flatten(result)
         if result_tree != argument_tree:
-            raise TypeError(f"Custom VJP bwd rule of {name} must produce, for argument {index}, a cotangent with "
-                            f"the argument's structure {argument_tree}, got {result_tree}")
+            raise TypeError(
+                f"Custom VJP bwd rule of {name} must produce, for argument {index}, a cotangent with "
+                f"the argument's structure {argument_tree}, got {result_tree}"
+            )
         leaves.extend(result_leaves)
     return leaves

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -20,7 +21,7 @@ from meshjit.compiler.cost import cost_analysis as module_cost_analysis
 from meshjit.compiler.explain import format_provenance
 from meshjit.compiler.pipeline import CompiledProgram, compile_module
 from meshjit.compiler.operands import canonical_numpy, dtype_of
-from meshjit.compiler.trace import Tracer, bind, set_eager_executor, trace_flat
+from meshjit.compiler.trace import Tracer, bind, set_eager_executor, trace_flat, user_location
 from meshjit.ir import TensorType, interpret
 from meshjit.ir.config import config
 from meshjit.ir.printer import print_module
@@ -244,7 +245,7 @@ class Lowered:
 
     def compile(self) -> Compiled:
         if self._compiled is None:
-            program = compile_module(self._traced.module, propagation=self._propagation)
+            program = _compile_reporting_at_user_line(self._traced.module, self._propagation)
             report_inspected_shardings(program)
             self._compiled = Compiled(self, program)
         return self._compiled
@@ -477,6 +478,20 @@ def _with_result_shardings(traced, output_shardings, meshes):
     new_func = dataclasses.replace(func, result_shardings=tuple(shardings))
     module = dataclasses.replace(traced.module, meshes=tuple(meshes.items()), funcs=(new_func,))
     return dataclasses.replace(traced, module=module)
+
+
+def _compile_reporting_at_user_line(module, propagation) -> CompiledProgram:
+    """Compile; compiler warnings (full rematerialisation) are re-issued at the user's line that
+    triggered compilation, which names where the costly program was called from."""
+    location = user_location()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        program = compile_module(module, propagation=propagation)
+    filename, _, line = (location or "<unknown>:0").rpartition(":")
+    for record in caught:
+        message = f"{record.message} (compiled for the call at {location})"
+        warnings.warn_explicit(message, record.category, filename, int(line) if line.isdigit() else 0)
+    return program
 
 
 def _single_device_array(output: np.ndarray, sharding, weak_type: bool) -> Array:

@@ -56,7 +56,7 @@ def wait(requests, what: str, processes, *, timeout: float | None = None) -> Non
             )
         polls += 1
         # NOTE: spin briefly for latency, then back off so oversubscribed cores stay usable.
-        time.sleep(0 if polls < 200 else min(1e-5 * (polls - 199), 2e-3))
+        time.sleep(0 if polls < 200 else min(1e-5 * (polls - 199), 1e-3))
 
 
 def _as_tuple(processes) -> tuple:

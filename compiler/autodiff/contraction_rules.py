@@ -69,17 +69,24 @@ def _transpose_side(op, cotangent, other, linear_rank: int, side: int):
     # The other operand's free dims sit in the result after the batch dims, and after the lhs
     # free dims when the other operand is the rhs.
     first_other = batch_count + (len(linear_free) if side == 0 else 0)
-    cotangent_dims = (tuple(range(first_other, first_other + len(other_free))), tuple(range(batch_count)))
+    cotangent_dims = (
+        tuple(range(first_other, first_other + len(other_free))),
+        tuple(range(batch_count)),
+    )
     if type_of(other).dtype != type_of(cotangent).dtype:
         other = lax.convert_element_type(other, type_of(cotangent).dtype)
     identity = tuple(range(linear_rank))
     other_first = _layout(op, linear_rank, side, True) == identity
     if other_first:
-        attrs = {"contracting_dims": (tuple(other_free), cotangent_dims[0]),
-                 "batch_dims": (tuple(batch[1 - side]), cotangent_dims[1])}
+        attrs = {
+            "contracting_dims": (tuple(other_free), cotangent_dims[0]),
+            "batch_dims": (tuple(batch[1 - side]), cotangent_dims[1]),
+        }
         return single("dot_general", [other, cotangent], attrs)
-    attrs = {"contracting_dims": (cotangent_dims[0], tuple(other_free)),
-             "batch_dims": (cotangent_dims[1], tuple(batch[1 - side]))}
+    attrs = {
+        "contracting_dims": (cotangent_dims[0], tuple(other_free)),
+        "batch_dims": (cotangent_dims[1], tuple(batch[1 - side])),
+    }
     product = single("dot_general", [cotangent, other], attrs)
     permutation = _layout(op, linear_rank, side, False)
     if permutation == identity:
@@ -106,16 +113,26 @@ def _gather_transpose(op, cotangents, operands):
     operand_type, index_type = type_of(operand), type_of(indices)
     axis, size = op.attrs["axis"], operand_type.shape[op.attrs["axis"]]
     if op.attrs["mode"] == "clip":
-        indices = single("clamp", [scalar(0, index_type.dtype), indices, scalar(size - 1, index_type.dtype)])
+        indices = single(
+            "clamp", [scalar(0, index_type.dtype), indices, scalar(size - 1, index_type.dtype)]
+        )
     # Out-of-range indices (fill mode) match no position, so they scatter nothing.
     onehot_shape = index_type.shape + (size,)
     index_rank = index_type.rank
-    spread = single("broadcast_in_dim", [indices], {"shape": onehot_shape, "broadcast_dimensions": tuple(range(index_rank))})
-    positions = single("iota", [], {"dtype": index_type.dtype, "shape": onehot_shape, "dimension": index_rank})
+    spread = single(
+        "broadcast_in_dim",
+        [indices],
+        {"shape": onehot_shape, "broadcast_dimensions": tuple(range(index_rank))},
+    )
+    positions = single(
+        "iota", [], {"dtype": index_type.dtype, "shape": onehot_shape, "dimension": index_rank}
+    )
     cotangent = cotangents[0]
     onehot = lax.convert_element_type(lax.eq(spread, positions), type_of(cotangent).dtype)
-    attrs = {"contracting_dims": (tuple(range(axis, axis + index_rank)), tuple(range(index_rank))),
-             "batch_dims": ((), ())}
+    attrs = {
+        "contracting_dims": (tuple(range(axis, axis + index_rank)), tuple(range(index_rank))),
+        "batch_dims": ((), ()),
+    }
     scattered = single("dot_general", [cotangent, onehot], attrs)
     rank = operand_type.rank
     permutation = tuple(range(axis)) + (rank - 1,) + tuple(range(axis, rank - 1))

@@ -217,9 +217,15 @@ def _neg_transpose(op, cotangents, operands):
 @transpose_rules.register("add", "sub")
 def _add_sub_transpose(op, cotangents, operands):
     cotangent = cotangents[0]
-    second = lax.neg(cotangent) if op.name == "sub" and isinstance(operands[1], LinearInput) else cotangent
-    return [cotangent if isinstance(operands[0], LinearInput) else None,
-            second if isinstance(operands[1], LinearInput) else None]
+    second = (
+        lax.neg(cotangent)
+        if op.name == "sub" and isinstance(operands[1], LinearInput)
+        else cotangent
+    )
+    return [
+        cotangent if isinstance(operands[0], LinearInput) else None,
+        second if isinstance(operands[1], LinearInput) else None,
+    ]
 
 
 @transpose_rules.register("mul")
@@ -243,8 +249,12 @@ def _div_transpose(op, cotangents, operands):
 def _select_transpose(op, cotangents, operands):
     predicate, cotangent = operands[0], cotangents[0]
     blank = zeros(type_of(cotangent))
-    on_true = lax.select(predicate, cotangent, blank) if isinstance(operands[1], LinearInput) else None
-    on_false = lax.select(predicate, blank, cotangent) if isinstance(operands[2], LinearInput) else None
+    on_true = (
+        lax.select(predicate, cotangent, blank) if isinstance(operands[1], LinearInput) else None
+    )
+    on_false = (
+        lax.select(predicate, blank, cotangent) if isinstance(operands[2], LinearInput) else None
+    )
     return [None, on_true, on_false]
 
 

@@ -22,16 +22,16 @@ class ForwardModeError(TypeError):
     """A custom_vjp function was differentiated in forward mode."""
 
 
-_FORWARD_CUSTOM_VJP = ("can't apply forward-mode autodiff (jvp) to a custom_vjp function: its "
-                       "derivative is defined only in reverse mode; use custom_jvp for forward mode")
+FORWARD_MODE_MESSAGE = (
+    "can't apply forward-mode autodiff (jvp) to a custom_vjp function: its "
+    "derivative is defined only in reverse mode; use custom_jvp for forward mode"
+)
 
 
 def evaluate_block(block: Block, inputs: Sequence) -> list:
     """Emit ``block``'s ops on ``inputs`` (one per block argument); its returned values."""
     environment = {argument.id: value for argument, value in zip(block.args, inputs, strict=True)}
-    for op in block.ops:
-        results = emit(op, [environment[operand.id] for operand in op.operands])
-        environment.update((value.id, result) for value, result in zip(op.results, results))
+    evaluate_ops(block.ops, environment)
     return [environment[value.id] for value in block.returns]
 
 
@@ -53,7 +53,7 @@ def _emit(op: Op, operands: Sequence) -> list:
     keep_markers = differentiating()
     if op.name in MARKER_OPS and not keep_markers:
         if not op.regions:
-            raise ForwardModeError(_FORWARD_CUSTOM_VJP)
+            raise ForwardModeError(FORWARD_MODE_MESSAGE)
         return evaluate_block(op.regions[0], operands)
     regions = tuple(copy_block(region, keep_markers) for region in op.regions)
     if op.name in MARKER_OPS:
@@ -77,7 +77,9 @@ def _define(mapping: dict[int, Value], value: Value) -> Value:
     return fresh
 
 
-def _copy_ops(source: Sequence[Op], mapping: dict[int, Value], target: list[Op], keep_markers: bool) -> None:
+def _copy_ops(
+    source: Sequence[Op], mapping: dict[int, Value], target: list[Op], keep_markers: bool
+) -> None:
     for op in source:
         operands = tuple(mapping[operand.id] for operand in op.operands)
         if op.name in MARKER_OPS and not keep_markers:
@@ -88,11 +90,15 @@ def _copy_ops(source: Sequence[Op], mapping: dict[int, Value], target: list[Op],
         target.append(Op(op.name, operands, results, op.attrs, regions, op.shardings, op.location))
 
 
-def _inline_marker(op: Op, operands: tuple[Value, ...], mapping: dict[int, Value], target: list[Op]) -> None:
+def _inline_marker(
+    op: Op, operands: tuple[Value, ...], mapping: dict[int, Value], target: list[Op]
+) -> None:
     """Replace marker ``op`` by a copy of its region's ops (its plain meaning)."""
     if not op.regions:
-        raise ForwardModeError(_FORWARD_CUSTOM_VJP)
+        raise ForwardModeError(FORWARD_MODE_MESSAGE)
     region = op.regions[0]
     mapping.update((argument.id, operand) for argument, operand in zip(region.args, operands))
     _copy_ops(region.ops, mapping, target, keep_markers=False)
-    mapping.update((result.id, mapping[value.id]) for result, value in zip(op.results, region.returns))
+    mapping.update(
+        (result.id, mapping[value.id]) for result, value in zip(op.results, region.returns)
+    )

@@ -16,8 +16,11 @@ from .registries import NON_DIFFERENTIABLE_OPS, instantiate, is_float, jvp_rules
 def jvp_block(block: Block, primals: Sequence, tangents: Sequence) -> tuple[list, list]:
     """The outputs of ``block`` on ``primals`` and their tangents (``None`` where zero)."""
     values = {argument.id: primal for argument, primal in zip(block.args, primals, strict=True)}
-    tangent_of = {argument.id: tangent for argument, tangent in zip(block.args, tangents, strict=True)
-                  if tangent is not None and is_float(argument.type.dtype)}
+    tangent_of = {
+        argument.id: tangent
+        for argument, tangent in zip(block.args, tangents, strict=True)
+        if tangent is not None and is_float(argument.type.dtype)
+    }
     for op in block.ops:
         op_primals = [values[operand.id] for operand in op.operands]
         op_tangents = [tangent_of.get(operand.id) for operand in op.operands]
@@ -30,12 +33,16 @@ def jvp_block(block: Block, primals: Sequence, tangents: Sequence) -> tuple[list
         for value, tangent in zip(op.results, output_tangents):
             if tangent is not None and is_float(value.type.dtype):
                 tangent_of[value.id] = tangent
-    return [values[value.id] for value in block.returns], [tangent_of.get(value.id) for value in block.returns]
+    return [values[value.id] for value in block.returns], [
+        tangent_of.get(value.id) for value in block.returns
+    ]
 
 
 def linear_jvp(op, primals, tangents) -> tuple[list, list]:
     """The JVP rule of an op linear in its float operands jointly: the op itself applied to the
     tangents (zeros filled in); integer operands (indices) keep their primal values."""
-    filled = [instantiate(tangent, type_of(primal)) if is_float(type_of(primal).dtype) else primal
-              for primal, tangent in zip(primals, tangents)]
+    filled = [
+        instantiate(tangent, type_of(primal)) if is_float(type_of(primal).dtype) else primal
+        for primal, tangent in zip(primals, tangents)
+    ]
     return emit(op, primals), emit(op, filled)

@@ -33,12 +33,10 @@ class LinearFunction:
     residuals: list
     tangent_types: list[TensorType]
 
-    @property
-    def output_types(self) -> list[TensorType]:
-        return [value.type for value in self.block.returns]
 
-
-def linearize_block(block: Block, primals: Sequence, differentiable: Sequence[bool]) -> tuple[list, LinearFunction]:
+def linearize_block(
+    block: Block, primals: Sequence, differentiable: Sequence[bool]
+) -> tuple[list, LinearFunction]:
     """Run ``block`` on ``primals`` now; return its outputs and its linear part with respect to
     the inputs marked ``differentiable``."""
     count = len(primals)
@@ -48,20 +46,27 @@ def linearize_block(block: Block, primals: Sequence, differentiable: Sequence[bo
         tangents = iter(arguments[count:])
         full_tangents = [next(tangents) if flag else None for flag in differentiable]
         outputs, output_tangents = jvp_block(block, arguments[:count], full_tangents)
-        filled = [instantiate(tangent, type_of(output)) if is_float(type_of(output).dtype) else zeros(type_of(output))
-                  for output, tangent in zip(outputs, output_tangents)]
+        filled = [
+            instantiate(tangent, type_of(output))
+            if is_float(type_of(output).dtype)
+            else zeros(type_of(output))
+            for output, tangent in zip(outputs, output_tangents)
+        ]
         return list(outputs) + filled
 
     arg_types = [argument.type for argument in block.args] + tangent_types
-    traced = trace_for_differentiation(jvp_function, arg_types, [False] * len(arg_types), name="linearize",
-                                       transposable=True)
+    traced = trace_for_differentiation(
+        jvp_function, arg_types, [False] * len(arg_types), name="linearize", transposable=True
+    )
     return _split(traced.block, list(primals) + list(traced.captured), count, len(tangent_types))
 
 
-def _split(jvp: Block, inputs: list, primal_count: int, tangent_count: int) -> tuple[list, LinearFunction]:
+def _split(
+    jvp: Block, inputs: list, primal_count: int, tangent_count: int
+) -> tuple[list, LinearFunction]:
     """Partially evaluate the traced JVP: emit the known ops, keep the linear ones."""
-    tangent_args = jvp.args[primal_count:primal_count + tangent_count]
-    known_args = jvp.args[:primal_count] + jvp.args[primal_count + tangent_count:]
+    tangent_args = jvp.args[primal_count : primal_count + tangent_count]
+    known_args = jvp.args[:primal_count] + jvp.args[primal_count + tangent_count :]
     linear_ids = {argument.id for argument in tangent_args}
     known_ops, linear_ops = [], []
     for op in jvp.ops:
@@ -78,10 +83,16 @@ def _split(jvp: Block, inputs: list, primal_count: int, tangent_count: int) -> t
     environment = {argument.id: value for argument, value in zip(known_args, inputs, strict=True)}
     evaluate_ops(known_ops, environment)
     residuals = _residuals(linear_ops, tangent_outputs, linear_ids, recomputed)
-    linear_block = Block(tuple(residuals) + tuple(tangent_args), tuple(recomputed) + tuple(linear_ops),
-                         tuple(tangent_outputs))
-    linear = LinearFunction(linear_block, [environment[value.id] for value in residuals],
-                            [argument.type for argument in tangent_args])
+    linear_block = Block(
+        tuple(residuals) + tuple(tangent_args),
+        tuple(recomputed) + tuple(linear_ops),
+        tuple(tangent_outputs),
+    )
+    linear = LinearFunction(
+        linear_block,
+        [environment[value.id] for value in residuals],
+        [argument.type for argument in tangent_args],
+    )
     return [environment[value.id] for value in outputs], linear
 
 
@@ -98,7 +109,9 @@ def _constant_ops(known_ops: Sequence[Op]) -> dict[int, Op]:
 
 def _needed(constant_ops: dict[int, Op], linear_ops: Sequence[Op], returns) -> list[Op]:
     """The constant ops the linear part uses, directly or through other constants, in order."""
-    wanted = [operand.id for op in linear_ops for operand in op.operands] + [value.id for value in returns]
+    wanted = [operand.id for op in linear_ops for operand in op.operands] + [
+        value.id for value in returns
+    ]
     chosen: dict[int, Op] = {}
     while wanted:
         op = constant_ops.get(wanted.pop())
@@ -110,7 +123,9 @@ def _needed(constant_ops: dict[int, Op], linear_ops: Sequence[Op], returns) -> l
     return sorted(chosen.values(), key=lambda op: order[id(op)])
 
 
-def _residuals(linear_ops: Sequence[Op], returns, linear_ids: set[int], recomputed: Sequence[Op]) -> list:
+def _residuals(
+    linear_ops: Sequence[Op], returns, linear_ids: set[int], recomputed: Sequence[Op]
+) -> list:
     """The known values the linear part reads, in first-use order (constants excluded)."""
     local = {result.id for op in recomputed for result in op.results}
     residuals = {}

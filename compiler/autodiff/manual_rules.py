@@ -34,7 +34,9 @@ from .registries import (
 )
 from .transpose import VaryingAxes, backward_pass
 
-jvp_rules.register("sharding_constraint", "all_gather", "all_to_all", "collective_permute")(linear_jvp)
+jvp_rules.register("sharding_constraint", "all_gather", "all_to_all", "collective_permute")(
+    linear_jvp
+)
 
 
 @transpose_rules.register("sharding_constraint")
@@ -57,8 +59,11 @@ def _reduction_collective(op, primals, tangents):
     outputs = emit(op, primals)
     extreme = outputs[0]
     if op.name == "reduce_scatter":
-        extreme = single("all_gather", [extreme], {"mesh": op.attrs["mesh"], "axes": op.attrs["axes"],
-                                                    "dim": op.attrs["dim"]})
+        extreme = single(
+            "all_gather",
+            [extreme],
+            {"mesh": op.attrs["mesh"], "axes": op.attrs["axes"], "dim": op.attrs["dim"]},
+        )
     weights = lax.convert_element_type(lax.eq(primals[0], extreme), type_of(primals[0]).dtype)
     attrs = _sum_attrs(op) | ({"dim": op.attrs["dim"]} if op.name == "reduce_scatter" else {})
     chosen = single(op.name, [lax.mul(tangents[0], weights)], attrs)
@@ -86,8 +91,12 @@ def _all_gather_transpose(op, cotangents, operands):
 
 @transpose_rules.register("all_to_all")
 def _all_to_all_transpose(op, cotangents, operands):
-    attrs = {"mesh": op.attrs["mesh"], "axes": op.attrs["axes"],
-             "split_dim": op.attrs["concat_dim"], "concat_dim": op.attrs["split_dim"]}
+    attrs = {
+        "mesh": op.attrs["mesh"],
+        "axes": op.attrs["axes"],
+        "split_dim": op.attrs["concat_dim"],
+        "concat_dim": op.attrs["split_dim"],
+    }
     return [single("all_to_all", [cotangents[0]], attrs)]
 
 
@@ -100,14 +109,18 @@ def _collective_permute_transpose(op, cotangents, operands):
 
 def _require_sum(op) -> None:
     if op.attrs["reduction"] != "sum":
-        raise AssertionError(f"autodiff internal error: a {op.attrs['reduction']} {op.name} is not linear")
+        raise AssertionError(
+            f"autodiff internal error: a {op.attrs['reduction']} {op.name} is not linear"
+        )
 
 
 # --- manual_computation ----------------------------------------------------------------------
 
 
 def _replicated(mesh_name: str, values) -> tuple[TensorSharding, ...]:
-    return tuple(TensorSharding.from_axis_names(mesh_name, ((),) * type_of(value).rank) for value in values)
+    return tuple(
+        TensorSharding.from_axis_names(mesh_name, ((),) * type_of(value).rank) for value in values
+    )
 
 
 def _mesh_name(op) -> str:
@@ -117,9 +130,14 @@ def _mesh_name(op) -> str:
 def _bind_manual(op, operands, in_shardings, out_shardings, region) -> list:
     """A manual_computation like ``op`` over ``region`` (values it captured are replicated)."""
     mesh_name = _mesh_name(op)
-    attrs = {"in_shardings": tuple(in_shardings) + _replicated(mesh_name, region.captured),
-             "out_shardings": tuple(out_shardings), "manual_axes": op.attrs["manual_axes"]}
-    return bind("manual_computation", list(operands) + list(region.captured), attrs, regions=(region.block,))
+    attrs = {
+        "in_shardings": tuple(in_shardings) + _replicated(mesh_name, region.captured),
+        "out_shardings": tuple(out_shardings),
+        "manual_axes": op.attrs["manual_axes"],
+    }
+    return bind(
+        "manual_computation", list(operands) + list(region.captured), attrs, regions=(region.block,)
+    )
 
 
 @jvp_rules.register("manual_computation")
@@ -127,22 +145,34 @@ def _manual_computation(op, primals, tangents):
     outputs = emit(op, primals)
     body = op.regions[0]
     moving = [index for index, tangent in enumerate(tangents) if tangent is not None]
-    float_outputs = [index for index, value in enumerate(body.returns) if is_float(value.type.dtype)]
+    float_outputs = [
+        index for index, value in enumerate(body.returns) if is_float(value.type.dtype)
+    ]
     if not float_outputs:
         return outputs, [None] * len(outputs)
 
     def tangent_body(*arguments):
-        supplied = iter(arguments[len(body.args):])
-        body_tangents = [next(supplied) if index in moving else None for index in range(len(body.args))]
-        _, output_tangents = jvp_block(body, arguments[:len(body.args)], body_tangents)
-        return [instantiate(output_tangents[index], body.returns[index].type) for index in float_outputs]
+        supplied = iter(arguments[len(body.args) :])
+        body_tangents = [
+            next(supplied) if index in moving else None for index in range(len(body.args))
+        ]
+        _, output_tangents = jvp_block(body, arguments[: len(body.args)], body_tangents)
+        return [
+            instantiate(output_tangents[index], body.returns[index].type) for index in float_outputs
+        ]
 
-    arg_types = [argument.type for argument in body.args] + [body.args[index].type for index in moving]
+    arg_types = [argument.type for argument in body.args] + [
+        body.args[index].type for index in moving
+    ]
     region = trace_region(tangent_body, arg_types, [False] * len(arg_types), name="manual_jvp")
     in_shardings = op.attrs["in_shardings"]
-    results = _bind_manual(op, list(primals) + [tangents[index] for index in moving],
-                           in_shardings + tuple(in_shardings[index] for index in moving),
-                           [op.attrs["out_shardings"][index] for index in float_outputs], region)
+    results = _bind_manual(
+        op,
+        list(primals) + [tangents[index] for index in moving],
+        in_shardings + tuple(in_shardings[index] for index in moving),
+        [op.attrs["out_shardings"][index] for index in float_outputs],
+        region,
+    )
     output_tangents = [None] * len(outputs)
     for index, tangent in zip(float_outputs, results):
         output_tangents[index] = tangent
@@ -150,7 +180,9 @@ def _manual_computation(op, primals, tangents):
 
 
 def _axis_names(sharding: TensorSharding, manual_axes) -> frozenset[str]:
-    return frozenset(axis.name for dim in manual_part(sharding, manual_axes).dims for axis in dim.axes)
+    return frozenset(
+        axis.name for dim in manual_part(sharding, manual_axes).dims for axis in dim.axes
+    )
 
 
 def _varying(op) -> VaryingAxes:
@@ -176,17 +208,25 @@ def _manual_computation_transpose(op, cotangents, operands):
         for index, value in zip(known, arguments):
             inputs[index] = value
         body_cotangents = [None] * len(body.returns)
-        for index, value in zip(present, arguments[len(known):]):
+        for index, value in zip(present, arguments[len(known) :]):
             body_cotangents[index] = value
         results = backward_pass(body, linear, inputs, body_cotangents, varying)
         return [instantiate(results[index], body.args[index].type) for index in wanted]
 
-    arg_types = [body.args[index].type for index in known] + [body.returns[index].type for index in present]
-    region = trace_region(transposed_body, arg_types, [False] * len(arg_types), name="manual_transpose")
+    arg_types = [body.args[index].type for index in known] + [
+        body.returns[index].type for index in present
+    ]
+    region = trace_region(
+        transposed_body, arg_types, [False] * len(arg_types), name="manual_transpose"
+    )
     in_shardings, out_shardings = op.attrs["in_shardings"], op.attrs["out_shardings"]
-    results = _bind_manual(op, [operands[index] for index in known] + [cotangents[index] for index in present],
-                           [in_shardings[index] for index in known] + [out_shardings[index] for index in present],
-                           [in_shardings[index] for index in wanted], region)
+    results = _bind_manual(
+        op,
+        [operands[index] for index in known] + [cotangents[index] for index in present],
+        [in_shardings[index] for index in known] + [out_shardings[index] for index in present],
+        [in_shardings[index] for index in wanted],
+        region,
+    )
     operand_cotangents = [None] * len(operands)
     for index, cotangent in zip(wanted, results):
         operand_cotangents[index] = cotangent

@@ -14,9 +14,9 @@ from dataclasses import dataclass, replace
 
 from meshjit.ir import Block, TensorType, Value
 
-from ..operands import as_operand
+from ..operands import as_operand, dtype_of
 from ..trace import Tracer, stage, trace_region
-from .evaluate import ForwardModeError, emit
+from .evaluate import FORWARD_MODE_MESSAGE, ForwardModeError, emit
 from .registries import instantiate, is_float, jvp_rules, transpose_rules, type_of
 from .tracing import differentiating, linearizing
 
@@ -28,7 +28,9 @@ def stop_gradient(x):
         return x
     argument = Value.fresh(x.value.type)
     identity = Block((argument,), (), (argument,))
-    return stage("stop_gradient", [x], [x.value.type], regions=(identity,), weak_types=[x.weak_type])[0]
+    return stage(
+        "stop_gradient", [x], [x.value.type], regions=(identity,), weak_types=[x.weak_type]
+    )[0]
 
 
 @jvp_rules.register("stop_gradient")
@@ -69,30 +71,41 @@ class _LinearCall:
 def call_with_custom_rule(name: str, fun: Callable, operands: Sequence, rule) -> list:
     """Apply ``fun`` (flat operands to a flat list) with a custom derivative ``rule``: a call
     marker while differentiating, a plain call otherwise."""
+    weak = [dtype_of(operand).weak for operand in operands]
     operands = [as_operand(operand) for operand in operands]
     if not differentiating():
         return list(fun(*operands))
     types = [type_of(operand) for operand in operands]
-    weak = [bool(getattr(operand, "weak_type", False)) for operand in operands]
     region = trace_region(fun, types, weak, name=name)
     rule = replace(rule, explicit_count=len(operands))
     marker = "custom_jvp_call" if isinstance(rule, CustomJVPRule) else "custom_vjp_call"
     out_weak = [bool(getattr(output, "weak_type", False)) for output in region.outputs]
     result_types = [value.type for value in region.block.returns]
-    return stage(marker, operands + region.captured, result_types, {"rule": rule}, regions=(region.block,),
-                 weak_types=out_weak)
+    return stage(
+        marker,
+        operands + region.captured,
+        result_types,
+        {"rule": rule},
+        regions=(region.block,),
+        weak_types=out_weak,
+    )
 
 
 def _own_tangents(primals, tangents, count: int) -> list:
-    return [instantiate(tangent, type_of(primal)) for primal, tangent in zip(primals[:count], tangents[:count])]
+    return [
+        instantiate(tangent, type_of(primal))
+        for primal, tangent in zip(primals[:count], tangents[:count])
+    ]
 
 
 def _check_outputs(what: str, values, expected: Sequence[TensorType]) -> list:
     values = [as_operand(value) for value in values]
     found = [type_of(value) for value in values]
     if found != list(expected):
-        raise TypeError(f"{what} must produce outputs with the shapes and dtypes of the primal function's "
-                        f"outputs {[str(t) for t in expected]}, got {[str(t) for t in found]}")
+        raise TypeError(
+            f"{what} must produce outputs with the shapes and dtypes of the primal function's "
+            f"outputs {[str(t) for t in expected]}, got {[str(t) for t in found]}"
+        )
     return values
 
 
@@ -100,7 +113,9 @@ def _check_outputs(what: str, values, expected: Sequence[TensorType]) -> list:
 def _custom_jvp_call(op, primals, tangents):
     rule = op.attrs["rule"]
     count = rule.explicit_count
-    outputs, output_tangents = rule.jvp(list(primals[:count]), _own_tangents(primals, tangents, count))
+    outputs, output_tangents = rule.jvp(
+        list(primals[:count]), _own_tangents(primals, tangents, count)
+    )
     expected = [value.type for value in op.results]
     outputs = _check_outputs("a custom_jvp rule", outputs, expected)
     output_tangents = _check_outputs("a custom_jvp rule's tangent", output_tangents, expected)
@@ -110,8 +125,7 @@ def _custom_jvp_call(op, primals, tangents):
 @jvp_rules.register("custom_vjp_call")
 def _custom_vjp_call(op, primals, tangents):
     if not linearizing():
-        raise ForwardModeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function: its "
-                               "derivative is defined only in reverse mode; use custom_jvp for forward mode")
+        raise ForwardModeError(FORWARD_MODE_MESSAGE)
     rule = op.attrs["rule"]
     count = rule.explicit_count
     outputs, residuals = rule.forward(list(primals[:count]))
@@ -122,8 +136,12 @@ def _custom_vjp_call(op, primals, tangents):
     moving_tangents = [instantiate(tangents[index], operand_types[index]) for index in moving]
     float_outputs = [index for index, value in enumerate(op.results) if is_float(value.type.dtype)]
     call = _LinearCall(rule, len(residuals), moving, operand_types)
-    linear = stage("custom_vjp_linear", residuals + moving_tangents,
-                   [op.results[index].type for index in float_outputs], {"rule": call})
+    linear = stage(
+        "custom_vjp_linear",
+        residuals + moving_tangents,
+        [op.results[index].type for index in float_outputs],
+        {"rule": call},
+    )
     output_tangents = [None] * len(outputs)
     for index, tangent in zip(float_outputs, linear):
         output_tangents[index] = tangent
@@ -133,19 +151,25 @@ def _custom_vjp_call(op, primals, tangents):
 @transpose_rules.register("custom_vjp_linear")
 def _custom_vjp_linear_transpose(op, cotangents, operands):
     call = op.attrs["rule"]
-    residuals = operands[:call.residual_count]
-    filled = [instantiate(cotangent, value.type) for cotangent, value in zip(cotangents, op.results)]
+    residuals = operands[: call.residual_count]
+    filled = [
+        instantiate(cotangent, value.type) for cotangent, value in zip(cotangents, op.results)
+    ]
     operand_cotangents = list(call.rule.backward(list(residuals), filled))
     if len(operand_cotangents) != len(call.operand_types):
-        raise TypeError(f"a custom_vjp bwd rule must produce one cotangent per primal input "
-                        f"({len(call.operand_types)}), got {len(operand_cotangents)}")
+        raise TypeError(
+            f"a custom_vjp bwd rule must produce one cotangent per primal input "
+            f"({len(call.operand_types)}), got {len(operand_cotangents)}"
+        )
     results = [None] * call.residual_count
     for index in call.moving:
         cotangent = operand_cotangents[index]
         if cotangent is not None:
             cotangent = as_operand(cotangent)
             if type_of(cotangent) != call.operand_types[index]:
-                raise TypeError(f"a custom_vjp bwd rule produced a cotangent of type {type_of(cotangent)} for "
-                                f"input {index} of type {call.operand_types[index]}; they must match")
+                raise TypeError(
+                    f"a custom_vjp bwd rule produced a cotangent of type {type_of(cotangent)} for "
+                    f"input {index} of type {call.operand_types[index]}; they must match"
+                )
         results.append(cotangent)
     return results

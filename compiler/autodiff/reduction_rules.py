@@ -30,7 +30,9 @@ from .registries import (
 
 def _kept_shape_broadcast(value, operand_type, axes):
     kept = tuple(dim for dim in range(operand_type.rank) if dim not in axes)
-    return single("broadcast_in_dim", [value], {"shape": operand_type.shape, "broadcast_dimensions": kept})
+    return single(
+        "broadcast_in_dim", [value], {"shape": operand_type.shape, "broadcast_dimensions": kept}
+    )
 
 
 @jvp_rules.register("reduce_max", "reduce_min")
@@ -90,7 +92,9 @@ def _scan(op, primals, tangents):
 def _reduce_prod(op, primals, tangents):
     outputs = emit(op, primals)
     others = _product_of_others(primals[0], op.attrs["axes"])
-    return outputs, [single("reduce_sum", [lax.mul(tangents[0], others)], {"axes": op.attrs["axes"]})]
+    return outputs, [
+        single("reduce_sum", [lax.mul(tangents[0], others)], {"axes": op.attrs["axes"]})
+    ]
 
 
 def _product_of_others(operand, axes):
@@ -122,7 +126,7 @@ def _sort(op, primals, tangents):
     outputs = emit(op, primals)
     keys = primals[: op.attrs["num_keys"]]
     moving = [index for index, tangent in enumerate(tangents) if tangent is not None]
-    carried = emit(op, list(keys) + [tangents[index] for index in moving])[len(keys):]
+    carried = emit(op, list(keys) + [tangents[index] for index in moving])[len(keys) :]
     output_tangents = [None] * len(primals)
     for index, tangent in zip(moving, carried):
         output_tangents[index] = tangent

@@ -25,20 +25,58 @@ transpose_rules = Registry("transpose rule")
 # NOTE: these ops carry no tangent: their results are integers or booleans, or they have no
 # operands to differentiate. Every other op of the IR has a JVP rule.
 NON_DIFFERENTIABLE_OPS = (
-    "compare", "is_finite", "not", "and", "or", "xor",
-    "shift_left", "shift_right_arithmetic", "shift_right_logical",
-    "iota", "constant", "argmax", "argmin", "reduce_and", "reduce_or",
-    "axis_index", "partition_id",
+    "compare",
+    "is_finite",
+    "not",
+    "and",
+    "or",
+    "xor",
+    "shift_left",
+    "shift_right_arithmetic",
+    "shift_right_logical",
+    "iota",
+    "constant",
+    "argmax",
+    "argmin",
+    "reduce_and",
+    "reduce_or",
+    "axis_index",
+    "partition_id",
 )
 
 # NOTE: the ops JVP rules apply to tangents. A tangent program is built from these alone, so
 # each needs a transpose rule for reverse mode.
 LINEAR_OPS = (
-    "neg", "add", "sub", "mul", "div", "select", "convert",
-    "broadcast_in_dim", "reshape", "transpose", "slice", "dynamic_slice", "dynamic_update_slice",
-    "pad", "concatenate", "rev", "squeeze", "expand_dims", "dot_general", "reduce_sum", "cumsum",
-    "sort", "gather", "sharding_constraint", "manual_computation",
-    "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute",
+    "neg",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "select",
+    "convert",
+    "broadcast_in_dim",
+    "reshape",
+    "transpose",
+    "slice",
+    "dynamic_slice",
+    "dynamic_update_slice",
+    "pad",
+    "concatenate",
+    "rev",
+    "squeeze",
+    "expand_dims",
+    "dot_general",
+    "reduce_sum",
+    "cumsum",
+    "sort",
+    "gather",
+    "sharding_constraint",
+    "manual_computation",
+    "all_reduce",
+    "all_gather",
+    "reduce_scatter",
+    "all_to_all",
+    "collective_permute",
 )
 
 # Ops that exist only inside autodiff's own traces (see ``markers``); never in a compiled module.
@@ -64,7 +102,9 @@ def type_of(value) -> TensorType:
     if isinstance(value, LinearInput):
         return value.type
     array_dtype = np.asarray(value).dtype if not hasattr(value, "dtype") else value.dtype
-    return TensorType(tuple(value.shape) if hasattr(value, "shape") else (), from_numpy(array_dtype))
+    return TensorType(
+        tuple(value.shape) if hasattr(value, "shape") else (), from_numpy(array_dtype)
+    )
 
 
 def scalar(value, dtype: str) -> np.ndarray:

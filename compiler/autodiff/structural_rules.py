@@ -12,8 +12,19 @@ from .jvp import linear_jvp
 from .registries import LinearInput, jvp_rules, scalar, single, transpose_rules, type_of, zeros
 
 jvp_rules.register(
-    "broadcast_in_dim", "reshape", "transpose", "slice", "dynamic_slice", "dynamic_update_slice",
-    "pad", "concatenate", "rev", "squeeze", "expand_dims", "reduce_sum", "cumsum",
+    "broadcast_in_dim",
+    "reshape",
+    "transpose",
+    "slice",
+    "dynamic_slice",
+    "dynamic_update_slice",
+    "pad",
+    "concatenate",
+    "rev",
+    "squeeze",
+    "expand_dims",
+    "reduce_sum",
+    "cumsum",
 )(linear_jvp)
 
 
@@ -23,7 +34,9 @@ def _broadcast_in_dim_transpose(op, cotangents, operands):
     # operand's size-1 dims.
     operand_type = type_of(operands[0])
     shape, dims = op.attrs["shape"], op.attrs["broadcast_dimensions"]
-    stretched = [dim for size, dim in zip(operand_type.shape, dims) if size == 1 and shape[dim] != 1]
+    stretched = [
+        dim for size, dim in zip(operand_type.shape, dims) if size == 1 and shape[dim] != 1
+    ]
     axes = tuple(sorted(set(range(len(shape))) - set(dims) | set(stretched)))
     summed = single("reduce_sum", [cotangents[0]], {"axes": axes}) if axes else cotangents[0]
     if type_of(summed).shape != operand_type.shape:
@@ -78,7 +91,9 @@ def _slice_transpose(op, cotangents, operands):
     operand_shape = type_of(operands[0]).shape
     result_shape = type_of(cotangents[0]).shape
     config = []
-    for size, start, stride, count in zip(operand_shape, op.attrs["start_indices"], op.attrs["strides"], result_shape):
+    for size, start, stride, count in zip(
+        operand_shape, op.attrs["start_indices"], op.attrs["strides"], result_shape
+    ):
         spread = count + (count - 1) * (stride - 1) if count else 0
         config.append((start, size - start - spread, stride - 1 if count else 0))
     padding = scalar(0, type_of(cotangents[0]).dtype)
@@ -88,7 +103,9 @@ def _slice_transpose(op, cotangents, operands):
 @transpose_rules.register("dynamic_slice")
 def _dynamic_slice_transpose(op, cotangents, operands):
     blank = zeros(type_of(operands[0]))
-    return [single("dynamic_update_slice", [blank, cotangents[0], *operands[1:]])] + [None] * (len(operands) - 1)
+    return [single("dynamic_update_slice", [blank, cotangents[0], *operands[1:]])] + [None] * (
+        len(operands) - 1
+    )
 
 
 @transpose_rules.register("dynamic_update_slice")
@@ -99,7 +116,9 @@ def _dynamic_update_slice_transpose(op, cotangents, operands):
     if isinstance(operand, LinearInput):
         operand_cotangent = single("dynamic_update_slice", [cotangent, zeros(update_type), *starts])
     if isinstance(update, LinearInput):
-        update_cotangent = single("dynamic_slice", [cotangent, *starts], {"slice_sizes": update_type.shape})
+        update_cotangent = single(
+            "dynamic_slice", [cotangent, *starts], {"slice_sizes": update_type.shape}
+        )
     return [operand_cotangent, update_cotangent] + [None] * len(starts)
 
 
@@ -109,8 +128,11 @@ def _pad_transpose(op, cotangents, operands):
     # padding value received everything else.
     cotangent = cotangents[0]
     config = op.attrs["padding_config"]
-    unpadded = single("pad", [cotangent, scalar(0, type_of(cotangent).dtype)],
-                      {"padding_config": tuple((-low, -high, 0) for low, high, _ in config)})
+    unpadded = single(
+        "pad",
+        [cotangent, scalar(0, type_of(cotangent).dtype)],
+        {"padding_config": tuple((-low, -high, 0) for low, high, _ in config)},
+    )
     shape = type_of(unpadded).shape
     strides = tuple(interior + 1 for _, _, interior in config)
     operand_cotangent = lax.slice(unpadded, (0,) * len(shape), shape, strides)
@@ -133,7 +155,9 @@ def _concatenate_transpose(op, cotangents, operands):
         size = type_of(operand).shape[dimension]
         if isinstance(operand, LinearInput):
             start = tuple(offset if dim == dimension else 0 for dim in range(len(shape)))
-            limit = tuple(offset + size if dim == dimension else shape[dim] for dim in range(len(shape)))
+            limit = tuple(
+                offset + size if dim == dimension else shape[dim] for dim in range(len(shape))
+            )
             results.append(lax.slice(cotangent, start, limit))
         else:
             results.append(None)

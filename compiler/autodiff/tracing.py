@@ -35,11 +35,15 @@ def differentiating() -> bool:
 
 def linearizing() -> bool:
     """Whether the ops recorded now form a JVP whose tangent part will be transposed."""
-    return any(isinstance(trace, DifferentiationTrace) and trace.transposable for trace in _enclosing_traces())
+    return any(
+        isinstance(trace, DifferentiationTrace) and trace.transposable
+        for trace in _enclosing_traces()
+    )
 
 
-def trace_for_differentiation(fun: Callable, arg_types, arg_weak_types, *, name: str,
-                              transposable: bool = False) -> TracedRegion:
+def trace_for_differentiation(
+    fun: Callable, arg_types, arg_weak_types, *, name: str, transposable: bool = False
+) -> TracedRegion:
     """Trace ``fun`` over fresh arguments into a block inside the current trace.
 
     Values ``fun`` uses from outside (the current trace's Tracers, device arrays) become extra
@@ -47,11 +51,8 @@ def trace_for_differentiation(fun: Callable, arg_types, arg_weak_types, *, name:
     """
 
     def make_trace(trace_name, *, meshes, parent):
-        return DifferentiationTrace(trace_name, meshes=meshes, parent=parent, transposable=transposable)
+        return DifferentiationTrace(
+            trace_name, meshes=meshes, parent=parent, transposable=transposable
+        )
 
     return trace_region(fun, arg_types, arg_weak_types, name=name, trace_type=make_trace)
-
-
-def block_inputs(traced: TracedRegion, explicit: list) -> list:
-    """The values to feed ``traced.block``: the explicit inputs, then the captured ones."""
-    return list(explicit) + list(traced.captured)

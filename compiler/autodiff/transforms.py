@@ -35,8 +35,10 @@ def _trace(fun: Callable, primals: Sequence, name: str) -> TracedRegion:
 
 def _weak(values, flags) -> list:
     """``values`` with JAX's weak-type flags ``flags`` (a derivative is as weak as its primal)."""
-    return [Tracer(value.trace, value.value, flag) if isinstance(value, Tracer) else value
-            for value, flag in zip(values, flags)]
+    return [
+        Tracer(value.trace, value.value, flag) if isinstance(value, Tracer) else value
+        for value, flag in zip(values, flags)
+    ]
 
 
 def _with_weak_types(outputs: list, traced: TracedRegion) -> list:
@@ -50,10 +52,16 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence) -> tuple[list, lis
     traced = _trace(fun, primals, "jvp")
     inputs = _operands(primals) + list(traced.captured)
     tangents = [None if tangent is None else as_operand(tangent) for tangent in tangents]
-    outputs, output_tangents = jvp_block(traced.block, inputs, tangents + [None] * len(traced.captured))
-    output_tangents = [instantiate(tangent, type_of(output)) for output, tangent in zip(outputs, output_tangents)]
+    outputs, output_tangents = jvp_block(
+        traced.block, inputs, tangents + [None] * len(traced.captured)
+    )
+    output_tangents = [
+        instantiate(tangent, type_of(output)) for output, tangent in zip(outputs, output_tangents)
+    ]
     outputs = _with_weak_types(outputs, traced)
-    return outputs, _weak(output_tangents, [getattr(output, "weak_type", False) for output in outputs])
+    return outputs, _weak(
+        output_tangents, [getattr(output, "weak_type", False) for output in outputs]
+    )
 
 
 @dataclass
@@ -77,19 +85,31 @@ def linearize(fun: Callable, primals: Sequence) -> Linearized:
     """Run ``fun`` on ``primals`` and keep its linear part in the float inputs."""
     traced = _trace(fun, primals, "linearize")
     inputs = _operands(primals) + list(traced.captured)
-    differentiable = [is_float(type_of(primal).dtype) for primal in inputs[:len(primals)]]
-    outputs, linear = linearize_block(traced.block, inputs, differentiable + [False] * len(traced.captured))
-    return Linearized(_with_weak_types(outputs, traced), linear, differentiable,
-                      [type_of(primal) for primal in inputs[:len(primals)]],
-                      [dtype_of(primal).weak for primal in primals])
+    differentiable = [is_float(type_of(primal).dtype) for primal in inputs[: len(primals)]]
+    outputs, linear = linearize_block(
+        traced.block, inputs, differentiable + [False] * len(traced.captured)
+    )
+    return Linearized(
+        _with_weak_types(outputs, traced),
+        linear,
+        differentiable,
+        [type_of(primal) for primal in inputs[: len(primals)]],
+        [dtype_of(primal).weak for primal in primals],
+    )
 
 
 def apply_linear(linearized: Linearized, tangents: Sequence) -> list:
     """The output tangents for one tangent per input (integer inputs' tangents are ignored)."""
-    moving = [None if tangent is None else as_operand(tangent)
-              for tangent, flag in zip(tangents, linearized.differentiable) if flag]
+    moving = [
+        None if tangent is None else as_operand(tangent)
+        for tangent, flag in zip(tangents, linearized.differentiable)
+        if flag
+    ]
     linear = linearized.linear
-    moving = [instantiate(tangent, value_type) for tangent, value_type in zip(moving, linear.tangent_types)]
+    moving = [
+        instantiate(tangent, value_type)
+        for tangent, value_type in zip(moving, linear.tangent_types)
+    ]
     return evaluate_block(linear.block, list(linear.residuals) + moving)
 
 

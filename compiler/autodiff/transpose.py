@@ -54,7 +54,12 @@ class VaryingAxes:
         location = user_location()
         where = f" at {location}" if location else ""
         reason = f"autodiff: cotangent of a shard_map value replicated over {list(ordered)}{where}"
-        attrs = {"mesh": SymbolRef(self.mesh_name), "axes": ordered, "reduction": "sum", "reason": reason}
+        attrs = {
+            "mesh": SymbolRef(self.mesh_name),
+            "axes": ordered,
+            "reduction": "sum",
+            "reason": reason,
+        }
         return single("all_reduce", [cotangent], attrs)
 
 
@@ -69,8 +74,12 @@ class _Cotangents:
         existing = self.entries.get(value_id)
         if existing is not None:
             common = existing[1] & pending
-            cotangent = add_tangents(self.varying.reduce(existing[0], existing[1] - common) if existing[1] else existing[0],
-                                     self.varying.reduce(cotangent, pending - common) if pending else cotangent)
+            cotangent = add_tangents(
+                self.varying.reduce(existing[0], existing[1] - common)
+                if existing[1]
+                else existing[0],
+                self.varying.reduce(cotangent, pending - common) if pending else cotangent,
+            )
             pending = common
         self.entries[value_id] = (cotangent, pending)
 
@@ -80,15 +89,26 @@ class _Cotangents:
     def resolved(self, value_id: int):
         """The value's cotangent with every pending sum done (``None`` if it received none)."""
         cotangent, pending = self.entries.get(value_id, (None, _NONE))
-        return cotangent if cotangent is None or not pending else self.varying.reduce(cotangent, pending)
+        return (
+            cotangent
+            if cotangent is None or not pending
+            else self.varying.reduce(cotangent, pending)
+        )
 
 
-def backward_pass(block: Block, linear: Sequence[bool], inputs: Sequence, cotangents: Sequence,
-                  varying: VaryingAxes | None = None) -> list:
+def backward_pass(
+    block: Block,
+    linear: Sequence[bool],
+    inputs: Sequence,
+    cotangents: Sequence,
+    varying: VaryingAxes | None = None,
+) -> list:
     """The cotangents of ``block``'s linear arguments (``None`` where zero; ``None`` for the
     others) given ``inputs`` for its other arguments and one cotangent per returned value."""
     linear_ids = {argument.id for argument, flag in zip(block.args, linear, strict=True) if flag}
-    environment = {argument.id: value for argument, value, flag in zip(block.args, inputs, linear) if not flag}
+    environment = {
+        argument.id: value for argument, value, flag in zip(block.args, inputs, linear) if not flag
+    }
     linear_ops = []
     for op in block.ops:
         if any(operand.id in linear_ids for operand in op.operands):
@@ -100,11 +120,16 @@ def backward_pass(block: Block, linear: Sequence[bool], inputs: Sequence, cotang
     received = _Cotangents(varying)
     for index, (value, cotangent) in enumerate(zip(block.returns, cotangents, strict=True)):
         if cotangent is not None and value.id in linear_ids:
-            pending = _NONE if varying is None else varying.returns[index] - varying.by_value[value.id]
+            pending = (
+                _NONE if varying is None else varying.returns[index] - varying.by_value[value.id]
+            )
             received.add(value.id, cotangent, pending)
     for op in reversed(linear_ops):
         _transpose_op(op, received, environment, linear_ids)
-    return [received.resolved(argument.id) if flag else None for argument, flag in zip(block.args, linear)]
+    return [
+        received.resolved(argument.id) if flag else None
+        for argument, flag in zip(block.args, linear)
+    ]
 
 
 def _transpose_op(op: Op, received: _Cotangents, environment: dict, linear_ids: set[int]) -> None:
@@ -115,18 +140,26 @@ def _transpose_op(op: Op, received: _Cotangents, environment: dict, linear_ids: 
     pending = next(iter(pendings))
     if len(pendings) > 1 or (pending and op.name in COLLECTIVE_OPS):
         # NOTE: a collective's transpose differs per device, so pending sums are done first.
-        entries = [(None if cotangent is None else received.varying.reduce(cotangent, axes), _NONE)
-                   for cotangent, axes in entries]
+        entries = [
+            (None if cotangent is None else received.varying.reduce(cotangent, axes), _NONE)
+            for cotangent, axes in entries
+        ]
         pending = _NONE
-    operands = [LinearInput(operand.type) if operand.id in linear_ids else environment[operand.id]
-                for operand in op.operands]
+    operands = [
+        LinearInput(operand.type) if operand.id in linear_ids else environment[operand.id]
+        for operand in op.operands
+    ]
     with located_at(op.location):
-        operand_cotangents = transpose_rules[op.name](op, [cotangent for cotangent, _ in entries], operands)
+        operand_cotangents = transpose_rules[op.name](
+            op, [cotangent for cotangent, _ in entries], operands
+        )
         for operand, cotangent in zip(op.operands, operand_cotangents, strict=True):
             if cotangent is None or operand.id not in linear_ids:
                 continue
             if type_of(cotangent) != operand.type:
-                raise AssertionError(f"autodiff internal error: the transpose rule of {op.name} gave a "
-                                     f"cotangent of type {type_of(cotangent)} for an operand of type {operand.type}")
+                raise AssertionError(
+                    f"autodiff internal error: the transpose rule of {op.name} gave a "
+                    f"cotangent of type {type_of(cotangent)} for an operand of type {operand.type}"
+                )
             excess = _NONE if received.varying is None else received.varying.excess(op, operand.id)
             received.add(operand.id, cotangent, pending | excess)

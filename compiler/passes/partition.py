@@ -13,6 +13,8 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, replace
 
+from meshjit.ir.config import config
+
 from meshjit.ir import Block, DimSharding, Func, Module, Op, SymbolRef, TensorSharding, Value
 from meshjit.ir.shape_rules_spmd import manual_part
 
@@ -22,6 +24,10 @@ from ..partition_rules import PARTIAL_REDUCTION, identity, local_attrs
 from ..reshard import reshard
 from ..sharding_rules import sharding_rules
 from ..spmd_builder import Local, SpmdBuilder, local_type
+
+
+class FullRematerializationError(ValueError):
+    """A reshard would gather a whole dim and split it again, and ``full_remat`` is "error"."""
 
 
 class FullRematerializationWarning(UserWarning):
@@ -168,8 +174,9 @@ class _Partitioner:
             result_shardings.append(target)
         attrs = func.attrs.updated(spmd_mesh=SymbolRef(self.mesh_name))
         body = Block(tuple(args), tuple(self.builder.ops), tuple(returns))
-        new_func = Func(func.name, body, tuple(_clean(self.sharding_of(a, s)) for a, s in zip(func.args, func.arg_shardings)),
-                        tuple(result_shardings), attrs)
+        arg_shardings = tuple(_clean(self.sharding_of(arg, sharding))
+                              for arg, sharding in zip(func.args, func.arg_shardings))
+        new_func = Func(func.name, body, arg_shardings, tuple(result_shardings), attrs)
         return replace(self.module, funcs=(new_func,))
 
 
@@ -200,6 +207,9 @@ def partition_with_report(module: Module, *, poison_padding: bool = False) -> Pa
     partitioner = _Partitioner(module, poison_padding)
     partitioned = partitioner.run()
     for description in partitioner.builder.rematerializations:
+        if config.read("full_remat") == "error":
+            raise FullRematerializationError(f"involuntary full rematerialization: {description} (set "
+                                             f"meshjit.config.update('full_remat', 'warn') to allow it)")
         warnings.warn(f"involuntary full rematerialization: {description}", FullRematerializationWarning,
                       stacklevel=2)
     return PartitionResult(partitioned, partitioner.builder.collective_reasons, partitioner.decisions,

@@ -215,19 +215,24 @@ def elementwise_records() -> list[Record]:
     return records
 
 
+def creation_cases() -> list[Case]:
+    """The result constrained, or pinned (so it may not divide), to each layout; sub-axes on 2x4."""
+    texts = ["x,-", "-,x", "-,y", "xy,-", "y,x"]
+    cases = [Case((), text) for text in texts] + [Case((), pinned=text) for text in texts]
+    return cases + [Case((), pinned=text, meshes=("2x4",)) for text in ("y(2)2,x", "y(1)2x,y(2)2")]
+
+
 def creation_records() -> list[Record]:
-    outputs = ["x,-", "-,x", "-,y", "xy,-", "y,x"]
     rng = np.random.default_rng(7)
     constant = DenseAttr.from_array(rng.standard_normal((6, 10)).astype(np.float32))
     return [
-        record("iota", "dim0", [], {"dtype": "i32", "shape": (8, 6), "dimension": 0},
-               [Case((), output) for output in outputs], generic=False),
-        record("iota", "dim1_f32", [], {"dtype": "f32", "shape": (8, 6), "dimension": 1},
-               [Case((), output) for output in outputs], generic=False),
-        record("iota", "uneven", [], {"dtype": "i32", "shape": (6, 10), "dimension": 1},
-               [Case((), output) for output in outputs], generic=False),
-        record("constant", "uneven", [], {"value": constant},
-               [Case((), output) for output in outputs], generic=False),
+        record("iota", "dim0", [], {"dtype": "i32", "shape": (8, 6), "dimension": 0}, creation_cases(),
+               generic=False),
+        record("iota", "dim1_f32", [], {"dtype": "f32", "shape": (8, 6), "dimension": 1}, creation_cases(),
+               generic=False),
+        record("iota", "uneven", [], {"dtype": "i32", "shape": (6, 10), "dimension": 1}, creation_cases(),
+               generic=False),
+        record("constant", "uneven", [], {"value": constant}, creation_cases(), generic=False),
     ]
 
 

@@ -30,22 +30,33 @@ X = np.array([0.3, -1.2, 2.0])
 
 
 def _close(actual, expected, tolerance=1e-12):
-    np.testing.assert_allclose(np.asarray(actual), np.asarray(expected), rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose(
+        np.asarray(actual), np.asarray(expected), rtol=tolerance, atol=tolerance
+    )
 
 
 def test_grad_of_a_pytree_with_argnums_and_keywords():
     def loss(params, x, scale=1.0):
-        return scale * jnp.sum(params["w"] * x ** 2) + jnp.sum(params["b"][0] * params["b"][1])
+        return scale * jnp.sum(params["w"] * x**2) + jnp.sum(params["b"][0] * params["b"][1])
 
     params = {"w": np.array([1.0, 2.0, 3.0]), "b": [np.float64(2.0), np.float64(5.0)]}
     gradient = grad(loss)(params, X, scale=2.0)
     assert isinstance(gradient["w"], Array)
-    _close(gradient["w"], 2 * X ** 2)
+    _close(gradient["w"], 2 * X**2)
     _close(gradient["b"][0], 5.0)
     _close(gradient["b"][1], 2.0)
     _, gradient_x = grad(loss, argnums=(0, 1))(params, X)
     _close(gradient_x, 2 * params["w"] * X)
     _close(grad(loss, argnums=1)(params, X), 2 * params["w"] * X)
+
+
+def test_python_scalars_not_differentiated_stay_static():
+    def f(x, steps):
+        for _ in range(steps):  # a Python loop over a non-differentiated Python int, as in JAX
+            x = jnp.sin(x)
+        return jnp.sum(x)
+
+    _close(grad(f)(X, 2), np.cos(np.sin(X)) * np.cos(X))
 
 
 def test_value_and_grad_with_aux():
@@ -63,29 +74,44 @@ def test_value_and_grad_with_aux():
 
 def test_higher_derivatives():
     def f(x):
-        return jnp.sin(x) * x ** 3
+        return jnp.sin(x) * x**3
 
     first = grad(f)
     second = grad(first)
     third = grad(second)
     x = 0.7
-    _close(first(x), np.cos(x) * x ** 3 + 3 * x ** 2 * np.sin(x))
-    _close(second(x), -np.sin(x) * x ** 3 + 6 * x ** 2 * np.cos(x) + 6 * x * np.sin(x))
-    _close(third(x), -np.cos(x) * x ** 3 - 9 * x ** 2 * np.sin(x) + 18 * x * np.cos(x) + 6 * np.sin(x))
+    _close(first(x), np.cos(x) * x**3 + 3 * x**2 * np.sin(x))
+    _close(second(x), -np.sin(x) * x**3 + 6 * x**2 * np.cos(x) + 6 * x * np.sin(x))
+    _close(third(x), -np.cos(x) * x**3 - 9 * x**2 * np.sin(x) + 18 * x * np.cos(x) + 6 * np.sin(x))
 
 
 def test_jit_and_grad_compose_both_ways():
     def f(w, x):
         return jnp.sum(jnp.tanh(x @ w) ** 2)
 
-    w, x = np.random.default_rng(0).standard_normal((3, 2)), np.random.default_rng(1).standard_normal((4, 3))
+    w, x = (
+        np.random.default_rng(0).standard_normal((3, 2)),
+        np.random.default_rng(1).standard_normal((4, 3)),
+    )
     expected = grad(f)(w, x)
     _close(jax.jit(grad(f))(w, x), expected)
     _close(grad(jax.jit(f))(w, x), expected)
+
     def second(w, x):
         return jnp.sum(grad(jax.jit(f))(w, x) ** 2)
 
     _close(jax.jit(grad(jax.jit(second), argnums=1))(w, x), grad(second, argnums=1)(w, x), 1e-10)
+
+
+def test_backward_ops_keep_the_source_line_of_their_forward_op():
+    def f(x):
+        return jnp.sum(jnp.sin(x))  # the line every op of the gradient points at
+
+    text = jax.jit(grad(f)).lower(X).as_text()
+    line = f.__code__.co_firstlineno + 1
+    assert "cos(" in text
+    rows = [row for row in text.splitlines() if "cos(" in row or "mul(" in row]
+    assert rows and all(f'test_autodiff.py":{line})' in row for row in rows)
 
 
 def test_closures_over_arrays_and_outer_traced_values():
@@ -124,7 +150,7 @@ def test_vjp_with_integer_inputs_and_allow_int():
     def f(x, n):
         return x * n
 
-    output, pullback = vjp(f, X, np.int64(3))
+    _, pullback = vjp(f, X, np.int64(3))
     cotangent_x, cotangent_n = pullback(np.ones(3))
     _close(cotangent_x, np.full(3, 3.0))
     assert cotangent_n.dtype == np.int64 and int(cotangent_n) == 0
@@ -134,8 +160,12 @@ def test_vjp_with_integer_inputs_and_allow_int():
 
 def test_mlp_gradient_matches_central_differences():
     rng = np.random.default_rng(0)
-    params = {"w1": rng.standard_normal((5, 8)), "b1": rng.standard_normal(8),
-              "w2": rng.standard_normal((8, 3)), "b2": rng.standard_normal(3)}
+    params = {
+        "w1": rng.standard_normal((5, 8)),
+        "b1": rng.standard_normal(8),
+        "w2": rng.standard_normal((8, 3)),
+        "b2": rng.standard_normal(3),
+    }
     x, labels = rng.standard_normal((6, 5)), rng.integers(0, 3, 6)
 
     def loss(params):
@@ -146,8 +176,10 @@ def test_mlp_gradient_matches_central_differences():
     gradient = grad(loss)(params)
     direction = {name: rng.standard_normal(value.shape) for name, value in params.items()}
     step = 1e-6
-    shifted = [float(loss({name: params[name] + sign * step * direction[name] for name in params}))
-               for sign in (1, -1)]
+    shifted = [
+        float(loss({name: params[name] + sign * step * direction[name] for name in params}))
+        for sign in (1, -1)
+    ]
     analytic = sum(np.vdot(np.asarray(gradient[name]), direction[name]) for name in params)
     _close(analytic, (shifted[0] - shifted[1]) / (2 * step), 1e-7)
 
@@ -170,7 +202,9 @@ def test_custom_jvp_in_both_modes_and_under_jit():
     x = np.array([0.5, 2.0])
     _close(jvp(clipped_log, (x,), (np.ones(2),))[1], [1.0, 0.5])
     _close(grad(lambda x: jnp.sum(clipped_log(x)))(x), [1.0, 0.5])
-    _close(jax.jit(grad(lambda x: jnp.sum(clipped_log(x) * x)))(x), np.log(x) + x / np.maximum(x, 1.0))
+    _close(
+        jax.jit(grad(lambda x: jnp.sum(clipped_log(x) * x)))(x), np.log(x) + x / np.maximum(x, 1.0)
+    )
     _close(clipped_log(x), np.log(x))
     # the rule itself is differentiated for second derivatives: d/dx (1 / max(x, 1)) = -1/x^2 for x > 1
     _close(grad(grad(lambda x: clipped_log(x)))(2.0), -0.25)
@@ -181,7 +215,9 @@ def test_custom_jvp_defjvps_and_nondiff_argnums():
     def product(x, y):
         return x * y
 
-    product.defjvps(lambda tangent, out, x, y: 10 * tangent * y, lambda tangent, out, x, y: 100 * tangent * x)
+    product.defjvps(
+        lambda tangent, out, x, y: 10 * tangent * y, lambda tangent, out, x, y: 100 * tangent * x
+    )
     _close(grad(product, argnums=(0, 1))(2.0, 3.0), (30.0, 200.0))
 
     def apply(function, x):
@@ -197,18 +233,22 @@ def test_custom_vjp_with_pytrees_nondiff_and_none_cotangents():
     def scaled(pair, factor):
         return pair[0] * factor + pair[1]
 
-    scaled.defvjp(lambda pair, factor: (scaled(pair, factor), factor),
-                  lambda factor, cotangent: ((cotangent * factor * 10, cotangent), None))
+    scaled.defvjp(
+        lambda pair, factor: (scaled(pair, factor), factor),
+        lambda factor, cotangent: ((cotangent * factor * 10, cotangent), None),
+    )
     gradients = grad(lambda pair, factor: scaled(pair, factor), argnums=(0, 1))((2.0, 3.0), 4.0)
     _close(gradients[0][0], 40.0)
     _close(gradients[0][1], 1.0)
     _close(gradients[1], 0.0)
 
     def power(n, x):
-        return x ** n
+        return x**n
 
     power = custom_vjp(power, nondiff_argnums=(0,))
-    power.defvjp(lambda n, x: (x ** n, x), lambda n, x, cotangent: (cotangent * n * x ** (n - 1) * 2,))
+    power.defvjp(
+        lambda n, x: (x**n, x), lambda n, x, cotangent: (cotangent * n * x ** (n - 1) * 2,)
+    )
     _close(jax.jit(grad(lambda x: power(3, x)))(2.0), 24.0)
     _close(power(3, 2.0), 8.0)
 
@@ -229,7 +269,10 @@ def test_stop_gradient():
 def test_grad_errors():
     with pytest.raises(TypeError, match="grad requires real-valued inputs.*int"):
         grad(lambda x: x * 1.0)(3)
-    with pytest.raises(TypeError, match="Gradient only defined for scalar-output functions. Output had shape: \\(3,\\)"):
+    with pytest.raises(
+        TypeError,
+        match="Gradient only defined for scalar-output functions. Output had shape: \\(3,\\)",
+    ):
         grad(lambda x: x)(X)
     with pytest.raises(TypeError, match="real-valued outputs"):
         grad(lambda x: jnp.sum(x > 0))(X)
@@ -274,5 +317,7 @@ def test_jvp_vjp_and_custom_errors():
     f.defvjp(lambda x, y: (x * y, (x, y)), lambda residuals, cotangent: (cotangent,))
     with pytest.raises(TypeError, match="forward-mode"):
         jvp(f, (1.0, 2.0), (1.0, 1.0))
-    with pytest.raises(TypeError, match="tuple of length equal to the number of differentiated arguments"):
+    with pytest.raises(
+        TypeError, match="tuple of length equal to the number of differentiated arguments"
+    ):
         grad(f)(1.0, 2.0)

@@ -24,12 +24,18 @@ def data_mesh():
 
 
 def _random(*shape, seed=0, scale=1.0):
-    return (np.random.default_rng(seed + sum(shape)).standard_normal(shape) * scale).astype(np.float32)
+    return (np.random.default_rng(seed + sum(shape)).standard_normal(shape) * scale).astype(
+        np.float32
+    )
 
 
 def _mlp_params(d, f, c):
-    return {"w1": _random(d, f, scale=d ** -0.5), "b1": _random(f, seed=1, scale=0.1),
-            "w2": _random(f, c, scale=f ** -0.5), "b2": _random(c, seed=2, scale=0.1)}
+    return {
+        "w1": _random(d, f, scale=d**-0.5),
+        "b1": _random(f, seed=1, scale=0.1),
+        "w2": _random(f, c, scale=f**-0.5),
+        "b2": _random(c, seed=2, scale=0.1),
+    }
 
 
 def _mlp_loss(params, x, y):
@@ -44,18 +50,24 @@ def _records(compiled):
 
 def _assert_same_gradients(sharded, reference, tolerance=2e-5):
     for name in reference:
-        np.testing.assert_allclose(np.asarray(sharded[name]), np.asarray(reference[name]), rtol=tolerance,
-                                   atol=tolerance)
+        np.testing.assert_allclose(
+            np.asarray(sharded[name]), np.asarray(reference[name]), rtol=tolerance, atol=tolerance
+        )
 
 
 def test_data_parallel_step_all_reduces_each_gradient_once(data_mesh):
     batch, d, f, c = 64, 32, 128, 16
     params, x, y = _mlp_params(d, f, c), _random(batch, d, seed=3), _random(batch, c, seed=4)
     replicated, rows = NamedSharding(data_mesh, P()), NamedSharding(data_mesh, P("data", None))
-    step = jax.jit(grad(_mlp_loss), in_shardings=({name: replicated for name in WEIGHTS}, rows, rows),
-                   out_shardings={name: replicated for name in WEIGHTS})
+    step = jax.jit(
+        grad(_mlp_loss),
+        in_shardings=({name: replicated for name in WEIGHTS}, rows, rows),
+        out_shardings={name: replicated for name in WEIGHTS},
+    )
     compiled = step.lower(params, x, y).compile()
-    assert sorted(_records(compiled)) == sorted(("all_reduce", ("data",), params[name].shape) for name in WEIGHTS)
+    assert sorted(_records(compiled)) == sorted(
+        ("all_reduce", ("data",), params[name].shape) for name in WEIGHTS
+    )
     for record in compiled.collectives():
         assert record.bytes == 2 * 7 * int(np.prod(record.shape)) * 4 // 8
     _assert_same_gradients(step(params, x, y), grad(_mlp_loss)(params, x, y))
@@ -67,7 +79,10 @@ def test_fsdp_step_gathers_weights_and_reduce_scatters_gradients(data_mesh):
     batch, d, f, c = 512, 32, 64, 32
     params, x, y = _mlp_params(d, f, c), _random(batch, d, seed=3), _random(batch, c, seed=4)
     rows = NamedSharding(data_mesh, P("data", None))
-    sharded = {name: NamedSharding(data_mesh, P("data", *([None] * (params[name].ndim - 1)))) for name in WEIGHTS}
+    sharded = {
+        name: NamedSharding(data_mesh, P("data", *([None] * (params[name].ndim - 1))))
+        for name in WEIGHTS
+    }
     step = jax.jit(grad(_mlp_loss), in_shardings=(sharded, rows, rows), out_shardings=sharded)
     compiled = step.lower(params, x, y).compile()
     local = {name: (params[name].shape[0] // 8,) + params[name].shape[1:] for name in WEIGHTS}
@@ -83,7 +98,11 @@ def test_fsdp_step_gathers_weights_and_reduce_scatters_gradients(data_mesh):
 def test_megatron_mlp_forward_and_backward_all_reduce_once_each():
     mesh = Mesh(np.array(jax.devices()[:8]), ("model",))
     tokens, d, f = 16, 32, 256
-    x, w1, w2 = _random(tokens, d), _random(d, f, seed=1, scale=d ** -0.5), _random(f, d, seed=2, scale=f ** -0.5)
+    x, w1, w2 = (
+        _random(tokens, d),
+        _random(d, f, seed=1, scale=d**-0.5),
+        _random(f, d, seed=2, scale=f**-0.5),
+    )
 
     def loss(x, w1, w2):
         y = nn.gelu(x @ w1) @ w2
@@ -91,8 +110,11 @@ def test_megatron_mlp_forward_and_backward_all_reduce_once_each():
 
     replicated = NamedSharding(mesh, P())
     columns, rows = NamedSharding(mesh, P(None, "model")), NamedSharding(mesh, P("model", None))
-    step = jax.jit(value_and_grad(loss, argnums=(0, 1, 2)), in_shardings=(replicated, columns, rows),
-                   out_shardings=(replicated, (replicated, columns, rows)))
+    step = jax.jit(
+        value_and_grad(loss, argnums=(0, 1, 2)),
+        in_shardings=(replicated, columns, rows),
+        out_shardings=(replicated, (replicated, columns, rows)),
+    )
     compiled = step.lower(x, w1, w2).compile()
     records = compiled.collectives()
     assert _records(compiled) == [("all_reduce", ("model",), (tokens, d))] * 2

@@ -26,8 +26,15 @@ pytestmark = pytest.mark.usefixtures("x64")
 
 # Ops whose rules are checked through shard_map and with_sharding_constraint in
 # test_autodiff_sharded.py rather than by a row here.
-SHARDED_OPS = ("sharding_constraint", "manual_computation", "all_reduce", "all_gather", "reduce_scatter",
-               "all_to_all", "collective_permute")
+SHARDED_OPS = (
+    "sharding_constraint",
+    "manual_computation",
+    "all_reduce",
+    "all_gather",
+    "reduce_scatter",
+    "all_to_all",
+    "collective_permute",
+)
 
 
 def test_every_op_has_a_jvp_rule_or_is_named_non_differentiable():
@@ -59,12 +66,16 @@ def _rng(case):
 def _central(function, args, direction, step):
     plus = function(*(arg + step * d for arg, d in zip(args, direction)))
     minus = function(*(arg - step * d for arg, d in zip(args, direction)))
-    return jax.tree_util.tree_map(lambda p, m: (np.asarray(p) - np.asarray(m)) / (2 * step), plus, minus)
+    return jax.tree_util.tree_map(
+        lambda p, m: (np.asarray(p) - np.asarray(m)) / (2 * step), plus, minus
+    )
 
 
 def _close(actual, expected, tolerance):
     for got, want in zip(jax.tree_util.tree_leaves(actual), jax.tree_util.tree_leaves(expected)):
-        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=tolerance, atol=tolerance)
+        np.testing.assert_allclose(
+            np.asarray(got), np.asarray(want), rtol=tolerance, atol=tolerance
+        )
 
 
 def _setup(case):
@@ -95,7 +106,9 @@ def test_first_order(case):
         _close(total, case.formula(*args), case.tolerance)
 
 
-@pytest.mark.parametrize("case", [case for case in CASES if case.second_order], ids=lambda case: case.name)
+@pytest.mark.parametrize(
+    "case", [case for case in CASES if case.second_order], ids=lambda case: case.name
+)
 def test_second_order(case):
     args, direction, argnums, loss = _setup(case)
     gradient_function = grad(loss, argnums)
@@ -104,7 +117,9 @@ def test_second_order(case):
     _close(forward_over_reverse, numerical, max(case.tolerance, 1e-4))
 
     def along(*values):
-        return sum(jnp.sum(gradient * d) for gradient, d in zip(gradient_function(*values), direction))
+        return sum(
+            jnp.sum(gradient * d) for gradient, d in zip(gradient_function(*values), direction)
+        )
 
     # The Hessian is symmetric, so reverse-over-reverse along ``direction`` gives the same vector.
     _close(grad(along, argnums)(*args), forward_over_reverse, 1e-6)

@@ -19,7 +19,7 @@ from meshjit.compiler.lax_collectives import (
 
 import meshjit as jax
 import meshjit.numpy as jnp
-from meshjit.ad_api import grad, jvp, value_and_grad
+from meshjit.ad_api import custom_jvp, custom_vjp, grad, jvp, stop_gradient, value_and_grad
 from meshjit.jit_api import with_sharding_constraint
 from meshjit.shard_map_api import shard_map
 from meshjit.sharding import Mesh, NamedSharding
@@ -55,8 +55,12 @@ def _check(sharded, reference, *args):
 
 
 def test_psum_of_varying_values_with_an_invariant_weight(mesh):
-    body = shard_map(lambda a, w: psum(jnp.sum(jnp.sin(a) * w), "x"), mesh=mesh, in_specs=(P("x"), P()),
-                     out_specs=P())
+    body = shard_map(
+        lambda a, w: psum(jnp.sum(jnp.sin(a) * w), "x"),
+        mesh=mesh,
+        in_specs=(P("x"), P()),
+        out_specs=P(),
+    )
     _check(body, lambda a, w: jnp.sum(jnp.sin(a) * w), _random(16), np.float64(2.0))
 
 
@@ -68,17 +72,19 @@ def test_psum_of_an_invariant_value_counts_every_device(mesh):
 def test_all_gather_transposes_to_reduce_scatter(mesh):
     def local(a):
         gathered = all_gather(a, "x", tiled=True)
-        return a * jnp.sum(gathered ** 2) + all_gather(a, "x")[3]
+        return a * jnp.sum(gathered**2) + all_gather(a, "x")[3]
 
     body = shard_map(local, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
-    reference = lambda a: a * jnp.sum(a ** 2) + jnp.tile(a[6:8], 8)
+    reference = lambda a: a * jnp.sum(a**2) + jnp.tile(a[6:8], 8)
     _check(body, reference, _random(16))
     text = jax.jit(grad(lambda a: jnp.sum(body(a)))).lower(_random(16)).as_text()
     assert "reduce_scatter" in text
 
 
 def test_all_gather_of_an_invariant_value(mesh):
-    body = shard_map(lambda w: all_gather(w, "x", tiled=True) * 3.0, mesh=mesh, in_specs=P(), out_specs=P("x"))
+    body = shard_map(
+        lambda w: all_gather(w, "x", tiled=True) * 3.0, mesh=mesh, in_specs=P(), out_specs=P("x")
+    )
     _check(body, lambda w: jnp.tile(w * 3.0, 64), _random(2))
 
 
@@ -88,43 +94,111 @@ def test_invariant_value_returned_split(mesh):
 
 
 def test_psum_scatter_transposes_to_all_gather(mesh):
-    body = shard_map(lambda a: psum_scatter(a ** 2, "x", tiled=True), mesh=mesh, in_specs=P("x"), out_specs=P("x"))
-    _check(body, lambda a: jnp.sum(jnp.reshape(a ** 2, (8, 16)), 0), _random(128))
+    body = shard_map(
+        lambda a: psum_scatter(a**2, "x", tiled=True), mesh=mesh, in_specs=P("x"), out_specs=P("x")
+    )
+    _check(body, lambda a: jnp.sum(jnp.reshape(a**2, (8, 16)), 0), _random(128))
 
 
 def test_ppermute_transposes_to_the_inverse_permutation(mesh):
     shift = [(index, (index + 1) % 8) for index in range(7)]
-    body = shard_map(lambda a: ppermute(a ** 3, "x", shift), mesh=mesh, in_specs=P("x"), out_specs=P("x"))
+    body = shard_map(
+        lambda a: ppermute(a**3, "x", shift), mesh=mesh, in_specs=P("x"), out_specs=P("x")
+    )
 
-    _check(body, lambda a: jnp.concatenate([jnp.zeros(2), (a ** 3)[:-2]]), _random(16))
+    _check(body, lambda a: jnp.concatenate([jnp.zeros(2), (a**3)[:-2]]), _random(16))
 
 
 def test_all_to_all_transposes_to_the_swapped_all_to_all(mesh):
-    body = shard_map(lambda a: all_to_all(a * a, "x", 1, 0, tiled=True) * 2.0, mesh=mesh,
-                     in_specs=P("x", None), out_specs=P(None, "x"))
+    body = shard_map(
+        lambda a: all_to_all(a * a, "x", 1, 0, tiled=True) * 2.0,
+        mesh=mesh,
+        in_specs=P("x", None),
+        out_specs=P(None, "x"),
+    )
     _check(body, lambda a: 2.0 * a * a, _random(8, 16))
 
 
 def test_pmax_and_pmean(mesh):
-    body = shard_map(lambda a: pmax(a, "x") + pmean(a * a, "x"), mesh=mesh, in_specs=P("x"), out_specs=P())
-    reference = lambda a: jnp.max(jnp.reshape(a, (8, 2)), 0) + jnp.mean(jnp.reshape(a * a, (8, 2)), 0)
+    body = shard_map(
+        lambda a: pmax(a, "x") + pmean(a * a, "x"), mesh=mesh, in_specs=P("x"), out_specs=P()
+    )
+    reference = lambda a: (
+        jnp.max(jnp.reshape(a, (8, 2)), 0) + jnp.mean(jnp.reshape(a * a, (8, 2)), 0)
+    )
     _check(body, reference, _random(16))
 
 
 def test_forward_mode_and_second_order_through_shard_map(mesh):
-    body = shard_map(lambda a, w: psum(jnp.sum(jnp.sin(a * w)), "x"), mesh=mesh, in_specs=(P("x"), P()),
-                     out_specs=P())
+    body = shard_map(
+        lambda a, w: psum(jnp.sum(jnp.sin(a * w)), "x"),
+        mesh=mesh,
+        in_specs=(P("x"), P()),
+        out_specs=P(),
+    )
     a, w, direction = _random(16), np.float64(1.3), _random(16, seed=1)
     _, tangent = jvp(lambda a: body(a, w), (a,), (direction,))
-    np.testing.assert_allclose(np.asarray(tangent), np.sum(np.cos(a * w) * w * direction), rtol=1e-10)
+    np.testing.assert_allclose(
+        np.asarray(tangent), np.sum(np.cos(a * w) * w * direction), rtol=1e-10
+    )
     second = grad(lambda w: grad(body, 1)(a, w))(w)
     np.testing.assert_allclose(np.asarray(second), -np.sum(np.sin(a * w) * a * a), rtol=1e-10)
 
 
 def test_psum_backward_needs_no_communication_for_varying_inputs(mesh):
-    body = shard_map(lambda a: psum(jnp.sum(jnp.tanh(a)), "x"), mesh=mesh, in_specs=P("x"), out_specs=P())
+    body = shard_map(
+        lambda a: psum(jnp.sum(jnp.tanh(a)), "x"), mesh=mesh, in_specs=P("x"), out_specs=P()
+    )
     compiled = jax.jit(value_and_grad(body)).lower(_random(16)).compile()
     assert [record.kind for record in compiled.collectives()] == ["all_reduce"]
+
+
+def test_replicated_parameters_are_summed_after_local_reductions(mesh):
+    # The bias's cotangent is summed over devices once reduced over the batch: a vector, not
+    # the activations.
+    body = shard_map(
+        lambda w, b, x: psum(jnp.sum(jnp.tanh(x @ w + b)), "x"),
+        mesh=mesh,
+        in_specs=(P(), P(), P("x", None)),
+        out_specs=P(),
+    )
+    w, b, x = _random(4, 16), _random(16, seed=1), _random(64, 4, seed=2)
+    compiled = jax.jit(grad(body, argnums=(0, 1))).lower(w, b, x).compile()
+    assert [(record.kind, record.shape) for record in compiled.collectives()] == [
+        ("all_reduce", (4, 16)),
+        ("all_reduce", (16,)),
+    ]
+    assert all(
+        "autodiff: cotangent of a shard_map value replicated over ['x']" in record.reason
+        for record in compiled.collectives()
+    )
+    reference = lambda w, b, x: jnp.sum(jnp.tanh(x @ w + b))
+    for got, want in zip(
+        jax.jit(grad(body, argnums=(0, 1)))(w, b, x), grad(reference, argnums=(0, 1))(w, b, x)
+    ):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-10)
+
+
+def test_custom_rules_and_stop_gradient_inside_shard_map(mesh):
+    @custom_vjp
+    def square(x):
+        return x * x
+
+    square.defvjp(lambda x: (x * x, x), lambda x, cotangent: (cotangent * x * 10,))
+
+    @custom_jvp
+    def cube(x):
+        return x**3
+
+    cube.defjvp(lambda primals, tangents: (cube(primals[0]), tangents[0] * 100.0))
+
+    def local(a):
+        return psum(jnp.sum(square(a) + stop_gradient(a) * a + cube(a)), "x")
+
+    body = shard_map(local, mesh=mesh, in_specs=P("x"), out_specs=P())
+    a = _random(16)
+    for transform in (lambda f: f, jax.jit):
+        np.testing.assert_allclose(np.asarray(transform(grad(body))(a)), 11 * a + 100, rtol=1e-12)
 
 
 def test_sharding_constraint_carries_over_to_the_backward_pass(mesh):
@@ -135,5 +209,5 @@ def test_sharding_constraint_carries_over_to_the_backward_pass(mesh):
 
     a = _random(16, 4)
     text = jax.jit(grad(loss)).lower(a).as_text()
-    assert text.count('sharding_constraint') == 2
+    assert text.count("sharding_constraint") == 2
     np.testing.assert_allclose(np.asarray(jax.jit(grad(loss))(a)), 2 * np.cos(2 * a), rtol=1e-12)

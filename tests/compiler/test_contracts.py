@@ -149,3 +149,22 @@ def test_constraint_reshards_inside():
 
     a = _random(8, 8)
     np.testing.assert_allclose(np.asarray(jit(f)(a)), np.exp(a).sum(0), rtol=1e-5)
+
+
+def test_full_rematerialization_warns_or_errors():
+    from meshjit.compiler.passes.partition import FullRematerializationError, FullRematerializationWarning
+
+    mesh = _mesh((2, 4), ("x", "y"))
+    f = jit(lambda a: a + 1, in_shardings=NamedSharding(mesh, P("x", "y")),
+            out_shardings=NamedSharding(mesh, P("y", "x")))
+    a = np.arange(64, dtype=np.float32).reshape(8, 8)
+    with pytest.warns(FullRematerializationWarning, match="test_contracts.py"):
+        np.testing.assert_array_equal(np.asarray(f(a)), a + 1)
+    jax.config.update("full_remat", "error")
+    try:
+        g = jit(lambda a: a * 2, in_shardings=NamedSharding(mesh, P("x", "y")),
+                out_shardings=NamedSharding(mesh, P("y", "x")))
+        with pytest.raises(FullRematerializationError, match="full_remat"):
+            g(a)
+    finally:
+        jax.config.update("full_remat", "warn")

@@ -211,9 +211,12 @@ def test_contracting_dim_sharded_on_both_operands_is_one_all_reduce():
     assert collective_kinds(partitioned) == Counter({"all_reduce": 1})
 
 
-@pytest.mark.parametrize("source, target, warns", [("x,y", "y,x", True), ("x,-", "y,-", True), ("x,y", "-,x", True),
-                                                    ("xy,-", "yx,-", False), ("x,-", "-,x", False),
-                                                    ("x,-", "-,-", False)])
+# (source, target on mesh 2x4, whether a dim is gathered whole and split again)
+REMATERIALIZATIONS = [("x,y", "y,x", True), ("x,-", "y,-", True), ("x,y", "-,x", False), ("x,y", "y,-", False),
+                      ("xy,-", "yx,-", False), ("x,-", "-,x", False), ("x,-", "-,-", False)]
+
+
+@pytest.mark.parametrize("source, target, warns", REMATERIALIZATIONS)
 def test_full_rematerialization_warns(source: str, target: str, warns: bool):
     constraint = record("sharding_constraint", "", ["f32[8,8]"])
     module = normalize_boundaries(propagate_shardings(build_case(constraint, "2x4", Case((source,), target))))
