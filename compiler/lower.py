@@ -8,7 +8,7 @@ which mesh axes it varies along.
 
 from __future__ import annotations
 
-from meshjit.ir import Module, Op
+from meshjit.ir import Module
 from meshjit.runtime.plan import CollectiveStep, FreeStep, KernelStep, Plan
 
 from .fusion import FusedKernel, fuse_elementwise

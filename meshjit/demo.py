@@ -24,7 +24,6 @@ def _gelu(x):
 
 def run_demo(console: Console | None = None) -> int:
     import meshjit as jax
-    import meshjit.numpy as jnp
     from meshjit import nn
     from meshjit.runtime.visualize import sharding_table
     from meshjit.sharding import Mesh, NamedSharding, PartitionSpec as P

@@ -29,7 +29,7 @@ from meshjit.ir.dtypes import to_numpy
 from meshjit.runtime.array import Array
 from meshjit.runtime.devices import devices as all_devices
 from meshjit.runtime.partition_spec import PartitionSpec
-from meshjit.runtime.sharding import NamedSharding, Sharding, SingleDeviceSharding
+from meshjit.runtime.sharding import Sharding, SingleDeviceSharding
 from meshjit.compiler.lower import lower
 from meshjit.runtime.executor import from_buffer, run_plan, run_spmd, to_buffer
 from meshjit.runtime.process_layout import process_layout
