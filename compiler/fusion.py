@@ -199,8 +199,11 @@ def _build_kernel(ops: list[Op], position: int, used_after: dict[int, int]) -> F
                 names[operand.id] = f"x{index}"
         args = [names[operand.id] for operand in op.operands]
         value = args[0] if _is_scalar_broadcast(op) else expression(op, args)
-        names[op.result.id] = f"v{op.result.id}"
-        lines.append(f"v{op.result.id} = {value}")
+        # NOTE: locals are numbered within the kernel, never by global value ids, so that the
+        # same program traced again gives the same source and hits the on-disk cache
+        local = f"v{len(lines)}"
+        names[op.result.id] = local
+        lines.append(f"{local} = {value}")
     for op in ops:
         if used_after.get(op.result.id, -1) > position:
             index = len(kernel.outputs)

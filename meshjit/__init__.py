@@ -32,6 +32,13 @@ from . import sharding as sharding
 from . import stages as stages
 from . import testing as testing
 from . import tree_util as tree_util
+from .ad_api import custom_jvp as custom_jvp
+from .ad_api import custom_vjp as custom_vjp
+from .ad_api import grad as grad
+from .ad_api import jvp as jvp
+from .ad_api import linearize as linearize
+from .ad_api import value_and_grad as value_and_grad
+from .ad_api import vjp as vjp
 from .jit_api import jit as jit
 from .shard_map_api import shard_map as shard_map
 from . import experimental as experimental

@@ -357,8 +357,7 @@ class Jitted:
                 return optree.tree_unflatten(compiled._lowered._out_treedef, self._run(compiled, leaves))
         args, kwargs = _unwrap_global_device_arrays(args, kwargs)
         if any(isinstance(leaf, Tracer) for leaf in optree.tree_leaves((args, kwargs), namespace=NAMESPACE)):
-            # NOTE: jit inside a traced function inlines into the outer trace.
-            return self._fun(*args, **kwargs)
+            return self._inline(args, kwargs)
         lowered = self.lower(*args, **kwargs)
         dynamic_args, dynamic_kwargs, _, _ = self._split(args, kwargs)
         leaves = optree.tree_leaves((dynamic_args, dynamic_kwargs), namespace=NAMESPACE)
@@ -366,6 +365,23 @@ class Jitted:
         if fast_key is not None:
             self._fast_cache[fast_key] = compiled
         return optree.tree_unflatten(lowered._out_treedef, self._run(compiled, leaves))
+
+    def _inline(self, args, kwargs):
+        """jit called inside a traced function inlines into the outer trace; its in_shardings
+        and out_shardings become sharding constraints there (as in JAX)."""
+        if self._in_shardings is not None:
+            count = len(args)
+            static = {index % count for index in self._static_argnums if -count <= index < count}
+            dynamic = [arg for index, arg in enumerate(args) if index not in static]
+            shardings = self._in_shardings
+            if not isinstance(shardings, (tuple, list)) or _is_sharding_leaf(shardings):
+                shardings = (shardings,) * len(dynamic)
+            constrained = iter(with_sharding_constraint(tuple(dynamic), tuple(shardings)))
+            args = tuple(arg if index in static else next(constrained) for index, arg in enumerate(args))
+        out = self._fun(*args, **kwargs)
+        if self._out_shardings is not None:
+            out = with_sharding_constraint(out, self._out_shardings)
+        return out
 
     def _trace(self, args, kwargs, static_positions, treedef, specs, dynamic_count) -> Lowered:
         input_shardings = self._input_shardings(args, static_positions, specs, treedef, dynamic_count)

@@ -91,3 +91,4 @@ from meshjit.compiler.lax_ops import tan as tan
 from meshjit.compiler.lax_ops import tanh as tanh
 from meshjit.compiler.lax_ops import transpose as transpose
 from meshjit.jit_api import with_sharding_constraint as with_sharding_constraint
+from meshjit.ad_api import stop_gradient as stop_gradient

@@ -154,7 +154,8 @@ _LAYOUTS: dict = {}
 def process_layout(mesh: Mesh) -> ProcessLayout | None:
     """This process's block of ``mesh``, or None when every device of the mesh is its own (the
     single-process path then runs unchanged)."""
-    key = (mesh, process_index())
+    # NOTE: Mesh equality looks at device ids only; the devices themselves carry their process
+    key = (mesh, tuple(mesh.flat_devices), process_index())
     if key not in _LAYOUTS:
         process_grid = np.vectorize(lambda device: device.process_index, otypes=[int])(mesh.devices)
         local = bool((process_grid == process_index()).all())

@@ -60,7 +60,6 @@ AVAILABLE = [(module, name) for module, name, later in documented_rows() if not 
 
 def test_the_document_has_rows():
     assert len(AVAILABLE) > 80
-    assert any(later for _, _, later in documented_rows())
 
 
 @pytest.mark.parametrize("module_name, name", AVAILABLE, ids=[f"{m}.{n}" for m, n in AVAILABLE])
