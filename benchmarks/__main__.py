@@ -56,7 +56,11 @@ def measure(index: int, jax_python: str | None) -> dict:
     exec(program_source(workload), namespace)
     function, placed = namespace["build"](arrays)
     expected = workload.numpy_function(*arrays)
-    np.testing.assert_allclose(np.asarray(function(*placed)), expected, rtol=2e-3, atol=2e-3)
+    # f32 results, summed in a different order than numpy's: compare against the output's scale
+    error = float(np.max(np.abs(np.asarray(function(*placed)) - expected)))
+    scale = float(np.max(np.abs(expected))) or 1.0
+    if error > 1e-3 * scale:
+        raise AssertionError(f"{workload.name}: max |meshjit - numpy| = {error} (scale {scale})")
     row = {
         "numpy": median_seconds(lambda: workload.numpy_function(*arrays)),
         "meshjit": median_seconds(lambda: function(*placed)),

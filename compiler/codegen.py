@@ -94,11 +94,11 @@ def kernel_source(row_lines: list[str], element_lines: list[str], parameters: li
         f"        for k in range(n):\n"
         f"{serial_body}\n"
     )
+    parallel_signature = ", ".join(["lead_count", "n", "chunks"] + parameters)
     parallel = (
         f"@numba.njit(cache=True, nogil=True, parallel=True)\n"
-        f"def kernel_parallel({signature}):\n"
+        f"def kernel_parallel({parallel_signature}):\n"
         f"    total = lead_count * n\n"
-        f"    chunks = 4 * numba.get_num_threads()\n"
         f"    size = (total + chunks - 1) // chunks\n"
         f"    for chunk in numba.prange(chunks):\n"
         f"        start = chunk * size\n"

@@ -13,6 +13,7 @@ import math
 import os
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
 from meshjit.ir import Op, Value
@@ -240,8 +241,11 @@ def _launcher(serial, parallel, kernel: FusedKernel):
             arguments.append(np.ascontiguousarray(buffer).reshape(-1, elements))
             arguments.append(lead_map(buffer.shape[:lead], full))
         outputs = [np.empty((count, size), dtype) for dtype in output_dtypes]
-        launch = parallel if count * size >= PARALLEL_MIN_ELEMENTS else serial
-        launch(count, size, *arguments, *outputs)
+        if count * size >= PARALLEL_MIN_ELEMENTS:
+            # a few contiguous chunks per thread; the count is an argument so the kernel caches
+            parallel(count, size, 4 * numba.get_num_threads(), *arguments, *outputs)
+        else:
+            serial(count, size, *arguments, *outputs)
         return tuple(output.reshape(full + local_shape) for output in outputs)
 
     return run

@@ -132,3 +132,13 @@ def test_kernels_run_with_numba_jit_disabled(tmp_path):
                             timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().endswith("ok")
+
+
+def test_parallel_kernels_match_reference(always_fuse, monkeypatch):
+    monkeypatch.setattr(fusion, "PARALLEL_MIN_ELEMENTS", 0)
+    mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("x", "y"))
+    a = jax.device_put(_floats((8, 24), seed=5), NamedSharding(mesh, P("x", None)))
+    b = jax.device_put(_floats((8, 24), seed=6), NamedSharding(mesh, P()))
+    compiled = jax.jit(lambda a, b: jnp.maximum(a * b, b - 1.0) + jnp.sqrt(jnp.abs(a))).lower(a, b).compile()
+    np.testing.assert_allclose(np.asarray(compiled(a, b)), np.asarray(compiled.run_reference(a, b)),
+                               rtol=2e-6, equal_nan=True)
