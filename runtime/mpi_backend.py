@@ -9,6 +9,7 @@ with meshjit's.
 from __future__ import annotations
 
 import sys
+import time
 
 from meshjit.ir.config import config
 
@@ -16,6 +17,7 @@ from . import mpi_deadline
 from .devices import CpuDevice, backend
 
 _state: dict = {"world": None, "communicators": {}}
+_ABORT_GRACE_SECONDS = 0.5
 
 
 def mpi():
@@ -95,6 +97,8 @@ def _install_abort_hook(rank: int, size: int) -> None:
         previous(kind, error, traceback)
         sys.stdout.flush()
         sys.stderr.flush()
+        # NOTE: give mpiexec a moment to forward the output before the abort tears the job down
+        time.sleep(_ABORT_GRACE_SECONDS)
         mpi().COMM_WORLD.Abort(1)
 
     sys.excepthook = abort_on_exception

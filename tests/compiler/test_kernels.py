@@ -36,7 +36,7 @@ SPECIAL = np.array([0.0, -0.0, 1.5, -2.5, 0.5, -0.5, np.nan, np.inf, -np.inf, 3e
 
 def _floats(shape=(4, 12), seed=0):
     values = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
-    values[0] = SPECIAL
+    values.flat[:SPECIAL.size] = SPECIAL
     return values
 
 
