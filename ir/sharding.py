@@ -16,7 +16,8 @@ REDUCTIONS = ("sum", "max", "min")
 
 @dataclass(frozen=True, slots=True)
 class MeshAttr:
-    """Named mesh axes with sizes, and the device order (``None`` means ``0..size-1``)."""
+    """Named mesh axes with sizes, and the device id at each mesh position in row-major order
+    (``None`` means ``0..size-1``)."""
 
     axes: tuple[tuple[str, int], ...]
     device_ids: tuple[int, ...] | None = None
@@ -29,9 +30,12 @@ class MeshAttr:
             if not isinstance(size, int) or isinstance(size, bool) or size < 1:
                 raise ValueError(f"mesh axis {name!r} must have a positive int size, got {size!r}")
         if self.device_ids is not None:
-            if sorted(self.device_ids) != list(range(self.size)):
+            # NOTE: any distinct device ids: a mesh may use a subset of the devices (4..7)
+            ids = list(self.device_ids)
+            if len(ids) != self.size or len(set(ids)) != len(ids) or any(
+                    not isinstance(i, int) or isinstance(i, bool) or i < 0 for i in ids):
                 raise ValueError(
-                    f"device_ids must be a permutation of 0..{self.size - 1}, got {list(self.device_ids)}"
+                    f"device_ids must be {self.size} distinct non-negative ints (one per mesh position), got {ids}"
                 )
             if list(self.device_ids) == list(range(self.size)):
                 # NOTE: the iota order is stored as None so that equal meshes compare equal.

@@ -179,3 +179,15 @@ def test_explain_names_the_origin(mesh):
     a = _put(np.ones((8, 8)), mesh, "x", None)
     text = jax.jit(lambda a: jnp.exp(a)).lower(a).compile().explain()
     assert '"x" from input 0' in text
+
+
+def test_mesh_over_a_subset_of_devices():
+    devices = jax.devices()[4:]
+    mesh = Mesh(np.array(devices), ("x",))
+    a = jax.device_put(np.arange(8.0, dtype=np.float32), NamedSharding(mesh, P("x")))
+    out = jax.jit(lambda a: a * 2)(a)
+    assert out.devices() == set(devices)
+    assert out.sharding == NamedSharding(mesh, P("x"))
+    np.testing.assert_array_equal(np.asarray(out), np.arange(8.0) * 2)
+    text = jax.jit(lambda a: a * 2).lower(a).compile().as_text()
+    assert "device_ids=[4, 5, 6, 7]" in text
