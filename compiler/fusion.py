@@ -22,7 +22,10 @@ from meshjit.ir.dtypes import to_numpy
 from .codegen import kernel_source, load_kernels
 
 FUSION_MIN_ELEMENTS = int(os.environ.get("MESHJIT_FUSION_MIN_ELEMENTS", "4096"))
-PARALLEL_MIN_ELEMENTS = 1 << 22
+# NOTE: measured on the 2-core machine, the prange kernels were slower than the serial ones at
+# every size (Numba's workqueue threading layer; 37 ms vs 22 ms for 16M-element a*b+c), so
+# they are off unless MESHJIT_PARALLEL_MIN_ELEMENTS asks for them on a bigger machine.
+PARALLEL_MIN_ELEMENTS = int(os.environ.get("MESHJIT_PARALLEL_MIN_ELEMENTS", str(1 << 62)))
 
 # NOTE: exp, log, tanh, sin, cos and their kin are left out on purpose: without Intel's SVML,
 # Numba calls scalar libm for them (~35 ns an element for tanh), while numpy's ufuncs are SIMD
@@ -107,8 +110,8 @@ def _is_scalar_broadcast(op: Op) -> bool:
     return op.name == "broadcast_in_dim" and op.operands[0].type.rank == 0
 
 
-def _fusible(op: Op) -> bool:
-    if len(op.results) != 1 or op.regions:
+def _fusible(op) -> bool:
+    if not isinstance(op, Op) or len(op.results) != 1 or op.regions:
         return False
     if _is_scalar_broadcast(op):
         return True

@@ -185,7 +185,51 @@ def _dot_general(op: Op, lead: int):
         right = np.transpose(rhs, rhs_order).reshape(rhs.shape[:lead] + batch_shape + (inner, columns))
         if left.dtype != dtype:
             left, right = left.astype(dtype), right.astype(dtype)
+        if not batch_shape and all(size == 1 for size in rhs.shape[:lead]):
+            # the right operand is the same on every device: one GEMM with the devices' rows
+            # stacked, instead of one small GEMM per device
+            product = np.matmul(left.reshape(-1, inner), right.reshape(inner, columns))
+            return (product.reshape(lhs.shape[:lead] + result_local),)
         product = np.matmul(left, right)
         return (product.reshape(product.shape[:lead] + result_local),)
+
+    return run
+
+
+def reduced_contraction(dot: Op, reduce_axes: tuple[int, ...], lead: int):
+    """``all_reduce(dot_general(lhs, rhs))`` over the leading dims ``reduce_axes`` as ONE matmul.
+
+    Every device along the reduced axes contracts its shard of K and the all_reduce sums the
+    partial products; summed over devices that is the contraction over all the devices' K
+    shards laid side by side, so the devices' leading dims join the contracting dim and the
+    sum comes out of the GEMM itself (no partial results, no separate reduction pass).
+    """
+    lhs_type, rhs_type = dot.operands[0].type, dot.operands[1].type
+    (lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch) = dot.attrs["contracting_dims"], dot.attrs["batch_dims"]
+    lhs_free = [d for d in range(lhs_type.rank) if d not in lhs_contracting and d not in lhs_batch]
+    rhs_free = [d for d in range(rhs_type.rank) if d not in rhs_contracting and d not in rhs_batch]
+    others = [axis for axis in range(lead) if axis not in reduce_axes]
+    lhs_order = others + list(_shifted(list(lhs_batch) + lhs_free, lead)) + list(reduce_axes) + list(
+        _shifted(lhs_contracting, lead))
+    rhs_order = others + list(_shifted(rhs_batch, lead)) + list(reduce_axes) + list(
+        _shifted(list(rhs_contracting) + rhs_free, lead))
+    batch_shape = tuple(lhs_type.shape[d] for d in lhs_batch)
+    rows = int(np.prod([lhs_type.shape[d] for d in lhs_free]))
+    columns = int(np.prod([rhs_type.shape[d] for d in rhs_free]))
+    inner = int(np.prod([lhs_type.shape[d] for d in lhs_contracting]))
+    dtype = to_numpy(dot.result.type.dtype)
+    result_local = dot.result.type.shape
+
+    def run(lhs, rhs):
+        full = list(np.broadcast_shapes(lhs.shape[:lead], rhs.shape[:lead]))
+        group = int(np.prod([full[axis] for axis in reduce_axes]))
+        other_shape = tuple(full[axis] for axis in others)
+        left = np.broadcast_to(lhs, tuple(full) + lhs.shape[lead:]).transpose(lhs_order)
+        right = np.broadcast_to(rhs, tuple(full) + rhs.shape[lead:]).transpose(rhs_order)
+        left = left.reshape(other_shape + batch_shape + (rows, group * inner)).astype(dtype, copy=False)
+        right = right.reshape(other_shape + batch_shape + (group * inner, columns)).astype(dtype, copy=False)
+        product = np.matmul(left, right)
+        lead_shape = tuple(1 if axis in reduce_axes else full[axis] for axis in range(lead))
+        return (product.reshape(lead_shape + result_local),)
 
     return run

@@ -11,6 +11,7 @@ from __future__ import annotations
 from meshjit.ir import Module
 from meshjit.runtime.plan import CollectiveStep, FreeStep, KernelStep, Plan
 
+from .contraction_fusion import ReducedContraction, fuse_contraction_reductions
 from .fusion import FusedKernel, fuse_elementwise
 from .kernels import kernel_rules
 
@@ -46,7 +47,7 @@ class _Lowering:
         """One step for an op or a FusedKernel (both have operands and results)."""
         inputs = tuple(self.slot(value) for value in op.operands)
         outputs = tuple(self.slot(value) for value in op.results)
-        if isinstance(op, FusedKernel):
+        if isinstance(op, (FusedKernel, ReducedContraction)):
             self.steps.append(KernelStep(op.label, op.function, inputs, outputs))
         elif op.name in _COLLECTIVE_KINDS:
             params = {key: op.attrs[key] for key in ("dim", "reduction", "split_dim", "concat_dim", "pairs")
@@ -84,7 +85,8 @@ def lower(module: Module, donated: frozenset[int] = frozenset()) -> Plan:
     lowering = _Lowering(module)
     func = lowering.func
     arg_slots = tuple(lowering.slot(arg) for arg in func.args)
-    ops = fuse_elementwise(func.body.ops, func.returns)
+    ops = fuse_contraction_reductions(func.body.ops, func.returns, lowering.axis_names, lowering.lead)
+    ops = fuse_elementwise(ops, func.returns)
     for op in ops:
         lowering.lower_op(op)
     result_slots = tuple(lowering.slot(value) for value in func.returns)
