@@ -1,6 +1,8 @@
-"""``python -m benchmarks [NAME-FILTER]``: every workload against numpy on one device, and
-against JAX on 8 CPU devices when a Python with JAX is found (``MESHJIT_BENCH_JAX_PYTHON``, or
-the current interpreter if it can import jax). Prints a table; times are medians."""
+"""``python -m benchmarks [--mpi] [NAME-FILTER ...]``: every workload against numpy on one
+device, and against JAX on 8 CPU devices when a Python with JAX is found
+(``MESHJIT_BENCH_JAX_PYTHON``, or the current interpreter if it can import jax). ``--mpi`` adds
+a column with the same workload under ``mpiexec -n 2`` (4 devices per process). Prints a table;
+times are medians."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from .mpi_runner import mpi_seconds
 from .timing import median_seconds, peak_bytes
 from .workloads import WORKLOADS, program_source
 
@@ -49,7 +52,7 @@ def _first_calls(index: int) -> tuple[float | None, float | None]:
     return cold, warm
 
 
-def measure(index: int, jax_python: str | None) -> dict:
+def measure(index: int, jax_python: str | None, with_mpi: bool = False) -> dict:
     workload = WORKLOADS[index]
     arrays = workload.inputs()
     namespace: dict = {}
@@ -70,6 +73,7 @@ def measure(index: int, jax_python: str | None) -> dict:
     row["cold"], row["warm"] = _first_calls(index)
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
     row["jax"] = _subprocess_seconds(jax_python, "benchmarks.jax_runner", index, env) if jax_python else None
+    row["mpi"] = mpi_seconds(index, 2) if with_mpi else None
     return row
 
 
@@ -86,7 +90,9 @@ def _time(seconds) -> str:
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    argv = list(sys.argv[1:] if argv is None else argv)
+    with_mpi = "--mpi" in argv
+    argv = [word for word in argv if word != "--mpi"]
     selected = [i for i, w in enumerate(WORKLOADS) if not argv or any(word in w.name for word in argv)]
     jax_python = _jax_python()
     console = Console(width=220)
@@ -94,19 +100,19 @@ def main(argv=None) -> int:
                   f"python {platform.python_version()}, numpy {np.__version__}; JAX: {jax_python or 'not found'}")
     table = Table(title="meshjit benchmarks (median time per call)")
     for column in ("workload", "numpy", "meshjit", "jax", "meshjit/numpy", "meshjit/jax", "first call cold",
-                   "first call warm", "peak MB meshjit/numpy", "meshjit rate"):
+                   "first call warm", "peak MB meshjit/numpy", "meshjit rate") + (("mpiexec -n 2",) if with_mpi else ()):
         table.add_column(column, justify="right" if column != "workload" else "left")
     for index in selected:
         workload = WORKLOADS[index]
         console.print(f"running {workload.name} ...")
-        row = measure(index, jax_python)
+        row = measure(index, jax_python, with_mpi)
         ratio_jax = f"{row['meshjit'] / row['jax']:.2f}" if row["jax"] else "-"
         table.add_row(workload.name, _time(row["numpy"]), _time(row["meshjit"]), _time(row["jax"]),
                       f"{row['meshjit'] / row['numpy']:.2f}", ratio_jax,
                       f"{row['cold']:.2f} s" if row["cold"] is not None else "-",
                       f"{row['warm']:.3f} s" if row["warm"] is not None else "-",
                       f"{row['meshjit peak'] / 1e6:.0f} / {row['numpy peak'] / 1e6:.0f}",
-                      _rate(workload, row["meshjit"]))
+                      _rate(workload, row["meshjit"]), *((_time(row["mpi"]),) if with_mpi else ()))
     console.print(table)
     return 0
 

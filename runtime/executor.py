@@ -65,6 +65,20 @@ def _mesh_grid(sharding: Sharding, mesh_shape) -> np.ndarray:
     return grid.reshape(mesh_shape)
 
 
+_EQUIVALENCE_CACHE: dict = {}
+
+
+def _equivalent(have: Sharding, want: Sharding, ndim: int) -> bool:
+    """``have.is_equivalent_to(want, ndim)``, remembered (it is asked on every call)."""
+    if have is want or have == want:
+        return True
+    key = (have, want, ndim)
+    cached = _EQUIVALENCE_CACHE.get(key)
+    if cached is None:
+        cached = _EQUIVALENCE_CACHE[key] = have.is_equivalent_to(want, ndim)
+    return cached
+
+
 _ROWS_CACHE: dict = {}
 
 
@@ -84,8 +98,7 @@ def _rows(value: Array, sharding: Sharding, lead_shape, mesh_shape) -> tuple[lis
 def to_buffer(value, sharding: Sharding, mesh_shape, varying) -> np.ndarray:
     """A plan buffer for ``value`` laid out as ``sharding``: one block per position along the
     axes it varies over (a view of the Array's blocks when they are already in that order)."""
-    if not isinstance(value, Array) or not (value.sharding == sharding or
-                                            value.sharding.is_equivalent_to(sharding, value.ndim)):
+    if not isinstance(value, Array) or not _equivalent(value.sharding, sharding, value.ndim):
         host, weak = to_numpy(value)
         value = shard_numpy(host, sharding, weak_type=weak)
     value._check_alive()
