@@ -77,15 +77,19 @@ class _Lowering:
         return steps
 
 
-def lower(module: Module, donated: frozenset[int] = frozenset()) -> Plan:
+def lower(module: Module, donated: frozenset[int] = frozenset(), *, whole_mesh: bool = True) -> Plan:
     """The Plan of a per-device module (``spmd_mesh`` set), or of a one-device program.
 
     Arguments whose positions are in ``donated`` are freed at their last use like any
-    intermediate value (the caller gives up the Arrays they came from)."""
+    intermediate value (the caller gives up the Arrays they came from). ``whole_mesh`` says the
+    buffers hold every device of the mesh (one process): only then may an all_reduce be folded
+    into the matmul that feeds it, since across processes the sum needs the other processes."""
     lowering = _Lowering(module)
     func = lowering.func
     arg_slots = tuple(lowering.slot(arg) for arg in func.args)
-    ops = fuse_contraction_reductions(func.body.ops, func.returns, lowering.axis_names, lowering.lead)
+    ops = func.body.ops
+    if whole_mesh:
+        ops = fuse_contraction_reductions(ops, func.returns, lowering.axis_names, lowering.lead)
     ops = fuse_elementwise(ops, func.returns)
     for op in ops:
         lowering.lower_op(op)

@@ -177,7 +177,8 @@ class Compiled:
 
     def _plan(self):
         if self._compiled_plan is None:
-            self._compiled_plan = lower(self._program.partitioned or self._program.traced, self._lowered._donated)
+            self._compiled_plan = lower(self._program.partitioned or self._program.traced, self._lowered._donated,
+                                        whole_mesh=self._layout is None)
         return self._compiled_plan
 
     def _release_donated(self, arguments) -> None:
