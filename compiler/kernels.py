@@ -188,7 +188,8 @@ def _dot_general(op: Op, lead: int):
         if not batch_shape and all(size == 1 for size in rhs.shape[:lead]):
             # the right operand is the same on every device: one GEMM with the devices' rows
             # stacked, instead of one small GEMM per device
-            product = np.matmul(left.reshape(-1, inner), right.reshape(inner, columns))
+            stacked_rows = int(np.prod(lhs.shape[:lead], dtype=int)) * rows
+            product = np.matmul(left.reshape(stacked_rows, inner), right.reshape(inner, columns))
             return (product.reshape(lhs.shape[:lead] + result_local),)
         product = np.matmul(left, right)
         return (product.reshape(product.shape[:lead] + result_local),)
