@@ -3,7 +3,7 @@ run the call, run the unsharded program through the reference interpreter, and r
 PartitioningMismatchError naming the first op whose per-device values differ.
 
 The comparison of modules lives in ``compiler/check.py``; this file is the glue that knows a
-Compiled's pieces (its program, its Plan, its argument layouts), as jit_api.py does.
+Compiled's pieces (its program, its Plan, its argument layouts), as meshjit/_stages.py does.
 """
 
 from __future__ import annotations

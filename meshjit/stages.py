@@ -1,7 +1,7 @@
 """meshjit.stages: the objects of ``jit(f).lower(*args).compile()``, as jax.stages."""
 
-from .jit_api import Compiled as Compiled
+from ._stages import Compiled as Compiled
+from ._stages import Lowered as Lowered
 from .jit_api import Jitted as Jitted
 
 Wrapped = Jitted
-from .jit_api import Lowered as Lowered
