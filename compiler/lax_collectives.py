@@ -107,7 +107,8 @@ def _bound(axis_name, function: str) -> tuple[AxisEnvironment, tuple[str, ...]]:
 
 def _no_groups(axis_index_groups, function: str) -> None:
     if axis_index_groups is not None:
-        raise NotImplementedError(f"{function}: axis_index_groups is not supported inside shard_map")
+        raise ValueError(f"{function}: axis_index_groups is not supported inside shard_map; split the mesh axis into "
+                         f"two named axes and reduce over the one that forms the groups")
 
 
 def _bind_collective(name: str, leaf, environment: AxisEnvironment, attrs: dict):

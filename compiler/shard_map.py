@@ -101,7 +101,8 @@ def trace_body(fun: Callable, operands: Sequence, in_dims: Sequence[DimAxes], me
     if trace is None:
         raise ValueError("shard_map traces its body inside a trace; run it under jit")
     if in_body(innermost_environment(), trace):
-        raise NotImplementedError("shard_map inside the body of another shard_map is not supported")
+        raise ValueError("shard_map inside the body of another shard_map is not supported: give the outer "
+                         "shard_map the union of both axis_names instead")
     environment = AxisEnvironment(None, trace.add_mesh(mesh), mesh, tuple(manual_axes))
     arg_types = [local_type(_type_of(operand), dims, mesh) for operand, dims in zip(operands, in_dims)]
     weak_types = [bool(getattr(operand, "weak_type", False)) for operand in operands]

@@ -55,10 +55,6 @@ def run_eager(fn, *args):
     return optree.tree_unflatten(treedef, [np.asarray(leaf) for leaf in leaves])
 
 
-def has_jit() -> bool:
-    return hasattr(meshjit, "jit")
-
-
 def run_jit(fn, *args):
     output = meshjit.jit(fn)(*args)
     leaves, treedef = _flatten(output)

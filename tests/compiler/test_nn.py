@@ -8,7 +8,7 @@ import math
 import numpy as np
 import optree
 import pytest
-from helpers import MODES, assert_close, has_jit, run
+from helpers import MODES, assert_close, run
 from numpy_record import Record, inputs
 
 import meshjit.numpy as jnp
@@ -191,8 +191,6 @@ NN_RECORDS = [
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("record", NN_RECORDS, ids=str)
 def test_nn_record(record, mode):
-    if mode == "jit" and not has_jit():
-        pytest.skip("meshjit.jit is not available yet")
     config.update("jax_enable_x64", record.x64)
     arrays = record.sample()
     expected = optree.tree_leaves(record.expected(arrays))

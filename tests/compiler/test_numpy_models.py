@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import optree
 import pytest
-from helpers import MODES, has_jit, run, traced_module
+from helpers import MODES, run, traced_module
 from meshjit.ir import parse_module, print_module, verify
 
 import meshjit
@@ -88,12 +88,8 @@ PROGRAMS = {
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_program_matches_numpy(name, mode):
-    if mode == "jit" and not has_jit():
-        pytest.skip("meshjit.jit is not available yet")
     program, reference, args = PROGRAMS[name]
     if mode == "eager":
-        if not has_jit():
-            pytest.skip("eager operators need meshjit arrays")
         args = tuple(meshjit.device_put(arg) for arg in args)
     actual = run(mode, program, *args)
     expected = reference(*(np.asarray(arg) for arg in args))
@@ -117,7 +113,6 @@ def test_program_module_verifies_and_parses_back(name):
     )
 
 
-@pytest.mark.skipif(not has_jit(), reason="meshjit.jit is not available yet")
 def test_jitted_attention_lowers_to_parseable_text():
     text = meshjit.jit(attention).lower(*ATTENTION_ARGS).as_text()
     verify(parse_module(text))
