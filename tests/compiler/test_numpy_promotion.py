@@ -8,7 +8,6 @@ import pytest
 from helpers import traced_module
 from meshjit.compiler.operands import dtype_of
 
-import meshjit
 import meshjit.numpy as jnp
 from meshjit import config
 
@@ -69,7 +68,6 @@ def test_without_x64_numpy_64_bit_inputs_narrow():
     assert np.asarray(jnp.arange(3, dtype=np.int64)).dtype == np.int32
 
 
-@pytest.mark.skipif(not hasattr(meshjit, "jit"), reason="eager Arrays come with meshjit.jit")
 def test_eager_arrays_carry_weak_types():
     assert jnp.add(1, 2).weak_type
     assert not jnp.add(jnp.zeros(2), 1).weak_type

@@ -3,7 +3,6 @@ the ``check_partitioning`` option, and callbacks answered when a jitted function
 
 from __future__ import annotations
 
-import inspect
 
 import numpy as np
 import pytest
@@ -15,11 +14,7 @@ from meshjit.debug import inspect_array_sharding
 from meshjit.sharding import NamedSharding
 from meshjit.sharding import PartitionSpec as P
 
-pytestmark = [
-    pytest.mark.usefixtures("restore_runtime_state"),
-    pytest.mark.skipif("check" not in inspect.signature(jax.jit).parameters,
-                       reason="jit has no check keyword yet (jit_api wiring of issue 11)"),
-]
+pytestmark = pytest.mark.usefixtures("restore_runtime_state")
 
 
 def add_iota(x):
