@@ -27,10 +27,14 @@ FUSION_MIN_ELEMENTS = int(os.environ.get("MESHJIT_FUSION_MIN_ELEMENTS", "4096"))
 # they are off unless MESHJIT_PARALLEL_MIN_ELEMENTS asks for them on a bigger machine.
 PARALLEL_MIN_ELEMENTS = int(os.environ.get("MESHJIT_PARALLEL_MIN_ELEMENTS", str(1 << 62)))
 
-# NOTE: exp, log, tanh, sin, cos and their kin are left out on purpose: without Intel's SVML,
-# Numba calls scalar libm for them (~35 ns an element for tanh), while numpy's ufuncs are SIMD
-# (~0.6 ns). They stay separate numpy steps and split a group; erf stays in, since numpy has no
-# vectorised erf and the reference's is slower still.
+# NOTE: without Intel's SVML, Numba calls scalar libm for exp, log, tanh, sin, cos and their kin
+# (~35 ns an element for tanh), while numpy's ufuncs are SIMD (~0.6 ns). So only float32 exp,
+# log, tanh and logistic are fused, through the prelude's own vectorisable helpers (codegen.py;
+# under 1 ns an element, within 1 ulp of the correctly rounded result); float64 ones and the
+# other transcendental functions stay separate numpy steps and split a group. erf stays in,
+# since numpy has no vectorised erf and the reference's is slower still.
+_FLOAT32_TRANSCENDENTAL = {"exp": "_exp_f32({0})", "log": "_log_f32({0})", "tanh": "_tanh_f32({0})",
+                           "logistic": "_logistic_f32({0})"}
 _FLOAT_UNARY = {
     "sqrt": "math.sqrt({0})", "erf": "math.erf({0})", "floor": "np.floor({0})", "ceil": "np.ceil({0})",
     "rsqrt": "1.0 / math.sqrt({0})", "abs": "abs({0})", "neg": "-{0}", "sign": "_sign({0})",
@@ -66,6 +70,8 @@ def expression(op: Op, args: list[str]) -> str | None:
         return f"{cast}({' * '.join([args[0]] * op.attrs['y']) or '1.0'})"
     if op.name == "round" and result in ("f32", "f64") and op.attrs.get("rounding_method", "away_from_zero") == "away_from_zero":
         return f"{cast}(_round_away({args[0]}))"
+    if result == "f32" and operand == "f32" and op.name in _FLOAT32_TRANSCENDENTAL:
+        return _FLOAT32_TRANSCENDENTAL[op.name].format(*args)
     if result in ("f32", "f64"):
         template = _FLOAT_UNARY.get(op.name) if len(args) == 1 else _FLOAT_BINARY.get(op.name)
         return None if template is None else f"{cast}({template.format(*args)})"

@@ -49,6 +49,11 @@ CHAINS = {
     "float_to_int": (lambda a, b: (a * 1e9).astype(jnp.int32) + b.astype(jnp.int32), "float"),
     "round_pow": (lambda a, b: lax.round(a * 3) + lax.integer_pow(b, 3), "float"),
     "rsqrt_clamp_like": (lambda a, b: lax.rsqrt(jnp.abs(a) + 1) * jnp.minimum(jnp.maximum(b, -1.0), 1.0), "float"),
+    "exp_tanh": (lambda a, b: jnp.exp(a * 0.5) * jnp.tanh(b * 2 + 0.25), "float"),
+    "logistic_exp": (lambda a, b: lax.logistic(a * b) * 3 + jnp.exp(-jnp.abs(b)), "float"),
+    # (not gelu's 1 + tanh: its cancellation would magnify the reference's own float32 rounding)
+    "tanh_cubic": (lambda a, b: a * jnp.tanh(0.7978846 * (a + 0.044715 * a * a * a)) * b, "float"),
+    "log_abs": (lambda a, b: jnp.log(a) * b + jnp.log(jnp.abs(b) + 0.5), "float"),
     "int_wrap": (lambda a, b: a * b + a * 7 - b, "int"),
     "bool_logic": (lambda a, b: jnp.logical_xor(a > 0, b < 0) & ~(a == b), "int"),
 }
@@ -142,3 +147,13 @@ def test_parallel_kernels_match_reference(always_fuse, monkeypatch):
     compiled = jax.jit(lambda a, b: jnp.maximum(a * b, b - 1.0) + jnp.sqrt(jnp.abs(a))).lower(a, b).compile()
     np.testing.assert_allclose(np.asarray(compiled(a, b)), np.asarray(compiled.run_reference(a, b)),
                                rtol=2e-6, equal_nan=True)
+
+
+def test_fused_division_by_zero_follows_ieee(always_fuse):
+    a = np.array([[1.0, -1.0, 0.0, np.nan]] * 4, np.float32)
+    b = np.zeros((4, 4), np.float32)
+    compiled = jax.jit(lambda a, b: (a + 1.0) / b - a / (b * 2.0)).lower(a, b).compile()
+    assert any(isinstance(step, KernelStep) and step.name.startswith("fused(") for step in compiled._plan().steps)
+    with np.errstate(all="ignore"):
+        expected = (a + 1) / b - a / (b * 2)
+    np.testing.assert_array_equal(np.asarray(compiled(a, b)), expected)

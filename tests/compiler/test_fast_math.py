@@ -1,0 +1,222 @@
+"""The fused kernels' own float32 exp, log, tanh and logistic (``compiler/codegen.py``).
+
+Each helper is checked against numpy evaluated in float64 and rounded to float32, over a dense
+sweep and the special values (NaN, infinities, signed zeros, overflow and denormal boundaries),
+for vectorised machine code, and for being picked up by fusion for float32 only.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import meshjit as jax
+import meshjit.numpy as jnp
+from meshjit import lax
+from meshjit.compiler import codegen, fusion
+from meshjit.compiler.codegen import kernel_source, load_kernels
+from meshjit.runtime.plan import KernelStep
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _float64_logistic(values):
+    return 1.0 / (1.0 + np.exp(-values))
+
+
+HELPERS = {
+    "_exp_f32": np.exp,
+    "_log_f32": np.log,
+    "_tanh_f32": np.tanh,
+    "_logistic_f32": _float64_logistic,
+}
+
+SPECIALS = np.array([
+    0.0, -0.0, 1e-30, -1e-30, 1e-40, -1e-40, 1.4e-45, -1.4e-45, 1.0, -1.0, 0.5, -0.5,
+    9.0, -9.0, 9.01, -9.01, 10.0, -10.0, 88.72, -88.72, 88.7228, 88.73, -87.33, -87.34,
+    -100.0, -103.97, -103.98, -104.0, 100.0, -100.0, 3e9, -3e9, 3.4e38, -3.4e38,
+    np.inf, -np.inf, np.nan,
+], np.float32)
+
+
+@pytest.fixture
+def cache_directory(monkeypatch, tmp_path):
+    monkeypatch.setenv("MESHJIT_CACHE_DIR", str(tmp_path))
+    return tmp_path
+
+
+def _kernel(helper: str):
+    """The serial entry point of a kernel computing ``helper`` of each element of one input."""
+    source = kernel_source(["row0 = in0[map0[lead]]", "target0 = out0[lead]"],
+                           [f"v0 = np.float32({helper}(row0[k]))", "target0[k] = v0"],
+                           ["in0", "map0", "out0"])
+    serial, _ = load_kernels(source)
+    return serial
+
+
+def _apply(kernel, values: np.ndarray) -> np.ndarray:
+    values = np.ascontiguousarray(values, np.float32)
+    out = np.empty((1, values.size), np.float32)
+    kernel(1, values.size, values.reshape(1, -1), np.zeros(1, np.int64), out)
+    return out.ravel()
+
+
+def _ulp_errors(got: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    """|got - exact| in units of the float32 spacing at the rounded exact value; 0 where they agree
+    exactly (equal infinities and zeros, or both NaN)."""
+    with np.errstate(over="ignore"):
+        rounded = exact.astype(np.float32)
+    same = (got == rounded) | (np.isnan(got) & np.isnan(rounded))
+    spacing = np.spacing(np.abs(rounded)).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        errors = np.abs(got.astype(np.float64) - exact) / spacing
+    return np.where(same, 0.0, errors)
+
+
+def _sweep() -> np.ndarray:
+    dense = np.linspace(-100, 100, 1_000_001, dtype=np.float32)
+    near_zero = np.random.default_rng(0).standard_normal(200_000).astype(np.float32) * np.float32(1e-3)
+    return np.concatenate([dense, near_zero, SPECIALS])
+
+
+@pytest.mark.parametrize("helper", sorted(HELPERS))
+def test_helper_is_within_one_ulp_over_a_dense_sweep(helper, cache_directory):
+    values = _sweep()
+    if helper == "_log_f32":
+        values = np.concatenate([np.abs(values), np.float32(2.0) ** np.arange(-149, 128, dtype=np.float32),
+                                 np.linspace(0.5, 2, 100_001, dtype=np.float32), values])
+    with np.errstate(all="ignore"):
+        exact = HELPERS[helper](values.astype(np.float64))
+    got = _apply(_kernel(helper), values)
+    errors = _ulp_errors(got, exact)
+    worst = int(np.argmax(errors))
+    # measured: at most 0.51 ulp from the exact value for each of the four
+    assert errors[worst] <= 1.0, (helper, values[worst], got[worst], exact[worst])
+    assert np.array_equal(np.isnan(got), np.isnan(exact))
+
+
+def _bits(values) -> np.ndarray:
+    return np.asarray(values, np.float32).view(np.uint32)
+
+
+def test_exp_special_values(cache_directory):
+    kernel = _kernel("_exp_f32")
+    values = np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, 88.72, 88.73, -103.98, -104.0, -1e4, 1e4, -100.0])
+    got = _apply(kernel, values)
+    assert got[0] == 1 and got[1] == 1
+    assert got[2] == np.inf and got[3] == 0 and np.isnan(got[4])
+    assert np.isfinite(got[5]) and got[5] > 3.3e38 and got[6] == np.inf
+    assert got[7] == 0 and got[8] == 0 and got[9] == 0 and got[10] == np.inf
+    assert got[11] == np.float32(np.exp(-100.0)) and 0 < got[11] < np.finfo(np.float32).tiny  # denormal
+
+
+def test_tanh_special_values(cache_directory):
+    kernel = _kernel("_tanh_f32")
+    values = np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, 9.0, -9.0, 20.0, -20.0, 1e-40, -1e-30, 3e9])
+    got = _apply(kernel, values)
+    assert np.array_equal(_bits(got[:2]), _bits([0.0, -0.0]))  # the sign of zero is kept
+    assert got[2] == 1 and got[3] == -1 and np.isnan(got[4])
+    assert got[5] == np.float32(np.tanh(9.0)) and got[6] == -got[5]
+    assert got[7] == 1 and got[8] == -1 and got[11] == 1
+    assert got[9] == np.float32(1e-40) and got[10] == np.float32(-1e-30)  # tanh x = x for tiny x
+
+
+def test_logistic_special_values(cache_directory):
+    kernel = _kernel("_logistic_f32")
+    values = np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, 120.0, -200.0, -100.0, 3e9, -3e9])
+    got = _apply(kernel, values)
+    assert got[0] == 0.5 and got[1] == 0.5
+    assert got[2] == 1 and got[3] == 0 and np.isnan(got[4])
+    assert got[5] == 1 and got[6] == 0 and got[8] == 1 and got[9] == 0
+    assert got[7] == np.float32(_float64_logistic(-100.0)) and got[7] > 0  # denormal, not flushed
+
+
+def test_log_special_values(cache_directory):
+    kernel = _kernel("_log_f32")
+    values = np.float32([0.0, -0.0, -1.0, np.inf, -np.inf, np.nan, 1.0, 1.4e-45, 3.4e38, 2.0])
+    got = _apply(kernel, values)
+    assert got[0] == -np.inf and got[1] == -np.inf
+    assert np.isnan(got[2]) and got[3] == np.inf and np.isnan(got[4]) and np.isnan(got[5])
+    assert got[6] == 0
+    exact = np.log(values[7:].astype(np.float64))  # the smallest denormal, the largest finite, 2
+    assert np.array_equal(got[7:], exact.astype(np.float32))
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="reads x86 assembly")
+@pytest.mark.parametrize("helper", sorted(HELPERS))
+def test_loops_calling_the_helpers_are_vectorised(helper, cache_directory):
+    kernel = _kernel(helper)
+    _apply(kernel, np.ones(64, np.float32))
+    assembly = kernel.inspect_asm(kernel.signatures[0])
+    # packed float64 multiplies only appear when LLVM vectorised the loop; a scalar loop would
+    # use mulsd, and a libm call would show up by name
+    assert "mulpd" in assembly
+    for name in ("expf", "tanhf", "logf", "exp@", "tanh@", "log@"):
+        assert name not in assembly
+
+
+def test_helpers_cache_without_warnings(cache_directory, monkeypatch):
+    monkeypatch.setattr(codegen, "_LOADED", {})  # write and compile afresh under this directory
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for helper in sorted(HELPERS):
+            _apply(_kernel(helper), np.ones(8, np.float32))
+    messages = [str(warning.message) for warning in caught]
+    assert not [message for message in messages if "Cannot cache" in message or "dynamic globals" in message]
+    cached = os.listdir(cache_directory / "kernels" / "__pycache__")
+    for helper in ("kernel_serial", "_exp_parts", *sorted(HELPERS)):
+        assert any(f".{helper}-" in name and name.endswith(".nbi") for name in cached), (helper, cached)
+    # a second process loads every kernel's machine code from that cache instead of compiling
+    script = textwrap.dedent("""
+        import numpy as np
+        from tests.compiler.test_fast_math import HELPERS, _apply, _kernel
+        for helper in sorted(HELPERS):
+            kernel = _kernel(helper)
+            _apply(kernel, np.ones(8, np.float32))
+            assert kernel.stats.cache_hits and not kernel.stats.cache_misses, (helper, kernel.stats)
+        print("ok")
+    """)
+    env = {**os.environ, "MESHJIT_CACHE_DIR": str(cache_directory)}
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().endswith("ok")
+
+
+FUSED = {
+    "exp": lambda a: jnp.exp(a * 0.5) * 2,
+    "log": lambda a: jnp.log(a * 2) * 3,
+    "tanh": lambda a: jnp.tanh(a * 2) * 3,
+    "logistic": lambda a: lax.logistic(a * 2) * 3,
+}
+
+
+def _kernel_steps(function, values):
+    compiled = jax.jit(function).lower(values).compile()
+    return [step.name for step in compiled._plan().steps if isinstance(step, KernelStep)], compiled
+
+
+@pytest.mark.parametrize("name", sorted(FUSED))
+def test_float32_transcendental_functions_are_fused(name, cache_directory, monkeypatch):
+    monkeypatch.setattr(fusion, "FUSION_MIN_ELEMENTS", 0)
+    values = np.linspace(-5, 5, 48, dtype=np.float32).reshape(4, 12)
+    steps, compiled = _kernel_steps(FUSED[name], values)
+    fused = [step for step in steps if step.startswith("fused(")]
+    assert len(fused) == 1 and f",{name}," in fused[0] and name not in steps, steps
+    np.testing.assert_allclose(np.asarray(compiled(values)), np.asarray(compiled.run_reference(values)),
+                               rtol=2e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", sorted(FUSED))
+def test_float64_transcendental_functions_stay_numpy_steps(name, cache_directory, monkeypatch, x64):
+    monkeypatch.setattr(fusion, "FUSION_MIN_ELEMENTS", 0)
+    values = np.linspace(-5, 5, 48, dtype=np.float64).reshape(4, 12)
+    steps, _ = _kernel_steps(FUSED[name], values)
+    assert name in steps and not any(name in step for step in steps if step.startswith("fused(")), steps
