@@ -19,7 +19,7 @@ from meshjit.ir.config import config
 from meshjit.ir.dtypes import to_numpy
 from meshjit.ir.printer import print_module
 from meshjit.runtime.array import Array
-from meshjit.runtime.executor import from_buffer, run_plan, run_spmd, to_buffer
+from meshjit.runtime.executor import ArgumentMemo, from_buffer, run_plan, run_spmd, to_buffer
 from meshjit.runtime.process_layout import process_layout
 from meshjit.runtime.sharding import SingleDeviceSharding
 from meshjit.runtime.transfer import shard_numpy
@@ -38,6 +38,7 @@ class Compiled:
         self._lowered = lowered
         self._program = program
         self._compiled_plan = None
+        self._memos = None  # per argument: the layout to_buffer worked out last call
         traced = lowered._traced.module
         self._result_shapes = [value.type.shape for value in traced.main.returns]
         partitioned = program.partitioned
@@ -108,8 +109,10 @@ class Compiled:
     def _run_plan(self, arguments, weak) -> list[Array]:
         plan = self._plan()
         lead_shape = plan.mesh_shape if self._layout is None else self._layout.local_shape
-        buffers = [to_buffer(value, sharding, lead_shape, varying)
-                   for value, sharding, varying in zip(arguments, self._arg_shardings, plan.arg_varying)]
+        if self._memos is None:
+            self._memos = [ArgumentMemo() for _ in arguments]
+        buffers = [to_buffer(value, sharding, lead_shape, varying, memo) for value, sharding, varying, memo
+                   in zip(arguments, self._arg_shardings, plan.arg_varying, self._memos)]
         self._release_donated(arguments)
         outputs = run_plan(plan, buffers, self._layout)
         return [from_buffer(output, sharding, shape, lead_shape, weak_type=w)
