@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from meshjit.ir import AxisRef, DimSharding, MeshAttr, TensorSharding
@@ -46,7 +48,7 @@ def resolve_spec(sharding, argument: str):
 
 # NOTE: the user's Mesh behind each IR mesh, so outputs carry the user's mesh (axis types
 # included) rather than a rebuilt one.
-_USER_MESHES: dict[MeshAttr, Mesh] = {}
+_USER_MESHES: weakref.WeakValueDictionary[MeshAttr, Mesh] = weakref.WeakValueDictionary()
 
 
 def mesh_attr(mesh: Mesh) -> MeshAttr:
@@ -71,8 +73,9 @@ def runtime_mesh(mesh: MeshAttr) -> Mesh:
     """The runtime Mesh of an IR mesh attribute (its device ids in mesh order)."""
     from meshjit.runtime.devices import devices
 
-    if mesh in _USER_MESHES:
-        return _USER_MESHES[mesh]
+    user_mesh = _USER_MESHES.get(mesh)
+    if user_mesh is not None:
+        return user_mesh
     table = {device.id: device for device in devices()}
     grid = np.empty(mesh.size, dtype=object)
     grid[:] = [table[device_id] for device_id in mesh.devices]
