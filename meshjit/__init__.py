@@ -1,7 +1,8 @@
 """meshjit: JAX's sharding API over simulated devices, with a GSPMD/Shardy-style partitioner.
 
-Write ``import meshjit as jax`` and use ``jax.sharding``, ``jax.device_put``,
-``jax.make_array_from_single_device_arrays`` and friends as in JAX.
+Write ``import meshjit as jax`` and use ``jax.sharding``, ``jax.device_put``, ``jax.jit``,
+``jax.shard_map``, ``jax.grad``, ``jax.numpy`` and friends as in JAX; ``jit(f).lower(...).compile()``
+shows the per-device program, its collectives and why each sharding was chosen.
 """
 
 from meshjit.runtime.array import Array as Array
