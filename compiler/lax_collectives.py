@@ -203,6 +203,17 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to=
     return _tree_map(gather, x)
 
 
+def _check_split_dim(function: str, argument: str, dim: int, shape, size: int, axes, tiled: bool) -> None:
+    """The dim a collective splits over the group: divisible by the group's size when tiled,
+    exactly that size when not."""
+    if tiled and shape[dim] % size:
+        raise ValueError(f"{function}: {argument} {dim} of an operand of shape {shape} has size "
+                         f"{shape[dim]}, which does not divide by {size}, the size of axes {axes}")
+    if not tiled and shape[dim] != size:
+        raise ValueError(f"{function}: with tiled=False, {argument} {dim} of an operand of shape {shape} "
+                         f"must have size {size} (the size of axes {axes}), got {shape[dim]}")
+
+
 def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
     """The sum over ``axis_name``, of which device ``i`` keeps block ``i`` along
     ``scatter_dimension`` (a dim of the group's size that is removed, unless ``tiled``)."""
@@ -214,12 +225,7 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
         leaf = as_operand(leaf)
         shape = shape_of(leaf)
         dim = normalize_axis(scatter_dimension, len(shape), "psum_scatter")
-        if tiled and shape[dim] % size:
-            raise ValueError(f"psum_scatter: scatter_dimension {dim} of an operand of shape {shape} has size "
-                             f"{shape[dim]}, which does not divide by {size}, the size of axes {axes}")
-        if not tiled and shape[dim] != size:
-            raise ValueError(f"psum_scatter: with tiled=False, scatter_dimension {dim} of an operand of shape "
-                             f"{shape} must have size {size} (the size of axes {axes}), got {shape[dim]}")
+        _check_split_dim("psum_scatter", "scatter_dimension", dim, shape, size, axes, tiled)
         attrs = {"axes": axes, "dim": dim, "reduction": "sum"}
         result = _bind_collective("reduce_scatter", leaf, environment, attrs)
         return result if tiled else lax_ops.squeeze(result, (dim,))
@@ -240,12 +246,7 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
         shape = shape_of(leaf)
         split = normalize_axis(split_axis, len(shape), "all_to_all")
         concat = normalize_axis(concat_axis, len(shape), "all_to_all")
-        if tiled and shape[split] % size:
-            raise ValueError(f"all_to_all: split_axis {split} of an operand of shape {shape} has size "
-                             f"{shape[split]}, which does not divide by {size}, the size of axes {axes}")
-        if not tiled and shape[split] != size:
-            raise ValueError(f"all_to_all: with tiled=False, split_axis {split} of an operand of shape {shape} "
-                             f"must have size {size} (the size of axes {axes}), got {shape[split]}")
+        _check_split_dim("all_to_all", "split_axis", split, shape, size, axes, tiled)
         if tiled:
             attrs = {"axes": axes, "split_dim": split, "concat_dim": concat}
             return _bind_collective("all_to_all", leaf, environment, attrs)
