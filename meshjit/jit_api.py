@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import optree
 
-from meshjit.compiler import lax_ops
-from meshjit.compiler.operands import canonical_numpy
-from meshjit.compiler.trace import Tracer, bind, set_eager_executor, trace_flat
+from meshjit.compiler.frontend import lax_ops
+from meshjit.compiler.frontend.operands import canonical_numpy
+from meshjit.compiler.frontend.trace import Tracer, bind, set_eager_executor, trace_flat
 from meshjit.ir.config import config
 from meshjit.runtime.array import Array
 from meshjit.runtime.devices import devices as all_devices
@@ -404,7 +404,7 @@ del lax_ops
 def with_sharding_constraint(x, shardings):
     """Ask for ``x`` (a pytree) to be laid out as ``shardings`` (a pytree prefix of Shardings or
     PartitionSpecs; ``P.UNCONSTRAINED`` dims are left to propagation). Outside jit it reshards."""
-    from meshjit.compiler.lax_ops import with_sharding_constraint_ir
+    from meshjit.compiler.frontend.lax_ops import with_sharding_constraint_ir
     from meshjit.runtime.transfer import device_put
 
     leaves, treedef = optree.tree_flatten(x, namespace=NAMESPACE)

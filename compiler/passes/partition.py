@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from meshjit.ir.config import config
 
 from meshjit.ir import Block, DimSharding, Func, Module, Op, SymbolRef, TensorSharding, Value
-from meshjit.ir.shape_rules_spmd import manual_part
+from meshjit.ir.ops.regions import manual_part
 
 from ..factor_choice import Decision, FactorChooser
 from ..factor_rules import FactorRule

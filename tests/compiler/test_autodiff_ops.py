@@ -9,14 +9,14 @@ import zlib
 import numpy as np
 import pytest
 from autodiff_cases import CASES
-from meshjit.compiler.autodiff.registries import (
+from meshjit.compiler.frontend.autodiff.registries import (
     LINEAR_OPS,
     MARKER_OPS,
     NON_DIFFERENTIABLE_OPS,
     jvp_rules,
     transpose_rules,
 )
-from meshjit.ir.shape_rules import ALL_OPS
+from meshjit.ir.ops import ALL_OPS
 
 import meshjit as jax
 import meshjit.numpy as jnp

@@ -8,7 +8,7 @@ import inspect
 import numpy as np
 import pytest
 from helpers import run_traced
-from meshjit.compiler.trace import ConcretizationTypeError, TracerBoolConversionError
+from meshjit.compiler.frontend.trace import ConcretizationTypeError, TracerBoolConversionError
 
 import meshjit.numpy as jnp
 

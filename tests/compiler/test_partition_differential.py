@@ -40,7 +40,7 @@ from meshjit.compiler.lower import lower
 from meshjit.compiler.pipeline import OPTIMISATIONS
 from meshjit.ir.layout import shard_array, unshard_array
 from meshjit.runtime.executor import run_plan
-from meshjit.ir.shape_rules_spmd import manual_part
+from meshjit.ir.ops.regions import manual_part
 from partition_cases import (
     LAYOUTS_2D,
     MATMUL,

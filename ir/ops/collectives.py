@@ -1,14 +1,153 @@
-"""The per-device ops' reference (collectives, axis_index, partition_id): every device's value
-sits along a leading device axis, and each op combines values across it within its groups."""
+"""The per-device ops: collectives over mesh axes, axis_index and partition_id. Their types are
+local (per-device) types; the reference runs every device's value stacked on a device grid."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from .registry import Registry
-from .sharding import MeshAttr
+from ..core import SymbolRef
+from ..registry import Registry
+from ..shape_rules import (
+    NUMERIC,
+    check_dim,
+    choice_attr,
+    expect_dtype,
+    expect_operand_count,
+    fail,
+    find_mesh,
+    int_attr,
+    is_int,
+    required_attr,
+    shape_rules,
+    strings_attr,
+    typed_attr,
+)
+from ..sharding import REDUCTIONS, MeshAttr
+from ..types import TensorType
+
+# fmt: off
+OPS = (
+    "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute",
+    "axis_index", "partition_id",
+)
+# fmt: on
+
+# --- collectives -----------------------------------------------------------------------------
+
+
+def _collective_mesh(op: str, attrs, meshes) -> MeshAttr:
+    reference = typed_attr(op, attrs, "mesh", SymbolRef, "a mesh symbol such as @mesh")
+    return find_mesh(op, reference.name, meshes)
+
+
+def _group_size(op: str, attrs, meshes) -> int:
+    """The number of devices in a group over the ``axes`` attribute."""
+    mesh = _collective_mesh(op, attrs, meshes)
+    axes = strings_attr(op, attrs, "axes")
+    if len(set(axes)) != len(axes):
+        fail(op, f"axes {axes} has duplicates")
+    for name in axes:
+        if name not in mesh.axis_names:
+            fail(op, f"axis {name!r} is not an axis of the mesh {list(mesh.axis_names)}")
+    return math.prod(mesh.axis_size(name) for name in axes)
+
+
+def _split_dim(op: str, what: str, operand: TensorType, dim: int, parts: int) -> TensorType:
+    check_dim(op, what, dim, operand.rank)
+    if operand.shape[dim] % parts:
+        fail(
+            op,
+            f"{what} {dim} of {operand} has size {operand.shape[dim]}, which does not "
+            f"divide into the group size {parts}",
+        )
+    return _scale_dim(operand, dim, 1, parts)
+
+
+def _scale_dim(operand: TensorType, dim: int, multiply: int, divide: int = 1) -> TensorType:
+    shape = list(operand.shape)
+    shape[dim] = shape[dim] * multiply // divide
+    return operand.with_shape(shape)
+
+
+@shape_rules.register("all_reduce")
+def _all_reduce(op, operands, attrs, regions, meshes):
+    expect_operand_count(op, operands, 1)
+    _group_size(op, attrs, meshes)
+    choice_attr(op, attrs, "reduction", REDUCTIONS)
+    expect_dtype(op, "operand 0", operands[0], NUMERIC)
+    return (operands[0],)
+
+
+@shape_rules.register("all_gather")
+def _all_gather(op, operands, attrs, regions, meshes):
+    expect_operand_count(op, operands, 1)
+    size = _group_size(op, attrs, meshes)
+    dim = int_attr(op, attrs, "dim")
+    check_dim(op, "dim", dim, operands[0].rank)
+    return (_scale_dim(operands[0], dim, size),)
+
+
+@shape_rules.register("reduce_scatter")
+def _reduce_scatter(op, operands, attrs, regions, meshes):
+    expect_operand_count(op, operands, 1)
+    size = _group_size(op, attrs, meshes)
+    choice_attr(op, attrs, "reduction", REDUCTIONS)
+    expect_dtype(op, "operand 0", operands[0], NUMERIC)
+    return (_split_dim(op, "dim", operands[0], int_attr(op, attrs, "dim"), size),)
+
+
+@shape_rules.register("all_to_all")
+def _all_to_all(op, operands, attrs, regions, meshes):
+    expect_operand_count(op, operands, 1)
+    size = _group_size(op, attrs, meshes)
+    split_dim = int_attr(op, attrs, "split_dim")
+    concat_dim = int_attr(op, attrs, "concat_dim")
+    check_dim(op, "concat_dim", concat_dim, operands[0].rank)
+    split = _split_dim(op, "split_dim", operands[0], split_dim, size)
+    return (_scale_dim(split, concat_dim, size),)
+
+
+@shape_rules.register("collective_permute")
+def _collective_permute(op, operands, attrs, regions, meshes):
+    expect_operand_count(op, operands, 1)
+    size = _group_size(op, attrs, meshes)
+    pairs = required_attr(op, attrs, "pairs")
+    if not isinstance(pairs, tuple) or not all(
+        isinstance(pair, tuple) and len(pair) == 2 and all(is_int(i) for i in pair)
+        for pair in pairs
+    ):
+        fail(op, f"attribute 'pairs' must be a tuple of (source, target) int pairs, got {pairs!r}")
+    for pair in pairs:
+        if not all(0 <= index < size for index in pair):
+            fail(op, f"pair {pair} is out of range for a group of {size} devices")
+    for position, what in ((0, "source"), (1, "target")):
+        indices = [pair[position] for pair in pairs]
+        if len(set(indices)) != len(indices):
+            fail(op, f"pairs {pairs} repeat a {what}")
+    return (operands[0],)
+
+
+@shape_rules.register("axis_index")
+def _axis_index(op, operands, attrs, regions, meshes):
+    expect_operand_count(op, operands, 0)
+    mesh = _collective_mesh(op, attrs, meshes)
+    axis = typed_attr(op, attrs, "axis", str, "an axis name")
+    if axis not in mesh.axis_names:
+        fail(op, f"axis {axis!r} is not an axis of the mesh {list(mesh.axis_names)}")
+    return (TensorType((), "i32"),)
+
+
+@shape_rules.register("partition_id")
+def _partition_id(op, operands, attrs, regions, meshes):
+    expect_operand_count(op, operands, 0)
+    _collective_mesh(op, attrs, meshes)
+    return (TensorType((), "i32"),)
+
+
+# --- reference implementations ------------------------------------------------------------
 
 # NOTE: an implementation takes ``(attrs, grid, *stacked_operands)`` and returns a tuple of stacked
 # results. A group over ``axes`` is the devices that agree on every other grid coordinate, ordered

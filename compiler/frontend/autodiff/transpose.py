@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from meshjit.ir import Block, MeshAttr, Op, SymbolRef
-from meshjit.ir.shape_rules import COLLECTIVE_OPS
+from meshjit.ir.ops import COLLECTIVE_OPS
 
 from ..trace import located_at, user_location
 from .evaluate import emit

@@ -16,7 +16,7 @@ per-device collectives that appear in its body.
 from __future__ import annotations
 
 from meshjit.ir import TensorSharding
-from meshjit.ir.shape_rules_spmd import manual_part
+from meshjit.ir.ops.regions import manual_part
 
 from .. import lax_ops as lax
 from ..shard_map import varying_axes

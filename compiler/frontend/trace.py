@@ -21,7 +21,7 @@ from meshjit.ir import Block, DenseAttr, Func, MeshAttr, Module, Op, TensorType,
 from meshjit.ir.dtypes import from_numpy, to_numpy
 from meshjit.ir.shape_rules import ShapeError, infer_result_types
 
-_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _INTERNAL_DIRS = tuple(os.path.join(_PACKAGE_ROOT, folder) + os.sep
                        for folder in ("meshjit", "compiler", "ir", "runtime"))
 
