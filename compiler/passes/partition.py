@@ -22,7 +22,7 @@ from ..factor_choice import Decision, FactorChooser
 from ..factor_rules import FactorRule
 from ..partition_rules import PARTIAL_REDUCTION, identity, local_attrs
 from ..reshard import reshard
-from ..sharding_rules import sharding_rules
+from ..rules import sharding_rules
 from ..spmd_builder import Local, SpmdBuilder, local_type
 
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from meshjit.compiler.passes.partition import FullRematerializationWarning, partition
 from meshjit.compiler.passes.propagate_shardings import propagate_shardings
 from meshjit.compiler.pipeline import normalize_boundaries
-from meshjit.compiler.sharding_rules import sharding_rules
+from meshjit.compiler.rules import sharding_rules
 from meshjit.ir import (
     Block,
     Func,

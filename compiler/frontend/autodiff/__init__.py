@@ -6,13 +6,9 @@ backwards through the transpose rules. Everything is emitted with ``bind`` into 
 trace, so results can be jitted, differentiated again and partitioned like any program.
 """
 
-# NOTE: importing the rule modules fills the registries.
-from . import contraction_rules as _contraction_rules  # noqa: F401
-from . import elementwise_rules as _elementwise_rules  # noqa: F401
-from . import manual_rules as _manual_rules  # noqa: F401
+from meshjit.compiler import rules as _rules  # noqa: F401  (the op families fill the tables)
+
 from . import markers as _markers  # noqa: F401
-from . import reduction_rules as _reduction_rules  # noqa: F401
-from . import structural_rules as _structural_rules  # noqa: F401
 from .markers import CustomJVPRule as CustomJVPRule
 from .markers import CustomVJPRule as CustomVJPRule
 from .markers import call_with_custom_rule as call_with_custom_rule

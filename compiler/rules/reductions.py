@@ -1,31 +1,97 @@
-"""JVP rules of the nonlinear reductions and scans, and of sort (with its transpose).
-
-- reduce_max/min: the tangent averaged over the positions that attain the extreme (JAX's rule).
-- reduce_prod: the tangent times the product of all other elements, from exclusive prefix and
-  suffix products, so zeros in the operand are exact.
-- cumprod/cummax/cummin: the JVP of a Hillis-Steele scan (log2(n) steps of combining each
-  element with the one ``offset`` before it), exact with zeros and ties, as JAX differentiates
-  its associative scan.
-- sort: the tangents ride along as extra operands sorted by the same keys; the transpose
-  sorts cotangents by the permutation to put every element back.
+"""The compiler's rules for the reductions and cumulative scans: reduced dims are reduction
+factors (argmax/argmin and the scanned dim need the whole dim); kernels are numpy reductions
+over local dims; JVPs of max/min average over ties, of prod use prefix and suffix products.
 """
 
 from __future__ import annotations
 
-from .. import lax_ops as lax
-from ..trace import bind
-from .elementwise_rules import _balanced_weight
-from .evaluate import emit
+import numpy as np
+from meshjit.ir import Op
+from meshjit.ir.dtypes import to_numpy
+
+from ..factor_rules import FactorRule, joined, letters
+from ..frontend import lax_ops as lax
+from ..frontend.autodiff.evaluate import emit
+from ..frontend.autodiff.jvp import linear_jvp
+from ..frontend.autodiff.registries import full, jvp_rules, scalar, single, transpose_rules, type_of
+from .elementwise import _balanced_weight
 from .registries import (
-    LinearInput,
-    full,
-    jvp_rules,
-    scalar,
-    single,
-    transpose_rules,
-    type_of,
-    zeros,
+    factor_rule,
+    kernel_rules,
+    run_per_leading_position,
+    sharding_rules,
+    shifted_axes,
 )
+
+# --- sharding ------------------------------------------------------------------------------------
+
+
+def _reduced(op: Op, axes, kind: str) -> FactorRule:
+    rank = op.operands[0].type.rank
+    names = letters(rank)
+    kept = [names[dim] for dim in range(rank) if dim not in axes]
+    return factor_rule(op, f"{joined(names)} -> {joined(kept)}", {names[dim]: kind for dim in axes})
+
+
+@sharding_rules.register("reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and",
+                         "reduce_or")
+def _reduce(op: Op) -> FactorRule:
+    return _reduced(op, set(op.attrs["axes"]), "reduction")
+
+
+@sharding_rules.register("argmax", "argmin")
+def _arg_reduce(op: Op) -> FactorRule:
+    return _reduced(op, {op.attrs["axis"]}, "replication")
+
+
+@sharding_rules.register("cumsum", "cumprod", "cummax", "cummin")
+def _scan(op: Op) -> FactorRule:
+    names = letters(op.result.type.rank)
+    return factor_rule(op, f"{joined(names)} -> {joined(names)}",
+                 {names[op.attrs["axis"]]: "replication"})
+
+
+# --- kernels -------------------------------------------------------------------------------------
+
+
+
+_REDUCERS = {"reduce_sum": np.sum, "reduce_max": np.max, "reduce_min": np.min, "reduce_prod": np.prod,
+             "reduce_and": np.all, "reduce_or": np.any}
+
+
+@kernel_rules.register(*_REDUCERS)
+def _reduce(op: Op, lead: int):
+    reducer = _REDUCERS[op.name]
+    axes = shifted_axes(op.attrs["axes"], lead)
+    dtype = to_numpy(op.result.type.dtype)
+    empty = op.operands[0].type.size == 0 and op.name in ("reduce_max", "reduce_min")
+    if empty:
+        return run_per_leading_position(op, lead)
+
+    def run(operand):
+        return (np.asarray(reducer(operand, axis=axes), dtype=dtype),)
+
+    return run
+
+
+# --- autodiff ------------------------------------------------------------------------------------
+
+
+jvp_rules.register("reduce_sum", "cumsum")(linear_jvp)
+
+
+@transpose_rules.register("reduce_sum")
+def _reduce_sum_transpose(op, cotangents, operands):
+    operand_type = type_of(operands[0])
+    kept = tuple(dim for dim in range(operand_type.rank) if dim not in op.attrs["axes"])
+    attrs = {"shape": operand_type.shape, "broadcast_dimensions": kept}
+    return [single("broadcast_in_dim", [cotangents[0]], attrs)]
+
+
+@transpose_rules.register("cumsum")
+def _cumsum_transpose(op, cotangents, operands):
+    attrs = {"axis": op.attrs["axis"], "reverse": not op.attrs["reverse"]}
+    return [single("cumsum", [cotangents[0]], attrs)]
 
 
 def _kept_shape_broadcast(value, operand_type, axes):
@@ -118,37 +184,4 @@ def _product_of_others(operand, axes):
     return single("transpose", [others], {"permutation": inverse})
 
 
-# --- sort ------------------------------------------------------------------------------------
-
-
-@jvp_rules.register("sort")
-def _sort(op, primals, tangents):
-    outputs = emit(op, primals)
-    keys = primals[: op.attrs["num_keys"]]
-    moving = [index for index, tangent in enumerate(tangents) if tangent is not None]
-    carried = emit(op, list(keys) + [tangents[index] for index in moving])[len(keys) :]
-    output_tangents = [None] * len(primals)
-    for index, tangent in zip(moving, carried):
-        output_tangents[index] = tangent
-    return outputs, output_tangents
-
-
-@transpose_rules.register("sort")
-def _sort_transpose(op, cotangents, operands):
-    num_keys, dimension = op.attrs["num_keys"], op.attrs["dimension"]
-    keys = operands[:num_keys]
-    if any(isinstance(key, LinearInput) for key in keys):
-        raise AssertionError("autodiff internal error: sort is linear in its non-key operands only")
-    shape = type_of(keys[0]).shape
-    positions = single("iota", [], {"dtype": "i32", "shape": shape, "dimension": dimension})
-    attrs = {"dimension": dimension, "is_stable": True, "num_keys": num_keys}
-    permutation = bind("sort", list(keys) + [positions], attrs)[-1]
-    results = [None] * len(operands)
-    back = {"dimension": dimension, "is_stable": True, "num_keys": 1}
-    for index, (operand, cotangent) in enumerate(zip(operands, cotangents)):
-        if index < num_keys or not isinstance(operand, LinearInput):
-            continue
-        cotangent = zeros(operand.type) if cotangent is None else cotangent
-        # Sorting by the permutation sends element i back to position permutation[i].
-        results[index] = bind("sort", [permutation, cotangent], back)[1]
-    return results
+# --- sort ----------------------------------------------------------------------------------------

@@ -1,120 +1,49 @@
-"""JVP and transpose rules of sharding_constraint, manual_computation (shard_map's op) and the
-per-device collectives that appear in its body.
-
-- sharding_constraint is the identity on values; its tangent and cotangent get the same layout.
-- manual_computation's JVP is a second manual_computation whose body is the JVP of the first's
-  (it takes the primal operands and the tangents, and returns the tangents); its transpose is a
-  manual_computation whose body is the backward pass of that body. The body's forward part is
-  recomputed inside the backward one rather than saved, as ``jax.checkpoint`` would.
-- The collectives transpose into one another: all_gather <-> reduce_scatter (psum_scatter),
-  all_to_all into the all_to_all with split and concat dims swapped, collective_permute into
-  the inverse permutation, and a sum all_reduce (psum) into a copy of its invariant cotangent.
-  Device-varying cotangents of invariant values are summed by the backward pass
-  (``transpose.VaryingAxes``), which is what makes these transposes exact under check_vma.
+"""The compiler's rules for manual_computation (shard_map's op): nothing propagates across its
+boundary; its JVP is a second manual_computation over the body's JVP, and its transpose runs
+the body's backward pass per device.
 """
 
 from __future__ import annotations
 
-from meshjit.ir import TensorSharding
+from meshjit.ir import Op, TensorSharding
 from meshjit.ir.ops.regions import manual_part
 
-from .. import lax_ops as lax
-from ..shard_map import varying_axes
-from ..trace import bind, current_trace, trace_region
-from .evaluate import emit
-from .jvp import jvp_block, linear_jvp
-from .registries import (
+from ..factor_rules import FactorRule, joined
+from ..frontend.autodiff.evaluate import emit
+from ..frontend.autodiff.jvp import jvp_block
+from ..frontend.autodiff.registries import (
     LinearInput,
     instantiate,
     is_float,
     jvp_rules,
-    single,
     transpose_rules,
     type_of,
 )
-from .transpose import VaryingAxes, backward_pass
+from ..frontend.autodiff.transpose import VaryingAxes, backward_pass
+from ..frontend.shard_map import varying_axes
+from ..frontend.trace import bind, current_trace, trace_region
+from .registries import factor_rule, sharding_rules
 
-jvp_rules.register("sharding_constraint", "all_gather", "all_to_all", "collective_permute")(
-    linear_jvp
-)
-
-
-@transpose_rules.register("sharding_constraint")
-def _sharding_constraint_transpose(op, cotangents, operands):
-    return [single("sharding_constraint", [cotangents[0]], op.attrs)]
+# --- sharding ------------------------------------------------------------------------------------
 
 
-# --- collectives -----------------------------------------------------------------------------
+@sharding_rules.register("manual_computation")
+def _manual_computation(op: Op) -> FactorRule:
+    # NOTE: the boundary shardings are fixed by in/out_shardings; nothing flows across it
+    operand_specs = [joined([f"a{index}_{dim}" for dim in range(value.type.rank)])
+                     for index, value in enumerate(op.operands)]
+    result_specs = [joined([f"r{index}_{dim}" for dim in range(value.type.rank)])
+                    for index, value in enumerate(op.results)]
+    names = [name for spec in operand_specs + result_specs for name in spec.split() if name != "[]"]
+    return factor_rule(op, f"{', '.join(operand_specs)} -> {', '.join(result_specs)}",
+                 {name: "replication" for name in names})
 
 
-def _sum_attrs(op) -> dict:
-    return {"mesh": op.attrs["mesh"], "axes": op.attrs["axes"], "reduction": "sum"}
+# --- autodiff ------------------------------------------------------------------------------------
 
 
-@jvp_rules.register("all_reduce", "reduce_scatter")
-def _reduction_collective(op, primals, tangents):
-    """Sums are linear; a max or min takes the tangent averaged over the devices attaining it."""
-    if op.attrs["reduction"] == "sum":
-        return linear_jvp(op, primals, tangents)
-    outputs = emit(op, primals)
-    extreme = outputs[0]
-    if op.name == "reduce_scatter":
-        extreme = single(
-            "all_gather",
-            [extreme],
-            {"mesh": op.attrs["mesh"], "axes": op.attrs["axes"], "dim": op.attrs["dim"]},
-        )
-    weights = lax.convert_element_type(lax.eq(primals[0], extreme), type_of(primals[0]).dtype)
-    attrs = _sum_attrs(op) | ({"dim": op.attrs["dim"]} if op.name == "reduce_scatter" else {})
-    chosen = single(op.name, [lax.mul(tangents[0], weights)], attrs)
-    count = single(op.name, [weights], attrs)
-    return outputs, [lax.div(chosen, count)]
 
-
-@transpose_rules.register("all_reduce")
-def _all_reduce_transpose(op, cotangents, operands):
-    _require_sum(op)
-    return [cotangents[0]]
-
-
-@transpose_rules.register("reduce_scatter")
-def _reduce_scatter_transpose(op, cotangents, operands):
-    _require_sum(op)
-    attrs = {"mesh": op.attrs["mesh"], "axes": op.attrs["axes"], "dim": op.attrs["dim"]}
-    return [single("all_gather", [cotangents[0]], attrs)]
-
-
-@transpose_rules.register("all_gather")
-def _all_gather_transpose(op, cotangents, operands):
-    return [single("reduce_scatter", [cotangents[0]], _sum_attrs(op) | {"dim": op.attrs["dim"]})]
-
-
-@transpose_rules.register("all_to_all")
-def _all_to_all_transpose(op, cotangents, operands):
-    attrs = {
-        "mesh": op.attrs["mesh"],
-        "axes": op.attrs["axes"],
-        "split_dim": op.attrs["concat_dim"],
-        "concat_dim": op.attrs["split_dim"],
-    }
-    return [single("all_to_all", [cotangents[0]], attrs)]
-
-
-@transpose_rules.register("collective_permute")
-def _collective_permute_transpose(op, cotangents, operands):
-    pairs = tuple((target, source) for source, target in op.attrs["pairs"])
-    attrs = {"mesh": op.attrs["mesh"], "axes": op.attrs["axes"], "pairs": pairs}
-    return [single("collective_permute", [cotangents[0]], attrs)]
-
-
-def _require_sum(op) -> None:
-    if op.attrs["reduction"] != "sum":
-        raise AssertionError(
-            f"autodiff internal error: a {op.attrs['reduction']} {op.name} is not linear"
-        )
-
-
-# --- manual_computation ----------------------------------------------------------------------
+# --- manual_computation --------------------------------------------------------------------------
 
 
 def _replicated(mesh_name: str, values) -> tuple[TensorSharding, ...]:

@@ -1,18 +1,22 @@
-"""JVP and transpose rules of the elementwise ops.
-
-A unary op's tangent is the operand tangent times its derivative, written from the operand and
-the result. Rounding and sign ops have zero derivative. Ties of max and min (and clamp) split
-the tangent evenly between the equal operands, as JAX does.
+"""The compiler's rules for the elementwise ops: every operand of full rank shares the result's
+factors; kernels apply the reference implementation to whole buffers; JVPs scale the tangent by
+the derivative (ties of max, min and clamp split it evenly, as JAX does).
 """
 
 from __future__ import annotations
 
 import math
 
-from .. import lax_ops as lax
-from .evaluate import emit
-from .jvp import linear_jvp
-from .registries import (
+import numpy as np
+from meshjit.ir import Op
+from meshjit.ir.ops.elementwise import OPS
+from meshjit.ir.reference import reference_impls
+
+from ..factor_rules import FactorRule, joined, letters
+from ..frontend import lax_ops as lax
+from ..frontend.autodiff.evaluate import emit
+from ..frontend.autodiff.jvp import linear_jvp
+from ..frontend.autodiff.registries import (
     LinearInput,
     add_tangents,
     full,
@@ -24,6 +28,42 @@ from .registries import (
     type_of,
     zeros,
 )
+from .registries import factor_rule, kernel_rules, sharding_rules
+
+# --- sharding ------------------------------------------------------------------------------------
+
+
+@sharding_rules.register(*OPS)
+def _elementwise(op: Op) -> FactorRule:
+    # every operand of full rank shares the result's factors; 0-d operands (select's pred,
+    # clamp's bounds) have none
+    dims = joined(letters(op.result.type.rank))
+    operands = [dims if operand.type.rank else "[]" for operand in op.operands]
+    return factor_rule(op, f"{', '.join(operands)} -> {dims}")
+
+
+# --- kernels -------------------------------------------------------------------------------------
+
+
+def _lift(operand: np.ndarray, lead: int, rank: int) -> np.ndarray:
+    """Give a lower-rank local value (a 0-d select predicate) trailing unit dims to broadcast."""
+    missing = rank - (operand.ndim - lead)
+    return operand.reshape(operand.shape + (1,) * missing) if missing > 0 else operand
+
+
+@kernel_rules.register(*OPS)
+def _elementwise(op: Op, lead: int):
+    impl = reference_impls[op.name]
+    attrs = op.attrs
+    rank = op.result.type.rank
+
+    def run(*operands):
+        return impl(attrs, *(_lift(operand, lead, rank) for operand in operands))
+
+    return run
+
+
+# --- autodiff ------------------------------------------------------------------------------------
 
 
 def _scaled_by(derivative):
@@ -206,7 +246,7 @@ def _clamp(op, primals, tangents):
     return emit(op, primals), [tangent]
 
 
-# --- transposes ------------------------------------------------------------------------------
+# --- transposes ----------------------------------------------------------------------------------
 
 
 @transpose_rules.register("neg")
