@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
-from ..frontend.autodiff.jvp import linear_jvp
+from ..frontend.autodiff.jvp import linear_jvp, no_tangent
 from ..frontend.autodiff.registries import jvp_rules, single, transpose_rules, type_of
 
 
@@ -19,6 +19,8 @@ def require_sum(op) -> None:
 
 
 # --- autodiff ------------------------------------------------------------------------------------
+
+jvp_rules.register("axis_index", "partition_id")(no_tangent)
 
 
 jvp_rules.register("all_gather", "all_to_all", "collective_permute")(linear_jvp)

@@ -8,6 +8,8 @@ from meshjit.ir import Op
 from meshjit.ir.reference import reference_impls
 
 from ..factor_rules import FactorRule, joined, letters
+from ..frontend.autodiff.jvp import no_tangent
+from ..frontend.autodiff.registries import jvp_rules
 from .registries import factor_rule, kernel_rules, sharding_rules
 
 # --- sharding ------------------------------------------------------------------------------------
@@ -36,3 +38,8 @@ def _constant(op: Op, lead: int):
     constant = value.reshape((1,) * lead + value.shape)
     constant.flags.writeable = False
     return lambda: (constant,)
+
+
+# --- autodiff ------------------------------------------------------------------------------------
+
+jvp_rules.register("iota", "constant")(no_tangent)

@@ -15,7 +15,7 @@ from meshjit.ir.reference import reference_impls
 from ..factor_rules import FactorRule, joined, letters
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
-from ..frontend.autodiff.jvp import linear_jvp
+from ..frontend.autodiff.jvp import linear_jvp, no_tangent
 from ..frontend.autodiff.registries import (
     LinearInput,
     add_tangents,
@@ -64,6 +64,18 @@ def _elementwise(op: Op, lead: int):
 
 
 # --- autodiff ------------------------------------------------------------------------------------
+
+jvp_rules.register(
+    "compare",
+    "is_finite",
+    "not",
+    "and",
+    "or",
+    "xor",
+    "shift_left",
+    "shift_right_arithmetic",
+    "shift_right_logical",
+)(no_tangent)
 
 
 def _scaled_by(derivative):

@@ -12,7 +12,7 @@ from meshjit.ir.dtypes import to_numpy
 from ..factor_rules import FactorRule, joined, letters
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
-from ..frontend.autodiff.jvp import linear_jvp
+from ..frontend.autodiff.jvp import linear_jvp, no_tangent
 from ..frontend.autodiff.registries import full, jvp_rules, scalar, single, transpose_rules, type_of
 from .elementwise import _balanced_weight
 from .registries import (
@@ -75,6 +75,8 @@ def _reduce(op: Op, lead: int):
 
 
 # --- autodiff ------------------------------------------------------------------------------------
+
+jvp_rules.register("argmax", "argmin", "reduce_and", "reduce_or")(no_tangent)
 
 
 jvp_rules.register("reduce_sum", "cumsum")(linear_jvp)

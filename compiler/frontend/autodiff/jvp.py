@@ -10,7 +10,7 @@ from meshjit.ir import Block
 
 from ..trace import located_at
 from .evaluate import emit
-from .registries import NON_DIFFERENTIABLE_OPS, instantiate, is_float, jvp_rules, type_of
+from .registries import instantiate, is_float, jvp_rules, type_of
 
 
 def jvp_block(block: Block, primals: Sequence, tangents: Sequence) -> tuple[list, list]:
@@ -24,7 +24,7 @@ def jvp_block(block: Block, primals: Sequence, tangents: Sequence) -> tuple[list
     for op in block.ops:
         op_primals = [values[operand.id] for operand in op.operands]
         op_tangents = [tangent_of.get(operand.id) for operand in op.operands]
-        if op.name in NON_DIFFERENTIABLE_OPS or all(tangent is None for tangent in op_tangents):
+        if all(tangent is None for tangent in op_tangents):
             outputs, output_tangents = emit(op, op_primals), [None] * len(op.results)
         else:
             with located_at(op.location):
@@ -46,3 +46,9 @@ def linear_jvp(op, primals, tangents) -> tuple[list, list]:
         for primal, tangent in zip(primals, tangents)
     ]
     return emit(op, primals), emit(op, filled)
+
+
+def no_tangent(op, primals, tangents) -> tuple[list, list]:
+    """The JVP rule of an op whose results carry no tangent: integer or boolean results
+    (compare, argmax, iota, ...). Registering it names the op non-differentiable."""
+    return emit(op, primals), [None] * len(op.results)

@@ -22,62 +22,18 @@ from ..trace import Tracer, bind
 jvp_rules = Registry("JVP rule")
 transpose_rules = Registry("transpose rule")
 
-# NOTE: these ops carry no tangent: their results are integers or booleans, or they have no
-# operands to differentiate. Every other op of the IR has a JVP rule.
-NON_DIFFERENTIABLE_OPS = (
-    "compare",
-    "is_finite",
-    "not",
-    "and",
-    "or",
-    "xor",
-    "shift_left",
-    "shift_right_arithmetic",
-    "shift_right_logical",
-    "iota",
-    "constant",
-    "argmax",
-    "argmin",
-    "reduce_and",
-    "reduce_or",
-    "axis_index",
-    "partition_id",
-)
+def non_differentiable_ops() -> frozenset[str]:
+    """The ops whose results carry no tangent: those whose JVP rule is ``jvp.no_tangent``."""
+    from .jvp import no_tangent
 
-# NOTE: the ops JVP rules apply to tangents. A tangent program is built from these alone, so
-# each needs a transpose rule for reverse mode.
-LINEAR_OPS = (
-    "neg",
-    "add",
-    "sub",
-    "mul",
-    "div",
-    "select",
-    "convert",
-    "broadcast_in_dim",
-    "reshape",
-    "transpose",
-    "slice",
-    "dynamic_slice",
-    "dynamic_update_slice",
-    "pad",
-    "concatenate",
-    "rev",
-    "squeeze",
-    "expand_dims",
-    "dot_general",
-    "reduce_sum",
-    "cumsum",
-    "sort",
-    "gather",
-    "sharding_constraint",
-    "manual_computation",
-    "all_reduce",
-    "all_gather",
-    "reduce_scatter",
-    "all_to_all",
-    "collective_permute",
-)
+    return frozenset(name for name in jvp_rules if jvp_rules[name] is no_tangent)
+
+
+def linear_ops() -> frozenset[str]:
+    """The ops JVP rules apply to tangents: a tangent program is built from these alone, so
+    each has a transpose rule for reverse mode (the transpose table is the list)."""
+    return frozenset(transpose_rules) - set(MARKER_OPS)
+
 
 # Ops that exist only inside autodiff's own traces (see ``markers``); never in a compiled module.
 MARKER_OPS = ("stop_gradient", "custom_jvp_call", "custom_vjp_call", "custom_vjp_linear")
