@@ -30,6 +30,26 @@ def _parse_full_remat(text: str) -> str:
     return value
 
 
+_PLATFORM = "cpu"
+
+
+def _parse_platforms(text: str) -> str:
+    """jax_platforms: a comma-separated priority list of backends ('' chooses one); only cpu runs."""
+    unknown = [name.strip() for name in text.split(",") if name.strip() and name.strip() != _PLATFORM]
+    if unknown:
+        # NOTE: JAX raises RuntimeError when it fails to initialise a listed backend.
+        raise RuntimeError(f"Unable to initialize backend {unknown[0]!r}: meshjit runs on simulated CPU "
+                           f"devices only, so jax_platforms may list only {_PLATFORM!r}, got {text!r}")
+    return text
+
+
+def _parse_platform_name(text: str) -> str:
+    if text != _PLATFORM:
+        raise RuntimeError(f"Unknown backend {text!r}: meshjit runs on simulated CPU devices only; available "
+                           f"backends are [{_PLATFORM!r}]")
+    return text
+
+
 def _parse_positive_float(text: str) -> float:
     value = float(text)
     if not value > 0:
@@ -45,6 +65,28 @@ class _Option:
     parse: Callable[[str], Any]
     kind: type
     doc: str
+    # NOTE: options whose values are not one plain type validate update() values here instead.
+    check: Callable[[str, Any], Any] | None = None
+
+
+def _check_platforms(name: str, value):
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"config option {name!r} expects a string or None, got {value!r} of type "
+                         f"{type(value).__name__}")
+    return _naming_option(name, _parse_platforms, value)
+
+
+def _check_platform_name(name: str, value):
+    return None if value is None else _naming_option(name, _parse_platform_name, value)
+
+
+def _naming_option(name: str, parse: Callable[[str], Any], value):
+    try:
+        return parse(value)
+    except RuntimeError as error:
+        raise RuntimeError(f"config option {name!r}: {error}") from None
 
 
 _OPTIONS = {
@@ -62,8 +104,40 @@ _OPTIONS = {
                 "what an involuntary full rematerialization does: 'warn' or 'error'"),
         _Option("collective_timeout", "MESHJIT_COLLECTIVE_TIMEOUT", 300.0, _parse_positive_float, float,
                 "seconds a multi-process collective waits for the other processes before it raises"),
+        _Option("jax_platforms", "JAX_PLATFORMS", None, _parse_platforms, str,
+                "the backends to use, comma-separated; only 'cpu' (or '' or None: choose) is accepted",
+                _check_platforms),
+        _Option("jax_platform_name", "JAX_PLATFORM_NAME", None, _parse_platform_name, str,
+                "the default backend; only 'cpu' (or None) is accepted", _check_platform_name),
     )
 }
+
+# JAX's names for meshjit's own options: both names read and update the same setting.
+_ALIASES = {"jax_num_cpu_devices": "num_cpu_devices"}
+
+
+def _unknown(name: str) -> AttributeError:
+    known = sorted([*_OPTIONS, *_ALIASES])
+    return AttributeError(f"unknown config option {name!r}; known options: {known}")
+
+
+def _check_kind(option: _Option, name: str, value):
+    """``value`` checked against (and converted to) ``option``'s type; ``name`` as the user typed it."""
+    if option.check is not None:
+        return option.check(name, value)
+    if option.kind is int and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ValueError(f"config option {name!r} expects a positive int, got {value!r}")
+    if option.kind is bool and not isinstance(value, bool):
+        raise ValueError(f"config option {name!r} expects a bool, got {value!r}")
+    if option.kind is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise ValueError(f"config option {name!r} expects a positive number, got {value!r}")
+        value = float(value)
+    if option.kind is str:
+        if not isinstance(value, str):
+            raise ValueError(f"config option {name!r} expects a string, got {value!r}")
+        value = option.parse(value)
+    return value
 
 
 class Config:
@@ -79,29 +153,18 @@ class Config:
             raw = os.environ.get(option.env_var)
             try:
                 self._values[name] = option.default if raw is None else option.parse(raw)
-            except ValueError as error:
-                raise ValueError(f"environment variable {option.env_var}: {error}") from None
+            except (ValueError, RuntimeError) as error:
+                raise type(error)(f"environment variable {option.env_var}: {error}") from None
         return self._values[name]
 
     def update(self, name: str, value) -> None:
-        option = _OPTIONS.get(name)
+        option = _OPTIONS.get(_ALIASES.get(name, name))
         if option is None:
-            raise AttributeError(f"unknown config option {name!r}; known options: {sorted(_OPTIONS)}")
-        if option.kind is int and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise ValueError(f"config option {name!r} expects a positive int, got {value!r}")
-        if option.kind is bool and not isinstance(value, bool):
-            raise ValueError(f"config option {name!r} expects a bool, got {value!r}")
-        if option.kind is float:
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                raise ValueError(f"config option {name!r} expects a positive number, got {value!r}")
-            value = float(value)
-        if option.kind is str:
-            if not isinstance(value, str):
-                raise ValueError(f"config option {name!r} expects a string, got {value!r}")
-            value = option.parse(value)
-        if name in self._locked and value != self._value(name):
-            raise RuntimeError(f"config option {name!r} cannot change after {self._locked[name]}")
-        self._values[name] = value
+            raise _unknown(name)
+        value = _check_kind(option, name, value)
+        if option.name in self._locked and value != self._value(option.name):
+            raise RuntimeError(f"config option {name!r} cannot change after {self._locked[option.name]}")
+        self._values[option.name] = value
 
     def lock(self, name: str, reason: str) -> None:
         """Forbid later changes of ``name`` (the device count once devices exist)."""
@@ -109,12 +172,12 @@ class Config:
         self._locked.setdefault(name, reason)
 
     def __getattr__(self, name: str):
-        if name.startswith("_") or name not in _OPTIONS:
-            raise AttributeError(f"unknown config option {name!r}; known options: {sorted(_OPTIONS)}")
-        return self._value(name)
+        if name.startswith("_") or _ALIASES.get(name, name) not in _OPTIONS:
+            raise _unknown(name)
+        return self._value(_ALIASES.get(name, name))
 
     def read(self, name: str):
-        return self._value(name)
+        return self._value(_ALIASES.get(name, name))
 
 
 config = Config()

@@ -17,6 +17,7 @@ from meshjit.runtime.devices import process_index as process_index
 from meshjit.runtime.mesh import make_mesh as make_mesh
 from meshjit.runtime.mesh import set_mesh as set_mesh
 from meshjit.runtime.transfer import block_until_ready as block_until_ready
+from meshjit.runtime.transfer import device_get as device_get
 from meshjit.runtime.transfer import device_put as device_put
 from meshjit.runtime.transfer import make_array_from_callback as make_array_from_callback
 from meshjit.runtime.transfer import make_array_from_process_local_data as make_array_from_process_local_data
@@ -30,6 +31,8 @@ from . import lax as lax
 from . import nn as nn
 from . import numpy as numpy
 from . import sharding as sharding
+from .sharding import NamedSharding as NamedSharding
+from .sharding import P as P
 from . import stages as stages
 from . import testing as testing
 from . import tree_util as tree_util

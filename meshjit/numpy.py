@@ -11,6 +11,7 @@ from meshjit.compiler.frontend.numpy_api.arguments import AxisError as AxisError
 from meshjit.compiler.frontend.numpy_api.creation import arange as arange
 from meshjit.compiler.frontend.numpy_api.creation import array as array
 from meshjit.compiler.frontend.numpy_api.creation import asarray as asarray
+from meshjit.compiler.frontend.numpy_api.creation import copy as copy
 from meshjit.compiler.frontend.numpy_api.creation import empty as empty
 from meshjit.compiler.frontend.numpy_api.creation import empty_like as empty_like
 from meshjit.compiler.frontend.numpy_api.creation import eye as eye
@@ -104,14 +105,17 @@ from meshjit.compiler.frontend.numpy_api.linalg import outer as outer
 from meshjit.compiler.frontend.numpy_api.linalg import tensordot as tensordot
 from meshjit.compiler.frontend.numpy_api.linalg import vdot as vdot
 from meshjit.compiler.frontend.numpy_api.reductions import all as all
+from meshjit.compiler.frontend.numpy_api.reductions import allclose as allclose
 from meshjit.compiler.frontend.numpy_api.reductions import amax as amax
 from meshjit.compiler.frontend.numpy_api.reductions import amin as amin
 from meshjit.compiler.frontend.numpy_api.reductions import any as any
 from meshjit.compiler.frontend.numpy_api.reductions import argmax as argmax
 from meshjit.compiler.frontend.numpy_api.reductions import argmin as argmin
 from meshjit.compiler.frontend.numpy_api.reductions import argsort as argsort
+from meshjit.compiler.frontend.numpy_api.reductions import array_equal as array_equal
 from meshjit.compiler.frontend.numpy_api.reductions import cumprod as cumprod
 from meshjit.compiler.frontend.numpy_api.reductions import cumsum as cumsum
+from meshjit.compiler.frontend.numpy_api.reductions import isclose as isclose
 from meshjit.compiler.frontend.numpy_api.reductions import max as max
 from meshjit.compiler.frontend.numpy_api.reductions import mean as mean
 from meshjit.compiler.frontend.numpy_api.reductions import min as min

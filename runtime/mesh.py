@@ -236,20 +236,42 @@ def resource_mesh() -> Mesh | None:
     return _context.global_mesh
 
 
-def make_mesh(axis_shapes, axis_names, *, axis_types=None, devices=None) -> Mesh:
-    """A mesh of the first ``prod(axis_shapes)`` devices; axis types default to Explicit (JAX 0.10)."""
-    axis_shapes = tuple(axis_shapes)
-    names = _normalise_axis_names(axis_names)
-    if len(axis_shapes) != len(names):
-        raise ValueError(f"make_mesh: axis_shapes {axis_shapes} and axis_names {names} differ in length")
+def _axis_shapes(axis_shapes) -> tuple[int, ...]:
+    """make_mesh's ``axis_shapes`` as positive ints (integral floats such as 2.0 pass, as in JAX)."""
+    if isinstance(axis_shapes, str) or not hasattr(axis_shapes, "__iter__"):
+        raise TypeError(f"make_mesh axis_shapes must be a sequence of ints, got {type(axis_shapes).__name__}: "
+                        f"{axis_shapes!r}")
+    shapes = tuple(axis_shapes)
+    for size in shapes:
+        try:
+            whole = int(size)
+        except (TypeError, ValueError):
+            whole = None
+        if isinstance(size, bool) or whole is None or whole != size:
+            raise ValueError(f"`axis_shapes` passed to `make_mesh` should be a sequence of ints. Got {shapes}")
+        if whole < 1:
+            raise ValueError(f"make_mesh axis_shapes must be positive, got {shapes}")
+    if not shapes:
+        # NOTE: JAX builds a one-device mesh without axes here; meshjit's Mesh without axes is the
+        # empty mesh, so refuse rather than return a mesh of no devices.
+        raise ValueError("make_mesh needs at least one axis; got axis_shapes=()")
+    return tuple(int(size) for size in shapes)
+
+
+def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None) -> Mesh:
+    """A mesh of the first ``prod(axis_shapes)`` devices (of ``devices``, else of the job), in
+    device order; ``axis_types`` (positional or keyword) defaults to Explicit, as in JAX 0.10."""
+    axis_shapes = _axis_shapes(axis_shapes)
     pool = list(devices) if devices is not None else all_devices()
     needed = math.prod(axis_shapes)
     if needed > len(pool):
-        raise ValueError(f"make_mesh: axis_shapes {axis_shapes} need {needed} devices but {len(pool)} are available")
+        raise ValueError(f"Number of devices {len(pool)} must be >= the product of mesh_shape {axis_shapes}: "
+                         f"make_mesh axis_shapes {axis_shapes} need {needed} devices, but {len(pool)} are available")
+    names = _normalise_axis_names(axis_names)
+    if len(axis_shapes) != len(names):
+        raise ValueError(f"make_mesh: axis_shapes {axis_shapes} and axis_names {names} differ in length")
     if axis_types is None:
         axis_types = (AxisType.Explicit,) * len(names)
     grid = np.empty(needed, dtype=object)
     grid[:] = pool[:needed]
     return Mesh(grid.reshape(axis_shapes), names, axis_types=axis_types)
-
-

@@ -135,6 +135,25 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     return optree.tree_unflatten(treedef, results)
 
 
+def device_get(x):
+    """``x`` (a pytree) with every Array (and anything else with ``__array__``) as a numpy array;
+    other leaves, and traced values inside jit, come back unchanged (as ``jax.device_get``)."""
+    return optree.tree_map(_get_one, x, namespace=_TREE_NAMESPACE)
+
+
+# NOTE: the facade's pytree namespace (meshjit.tree_util.NAMESPACE), so user-registered nodes map.
+_TREE_NAMESPACE = "meshjit"
+
+
+def _get_one(leaf):
+    if isinstance(leaf, Array):
+        return np.asarray(leaf)  # the read-only global value; raises if deleted or not addressable
+    if getattr(type(leaf), "is_traced_value", False):
+        return leaf
+    to_array = getattr(leaf, "__array__", None)
+    return leaf if to_array is None else to_array()
+
+
 def _check_global_shape(shape, argument: str = "shape") -> tuple[int, ...]:
     if not isinstance(shape, (tuple, list)) or not all(
             isinstance(size, (int, np.integer)) and not isinstance(size, bool) and size >= 0 for size in shape):

@@ -137,6 +137,14 @@ def _convert_element_type(operand, new_dtype, weak_type: bool = False):
     return _single("convert", [operand], {"new_dtype": target}, weak_type=weak_type)
 
 
+def _array_copy(operand):
+    """A new array equal to ``operand`` (as JAX's internal ``lax._array_copy``): a same-dtype
+    convert, which on a concrete array runs as its own one-op program and returns a new Array."""
+    operand = as_operand(operand)
+    dtype = dtype_of(operand)
+    return _single("convert", [operand], {"new_dtype": dtype.name}, weak_type=dtype.weak)
+
+
 def select(pred, on_true, on_false):
     on_true, on_false = _match_scalars("select", on_true, on_false)
     return _single("select", [as_operand(pred), on_true, on_false])

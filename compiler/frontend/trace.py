@@ -139,6 +139,7 @@ class Tracer:
 
     __slots__ = ("trace", "value", "weak_type")
     __array_priority__ = 1000
+    is_traced_value = True  # NOTE: how the runtime recognises Tracers without importing compiler
 
     def __init__(self, trace: Trace, value: Value, weak_type: bool = False):
         self.trace = trace

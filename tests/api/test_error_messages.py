@@ -85,7 +85,7 @@ ERRORS = [
     ("mesh axis_types not AxisType", lambda env: Mesh(np.array(env.devices).reshape(2, 4), ("x", "y"), axis_types=("auto", "auto")),
      TypeError, ["axis_types entries must be AxisType", "'auto'"]),
     ("make_mesh needs more devices", lambda env: jax.make_mesh((3, 4), ("x", "y")),
-     ValueError, ["axis_shapes (3, 4)", "12 devices", "8 are available"]),
+     ValueError, ["Number of devices 8", "axis_shapes (3, 4)", "12 devices", "8 are available"]),
     ("make_mesh names and shapes differ", lambda env: jax.make_mesh((2, 4), ("x",)),
      ValueError, ["axis_shapes (2, 4)", "axis_names ('x',)"]),
     ("set_mesh of a non-mesh", lambda env: set_mesh("x"),

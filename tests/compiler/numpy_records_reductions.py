@@ -166,6 +166,76 @@ REDUCTIONS = [
             np.argsort(x, axis=0, kind="stable"),
         ),
     ),
+    # -- isclose allclose array_equal (JAX 0.10.2 gives the same values on these)
+    R(
+        "isclose tolerances and broadcasting",
+        lambda m, x, y: (
+            m.isclose(x, y),
+            m.isclose(x, m.add(x, 1e-6)),
+            m.isclose(x, m.add(x, 0.1), atol=0.2),
+            m.isclose(x, m.add(x, 0.1), rtol=0.5, atol=0.0),
+            m.isclose(y, x),
+        ),
+        inputs(("f32[3,4]", 1.0, 2.0), ("f32[4]", 1.0, 2.0)),
+        ("bool",) * 5,
+    ),
+    R(
+        "isclose nans and infinities",
+        lambda m: (
+            m.isclose(m.asarray([1.0, m.nan, m.inf, -m.inf, m.inf]), m.asarray([1.0, m.nan, m.inf, -m.inf, -m.inf])),
+            m.isclose(m.asarray([m.nan, 1.0, m.inf]), m.asarray([m.nan, m.nan, 1e30]), equal_nan=True),
+        ),
+        (),
+        ("bool", "bool"),
+    ),
+    R(
+        "isclose ints bools scalars",
+        lambda m, i, b: (m.isclose(i, m.add(i, 1)), m.isclose(b, True), m.isclose(i, 2.0), m.isclose(1.0, 1.0)),
+        inputs(("i32[5]", 0, 3), "bool[5]"),
+        ("bool",) * 4,
+    ),
+    R(
+        "isclose ints compare as f32",
+        lambda m: m.isclose(m.asarray([2**30]), m.asarray([2**30 + 1])),
+        (),
+        "bool",
+        reference=lambda np: np.array([True]),
+    ),
+    R(
+        "allclose",
+        lambda m, x: (
+            m.allclose(x, x),
+            m.allclose(x, m.add(x, 1.0)),
+            m.allclose(x, m.add(x, 1.0), atol=2.0),
+            m.allclose(m.asarray([1.0, m.nan]), m.asarray([1.0, m.nan])),
+            m.allclose(m.asarray([1.0, m.nan]), m.asarray([1.0, m.nan]), equal_nan=True),
+        ),
+        inputs("f32[3,4]"),
+        ("bool",) * 5,
+    ),
+    R("allclose of size 0", lambda m, x: m.allclose(x, x), inputs("f32[0,2]"), "bool"),
+    R(
+        "array_equal",
+        lambda m, x, y, i: (
+            m.array_equal(x, x),
+            m.array_equal(x, y),
+            m.array_equal(x, m.reshape(x, (1, 12))),
+            m.array_equal(i, m.asarray(i, dtype=m.float32)),
+            m.array_equal(m.asarray([1.0, m.nan]), m.asarray([1.0, m.nan])),
+            m.array_equal(m.asarray([1.0, m.nan]), m.asarray([1.0, m.nan]), equal_nan=True),
+            m.array_equal(i, i, equal_nan=True),
+            m.array_equal(1, 1.0),
+        ),
+        inputs("f32[3,4]", "f32[4]", "i32[5]"),
+        ("bool",) * 8,
+    ),
+    R(
+        "copy",
+        lambda m, x, i, b: (m.copy(x), m.copy(i), m.copy(b), m.copy(x, order="K")),
+        inputs("f32[3,4]", "i32[5]", "bool[2]"),
+        ("f32", "i32", "bool", "f32"),
+    ),
+    R("copy of a Python scalar", lambda m: m.copy(2.0), (), "f32", reference=lambda np: np.float32(2.0)),
     # -- x64 on
     R("x64: sum i32 -> i64", lambda m, x: m.sum(x), inputs("i32[5]"), "i64", x64=True),
     R("x64: sum bool -> i64", lambda m, x: m.sum(x), inputs("bool[5]"), "i64", x64=True),
@@ -173,6 +243,13 @@ REDUCTIONS = [
     R("x64: mean i64 -> f64", lambda m, x: m.mean(x), inputs("i64[5]"), "f64", x64=True),
     R("x64: argmax -> i64", lambda m, x: m.argmax(x), inputs("f32[5]"), "i64", x64=True),
     R("x64: cumsum i32 stays i32", lambda m, x: m.cumsum(x), inputs("i32[5]"), "i32", x64=True),
+    R(
+        "x64: isclose f64 and i64",
+        lambda m, x, i: (m.isclose(x, m.add(x, 1e-9)), m.isclose(i, i), m.allclose(x, x), m.copy(x)),
+        inputs("f64[4]", "i64[3]"),
+        ("bool", "bool", "bool", "f64"),
+        x64=True,
+    ),
     # -- methods
     R(
         "methods reductions",

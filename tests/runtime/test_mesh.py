@@ -177,3 +177,65 @@ def test_make_mesh_with_axis_types_and_devices():
     mesh = meshjit.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Auto, AxisType.Auto), devices=devices)
     assert [device.id for device in mesh.devices.flat] == [7, 6, 5, 4]
     assert mesh.axis_types == (AxisType.Auto, AxisType.Auto)
+
+
+def test_make_mesh_takes_axis_types_positionally_as_jax_0_10():
+    mesh = meshjit.make_mesh((2, 4), ("x", "y"), (AxisType.Auto,) * 2)
+    assert mesh.axis_types == (AxisType.Auto, AxisType.Auto)
+    assert meshjit.make_mesh((8,), ("x",), [AxisType.Manual]).axis_types == (AxisType.Manual,)
+    explicit = meshjit.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+    assert explicit == meshjit.make_mesh((2, 4), ("x", "y"))  # Explicit is the default
+
+
+def test_make_mesh_uses_the_first_of_the_given_devices_in_order():
+    # JAX 0.10.2 on CPU: make_mesh((2, 2), ..., devices=8 devices) takes devices 0-3.
+    assert [device.id for device in meshjit.make_mesh((2, 2), ("x", "y"), devices=meshjit.devices()).devices.flat] == [0, 1, 2, 3]
+    assert meshjit.make_mesh((3,), "x").axis_names == ("x",)
+    assert meshjit.make_mesh((2.0, 4), ("x", "y")).axis_sizes == (2, 4)  # integral floats pass, as in JAX
+
+
+@pytest.mark.parametrize("arguments, keywords, error, text", [
+    # JAX 0.10.2: ValueError "Number of devices 8 must be >= the product of mesh_shape (2, 8)".
+    (((2, 8), ("x", "y")), {}, ValueError, "Number of devices 8 must be >= the product of mesh_shape (2, 8)"),
+    (((2, 4), ("x", "y")), {"devices": "first four"}, ValueError, "Number of devices 4 must be >="),
+    # JAX 0.10.2: ValueError from Mesh (ndim of devices differs from len(axis_names)).
+    (((2, 4), ("x",)), {}, ValueError, "differ in length"),
+    (((2, 4), ("x", "y"), (AxisType.Auto,)), {}, ValueError,
+     "Got axis_names=('x', 'y') and axis_types=(Auto,)"),
+    (((2, "a"), ("x", "y")), {}, ValueError, "should be a sequence of ints. Got (2, 'a')"),
+    (((2.5,), ("x",)), {}, ValueError, "should be a sequence of ints"),
+    ((8, ("x",)), {}, TypeError, "axis_shapes must be a sequence of ints, got int: 8"),
+    # meshjit only: JAX fails with IndexError or an unrelated message on these.
+    (((0,), ("x",)), {}, ValueError, "must be positive, got (0,)"),
+    (((-2,), ("x",)), {}, ValueError, "must be positive, got (-2,)"),
+    (((), ()), {}, ValueError, "needs at least one axis"),
+])
+def test_make_mesh_errors(arguments, keywords, error, text):
+    if keywords.get("devices") == "first four":
+        keywords = {"devices": meshjit.devices()[:4]}
+    with pytest.raises(error) as raised:
+        meshjit.make_mesh(*arguments, **keywords)
+    assert text in str(raised.value)
+
+
+def test_a_default_make_mesh_works_with_device_put_jit_and_shard_map():
+    mesh = meshjit.make_mesh((2, 4), ("x", "y"))  # every axis Explicit
+    value = np.arange(32.0).reshape(8, 4)
+    array = meshjit.device_put(value, meshjit.NamedSharding(mesh, meshjit.P("x", "y")))
+    assert array.sharding.mesh.axis_types == (AxisType.Explicit,) * 2
+    doubled = meshjit.jit(lambda a: a * 2)(array)
+    np.testing.assert_array_equal(np.asarray(doubled), value * 2)
+    assert doubled.sharding == NamedSharding(mesh, P("x", "y"))  # as JAX 0.10.2 gives
+    summed = meshjit.shard_map(lambda block: meshjit.lax.psum(block.sum(0, keepdims=True), "x"), mesh=mesh,
+                               in_specs=meshjit.P("x", "y"), out_specs=meshjit.P(None, "y"))(array)
+    np.testing.assert_array_equal(np.asarray(summed), [[112.0, 120.0, 128.0, 136.0]])
+    assert summed.sharding == NamedSharding(mesh, P(None, "y"))
+    with set_mesh(mesh):
+        placed = meshjit.device_put(value, meshjit.P("x"))
+        inferred = meshjit.shard_map(lambda block: block + 1, out_specs=meshjit.P("x"))(placed)
+    assert placed.sharding == inferred.sharding == NamedSharding(mesh, P("x"))
+    np.testing.assert_array_equal(np.asarray(inferred), value + 1)
+
+
+def test_top_level_short_names_are_the_sharding_classes():
+    assert meshjit.P is P and meshjit.NamedSharding is NamedSharding

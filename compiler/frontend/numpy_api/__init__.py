@@ -8,6 +8,7 @@ from .arguments import AxisError as AxisError
 from .creation import arange as arange
 from .creation import array as array
 from .creation import asarray as asarray
+from .creation import copy as copy
 from .creation import empty as empty
 from .creation import empty_like as empty_like
 from .creation import eye as eye
@@ -101,14 +102,17 @@ from .linalg import tensordot as tensordot
 from .linalg import vdot as vdot
 from .operators import install_array_methods as install_array_methods
 from .reductions import all as all
+from .reductions import allclose as allclose
 from .reductions import amax as amax
 from .reductions import amin as amin
 from .reductions import any as any
 from .reductions import argmax as argmax
 from .reductions import argmin as argmin
 from .reductions import argsort as argsort
+from .reductions import array_equal as array_equal
 from .reductions import cumprod as cumprod
 from .reductions import cumsum as cumsum
+from .reductions import isclose as isclose
 from .reductions import max as max
 from .reductions import mean as mean
 from .reductions import min as min

@@ -55,6 +55,17 @@ def array(object, dtype=None, copy: bool = True, ndmin: int = 0):
     return lax.reshape(result, (1,) * missing + shape_of(result)) if missing > 0 else result
 
 
+def copy(a, order=None):
+    """A copy of ``a``: outside jit a new Array in the same layout; inside jit the traced value
+    itself, since values are immutable there (XLA drops JAX's copy too)."""
+    if order not in (None, "K"):
+        raise ValueError(f"copy: meshjit arrays have no memory order to choose, so order must be None or "
+                         f"'K' (as in JAX), got {order!r}")
+    value = asarray(a)
+    # NOTE: numpy and Python values already became a new array; only a device array needs a copy.
+    return lax._array_copy(value) if value is a and is_concrete_array(value) else value
+
+
 def asarray(a, dtype=None, copy=None):
     """``a`` as an array; arrays and traced values of the right dtype come back unchanged."""
     return array(a, dtype)

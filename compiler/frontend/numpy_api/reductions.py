@@ -1,6 +1,7 @@
 """jax.numpy's reductions (``sum mean max min prod argmax argmin var std all any``), scans
 (``cumsum cumprod``) and sorting (``sort argsort``), with numpy's axis and keepdims rules and
-JAX's result dtypes (sums of bools and narrow ints give the default int, means give floats).
+JAX's result dtypes (sums of bools and narrow ints give the default int, means give floats);
+and the whole-array comparisons built on ``all``: ``isclose allclose array_equal``.
 """
 
 from __future__ import annotations
@@ -13,15 +14,19 @@ from ..operands import dtype_of, shape_of, x64
 from ..promotion import DType, default_int, is_float, is_int
 from .arguments import (
     as_array_argument,
+    broadcast_to_shape,
     convert_operand,
     dtype_argument,
     inexact_dtype,
     normalize_axes,
     normalize_axis,
+    promote_and_broadcast,
+    result_dtype,
     with_weak_type,
 )
-from .elementwise import subtract
-from .elementwise_math import sqrt
+from .creation import asarray
+from .elementwise import equal, logical_and, logical_or, subtract
+from .elementwise_math import isnan, sqrt
 
 
 def _keep_dims(result, axes, keepdims: bool):
@@ -207,3 +212,42 @@ def argsort(a, axis=-1):
     operand, dim = _flatten_or_axis("argsort", convert_operand(value, dtype_of(value).name), axis)
     positions = lax.broadcasted_iota(default_int(x64()), shape_of(operand), dim)
     return lax.sort([operand, positions], dim, is_stable=True, num_keys=1)[1]
+
+
+# -- closeness and equality of whole arrays -------------------------------------------------------
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False):
+    """Elementwise ``|a - b| <= atol + rtol * |b|`` in the promoted float dtype (JAX's and
+    numpy's test, asymmetric in ``b``); infinities are close only to themselves, and NaNs to
+    each other only when ``equal_nan``. A strongly typed bool array."""
+    return _isclose("isclose", a, b, rtol, atol, equal_nan)
+
+
+def _isclose(function: str, a, b, rtol, atol, equal_nan: bool):
+    values = [as_array_argument(value, function) for value in (a, b)]
+    dtype = inexact_dtype(result_dtype(*values)).name
+    (a, b), _ = promote_and_broadcast(function, *values, dtype=dtype)
+    # NOTE: the tolerances take the operands' dtype, as in JAX (an f64 rtol does not widen f32).
+    rtol, atol = (broadcast_to_shape(convert_operand(as_array_argument(tolerance, function), dtype),
+                                     shape_of(a), function) for tolerance in (rtol, atol))
+    within = lax.le(lax.abs(lax.sub(a, b)), lax.add(atol, lax.mul(rtol, lax.abs(b))))
+    close = lax.bitwise_or(lax.eq(a, b), lax.bitwise_and(lax.is_finite(b), within))
+    if equal_nan:
+        close = lax.bitwise_or(close, lax.bitwise_and(lax.ne(a, a), lax.ne(b, b)))
+    return with_weak_type(close, False)
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False):
+    """Whether every element of ``isclose(a, b, ...)`` holds (a 0-d bool array)."""
+    return all(_isclose("allclose", a, b, rtol, atol, equal_nan))
+
+
+def array_equal(a1, a2, equal_nan: bool = False):
+    """Whether ``a1`` and ``a2`` have one shape and equal elements (after promotion), NaNs equal
+    only when ``equal_nan``; arrays of different shapes give False rather than broadcasting."""
+    a1, a2 = asarray(a1), asarray(a2)
+    if shape_of(a1) != shape_of(a2):
+        return asarray(False)
+    equal_elements = equal(a1, a2)
+    if equal_nan:
+        equal_elements = logical_or(equal_elements, logical_and(isnan(a1), isnan(a2)))
+    return all(equal_elements)
