@@ -256,6 +256,7 @@ class Jitted:
             for position, sharding in enumerate(given):
                 if sharding is not None:
                     leaves_shardings[position] = resolve_spec(sharding, f"jit in_shardings[{position}]")
+                    leaves_shardings[position].shard_shape(specs[position].type.shape)  # IndivisibleError
         return optree.tree_unflatten(treedef, leaves_shardings)
 
     def _output_sharding_tree(self, out_treedef):
