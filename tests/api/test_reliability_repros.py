@@ -140,3 +140,25 @@ def test_ppermute_numbers_devices_in_mesh_order_whatever_the_listed_order():
     for axes in (("x", "y"), ("y", "x")):
         result = _mapped(lambda b: lax.ppermute(b, axes, shift), P(("x", "y")), P(("x", "y")))(values)
         np.testing.assert_array_equal(np.asarray(result), [7, 0, 1, 2, 3, 4, 5, 6])
+
+
+# --- 9. eager with_sharding_constraint with P.UNCONSTRAINED ---------------------------------------
+
+
+@pytest.mark.parametrize(("current", "spec", "expected"), [
+    # (the layout the value has, the constraint, JAX 0.10.2's resulting spec)
+    (None, P(P.UNCONSTRAINED), P()),
+    (None, P(P.UNCONSTRAINED, "x"), P(None, "x")),
+    (P("x"), P(P.UNCONSTRAINED), P("x")),
+    (P("x"), P(P.UNCONSTRAINED, "x"), P(None, "x")),
+    (P("x"), P("y", P.UNCONSTRAINED), P("y")),
+    (P("y", "x"), P(P.UNCONSTRAINED, P.UNCONSTRAINED), P("y", "x")),
+    (P("y", "x"), P(P.UNCONSTRAINED, None), P("y")),
+    (P(None, "y"), P(P.UNCONSTRAINED), P()),
+])
+def test_eager_sharding_constraint_accepts_unconstrained_dims(current, spec, expected):
+    values = np.arange(64.0, dtype=np.float32).reshape(8, 8)
+    value = values if current is None else jax.device_put(values, NamedSharding(MESH_2x4, current))
+    result = lax.with_sharding_constraint(value, NamedSharding(MESH_2x4, spec))
+    np.testing.assert_array_equal(np.asarray(result), values)
+    assert result.sharding == NamedSharding(MESH_2x4, expected)
