@@ -422,6 +422,9 @@ def with_sharding_constraint(x, shardings):
             results.append(leaf)
             continue
         sharding = resolve_spec(target, argument)
+        if not is_sharding_leaf(sharding):
+            raise TypeError(f"{argument} must be a Sharding, a PartitionSpec or None, got "
+                            f"{type(sharding).__name__}: {sharding!r}")
         if not isinstance(leaf, Tracer):
             ndim = leaf.ndim if hasattr(leaf, "ndim") else np.ndim(leaf)
             results.append(device_put(leaf, settle_unconstrained(sharding, getattr(leaf, "sharding", None), ndim)))

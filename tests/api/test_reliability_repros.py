@@ -162,3 +162,48 @@ def test_eager_sharding_constraint_accepts_unconstrained_dims(current, spec, exp
     result = lax.with_sharding_constraint(value, NamedSharding(MESH_2x4, spec))
     np.testing.assert_array_equal(np.asarray(result), values)
     assert result.sharding == NamedSharding(MESH_2x4, expected)
+
+
+# --- 11. exception types are JAX's --------------------------------------------------------------
+
+_A = np.ones((2, 3), np.float32)
+_MISUSE = {
+    # name: (function of one (2, 3) array, JAX 0.10.2's exception type)
+    "reshape": (lambda a: jnp.reshape(a, (4,)), TypeError),
+    "reshape two unknowns": (lambda a: a.reshape(-1, -1), TypeError),
+    "matmul": (lambda a: jnp.matmul(a, a), TypeError),
+    "matmul operator": (lambda a: a @ a, TypeError),
+    "dot": (lambda a: jnp.dot(a, a), TypeError),
+    "tensordot": (lambda a: jnp.tensordot(a, a, axes=1), TypeError),
+    "matmul batch dims": (lambda a: jnp.matmul(jnp.ones((2, 2, 3)), jnp.ones((3, 3, 4))), ValueError),
+    "concatenate": (lambda a: jnp.concatenate([a, a.T]), TypeError),
+    "concatenate ranks": (lambda a: jnp.concatenate([a, a[0]]), TypeError),
+    "stack": (lambda a: jnp.stack([a, a.T]), ValueError),
+    "transpose": (lambda a: jnp.transpose(a, (0, 0)), TypeError),
+    "add same rank": (lambda a: a + a.T, TypeError),
+    "maximum same rank": (lambda a: jnp.maximum(a, a.T), TypeError),
+    "add other rank": (lambda a: a + jnp.ones(2), ValueError),
+    "power other rank": (lambda a: a ** jnp.ones((4, 1, 2)), ValueError),
+    "where": (lambda a: jnp.where(a > 0, a, a.T), ValueError),
+    "zeros negative": (lambda a: jnp.zeros((-1, 2)), TypeError),
+    "dynamic_slice": (lambda a: lax.dynamic_slice(a, (0,), (1, 1)), ValueError),
+    "dynamic_update_slice": (lambda a: lax.dynamic_update_slice(a, jnp.ones((1, 1)), (0,)), ValueError),
+    "sum axis": (lambda a: jnp.sum(a, axis=2), ValueError),
+    "sharding constraint of a non-sharding": (lambda a: lax.with_sharding_constraint(a, 3), TypeError),
+}
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit"])
+@pytest.mark.parametrize("name", sorted(_MISUSE))
+def test_misuse_raises_the_exception_type_of_jax(name, mode):
+    function, error = _MISUSE[name]
+    call = (lambda: function(jnp.asarray(_A))) if mode == "eager" else (lambda: jax.jit(function)(_A))
+    with pytest.raises(error):
+        call()
+
+
+@pytest.mark.parametrize(("perm", "error"), [([(0, 5)], IndexError), ([(5, 0)], IndexError),
+                                             ([(0, 1, 2)], ValueError), ([0], TypeError)])
+def test_ppermute_misuse_raises_the_exception_type_of_jax(perm, error):
+    with pytest.raises(error):
+        _mapped(lambda b: lax.ppermute(b, "x", perm), P("x"), P("x"))(np.arange(8.0, dtype=np.float32))
