@@ -261,15 +261,32 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
     return _tree_map(exchange, x)
 
 
+def _int_pair(pair, perm) -> tuple[int, int]:
+    """One (source, target) pair of ``perm``; JAX's exception types: ValueError for a pair of
+    the wrong length, TypeError for what is not a pair of ints."""
+    expected = f"ppermute: perm must be a sequence of (source, target) int pairs, got {perm!r}"
+    try:
+        source, target = pair
+    except TypeError:
+        raise TypeError(expected) from None
+    except ValueError:
+        raise ValueError(f"{expected}: {pair!r} is not a pair") from None
+    try:
+        return operator.index(source), operator.index(target)
+    except TypeError:
+        raise TypeError(expected) from None
+
+
 def _permutation_pairs(perm, size: int, axes: tuple[str, ...]) -> tuple[tuple[int, int], ...]:
     """``perm`` as (source, target) pairs checked to be a partial permutation of ``range(size)``."""
     try:
-        pairs = tuple((operator.index(source), operator.index(target)) for source, target in perm)
-    except (TypeError, ValueError):
+        items = list(perm)
+    except TypeError:
         raise TypeError(f"ppermute: perm must be a sequence of (source, target) int pairs, got {perm!r}") from None
+    pairs = tuple(_int_pair(pair, perm) for pair in items)
     for pair in pairs:
         if not all(-size <= index < size for index in pair):
-            raise ValueError(f"ppermute: pair {pair} of perm {pairs} is out of range for axes {axes} of "
+            raise IndexError(f"ppermute: pair {pair} of perm {pairs} is out of range for axes {axes} of "
                              f"size {size}; indices run from 0 to {size - 1} (or from -{size} to -1)")
     pairs = tuple((source % size, target % size) for source, target in pairs)
     for position, what in ((0, "sources"), (1, "targets")):
@@ -283,6 +300,9 @@ def ppermute(x, axis_name, perm):
     """Device ``source`` sends ``x`` to device ``target`` for each pair of ``perm`` (indices along
     ``axis_name``); a device no pair targets receives zeros."""
     environment, axes = _bound(axis_name, "ppermute")
+    # NOTE: as in JAX, the devices of a multi-axis ppermute are numbered in mesh order, whatever
+    # order axis_name lists the axes in (all_gather, psum_scatter and axis_index use the listed order)
+    axes = tuple(sorted(axes, key=environment.mesh.axis_names.index))
     pairs = _permutation_pairs(perm, environment.group_size(axes), axes)
 
     def permute(leaf):

@@ -221,20 +221,30 @@ def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - 
     return _single("slice", [operand], attrs, weak_type=dtype_of(operand).weak)
 
 
-def _index_operands(indices):
+def _index_operands(indices, operand, function: str):
+    """One start index per dim of ``operand``, as i32 operands; a miscount is JAX's ValueError."""
+    indices = list(indices)
+    rank = len(shape_of(operand))
+    if len(indices) != rank:
+        raise ValueError(f"{function}: the number of start indices ({len(indices)}) must match the number of "
+                         f"operand dimensions ({rank}, shape {shape_of(operand)})")
     return [convert_element_type(as_operand(index), "i32") if is_python_scalar(index) else as_operand(index)
             for index in indices]
 
 
 def dynamic_slice(operand, start_indices, slice_sizes):
     operand = as_operand(operand)
-    return _single("dynamic_slice", [operand, *_index_operands(start_indices)],
+    if len(tuple(slice_sizes)) != len(shape_of(operand)):
+        raise ValueError(f"dynamic_slice: slice_sizes {tuple(slice_sizes)} must have one entry per dim of an "
+                         f"operand of shape {shape_of(operand)}")
+    return _single("dynamic_slice", [operand, *_index_operands(start_indices, operand, "dynamic_slice")],
                    {"slice_sizes": tuple(slice_sizes)}, weak_type=dtype_of(operand).weak)
 
 
 def dynamic_update_slice(operand, update, start_indices):
     operand, update = as_operand(operand), as_operand(update)
-    return _single("dynamic_update_slice", [operand, update, *_index_operands(start_indices)])
+    indices = _index_operands(start_indices, operand, "dynamic_update_slice")
+    return _single("dynamic_update_slice", [operand, update, *indices])
 
 
 def pad(operand, padding_value, padding_config):

@@ -10,10 +10,11 @@ input at all, such as the zeros of a symbolic tangent), which are recomputed ins
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
-from meshjit.ir import Block, Op, TensorType
+from meshjit.ir import Block, MeshAttr, Op, SymbolRef, TensorSharding, TensorType
 
+from ..trace import current_trace
 from .evaluate import evaluate_ops
 from .jvp import jvp_block
 from .registries import MARKER_OPS, instantiate, is_float, type_of, zeros
@@ -26,12 +27,40 @@ class LinearFunction:
 
     ``block`` takes the residuals, then one tangent per differentiable input, and returns one
     tangent per output; ``residuals`` are the residuals' values in the trace where the forward
-    part ran.
+    part ran; ``meshes`` is that trace's mesh table, which the block's mesh symbols name.
     """
 
     block: Block
     residuals: list
     tangent_types: list[TensorType]
+    meshes: dict[str, MeshAttr] = field(default_factory=dict)
+
+    def block_for_current_trace(self) -> Block:
+        """The block with its meshes named as the current trace names them (added there when
+        new): vjp and linearize run the linear part in a later trace than the forward part."""
+        trace = current_trace()
+        names = {name: trace.add_mesh(mesh) for name, mesh in self.meshes.items()}
+        if all(old == new for old, new in names.items()):
+            return self.block
+        return _renamed_block(self.block, names)
+
+
+def _renamed_attr(value, names: dict[str, str]):
+    if isinstance(value, SymbolRef) and value.name in names:
+        return SymbolRef(names[value.name])
+    if isinstance(value, TensorSharding) and value.mesh_name in names:
+        return replace(value, mesh_name=names[value.mesh_name])
+    if isinstance(value, tuple):
+        return tuple(_renamed_attr(item, names) for item in value)
+    return value
+
+
+def _renamed_block(block: Block, names: dict[str, str]) -> Block:
+    ops = tuple(replace(op, attrs={key: _renamed_attr(value, names) for key, value in op.attrs.items()},
+                        regions=tuple(_renamed_block(region, names) for region in op.regions),
+                        shardings=_renamed_attr(op.shardings, names))
+                for op in block.ops)
+    return replace(block, ops=ops)
 
 
 def linearize_block(
@@ -92,6 +121,7 @@ def _split(
         linear_block,
         [environment[value.id] for value in residuals],
         [argument.type for argument in tangent_args],
+        dict(current_trace().meshes),
     )
     return [environment[value.id] for value in outputs], linear
 

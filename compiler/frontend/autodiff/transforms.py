@@ -110,7 +110,7 @@ def apply_linear(linearized: Linearized, tangents: Sequence) -> list:
         instantiate(tangent, value_type)
         for tangent, value_type in zip(moving, linear.tangent_types)
     ]
-    return evaluate_block(linear.block, list(linear.residuals) + moving)
+    return evaluate_block(linear.block_for_current_trace(), list(linear.residuals) + moving)
 
 
 def transpose_linear(linearized: Linearized, cotangents: Sequence) -> list:
@@ -121,7 +121,8 @@ def transpose_linear(linearized: Linearized, cotangents: Sequence) -> list:
     flags = [False] * count + [True] * len(linear.tangent_types)
     inputs = list(linear.residuals) + [None] * len(linear.tangent_types)
     cotangents = [None if cotangent is None else as_operand(cotangent) for cotangent in cotangents]
-    results = iter(backward_pass(linear.block, flags, inputs, cotangents)[count:])
+    block = linear.block_for_current_trace()
+    results = iter(backward_pass(block, flags, inputs, cotangents)[count:])
     cotangents_in = []
     for flag, input_type in zip(linearized.differentiable, linearized.input_types):
         cotangent = next(results) if flag else None

@@ -75,8 +75,9 @@ def as_array_argument(value, function: str):
         raise TypeError(f"{function}: {error}") from None
 
 
-def broadcast_shapes(function: str, *shapes) -> tuple[int, ...]:
-    """numpy's broadcast of ``shapes``; a ValueError naming every shape if they do not fit."""
+def broadcast_shapes(function: str, *shapes, error: type[Exception] = ValueError) -> tuple[int, ...]:
+    """numpy's broadcast of ``shapes``; ``error`` (JAX's type for the caller: ValueError for
+    where and broadcast_arrays, TypeError for arithmetic) naming every shape if they do not fit."""
     rank = max((len(shape) for shape in shapes), default=0)
     padded = [(1,) * (rank - len(shape)) + tuple(shape) for shape in shapes]
     result = []
@@ -84,7 +85,7 @@ def broadcast_shapes(function: str, *shapes) -> tuple[int, ...]:
         sizes = {shape[dim] for shape in padded if shape[dim] != 1}
         if len(sizes) > 1:
             listed = ", ".join(str(tuple(shape)) for shape in shapes)
-            raise ValueError(
+            raise error(
                 f"{function}: shapes {listed} cannot be broadcast together "
                 f"(sizes {sorted(sizes)} meet in dim {dim - rank})"
             )
@@ -130,7 +131,10 @@ def promote_and_broadcast(function: str, *values, dtype: str | None = None):
     promoted = result_dtype(*values)
     if dtype is not None:
         promoted = DType(dtype, promoted.weak)
-    shape = broadcast_shapes(function, *(shape_of(value) for value in values))
+    shapes = [shape_of(value) for value in values]
+    # NOTE: JAX's types: lax's TypeError for operands of one rank, jnp's ValueError when ranks differ
+    error = TypeError if len({len(shape) for shape in shapes}) == 1 else ValueError
+    shape = broadcast_shapes(function, *shapes, error=error)
     operands = [convert_operand(value, promoted.name) for value in values]
     return [broadcast_to_shape(operand, shape, function) for operand in operands], promoted
 

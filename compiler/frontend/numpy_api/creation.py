@@ -81,7 +81,7 @@ def full(shape, fill_value, dtype=None):
     """An array of ``shape`` filled with ``fill_value`` (a scalar or a broadcastable array)."""
     shape = _shape_argument(shape, "full")
     if any(size < 0 for size in shape):
-        raise ValueError(f"full: negative dimensions are not allowed, got shape {shape}")
+        raise TypeError(f"full: negative dimensions are not allowed, got shape {shape}")
     if is_python_scalar(fill_value) or (
         isinstance(fill_value, (np.ndarray, np.generic)) and fill_value.ndim == 0
     ):

@@ -56,7 +56,7 @@ def matmul(a, b, *, preferred_element_type=None):
     lhs_contracting = lhs_shape[-1]
     rhs_contracting = rhs_shape[-2] if len(rhs_shape) > 1 else rhs_shape[0]
     if lhs_contracting != rhs_contracting:
-        raise ValueError(
+        raise TypeError(
             f"matmul: shapes {lhs_shape} and {rhs_shape} do not align: the contracting "
             f"dims have sizes {lhs_contracting} and {rhs_contracting}"
         )
@@ -84,7 +84,7 @@ def dot(a, b, *, preferred_element_type=None):
         return multiply(a, b)
     rhs_dim = len(rhs_shape) - 2 if len(rhs_shape) > 1 else 0
     if lhs_shape[-1] != rhs_shape[rhs_dim]:
-        raise ValueError(
+        raise TypeError(
             f"dot: shapes {lhs_shape} and {rhs_shape} not aligned: dim {len(lhs_shape) - 1} "
             f"(size {lhs_shape[-1]}) != dim {rhs_dim} (size {rhs_shape[rhs_dim]})"
         )
@@ -134,7 +134,7 @@ def tensordot(a, b, axes=2, *, preferred_element_type=None):
     lhs_dims, rhs_dims = _tensordot_axes(axes, len(lhs_shape), len(rhs_shape))
     for lhs_dim, rhs_dim in zip(lhs_dims, rhs_dims):
         if lhs_shape[lhs_dim] != rhs_shape[rhs_dim]:
-            raise ValueError(
+            raise TypeError(
                 f"tensordot: shape mismatch: dim {lhs_dim} of a {lhs_shape} and dim {rhs_dim} "
                 f"of b {rhs_shape} have sizes {lhs_shape[lhs_dim]} and {rhs_shape[rhs_dim]}"
             )

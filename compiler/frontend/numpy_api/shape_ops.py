@@ -41,7 +41,7 @@ def _shape_argument(shape, function: str) -> tuple[int, ...]:
 
 
 def _resolve_shape(new_shape, old_shape, function: str) -> tuple[int, ...]:
-    """``new_shape`` with its one -1 inferred; a ValueError if the sizes do not match."""
+    """``new_shape`` with its one -1 inferred; a TypeError (JAX's type) if the sizes do not match."""
     size = math.prod(old_shape)
     known = math.prod(extent for extent in new_shape if extent != -1)
     unknown = new_shape.count(-1)
@@ -54,7 +54,7 @@ def _resolve_shape(new_shape, old_shape, function: str) -> tuple[int, ...]:
             else new_shape
         )
     if not valid or math.prod(new_shape) != size:
-        raise ValueError(
+        raise TypeError(
             f"{function}: cannot reshape an array of shape {tuple(old_shape)} (size {size}) "
             f"into shape {tuple(new_shape)}"
         )
@@ -88,7 +88,7 @@ def transpose(a, axes=None):
         return lax.transpose(operand, tuple(reversed(range(rank))))
     permutation = tuple(normalize_axis(axis, rank, "transpose") for axis in axes)
     if sorted(permutation) != list(range(rank)):
-        raise ValueError(
+        raise TypeError(
             f"transpose: axes {tuple(axes)} are not a permutation of the {rank} dims "
             f"of shape {shape_of(operand)}"
         )
@@ -202,7 +202,7 @@ def concatenate(arrays, axis=0, dtype=None):
             len(shape) != len(shapes[0])
             or shape[:dim] + shape[dim + 1 :] != shapes[0][:dim] + shapes[0][dim + 1 :]
         ):
-            raise ValueError(
+            raise TypeError(
                 f"concatenate: shapes {', '.join(map(str, shapes))} "
                 f"do not match outside axis {axis}"
             )
