@@ -11,6 +11,7 @@ layout it came out in (partial results stay unreduced until a consumer needs the
 from __future__ import annotations
 
 import warnings
+from collections import Counter
 from dataclasses import dataclass, replace
 
 from meshjit.ir.config import config
@@ -20,6 +21,7 @@ from meshjit.ir.ops.regions import manual_part
 
 from ..factor_choice import Decision, FactorChooser
 from ..factor_rules import FactorRule
+from ..partial_sums import PassThrough, pass_through
 from ..partition_rules import PARTIAL_REDUCTION, identity, local_attrs
 from ..reshard import reshard
 from ..rules import sharding_rules
@@ -54,6 +56,7 @@ class _Partitioner:
         self.builder = SpmdBuilder(self.mesh_name, self.mesh, poison_padding=poison_padding)
         self.chooser = FactorChooser(self.mesh_name, self.mesh)
         self.locals: dict[int, Local] = {}
+        self.consumers = _consumers(self.func)
 
     @property
     def decisions(self) -> list[Decision]:
@@ -75,23 +78,25 @@ class _Partitioner:
 
     # -- emitting one op --------------------------------------------------------------------
     def partition_generic(self, op: Op) -> list[Local]:
-        """Reshard the operands to the chosen factor axes and run the op on local shards."""
+        """Reshard the operands to the chosen strategy and run the op on local shards."""
         rule = sharding_rules[op.name](op)
         operands = [self.locals[value.id] for value in op.operands]
-        factor_axes = self.chooser.choose(op, rule, operands, self.result_shardings(op))
-        resharded = []
-        for index, (local, dims) in enumerate(zip(operands, rule.operands)):
-            target = self.chooser.required_sharding(rule, dims, factor_axes)
-            resharded.append(reshard(self.builder, local, target, _describe(op, index)))
-        resharded = self._mask_partial_padding(op, rule, factor_axes, resharded)
-        result_shardings = [self.chooser.required_sharding(rule, dims, factor_axes) for dims in rule.results]
-        unreduced = tuple(self.chooser.unreduced_axes(op, rule, factor_axes))
+        strategy = self.chooser.choose(op, rule, operands, self.result_shardings(op), self._passing(op, operands))
+        targets = self.chooser.operand_targets(rule, operands, strategy)
+        resharded = [reshard(self.builder, local, target, _describe(op, index))
+                     for index, (local, target) in enumerate(zip(operands, targets))]
+        resharded = self._mask_partial_padding(op, rule, strategy.factor_axes, resharded)
+        result_shardings = self.chooser.result_targets(op, rule, strategy)
         local_shapes = [s.local_shape(r.type.shape, self.mesh) for s, r in zip(result_shardings, op.results)]
         values = self.builder.emit(op.name, [local.value for local in resharded], local_attrs(op, local_shapes),
                                    location=op.location)
-        reduction = PARTIAL_REDUCTION.get(op.name, "sum")
-        return [Local(value, replace(sharding, unreduced=unreduced, reduction=reduction), result.type.shape)
+        return [Local(value, sharding, result.type.shape)
                 for value, sharding, result in zip(values, result_shardings, op.results)]
+
+    def _passing(self, op: Op, operands: list[Local]) -> PassThrough | None:
+        """The pending reduction ``op`` may pass on (partial_sums.py), if any."""
+        single_use = [self.consumers[value.id] == 1 for value in op.operands]
+        return pass_through(op, [local.sharding for local in operands], single_use)
 
     def _mask_partial_padding(self, op: Op, rule: FactorRule, factor_axes, operands: list[Local]) -> list[Local]:
         """Uneven shards of a reduced dim carry padding: fill it with the reduction's identity
@@ -110,8 +115,18 @@ class _Partitioner:
         return masked
 
     def partition_constraint(self, op: Op) -> list[Local]:
+        """A reshard to the constraint's layout. A pending reduction the constraint's dims and
+        unreduced axes leave room for stays pending (the layout is the user's; when the value
+        is reduced is the partitioner's); the rest is reduced here."""
         local = self.locals[op.operands[0].id]
-        return [reshard(self.builder, local, op.attrs["sharding"], _describe(op))]
+        target = op.attrs["sharding"]
+        passing = self._passing(op, [local])
+        if passing is not None and (not target.unreduced or target.reduction == passing.result_reduction):
+            taken = target.used_axes()
+            kept = tuple(axis for axis in passing.axes if not any(axis.overlaps(other, self.mesh) for other in taken))
+            if kept:
+                target = replace(target, unreduced=target.unreduced + kept, reduction=passing.result_reduction)
+        return [reshard(self.builder, local, target, _describe(op))]
 
     def partition_creation(self, op: Op) -> list[Local]:
         """iota builds this device's shard directly (its padding holds values past the end,
@@ -178,6 +193,15 @@ class _Partitioner:
                               for arg, sharding in zip(func.args, func.arg_shardings))
         new_func = Func(func.name, body, arg_shardings, tuple(result_shardings), attrs)
         return replace(self.module, funcs=(new_func,))
+
+
+def _consumers(func: Func) -> Counter:
+    """How many ops (each counted once) and function results use each value."""
+    counts = Counter()
+    for op in func.body.ops:
+        counts.update({operand.id for operand in op.operands})
+    counts.update(value.id for value in func.returns)
+    return counts
 
 
 def _clean(sharding: TensorSharding) -> TensorSharding:
