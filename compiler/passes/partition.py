@@ -14,18 +14,16 @@ import warnings
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from meshjit.ir.config import config
-
 from meshjit.ir import Block, DimSharding, Func, Module, Op, SymbolRef, TensorSharding, Value
-from meshjit.ir.ops.regions import manual_part
+from meshjit.ir.config import config
 
 from ..factor_choice import Decision, FactorChooser
 from ..factor_rules import FactorRule
 from ..partial_sums import PassThrough, pass_through
 from ..partition_rules import PARTIAL_REDUCTION, identity, local_attrs
 from ..reshard import reshard
-from ..rules import sharding_rules
-from ..spmd_builder import Local, SpmdBuilder, local_type
+from ..rules import partition_rules, sharding_rules
+from ..spmd_builder import Local, SpmdBuilder, describe, local_type, replicated
 
 
 class FullRematerializationError(ValueError):
@@ -38,13 +36,6 @@ class FullRematerializationWarning(UserWarning):
     ``warnings.simplefilter("error", FullRematerializationWarning)``."""
 
 
-def _replicated(mesh_name: str, rank: int) -> TensorSharding:
-    return TensorSharding.replicated_over(mesh_name, rank)
-
-
-def _describe(op: Op, operand: int | None = None) -> str:
-    where = f" at {op.location}" if op.location else ""
-    return f"operand {operand} of {op.name}{where}" if operand is not None else f"{op.name}{where}"
 
 
 class _Partitioner:
@@ -70,7 +61,7 @@ class _Partitioner:
         return names.pop()
 
     def sharding_of(self, value: Value, given: TensorSharding | None) -> TensorSharding:
-        return given if given is not None else _replicated(self.mesh_name, value.type.rank)
+        return given if given is not None else replicated(self.mesh_name, value.type.rank)
 
     def result_shardings(self, op: Op) -> list[TensorSharding]:
         """The layouts propagation chose for ``op``'s results, without pending reductions."""
@@ -83,7 +74,7 @@ class _Partitioner:
         operands = [self.locals[value.id] for value in op.operands]
         strategy = self.chooser.choose(op, rule, operands, self.result_shardings(op), self._passing(op, operands))
         targets = self.chooser.operand_targets(rule, operands, strategy)
-        resharded = [reshard(self.builder, local, target, _describe(op, index))
+        resharded = [reshard(self.builder, local, target, describe(op, index))
                      for index, (local, target) in enumerate(zip(operands, targets))]
         resharded = self._mask_partial_padding(op, rule, strategy.factor_axes, resharded)
         result_shardings = self.chooser.result_targets(op, rule, strategy)
@@ -114,57 +105,6 @@ class _Partitioner:
             masked.append(Local(value, local.sharding, local.global_shape))
         return masked
 
-    def partition_constraint(self, op: Op) -> list[Local]:
-        """A reshard to the constraint's layout. A pending reduction the constraint's dims and
-        unreduced axes leave room for stays pending (the layout is the user's; when the value
-        is reduced is the partitioner's); the rest is reduced here."""
-        local = self.locals[op.operands[0].id]
-        target = op.attrs["sharding"]
-        passing = self._passing(op, [local])
-        if passing is not None and (not target.unreduced or target.reduction == passing.result_reduction):
-            taken = target.used_axes()
-            kept = tuple(axis for axis in passing.axes if not any(axis.overlaps(other, self.mesh) for other in taken))
-            if kept:
-                target = replace(target, unreduced=target.unreduced + kept, reduction=passing.result_reduction)
-        return [reshard(self.builder, local, target, _describe(op))]
-
-    def partition_creation(self, op: Op) -> list[Local]:
-        """iota builds this device's shard directly (its padding holds values past the end,
-        which nothing reads); a constant is built whole and sliced."""
-        target = self.result_shardings(op)[0]
-        local_shape = target.local_shape(op.result.type.shape, self.mesh)
-        if op.name == "iota" and not target.is_fully_replicated():
-            return [self._sharded_iota(op, target, local_shape)]
-        value = self.builder.emit1(op.name, [], dict(op.attrs), location=op.location)
-        whole = Local(value, _replicated(self.mesh_name, op.result.type.rank), op.result.type.shape)
-        return [reshard(self.builder, whole, target, _describe(op))]
-
-    def _sharded_iota(self, op: Op, target: TensorSharding, local_shape) -> Local:
-        dimension = op.attrs["dimension"]
-        value = self.builder.emit1("iota", [], {**op.attrs, "shape": tuple(local_shape)}, location=op.location)
-        axes = target.dims[dimension].axes
-        if axes:
-            offset = self.builder.shard_offset(axes, local_shape[dimension])
-            if op.attrs["dtype"] != "i32":
-                offset = self.builder.emit1("convert", [offset], {"new_dtype": op.attrs["dtype"]})
-            value = self.builder.emit1("add", [value, self.builder.broadcast_scalar(offset, local_shape)])
-        return Local(value, target, op.result.type.shape)
-
-    def partition_manual(self, op: Op) -> list[Local]:
-        """Inline a manual computation's body. Its operands are laid out on the manual axes
-        only, as the body's local types say; the free axes replicate the body's work."""
-        body, manual_axes = op.regions[0], op.attrs["manual_axes"]
-        mapping = {}
-        for index, (arg, value, sharding) in enumerate(zip(body.args, op.operands, op.attrs["in_shardings"])):
-            target = manual_part(sharding, manual_axes)
-            mapping[arg.id] = reshard(self.builder, self.locals[value.id], target, _describe(op, index)).value
-        for inner in body.ops:
-            operands = [mapping[value.id] for value in inner.operands]
-            results = self.builder.emit(inner.name, operands, dict(inner.attrs), location=inner.location)
-            mapping.update({old.id: new for old, new in zip(inner.results, results)})
-        return [Local(mapping[value.id], manual_part(sharding, manual_axes), result.type.shape)
-                for value, sharding, result in zip(body.returns, op.attrs["out_shardings"], op.results)]
-
     # -- driver -----------------------------------------------------------------------------
     def run(self) -> Module:
         func = self.func
@@ -174,10 +114,8 @@ class _Partitioner:
             local_value = Value.fresh(local_type(arg.type, sharding, self.mesh), arg.hint)
             self.locals[arg.id] = Local(local_value, _clean(sharding), arg.type.shape)
             args.append(local_value)
-        handlers = {"sharding_constraint": self.partition_constraint, "iota": self.partition_creation,
-                    "constant": self.partition_creation, "manual_computation": self.partition_manual}
         for op in func.body.ops:
-            results = handlers.get(op.name, self.partition_generic)(op)
+            results = partition_rules[op.name](self, op)
             for value, local in zip(op.results, results):
                 self.locals[value.id] = local
         returns = []

@@ -1,6 +1,7 @@
 """The compiler's rules, one module per op family (the same families as ``meshjit.ir.ops``).
 Each family module registers, for its ops: the sharding rule (a factor mapping), the kernel
-rule, and the JVP and transpose rules. ``registries`` holds the tables; importing this package
+rule, the JVP and transpose rules, and a partition rule where the generic factor partitioner
+(the named default) is not the best plan. ``registries`` holds the tables; importing this package
 fills them.
 """
 
@@ -12,4 +13,5 @@ from . import collectives, creation, dot, elementwise, indexing, layout, reducti
 from .registries import PER_DEVICE_OPS as PER_DEVICE_OPS
 from .registries import batching_rules as batching_rules
 from .registries import kernel_rules as kernel_rules
+from .registries import partition_rules as partition_rules
 from .registries import sharding_rules as sharding_rules

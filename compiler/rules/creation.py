@@ -10,7 +10,9 @@ from meshjit.ir.reference import reference_impls
 from ..factor_rules import FactorRule, joined, letters
 from ..frontend.autodiff.jvp import no_tangent
 from ..frontend.autodiff.registries import jvp_rules
-from .registries import factor_rule, kernel_rules, sharding_rules
+from ..reshard import reshard
+from ..spmd_builder import Local, describe, replicated
+from .registries import factor_rule, kernel_rules, partition_rules, sharding_rules
 
 # --- sharding ------------------------------------------------------------------------------------
 
@@ -43,3 +45,31 @@ def _constant(op: Op, lead: int):
 # --- autodiff ------------------------------------------------------------------------------------
 
 jvp_rules.register("iota", "constant")(no_tangent)
+
+
+# --- partitioning ----------------------------------------------------------------------------
+
+
+@partition_rules.register("iota", "constant")
+def _partition_creation(partitioner, op: Op) -> list:
+    """iota builds this device's shard directly (its padding holds values past the end, which
+    nothing reads); a constant is built whole and sliced."""
+    target = partitioner.result_shardings(op)[0]
+    local_shape = target.local_shape(op.result.type.shape, partitioner.mesh)
+    if op.name == "iota" and not target.is_fully_replicated():
+        return [_sharded_iota(partitioner.builder, op, target, local_shape)]
+    value = partitioner.builder.emit1(op.name, [], dict(op.attrs), location=op.location)
+    whole = Local(value, replicated(partitioner.mesh_name, op.result.type.rank), op.result.type.shape)
+    return [reshard(partitioner.builder, whole, target, describe(op))]
+
+
+def _sharded_iota(builder, op: Op, target, local_shape) -> Local:
+    dimension = op.attrs["dimension"]
+    value = builder.emit1("iota", [], {**op.attrs, "shape": tuple(local_shape)}, location=op.location)
+    axes = target.dims[dimension].axes
+    if axes:
+        offset = builder.shard_offset(axes, local_shape[dimension])
+        if op.attrs["dtype"] != "i32":
+            offset = builder.emit1("convert", [offset], {"new_dtype": op.attrs["dtype"]})
+        value = builder.emit1("add", [value, builder.broadcast_scalar(offset, local_shape)])
+    return Local(value, target, op.result.type.shape)

@@ -6,6 +6,7 @@ linear JVPs whose transposes move cotangents back to the operand's layout.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 from meshjit.ir import Op
@@ -21,7 +22,9 @@ from ..frontend.autodiff.registries import (
     transpose_rules,
     type_of,
 )
-from .registries import factor_rule, kernel_rules, sharding_rules, shifted_axes
+from ..reshard import reshard
+from ..spmd_builder import describe
+from .registries import factor_rule, kernel_rules, partition_rules, sharding_rules, shifted_axes
 
 # --- sharding ------------------------------------------------------------------------------------
 
@@ -356,3 +359,24 @@ def _concatenate_transpose(op, cotangents, operands):
 @transpose_rules.register("sharding_constraint")
 def _sharding_constraint_transpose(op, cotangents, operands):
     return [single("sharding_constraint", [cotangents[0]], op.attrs)]
+
+
+# --- partitioning ----------------------------------------------------------------------------
+
+
+@partition_rules.register("sharding_constraint")
+def _partition_constraint(partitioner, op: Op) -> list:
+    """A reshard to the constraint's layout. A pending reduction the constraint's dims and
+    unreduced axes leave room for stays pending (the layout is the user's; when the value is
+    reduced is the partitioner's); the rest is reduced here."""
+    local = partitioner.locals[op.operands[0].id]
+    target = op.attrs["sharding"]
+    passing = partitioner._passing(op, [local])
+    if passing is not None and (not target.unreduced or target.reduction == passing.result_reduction):
+        taken = target.used_axes()
+        kept = tuple(axis for axis in passing.axes
+                     if not any(axis.overlaps(other, partitioner.mesh) for other in taken))
+        if kept:
+            target = replace(target, unreduced=target.unreduced + kept,
+                             reduction=passing.result_reduction)
+    return [reshard(partitioner.builder, local, target, describe(op))]

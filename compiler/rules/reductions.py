@@ -19,6 +19,7 @@ from .elementwise import _balanced_weight
 from .registries import (
     factor_rule,
     kernel_rules,
+    partition_rules,
     run_per_leading_position,
     sharding_rules,
     shifted_axes,
@@ -207,6 +208,7 @@ def _scan_identity(name: str, dtype: str):
     return int(info.min) if name == "cummax" else int(info.max)
 
 
+@partition_rules.register("cumsum", "cumprod", "cummax", "cummin")
 def partition_cumulative(partitioner, op: Op) -> list:
     """A scan along a sharded dim without gathering it: each device scans its own shard, the
     shards' totals (one element per row) are all-gathered over the dim's axes, each device
@@ -218,7 +220,8 @@ def partition_cumulative(partitioner, op: Op) -> list:
     (local,) = [partitioner.locals[value.id] for value in op.operands]
     dim, reverse = op.attrs["axis"], op.attrs["reverse"]
     axes = local.sharding.dims[dim].axes
-    if not axes or local.unreduced or any(axis.is_sub_axis for axis in axes):
+    if not axes or local.unreduced or any(axis.is_sub_axis for axis in axes) \
+            or local.value.type.shape[dim] == 0:
         return partitioner.partition_generic(op)
     builder = partitioner.builder
     combine, reduce = _SCAN_COMBINE[op.name]

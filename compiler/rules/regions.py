@@ -22,7 +22,9 @@ from ..frontend.autodiff.registries import (
 from ..frontend.autodiff.transpose import VaryingAxes, backward_pass
 from ..frontend.shard_map import varying_axes
 from ..frontend.trace import bind, current_trace, trace_region
-from .registries import factor_rule, sharding_rules
+from ..reshard import reshard
+from ..spmd_builder import Local, describe
+from .registries import factor_rule, partition_rules, sharding_rules
 
 # --- sharding ------------------------------------------------------------------------------------
 
@@ -160,3 +162,24 @@ def _manual_computation_transpose(op, cotangents, operands):
     for index, cotangent in zip(wanted, results):
         operand_cotangents[index] = cotangent
     return operand_cotangents
+
+
+# --- partitioning ----------------------------------------------------------------------------
+
+
+@partition_rules.register("manual_computation")
+def _partition_manual(partitioner, op: Op) -> list:
+    """Inline a manual computation's body. Its operands are laid out on the manual axes only,
+    as the body's local types say; the free axes replicate the body's work."""
+    body, manual_axes = op.regions[0], op.attrs["manual_axes"]
+    builder = partitioner.builder
+    mapping = {}
+    for index, (arg, value, sharding) in enumerate(zip(body.args, op.operands, op.attrs["in_shardings"])):
+        target = manual_part(sharding, manual_axes)
+        mapping[arg.id] = reshard(builder, partitioner.locals[value.id], target, describe(op, index)).value
+    for inner in body.ops:
+        operands = [mapping[value.id] for value in inner.operands]
+        results = builder.emit(inner.name, operands, dict(inner.attrs), location=inner.location)
+        mapping.update({old.id: new for old, new in zip(inner.results, results)})
+    return [Local(mapping[value.id], manual_part(sharding, manual_axes), result.type.shape)
+            for value, sharding, result in zip(body.returns, op.attrs["out_shardings"], op.results)]

@@ -65,4 +65,14 @@ def shifted_axes(axes, lead: int) -> tuple[int, ...]:
 
 kernel_rules = Registry("kernel rule", default=run_per_leading_position)
 
+def partition_by_factors(partitioner, op: Op) -> list:
+    """The named default partition rule: reshard the operands to the factor axes the cost model
+    picks and run the op unchanged on local shards (``_Partitioner.partition_generic``)."""
+    return partitioner.partition_generic(op)
+
+
+# NOTE: a partition rule takes the partitioner (its ``locals``, ``builder``, ``mesh`` and
+# ``partition_generic``) and the global op, and returns the op's results as ``Local`` values.
+partition_rules = Registry("partition rule", default=partition_by_factors)
+
 batching_rules = Registry("batching rule")
