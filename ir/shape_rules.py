@@ -3,7 +3,6 @@ checks the families share. Each op family (``ir/ops/<family>.py``) registers its
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import NoReturn
 

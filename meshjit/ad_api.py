@@ -389,5 +389,5 @@ def stop_gradient(x):
 
 
 # NOTE: imported last; the decorators live in their own file.
-from .custom_derivatives import custom_jvp as custom_jvp
-from .custom_derivatives import custom_vjp as custom_vjp
+from .custom_derivatives import custom_jvp as custom_jvp  # noqa: E402
+from .custom_derivatives import custom_vjp as custom_vjp  # noqa: E402
