@@ -17,7 +17,7 @@ from meshjit.ir import DimSharding, Module, TensorSharding
 from meshjit.ir.printer import print_module
 
 from .collectives import collective_records, collective_summary
-from .passes.combine_collectives import fuse_reduce_scatter, merge_chained_collectives
+from .passes.combine_collectives import merge_chained_collectives
 from .passes.cse import eliminate_common_subexpressions
 from .passes.dce import eliminate_dead_code
 from .passes.partition import Decision, partition, partition_with_report
@@ -134,7 +134,6 @@ def compile_module(module: Module, *, propagation: str | Strategy | Callable = "
 # NOTE: the optimisation passes on the per-device module, in the order they run.
 OPTIMISATIONS = (
     ("eliminate_common_subexpressions", eliminate_common_subexpressions),
-    ("fuse_reduce_scatter", fuse_reduce_scatter),
     ("merge_chained_collectives", merge_chained_collectives),
     ("eliminate_dead_code", eliminate_dead_code),
 )

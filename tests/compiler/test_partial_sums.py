@@ -1,0 +1,98 @@
+"""Pending reductions flow through the ops partial_sums.py lists, and only those.
+
+Each chain of ``partial_sum_cases`` runs under every layout on the meshes (2,), (2,2), (2,4)
+and (8,): partitioned with poisoned padding, against the unsharded program (the differential
+harness of test_partition_differential), and the op's result must be pending exactly when the
+chain says the reduction passes through it.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+from meshjit.compiler.partial_sums import PartialRule, partial_sum_rules, pass_through
+from meshjit.compiler.partition_rules import PARTIAL_REDUCTION
+from meshjit.compiler.passes.partition import partition_with_report
+from meshjit.compiler.passes.propagate_shardings import propagate_shardings
+from meshjit.compiler.pipeline import normalize_boundaries
+from meshjit.ir import TensorType
+
+pytestmark = pytest.mark.filterwarnings("ignore::meshjit.compiler.passes.partition.FullRematerializationWarning")
+
+from partial_sum_cases import CHAINS, LAYOUTS, Chain, ChainCase, Layout
+from partition_cases import MESHES, axes_of, layout
+from test_partition_differential import ProgramBuilder, partition_and_compare
+
+
+def build_chain(case: ChainCase, chain_layout: Layout):
+    """The chain's module, the global value of the op's result, and the operands' value makers."""
+    builder = ProgramBuilder(MESHES[chain_layout.mesh])
+    chain = Chain(builder, chain_layout, case.dtype)
+    result = case.build(chain)
+    returned = result
+    if chain_layout.output is not None:
+        parts = chain_layout.output.split(",")
+        rank = result.type.rank
+        returned = builder.constrain(result, ",".join((parts + ["-"] * rank)[:rank]))
+    return builder.module([returned]), result, chain.operands
+
+
+def chain_params():
+    for case in CHAINS:
+        for chain_layout in LAYOUTS:
+            yield pytest.param(case, chain_layout, id=f"{case.name}-{chain_layout.name}")
+
+
+@pytest.mark.parametrize("case, chain_layout", list(chain_params()))
+def test_pending_reduction_passes_through_exactly_where_the_algebra_allows(case: ChainCase, chain_layout: Layout):
+    module, result, operands = build_chain(case, chain_layout)
+    rng = np.random.default_rng(zlib.crc32(f"{case.name}-{chain_layout.name}".encode()))
+    arrays = [np.asarray(operand.values(rng, operand.type.shape, operand.type.dtype)) for operand in operands]
+    partition_and_compare(module, arrays)
+    if case.passes is None:
+        return
+    report = partition_with_report(normalize_boundaries(propagate_shardings(module)), poison_padding=True)
+    # NOTE: the op may add pending axes of its own (a reduction over a sharded dim)
+    pending = {axis.name for axis in report.value_map[result.id].unreduced}
+    passed = axes_of(chain_layout.reduced) <= pending
+    assert passed == case.passes, (
+        f"{case.name}: the op's result is pending over {sorted(pending)}, expected the reduction over "
+        f"{chain_layout.reduced} {'passed on' if case.passes else 'done before the op'}")
+
+
+def test_every_rule_has_a_chain_that_passes_through_it():
+    names = set()
+    for case in CHAINS:
+        if case.passes:
+            module, _, _ = build_chain(case, LAYOUTS[0])
+            names |= {op.name for op in module.main.body.ops}
+    assert sorted(set(partial_sum_rules) - names) == []
+
+
+@pytest.mark.parametrize("name", sorted(set(partial_sum_rules) & set(PARTIAL_REDUCTION)))
+def test_a_reduction_passes_on_only_its_own_kind(name: str):
+    """An op that itself leaves partial results combines them with the pending ones into one
+    reduction, so it may only pass on its own kind."""
+    from meshjit.ir import Op, Value
+
+    operand = Value.fresh(TensorType((4, 4), "f32"))
+    attrs = {"axes": (0,)} if name.startswith("reduce") else {"contracting_dims": ((1,), (0,)),
+                                                              "batch_dims": ((), ())}
+    operands = (operand,) if name.startswith("reduce") else (operand, operand)
+    op = Op(name, operands, (Value.fresh(TensorType((4,), "f32")),), attrs)
+    rule: PartialRule = partial_sum_rules[name](op)
+    assert set(rule.reductions) == set(rule.reductions.values()) == {PARTIAL_REDUCTION[name]}
+
+
+def test_a_value_with_another_consumer_is_reduced_once_for_all():
+    from meshjit.ir import Op, Value
+
+    pending = layout("-,-").__class__("mesh", layout("-,-").dims, (), (layout("x").dims[0].axes[0],), "sum")
+    free = layout("-,-")
+    operand = Value.fresh(TensorType((4, 4), "f32"))
+    op = Op("neg", (operand,), (Value.fresh(TensorType((4, 4), "f32")),))
+    assert pass_through(op, [pending], [True]) is not None
+    assert pass_through(op, [pending], [False]) is None
+    assert pass_through(op, [free], [True]) is None
