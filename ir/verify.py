@@ -234,6 +234,9 @@ class _FunctionVerifier:
             for sharding in _shardings_in(op.attrs.get(name, ()))
         ]
         manual_axes = op.attrs.get("manual_axes", ())
+        if not isinstance(manual_axes, tuple):
+            self.fail(f"attribute 'manual_axes' must be a list of mesh axis names, got "
+                      f"{_printable(manual_axes)!r}", op)
         mesh = shardings[0].mesh_name if shardings else outer.mesh
         axes = frozenset(axis for axis in manual_axes if isinstance(axis, str))
         return _DeviceContext(mesh, axes | outer.axes if mesh == outer.mesh else axes, True)
@@ -252,6 +255,8 @@ class _FunctionVerifier:
             self.fail(f"{op.name} must name mesh = @{context.mesh}, the mesh this code runs on", op)
         named = op.attrs.get("axes", ())
         named = (named,) if isinstance(named, str) else named
+        if not isinstance(named, tuple):
+            self.fail(f"attribute 'axes' must be a list of mesh axis names, got {_printable(named)!r}", op)
         if "axis" in op.attrs:
             named = tuple(named) + (op.attrs["axis"],)
         for axis in named:

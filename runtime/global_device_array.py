@@ -10,13 +10,13 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .array import Array, Shard
+from .array import Array, Shard, index_key
 from .devices import CpuDevice
 from .errors import IndivisibleError
 from .mesh import Mesh
 from .partition_spec import UNCONSTRAINED, PartitionSpec
 from .sharding import Index, NamedSharding
-from .transfer import device_put, make_array_from_callback, make_array_from_single_device_arrays
+from .transfer import device_put, make_array_from_single_device_arrays
 
 __all__ = ["GlobalDeviceArray", "Shard", "get_shard_indices"]
 
@@ -93,8 +93,9 @@ def _check_layout(global_shape, global_mesh: Mesh, spec: PartitionSpec) -> Named
 
 
 def _place_buffer(buffer, position: int, device: CpuDevice, local_devices: list[CpuDevice]) -> Array:
-    """A single-device Array for ``device_buffers[position]``: Arrays stay where they are,
-    host arrays go to ``device`` (the ``position``-th local device of the mesh)."""
+    """A single-device Array for ``device_buffers[position]``, which belongs on ``device`` (the
+    ``position``-th local device of the mesh): host arrays are put there; an Array elsewhere is
+    a ValueError, as in JAX."""
     argument = f"device_buffers[{position}]"
     if not isinstance(buffer, Array):
         if not hasattr(buffer, "__array__") and not isinstance(buffer, (np.generic, list, tuple)):
@@ -109,6 +110,12 @@ def _place_buffer(buffer, position: int, device: CpuDevice, local_devices: list[
         raise ValueError(
             f"{argument} is on {where!r}, which is not a local device of global_mesh; expected one "
             f"of device ids {[local.id for local in local_devices]}"
+        )
+    if where != device:
+        raise ValueError(
+            f"The `global_mesh.local_devices` and `device_buffers` device order doesn't match: {argument} "
+            f"is on {where!r}, but local device {position} of global_mesh is {device!r}. Use "
+            f"`global_mesh.local_devices` to put arrays on devices instead of `meshjit.local_devices()`"
         )
     return buffer
 
@@ -153,8 +160,9 @@ def _assemble(global_shape, sharding: NamedSharding, buffers: list[Array], argum
 class GlobalDeviceArray:
     """A logical array sharded over the devices of ``global_mesh`` as ``mesh_axes`` says.
 
-    ``device_buffers`` holds one array per local device of the mesh: single-device Arrays (matched
-    to devices by where they live) or host arrays (placed on ``global_mesh.local_devices`` in order).
+    ``device_buffers`` holds one array per local device of the mesh, in
+    ``global_mesh.local_devices`` order: single-device Arrays on those devices, or host arrays
+    (placed there).
     """
 
     def __init__(self, global_shape, global_mesh, mesh_axes, device_buffers,
@@ -193,10 +201,20 @@ class GlobalDeviceArray:
     @classmethod
     def from_callback(cls, global_shape, global_mesh, mesh_axes,
                       data_callback: Callable[[Index], object]):
-        """Build a GDA whose shard at each global index is ``data_callback(index)`` (a host array)."""
+        """Build a GDA from ``data_callback(index)`` (a host array), called once per local device
+        in ``global_mesh.local_devices`` order with the global index that device holds."""
         global_shape = _check_global_shape(global_shape)
         sharding = _check_layout(global_shape, _check_mesh(global_mesh), _spec_of(mesh_axes))
-        return cls._wrap(make_array_from_callback(global_shape, sharding, data_callback))
+        devices = sharding.mesh.local_devices
+        indices = sharding.addressable_devices_indices_map(global_shape)
+        buffers = []
+        for device in devices:
+            data = np.asarray(data_callback(indices[device]))
+            if data.shape != sharding.shard_shape(global_shape):
+                raise ValueError(f"data_callback returned shape {data.shape} for index {indices[device]}, but "
+                                 f"the shard shape is {sharding.shard_shape(global_shape)}")
+            buffers.append(device_put(data, device))
+        return cls._wrap(_assemble(global_shape, sharding, buffers, "data_callback result"))
 
     @classmethod
     def from_batched_callback(cls, global_shape, global_mesh, mesh_axes,
@@ -214,17 +232,24 @@ class GlobalDeviceArray:
     @classmethod
     def from_batched_callback_with_devices(
             cls, global_shape, global_mesh, mesh_axes,
-            data_callback: Callable[[list[tuple[Index, CpuDevice]]], Sequence]):
-        """Build a GDA from one call ``data_callback(pairs)``: ``pairs`` holds ``(index, device)``
-        for each local device; it returns one array per pair, on that pair's device."""
+            data_callback: Callable[[list[tuple[Index, tuple[CpuDevice, ...]]]], Sequence]):
+        """Build a GDA from one call ``data_callback(pairs)``: ``pairs`` holds ``(index, devices)``
+        once per distinct index of the local devices (in order of first appearance in
+        ``global_mesh.local_devices``), ``devices`` being the local devices holding it; it returns
+        one array per device, pair after pair, each on its device (host arrays are placed there)."""
         global_shape = _check_global_shape(global_shape)
         sharding = _check_layout(global_shape, _check_mesh(global_mesh), _spec_of(mesh_axes))
         devices = sharding.mesh.local_devices
         indices = sharding.addressable_devices_indices_map(global_shape)
-        pairs = [(indices[device], device) for device in devices]
-        results = _check_batch(data_callback(pairs), len(devices))
-        buffers = [_on_device(result, device, position)
-                   for position, (result, device) in enumerate(zip(results, devices))]
+        holders: dict[tuple, tuple[Index, list[CpuDevice]]] = {}
+        for device in devices:
+            holders.setdefault(index_key(indices[device]), (indices[device], []))[1].append(device)
+        pairs = [(index, tuple(held_by)) for index, held_by in holders.values()]
+        requested = [device for _, held_by in pairs for device in held_by]
+        results = _check_batch(data_callback(pairs), len(requested))
+        by_device = {device: _on_device(result, device, position)
+                     for position, (result, device) in enumerate(zip(results, requested))}
+        buffers = [by_device[device] for device in devices]
         return cls._wrap(_assemble(global_shape, sharding, buffers, "data_callback result"))
 
     # -- conversions ------------------------------------------------------------------------------
@@ -282,6 +307,22 @@ class GlobalDeviceArray:
     def local_data(self, index: int) -> Array:
         """The single-device Array of the ``index``-th local shard."""
         return self._array.addressable_data(index)
+
+    @property
+    def addressable_shards(self) -> list[Shard]:
+        """The same as ``local_shards`` (the name jax.Array uses)."""
+        return self.local_shards
+
+    def addressable_data(self, index: int) -> Array:
+        """The same as ``local_data(index)`` (the name jax.Array uses)."""
+        return self.local_data(index)
+
+    def __eq__(self, other):
+        raise NotImplementedError(
+            "GlobalDeviceArray equality is intentionally unimplemented (as in JAX). Compare the values "
+            "explicitly, e.g. pjit(lambda x, y: x == y)(gda, other) or np.array_equal(gda, other)")
+
+    __hash__ = None
 
     def block_until_ready(self) -> GlobalDeviceArray:
         self._array.block_until_ready()

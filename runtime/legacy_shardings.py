@@ -271,7 +271,18 @@ class PmapSharding(Sharding):
                 )
 
     def shard_shape(self, global_shape) -> tuple[int, ...]:
+        """Each device's shard; as in JAX, the sharded dim must equal the number of devices
+        along it (a ValueError otherwise)."""
         global_shape = _check_shape(global_shape)
+        self._check_rank(len(global_shape))
+        for dim in self._sharded_dims()[:1]:
+            entry = self.sharding_spec.sharding[dim]
+            count = entry.size if isinstance(entry, Unstacked) else math.prod(entry.chunks)
+            if global_shape[dim] != count:
+                raise ValueError(
+                    f"The sharded dimension must be equal to the number of devices passed to PmapSharding. "
+                    f"Got sharded dimension {dim} with value {global_shape[dim]} in shape {tuple(global_shape)} "
+                    f"and the number of devices={count}")
         self._check_divisible(global_shape)
         shape = []
         for size, entry in zip(global_shape, self.sharding_spec.sharding):
@@ -291,10 +302,9 @@ class PmapSharding(Sharding):
         return self == other
 
     def with_memory_kind(self, kind: str) -> PmapSharding:
-        check_memory_kind(kind)
-        if kind != self._memory_kind:
-            raise ValueError(f"PmapSharding only lives in memory kind {self._memory_kind!r}, got {kind!r}")
-        return self
+        # NOTE: JAX's own answer, whatever the kind
+        raise NotImplementedError("pmap does not support memories: PmapSharding.with_memory_kind is not "
+                                  "available (as in JAX)")
 
     def __eq__(self, other) -> bool:
         return (isinstance(other, PmapSharding) and self.sharding_spec == other.sharding_spec

@@ -32,6 +32,9 @@ def _check_entry(entry, position: int):
                 f"PartitionSpec entry {position} must be None, a mesh axis name or a tuple of "
                 f"names, got {entry!r}"
             )
+        # NOTE: as JAX 0.10, a one-name tuple is the name and the empty tuple is None
+        if len(entry) <= 1:
+            return entry[0] if entry else None
         return tuple(entry)
     raise TypeError(
         f"PartitionSpec entry {position} must be None, a mesh axis name or a tuple of names, "

@@ -263,8 +263,11 @@ def make_array_from_callback(shape, sharding: Sharding, data_callback: Callable,
         key = index_key(indices[device])
         if key not in by_key:
             data, weak = to_numpy(data_callback(indices[device]), "data_callback result")
-            if dtype is not None:
-                data = data.astype(canonicalize(dtype, x64=config.read("jax_enable_x64")))
+            if dtype is not None and data.dtype != canonicalize(dtype, x64=config.read("jax_enable_x64")):
+                raise ValueError(
+                    f"make_array_from_callback: dtype={np.dtype(dtype).name} was given, but data_callback "
+                    f"returned {data.dtype.name} data for index {indices[device]}; they must match (as in JAX)"
+                )
             if data.shape != shard_shape:
                 raise ValueError(
                     f"data_callback returned shape {data.shape} for index {indices[device]}, but the "

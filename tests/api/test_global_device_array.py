@@ -104,10 +104,53 @@ def test_local_data_is_the_shard_data(mesh_2x4):
         gda.local_data(8)
 
 
-def test_device_buffers_are_matched_to_devices_not_positions(mesh_2x4):
+def test_device_buffers_in_another_device_order_are_a_value_error(mesh_2x4):
     buffers = buffers_for(mesh_2x4, P("x", "y"))
-    gda = GlobalDeviceArray(SHAPE, mesh_2x4, P("x", "y"), buffers[::-1])
+    with pytest.raises(ValueError, match=r"The `global_mesh.local_devices` and `device_buffers` device order"):
+        GlobalDeviceArray(SHAPE, mesh_2x4, P("x", "y"), buffers[::-1])
+    # the seed's own mistake: a mesh whose device order is not jax.local_devices()
+    devices = np.array(jax.devices(), dtype=object)[[0, 2, 1, 3, 4, 6, 7, 5]].reshape(4, 2)
+    shuffled = Mesh(devices, ("x", "y"))
+    indices = get_shard_indices(SHAPE, shuffled, P("x", "y"))
+    in_process_order = [jax.device_put(DATA[indices[device]], device) for device in jax.local_devices()]
+    with pytest.raises(ValueError, match="device order doesn't match"):
+        GlobalDeviceArray(SHAPE, shuffled, P("x", "y"), in_process_order)
+    in_mesh_order = [jax.device_put(DATA[indices[device]], device) for device in shuffled.local_devices]
+    np.testing.assert_array_equal(np.asarray(GlobalDeviceArray(SHAPE, shuffled, P("x", "y"), in_mesh_order)), DATA)
+
+
+def test_from_callback_is_called_once_per_local_device_in_order(mesh_2x4):
+    calls = []
+
+    def callback(index):
+        calls.append(index)
+        return DATA[index]
+
+    gda = GlobalDeviceArray.from_callback(SHAPE, mesh_2x4, P("x"), callback)
+    expected = get_shard_indices(SHAPE, mesh_2x4, P("x"))
+    assert calls == [expected[device] for device in mesh_2x4.local_devices]
     np.testing.assert_array_equal(np.asarray(gda), DATA)
+
+
+def test_addressable_shards_and_data_alias_the_local_ones(mesh_2x4):
+    gda = GlobalDeviceArray.from_callback(SHAPE, mesh_2x4, P("x", "y"), lambda index: DATA[index])
+    for shard, local in zip(gda.addressable_shards, gda.local_shards, strict=True):
+        assert (shard.device, shard.index, shard.replica_id) == (local.device, local.index, local.replica_id)
+        np.testing.assert_array_equal(np.asarray(shard.data), np.asarray(local.data))
+    for position, device in enumerate(mesh_2x4.local_devices):
+        data = gda.addressable_data(position)
+        assert data.sharding.device_set == {device}
+        np.testing.assert_array_equal(np.asarray(data), np.asarray(gda.local_data(position)))
+    with pytest.raises(IndexError):
+        gda.addressable_data(8)
+
+
+def test_equality_is_intentionally_unimplemented(mesh_2x4):
+    gda = GlobalDeviceArray.from_callback(SHAPE, mesh_2x4, P("x"), lambda index: DATA[index])
+    with pytest.raises(NotImplementedError, match="intentionally unimplemented"):
+        gda == gda  # noqa: B015
+    with pytest.raises(TypeError):
+        hash(gda)
 
 
 def test_host_buffers_go_to_local_devices_in_order(mesh_2x4):
@@ -144,19 +187,43 @@ def test_from_batched_callback_gets_every_local_index_once(mesh_2x4):
     assert [shard.replica_id for shard in gda.local_shards] == [0, 0, 0, 0, 1, 1, 1, 1]
 
 
+def _put_on_each_device(pairs):
+    """The seed's callback: for each (index, devices) pair, the data on every one of the devices."""
+    return [jax.device_put(DATA[index], device) for index, devices in pairs for device in devices]
+
+
 def test_from_batched_callback_with_devices(mesh_2x4):
     seen = []
 
     def callback(pairs):
-        seen.extend(device for _, device in pairs)
-        return [jax.device_put(DATA[index], device) for index, device in pairs]
+        seen.extend(pairs)
+        return _put_on_each_device(pairs)
 
     gda = GlobalDeviceArray.from_batched_callback_with_devices(SHAPE, mesh_2x4, P("x", "y"), callback)
-    assert seen == mesh_2x4.local_devices
+    indices = get_shard_indices(SHAPE, mesh_2x4, P("x", "y"))
+    assert seen == [(indices[device], (device,)) for device in mesh_2x4.local_devices]
     np.testing.assert_array_equal(np.asarray(gda), DATA)
     host = GlobalDeviceArray.from_batched_callback_with_devices(
         SHAPE, mesh_2x4, P("x", "y"), lambda pairs: [DATA[index] for index, _ in pairs])
     np.testing.assert_array_equal(np.asarray(host), DATA)
+
+
+@pytest.mark.parametrize("mesh_axes", [P("x"), P("y"), P(None, "y"), P()])
+def test_from_batched_callback_with_devices_groups_the_devices_of_each_index(mesh_2x4, mesh_axes):
+    seen = []
+
+    def callback(pairs):
+        seen.extend(pairs)
+        return _put_on_each_device(pairs)
+
+    gda = GlobalDeviceArray.from_batched_callback_with_devices(SHAPE, mesh_2x4, mesh_axes, callback)
+    indices = get_shard_indices(SHAPE, mesh_2x4, mesh_axes)
+    distinct = list(dict.fromkeys(str(indices[device]) for device in mesh_2x4.local_devices))
+    assert [str(index) for index, _ in seen] == distinct
+    for index, devices in seen:
+        assert devices == tuple(device for device in mesh_2x4.local_devices if indices[device] == index)
+    np.testing.assert_array_equal(np.asarray(gda), DATA)
+    assert [shard.device for shard in gda.local_shards] == mesh_2x4.local_devices
 
 
 def test_conversions_to_and_from_array(mesh_2x4):
@@ -208,7 +275,7 @@ def batched(env, callback):
 
 
 def on_device_zero(pairs):
-    return [jax.device_put(DATA[index], jax.devices()[0]) for index, _ in pairs]
+    return [jax.device_put(DATA[index], jax.devices()[0]) for index, devices in pairs for _ in devices]
 
 
 BAD_INPUTS = [
@@ -220,7 +287,7 @@ BAD_INPUTS = [
     ("device outside mesh", lambda env: GlobalDeviceArray(SHAPE, env.small, P("x", "y"), env.outside),
      ValueError, "device_buffers[3] is on CpuDevice(id=6), which is not a local device of global_mesh"),
     ("repeated device", lambda env: GlobalDeviceArray(SHAPE, env.mesh, P("x", "y"), env.buffers[:7] + env.buffers[:1]),
-     ValueError, "device_buffers[0] and device_buffers[7] are both on CpuDevice(id=0)"),
+     ValueError, "device_buffers[7] is on CpuDevice(id=0), but local device 7 of global_mesh is CpuDevice(id=7)"),
     ("multi-device buffer", lambda env: GlobalDeviceArray(SHAPE, env.mesh, P(), [env.replicated] * 8),
      ValueError, "device_buffers[0] lives on 8 devices"),
     ("buffers not a sequence", lambda env: GlobalDeviceArray(SHAPE, env.mesh, P(), DATA),

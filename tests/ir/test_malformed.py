@@ -3,6 +3,7 @@ where and what; nothing else escapes the parser."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -130,6 +131,11 @@ CASES = [
     ("collective on a non-manual axis", MESH + func(manual('    %1 = all_reduce(%arg1) {axes = ["y"], mesh = @m, reduction = "sum"} : f32[4]\n    return %1\n')), VerifyError, None, "not one of the manual axes"),
     ("collective on an unknown axis", MESH + func('  %0 = all_gather(%x) {axes = ["z"], dim = 0, mesh = @m} : f32[16]\n  return %x\n', attributes=" attributes {spmd_mesh = @m}"), VerifyError, None, "names axis 'z'"),
     ("spmd_mesh names no mesh", MESH + func("  return %x\n", attributes=" attributes {spmd_mesh = @nope}"), VerifyError, None, "spmd_mesh must name a mesh"),
+    ("collective axes that are a bool", MESH + func('  %0 = all_reduce(%x) {axes = true, mesh = @m, reduction = "sum"} : f32[8]\n  return %0\n', attributes=" attributes {spmd_mesh = @m}"), VerifyError, None, "attribute 'axes' must be a list of mesh axis names, got True"),
+    ("collective axes that are an int", MESH + func('  %0 = all_reduce(%x) {axes = 7, mesh = @m, reduction = "sum"} : f32[8]\n  return %0\n', attributes=" attributes {spmd_mesh = @m}"), VerifyError, None, "got 7"),
+    ("collective axes that are a symbol", MESH + func('  %0 = all_reduce(%x) {axes = @m, mesh = @m, reduction = "sum"} : f32[8]\n  return %0\n', attributes=" attributes {spmd_mesh = @m}"), VerifyError, None, "attribute 'axes' must be a list"),
+    ("manual axes that are not a list", MESH + func(manual("    return %arg1\n").replace('manual_axes = ["x"]', "manual_axes = 7")), VerifyError, None, "attribute 'manual_axes' must be a list of mesh axis names, got 7"),
+    ("manual axes that are a symbol", MESH + func(manual("    return %arg1\n").replace('manual_axes = ["x"]', "manual_axes = @m")), VerifyError, None, "attribute 'manual_axes' must be a list"),
 ]
 # fmt: on
 
@@ -196,8 +202,24 @@ def mutated_texts(draw):
     return text
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.one_of(mutated_texts(), st.text(max_size=200), st.binary(max_size=200)))
+# NOTE: a value of every attribute kind, so a rule expecting a list meets a bool, an int, a symbol...
+ATTRIBUTE_VALUES = ["true", "7", "-1", "1.5", '"x"', '"z"', "@m", "@nope", "[]", "[7]", '["x", "x"]', '[["x"]]',
+                    "[true]", "dense<1> : i32[]", "<@m, [{}]>", 'f32[8]']
+ATTRIBUTE = re.compile(r"(\w+) = (\[[^\[\]]*\]|[^,{}\[\]()]+)")
+
+
+@st.composite
+def texts_with_a_mutated_attribute(draw):
+    """A golden file with one attribute's value replaced by a value of another kind."""
+    text = draw(golden_texts)
+    matches = [match for match in ATTRIBUTE.finditer(text) if not match.group(1).startswith("sharding")]
+    match = draw(st.sampled_from(matches))
+    value = draw(st.sampled_from(ATTRIBUTE_VALUES))
+    return text[: match.start(2)] + value + text[match.end(2):]
+
+
+@settings(max_examples=250, deadline=None)
+@given(st.one_of(mutated_texts(), texts_with_a_mutated_attribute(), st.text(max_size=200), st.binary(max_size=200)))
 def test_no_other_exception_escapes(text):
     try:
         module = parse_module(text)

@@ -149,8 +149,17 @@ def test_pmap_default_with_devices_and_replication():
 def test_pmap_chunked_spec():
     spec = ShardingSpec((Chunked((4,)), NoSharding()), (ShardedAxis(0),))
     sharding = PmapSharding(np.array(devices()[:4]), spec)
-    assert sharding.shard_shape((8, 2)) == (2, 2)
+    assert sharding.shard_shape((4, 2)) == (1, 2)
     assert sharding.devices_indices_map((8, 2))[devices()[3]] == (slice(6, 8), slice(None))
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (16, 3), (2, 3)])
+def test_pmap_shard_shape_needs_the_sharded_dim_to_equal_the_device_count(shape):
+    with pytest.raises(ValueError, match="The sharded dimension must be equal to the number of devices"):
+        PmapSharding.default((8, 3)).shard_shape(shape)
+    chunked = PmapSharding(np.array(devices()[:4]), ShardingSpec((Chunked((4,)), NoSharding()), (ShardedAxis(0),)))
+    with pytest.raises(ValueError, match="number of devices=4"):
+        chunked.shard_shape((8, 3))
 
 
 def test_pmap_equality_and_equivalence():

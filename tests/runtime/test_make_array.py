@@ -122,12 +122,20 @@ def test_callback_example_from_jax_docstring(mesh_2x4):
     assert array.dtype == np.int32
 
 
-def test_callback_results_are_canonicalised_and_cast(mesh_2x4):
+def test_callback_results_are_canonicalised_and_must_have_the_given_dtype(mesh_2x4):
     sharding = NamedSharding(mesh_2x4, P("x"))
     value = np.arange(8, dtype=np.float64)
     assert meshjit.make_array_from_callback((8,), sharding, lambda index: value[index]).dtype == np.float32
-    cast = meshjit.make_array_from_callback((8,), sharding, lambda index: value[index], dtype=np.int32)
-    assert cast.dtype == np.int32 and np.asarray(cast).tolist() == list(range(8))
+    # dtype is compared after canonicalisation (float64 is float32 without x64), as in JAX
+    same = meshjit.make_array_from_callback((8,), sharding, lambda index: value[index], dtype=np.float64)
+    assert same.dtype == np.float32
+    ints = meshjit.make_array_from_callback((8,), sharding, lambda index: np.arange(8)[index], dtype=np.int32)
+    assert ints.dtype == np.int32 and np.asarray(ints).tolist() == list(range(8))
+    with pytest.raises(ValueError, match=r"dtype=int32 was given, but data_callback returned float32 data"):
+        meshjit.make_array_from_callback((8,), sharding, lambda index: value[index], dtype=np.int32)
+    with pytest.raises(ValueError, match=r"must match"):
+        meshjit.make_array_from_callback((8,), sharding, lambda index: meshjit.device_put(value[index]),
+                                         dtype=np.int32)
     scalar = meshjit.make_array_from_callback((), NamedSharding(mesh_2x4, P()), lambda index: 2.5)
     assert scalar.shape == () and float(scalar) == 2.5 and not scalar.weak_type
     from_arrays = meshjit.make_array_from_callback((8,), sharding, lambda index: meshjit.device_put(value[index]))

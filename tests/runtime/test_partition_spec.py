@@ -22,7 +22,10 @@ def test_p_is_partition_spec():
     (P(("x", "y")), (("x", "y"),)),
     (P(["x", "y"], None), (("x", "y"), None)),  # lists become tuples
     (P(None, P.UNCONSTRAINED), (None, P.UNCONSTRAINED)),
-    (P(()), ((),)),
+    # as JAX 0.10: the empty tuple is None and a one-name tuple is the name
+    (P(()), (None,)),
+    (P(("x",)), ("x",)),
+    (P(["y"], ("x",)), ("y", "x")),
 ])
 def test_entries_and_sequence_behaviour(spec, entries):
     assert tuple(spec) == entries
@@ -85,3 +88,9 @@ def test_pickle_round_trip():
 def test_used_axes():
     assert P("x", None, ("y", "z")).used_axes() == ["x", "y", "z"]
     assert P(P.UNCONSTRAINED, None).used_axes() == []
+
+
+def test_a_one_name_tuple_equals_the_name():
+    assert P(("x",)) == P("x") and hash(P(("x",))) == hash(P("x"))
+    assert repr(P(("x",), ())) == "P('x', None)"
+    assert P(("x",), None) != P("x")
