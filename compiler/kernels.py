@@ -158,7 +158,8 @@ def _constant(op: Op, lead: int):
     return lambda: (constant,)
 
 
-@kernel_rules.register("sharding_constraint")
+# NOTE: pvary only marks a value as varying for shard_map's check; each device keeps its value.
+@kernel_rules.register("sharding_constraint", "pvary")
 def _identity(op: Op, lead: int):
     return lambda operand: (operand,)
 

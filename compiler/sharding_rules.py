@@ -1,6 +1,6 @@
 """The sharding rule of every global op, as factor mappings (see factor_rules.py).
 
-Per-device-only ops (collectives, axis_index, partition_id) have no rule: they never appear in
+Per-device-only ops (collectives, axis_index, partition_id, pvary) have no rule: they never appear in
 a program that propagation sees.
 """
 
@@ -16,7 +16,7 @@ from .factor_rules import FactorRule, joined, letters, rule_from_spec
 sharding_rules = Registry("sharding rule")
 
 PER_DEVICE_OPS = frozenset({"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
-                            "collective_permute", "axis_index", "partition_id"})
+                            "collective_permute", "axis_index", "partition_id", "pvary"})
 
 
 def _shapes(values):

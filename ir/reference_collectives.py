@@ -139,6 +139,14 @@ def _collective_permute(attrs, grid: DeviceGrid, stack):
     return (np.stack(received),)
 
 
+@collective_impls.register("pvary")
+def _pvary(attrs, grid: DeviceGrid, stack):
+    # NOTE: the identity on values; it only tells the varying-axes analysis that the result may
+    # differ along ``axes`` (JAX's pvary). The groups are built to check the mesh and axes.
+    grid.groups("pvary", attrs)
+    return (stack,)
+
+
 @collective_impls.register("axis_index")
 def _axis_index(attrs, grid: DeviceGrid):
     grid.check_mesh("axis_index", attrs)

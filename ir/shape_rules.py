@@ -38,7 +38,7 @@ BINARY_BOOL_OR_INT_OPS = ("and", "or", "xor")
 SHIFT_OPS = ("shift_left", "shift_right_arithmetic", "shift_right_logical")
 COLLECTIVE_OPS = (
     "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute",
-    "axis_index", "partition_id",
+    "axis_index", "partition_id", "pvary",
 )
 COMPARE_DIRECTIONS = ("eq", "ne", "lt", "le", "gt", "ge")
 ROUNDING_METHODS = ("away_from_zero", "to_nearest_even")

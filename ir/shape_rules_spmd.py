@@ -245,6 +245,13 @@ def _collective_permute(op, operands, attrs, regions, meshes):
     return (operands[0],)
 
 
+@shape_rules.register("pvary")
+def _pvary(op, operands, attrs, regions, meshes):
+    expect_operand_count(op, operands, 1)
+    _group_size(op, attrs, meshes)
+    return (operands[0],)
+
+
 @shape_rules.register("axis_index")
 def _axis_index(op, operands, attrs, regions, meshes):
     expect_operand_count(op, operands, 0)

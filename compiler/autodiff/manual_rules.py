@@ -8,7 +8,8 @@ per-device collectives that appear in its body.
   recomputed inside the backward one rather than saved, as ``jax.checkpoint`` would.
 - The collectives transpose into one another: all_gather <-> reduce_scatter (psum_scatter),
   all_to_all into the all_to_all with split and concat dims swapped, collective_permute into
-  the inverse permutation, and a sum all_reduce (psum) into a copy of its invariant cotangent.
+  the inverse permutation, and a sum all_reduce (psum) into a copy of its invariant cotangent;
+  pvary into a copy as well, which the backward pass then sums over pvary's axes.
   Device-varying cotangents of invariant values are summed by the backward pass
   (``transpose.VaryingAxes``), which is what makes these transposes exact under check_vma.
 """
@@ -34,7 +35,7 @@ from .registries import (
 )
 from .transpose import VaryingAxes, backward_pass
 
-jvp_rules.register("sharding_constraint", "all_gather", "all_to_all", "collective_permute")(
+jvp_rules.register("sharding_constraint", "all_gather", "all_to_all", "collective_permute", "pvary")(
     linear_jvp
 )
 
@@ -74,6 +75,13 @@ def _reduction_collective(op, primals, tangents):
 @transpose_rules.register("all_reduce")
 def _all_reduce_transpose(op, cotangents, operands):
     _require_sum(op)
+    return [cotangents[0]]
+
+
+@transpose_rules.register("pvary")
+def _pvary_transpose(op, cotangents, operands):
+    # NOTE: JAX's transpose of pvary is psum over its axes; here the backward pass does that
+    # sum, since pvary's cotangent varies along axes its operand does not (VaryingAxes.excess).
     return [cotangents[0]]
 
 

@@ -77,6 +77,7 @@ LINEAR_OPS = (
     "reduce_scatter",
     "all_to_all",
     "collective_permute",
+    "pvary",
 )
 
 # Ops that exist only inside autodiff's own traces (see ``markers``); never in a compiled module.
