@@ -15,7 +15,10 @@ MESH = jax.make_mesh((2, 4), ("i", "j"), axis_types=(AxisType.Auto,) * 2)
 X = np.arange(8.0, dtype=np.float32)
 
 
-def _mapped(body, in_specs=P(), out_specs=P(), **options):
+def _mapped(body, in_specs=None, out_specs=None, **options):
+    """``body`` mapped over MESH under jit; in_specs and out_specs are P() unless given."""
+    in_specs = P() if in_specs is None else in_specs
+    out_specs = P() if out_specs is None else out_specs
     return jax.jit(jax.shard_map(body, mesh=MESH, in_specs=in_specs, out_specs=out_specs, **options))
 
 
