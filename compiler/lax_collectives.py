@@ -322,7 +322,7 @@ def axis_size(axis_name) -> int:
 # --- varying casts -------------------------------------------------------------------------------
 
 _PCAST_TO = ("varying", "reduced", "unreduced")
-PVARY_REMOVED = ("jax.lax.pvary was deprecated in JAX v0.8.2 and removed in JAX v0.10.0; use "
+_PVARY_REMOVED = ("jax.lax.pvary was deprecated in JAX v0.8.2 and removed in JAX v0.10.0; use "
                  "`jax.lax.pcast(..., to='varying')`")
 
 
@@ -360,7 +360,7 @@ def pcast(x, axis_name, *, to):
 def pvary(x, axis_name):
     """``pcast(x, axis_name, to="varying")``: JAX 0.8's name, removed in JAX 0.10 (kept here with
     a DeprecationWarning so that older shard_map code runs)."""
-    warnings.warn(PVARY_REMOVED, DeprecationWarning, stacklevel=2)
+    warnings.warn(_PVARY_REMOVED, DeprecationWarning, stacklevel=2)
     return pcast(x, axis_name, to="varying")
 
 
