@@ -8,7 +8,7 @@ from meshjit.ir import Module, Op
 from meshjit.ir.dtypes import to_numpy
 
 _FREE = {"constant", "iota", "reshape", "sharding_constraint", "squeeze", "expand_dims",
-         "axis_index", "partition_id"}
+         "axis_index", "partition_id", "pvary"}
 
 
 def op_flops(op: Op) -> int:

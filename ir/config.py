@@ -73,8 +73,9 @@ def _check_platforms(name: str, value):
     if value is None:
         return None
     if not isinstance(value, str):
-        raise ValueError(f"config option {name!r} expects a string or None, got {value!r} of type "
-                         f"{type(value).__name__}")
+        # NOTE: JAX raises ValueError here ("new string config value must be None or of type str").
+        raise ValueError(  # noqa: TRY004
+            f"config option {name!r} expects a string or None, got {value!r} of type {type(value).__name__}")
     return _naming_option(name, _parse_platforms, value)
 
 

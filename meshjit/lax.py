@@ -6,12 +6,14 @@ from meshjit.compiler.frontend.lax_collectives import all_gather as all_gather
 from meshjit.compiler.frontend.lax_collectives import all_to_all as all_to_all
 from meshjit.compiler.frontend.lax_collectives import axis_index as axis_index
 from meshjit.compiler.frontend.lax_collectives import axis_size as axis_size
+from meshjit.compiler.frontend.lax_collectives import pcast as pcast
 from meshjit.compiler.frontend.lax_collectives import pmax as pmax
 from meshjit.compiler.frontend.lax_collectives import pmean as pmean
 from meshjit.compiler.frontend.lax_collectives import pmin as pmin
 from meshjit.compiler.frontend.lax_collectives import ppermute as ppermute
 from meshjit.compiler.frontend.lax_collectives import psum as psum
 from meshjit.compiler.frontend.lax_collectives import psum_scatter as psum_scatter
+from meshjit.compiler.frontend.lax_collectives import pvary as pvary
 from meshjit.compiler.frontend.lax_ops import abs as abs
 from meshjit.compiler.frontend.lax_ops import add as add
 from meshjit.compiler.frontend.lax_ops import argmax as argmax

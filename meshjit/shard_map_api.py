@@ -189,7 +189,7 @@ class _ShardMapped:
             out_treedefs.append(out_treedef)
             return [self._output(leaf, index) for index, leaf in enumerate(out_leaves)]
 
-        body = trace_body(flat_fun, operands, in_dims, attr, manual, name=self._name)
+        body = trace_body(flat_fun, operands, in_dims, attr, manual, name=self._name, check_vma=self._check_vma)
         out_treedef = out_treedefs[0]
         out_spec_leaves, out_paths = self._broadcast_out_specs(out_treedef)
         out_dims = [_out_dims(spec, local, mesh, manual, path)

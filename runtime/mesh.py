@@ -245,7 +245,7 @@ def _axis_shapes(axis_shapes) -> tuple[int, ...]:
     for size in shapes:
         try:
             whole = int(size)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             whole = None
         if isinstance(size, bool) or whole is None or whole != size:
             raise ValueError(f"`axis_shapes` passed to `make_mesh` should be a sequence of ints. Got {shapes}")

@@ -1,5 +1,6 @@
 """The collectives a shard_map body calls by mesh axis name (jax.lax's psum, all_gather, ppermute,
-...), bound to the IR's per-device ops over the axes the enclosing shard_map is manual over.
+...), bound to the IR's per-device ops over the axes the enclosing shard_map is manual over; and
+``pcast``, which marks a value as varying along axes for the check_vma analysis.
 
 A shard_map pushes an ``AxisEnvironment`` while it traces its body; a collective outside one, or
 naming an axis the body is not manual over, raises ``NameError`` ("unbound axis name").
@@ -10,19 +11,20 @@ from __future__ import annotations
 import math
 import operator
 import threading
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import optree
 
-from meshjit.ir import MeshAttr, SymbolRef
+from meshjit.ir import Block, MeshAttr, SymbolRef
 
 from . import lax_ops
 from .numpy_api.arguments import normalize_axis
 from .numpy_api.elementwise import true_divide
 from .operands import as_operand, dtype_of, shape_of
-from .trace import Trace, bind, current_trace
+from .trace import Trace, Tracer, bind, current_trace
 
 # NOTE: the facade's pytree namespace (meshjit.tree_util.NAMESPACE); collectives map over pytrees.
 _TREE_NAMESPACE = "meshjit"
@@ -34,6 +36,8 @@ class AxisEnvironment:
 
     ``invariant_results`` holds the ids of values the user asked to be invariant over the axes
     they were gathered over (``all_gather(..., to="invarying")``), for the varying-axes check.
+    ``argument_axes`` holds, per explicit body argument, the axes its in_spec splits it over;
+    ``check_vma`` is the shard_map's flag (without it ``pcast`` does nothing, as in JAX).
     """
 
     trace: Trace | None
@@ -41,6 +45,8 @@ class AxisEnvironment:
     mesh: MeshAttr
     manual_axes: tuple[str, ...]
     invariant_results: set[int] = field(default_factory=set)
+    argument_axes: tuple[frozenset[str], ...] = ()
+    check_vma: bool = True
 
     def group_size(self, axes: tuple[str, ...]) -> int:
         return math.prod(self.mesh.axis_size(name) for name in axes)
@@ -331,3 +337,79 @@ def axis_size(axis_name) -> int:
     """The number of devices along ``axis_name`` (a Python int)."""
     environment, axes = _bound(axis_name, "axis_size")
     return environment.group_size(axes)
+
+
+# --- varying casts -------------------------------------------------------------------------------
+
+_PCAST_TO = ("varying", "reduced", "unreduced")
+_PVARY_REMOVED = ("jax.lax.pvary was deprecated in JAX v0.8.2 and removed in JAX v0.10.0; use "
+                 "`jax.lax.pcast(..., to='varying')`")
+
+
+def pcast(x, axis_name, *, to):
+    """``x`` (a pytree) marked as varying along ``axis_name`` (``to="varying"``): each device
+    keeps its value, but shard_map's check_vma now treats the value as one that may differ
+    along those axes, so an out_spec must mention them; the derivative sums over them.
+
+    The value must be invariant along every named axis; without check_vma this is the identity.
+    """
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(f"pcast: axis_name={axis_name!r} must be a tuple or a str, got a {type(axis_name).__name__}")
+    if not axis_name:
+        return x
+    if to not in _PCAST_TO:
+        raise ValueError(f"pcast: got unexpected `to` value {to!r}. Allowed `to` values are: {set(_PCAST_TO)}")
+    if to != "varying":
+        raise ValueError(f"pcast: to={to!r} casts to JAX's {to} types, which meshjit does not model; "
+                         f"it tracks only whether a value varies along a mesh axis (to='varying')")
+    if current_trace() is None:
+        raise ValueError("pcast should be called under meshjit.shard_map: it marks a value of a shard_map body")
+    environment, axes = _bound(axis_name, "pcast")
+    if not environment.check_vma:
+        return x
+    ordered = tuple(name for name in environment.mesh.axis_names if name in axes)
+
+    def cast(leaf):
+        leaf = as_operand(leaf)
+        _check_invariant(environment, leaf, ordered)
+        return _bind_collective("pvary", leaf, environment, {"axes": ordered})
+
+    return _tree_map(cast, x)
+
+
+def pvary(x, axis_name):
+    """``pcast(x, axis_name, to="varying")``: JAX 0.8's name, removed in JAX 0.10 (kept here with
+    a DeprecationWarning so that older shard_map code runs)."""
+    warnings.warn(_PVARY_REMOVED, DeprecationWarning, stacklevel=2)
+    return pcast(x, axis_name, to="varying")
+
+
+def _check_invariant(environment: AxisEnvironment, leaf, axes: tuple[str, ...]) -> None:
+    """A ValueError unless ``leaf`` is invariant along every one of ``axes`` (JAX's check)."""
+    varying = _varying_now(environment, leaf)
+    if varying is None:
+        return
+    already = [name for name in axes if name in varying]
+    if not already:
+        return
+    kind = shape_of(leaf), dtype_of(leaf).name
+    if len(already) == len(axes):
+        raise ValueError(f"pcast: the value ({kind[1]}{list(kind[0])}) already varies along {already}, so it cannot "
+                         f"be cast to varying there (JAX: Unsupported pcast from=varying, to='varying')")
+    raise ValueError(f"pcast: axis_name {axes} mixes axes the value ({kind[1]}{list(kind[0])}) varies along "
+                     f"({already}) with axes it is invariant along; cast along the invariant ones only")
+
+
+def _varying_now(environment: AxisEnvironment, leaf) -> frozenset[str] | None:
+    """The manual axes ``leaf`` varies along given the body traced so far; None when it is a value
+    of a region nested in the body (a derivative's, say), whose analysis is not at hand."""
+    from .shard_map import varying_axes  # NOTE: shard_map imports this module
+
+    if not isinstance(leaf, Tracer):
+        return frozenset()
+    trace = environment.trace
+    if leaf.trace is not trace:
+        return None
+    captured = tuple(value for value, _ in trace.captured.values())
+    block = Block(tuple(trace.args) + captured, tuple(trace.ops), ())
+    return varying_axes(block, environment.argument_axes, environment.invariant_results)[leaf.value.id]

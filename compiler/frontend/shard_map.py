@@ -20,7 +20,7 @@ from .trace import TracedRegion, Tracer, bind, current_trace, trace_region
 DimAxes = tuple[tuple[str, ...], ...]
 
 # Per-device ops whose result varies over the axes they communicate over (their input may not).
-_VARYING_OVER_AXES = frozenset({"all_gather", "reduce_scatter", "all_to_all", "collective_permute"})
+_VARYING_OVER_AXES = frozenset({"all_gather", "reduce_scatter", "all_to_all", "collective_permute", "pvary"})
 
 
 def local_type(global_type: TensorType, dims: DimAxes, mesh: MeshAttr) -> TensorType:
@@ -52,9 +52,7 @@ class ManualBody:
 
     def varying_axes(self) -> dict[int, frozenset[str]]:
         """For every body value (by id), the manual axes it may differ along."""
-        block = self.region.block
-        arguments = [frozenset(name for axes in dims for name in axes) for dims in self.in_dims]
-        return varying_axes(block, arguments, self.environment.invariant_results)
+        return varying_axes(self.region.block, self.environment.argument_axes, self.environment.invariant_results)
 
     def check_outputs(self, out_dims: Sequence[DimAxes], describe: Callable[[int], str]) -> None:
         """check_vma: an output may be replicated only over axes it does not vary along."""
@@ -90,12 +88,13 @@ class ManualBody:
 
 
 def trace_body(fun: Callable, operands: Sequence, in_dims: Sequence[DimAxes], mesh: MeshAttr,
-               manual_axes: tuple[str, ...], *, name: str) -> ManualBody:
+               manual_axes: tuple[str, ...], *, name: str, check_vma: bool = True) -> ManualBody:
     """Trace ``fun`` over per-device values of ``operands`` split as ``in_dims`` over the
     ``manual_axes`` of ``mesh``, inside the current trace.
 
     ``operands`` are Tracers of the current trace, device arrays or numpy arrays; ``fun``
     returns a flat list. Values the body uses from outside become extra operands, replicated.
+    ``check_vma`` is the shard_map's flag, which ``pcast`` reads while the body is traced.
     """
     trace = current_trace()
     if trace is None:
@@ -103,7 +102,9 @@ def trace_body(fun: Callable, operands: Sequence, in_dims: Sequence[DimAxes], me
     if in_body(innermost_environment(), trace):
         raise ValueError("shard_map inside the body of another shard_map is not supported: give the outer "
                          "shard_map the union of both axis_names instead")
-    environment = AxisEnvironment(None, trace.add_mesh(mesh), mesh, tuple(manual_axes))
+    argument_axes = tuple(frozenset(name for axes in dims for name in axes) for dims in in_dims)
+    environment = AxisEnvironment(None, trace.add_mesh(mesh), mesh, tuple(manual_axes),
+                                  argument_axes=argument_axes, check_vma=check_vma)
     arg_types = [local_type(_type_of(operand), dims, mesh) for operand, dims in zip(operands, in_dims)]
     weak_types = [bool(getattr(operand, "weak_type", False)) for operand in operands]
 
@@ -130,9 +131,9 @@ def varying_axes(block: Block, argument_axes: Sequence[frozenset[str]],
 
     Arguments vary along the axes their in_spec splits them over; ``axis_index`` along its axis;
     ``all_reduce`` is invariant along the axes it reduces over; ``all_gather``,
-    ``reduce_scatter``, ``all_to_all`` and ``collective_permute`` vary along theirs (an
-    ``all_gather`` listed in ``invariant_results`` is invariant there); every other op varies
-    along the union of its operands' axes.
+    ``reduce_scatter``, ``all_to_all``, ``collective_permute`` and ``pvary`` vary along theirs
+    (an ``all_gather`` listed in ``invariant_results`` is invariant there); every other op
+    varies along the union of its operands' axes.
     """
     varying = {arg.id: frozenset() for arg in block.args}
     varying.update({arg.id: axes for arg, axes in zip(block.args, argument_axes)})

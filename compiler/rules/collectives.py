@@ -1,14 +1,18 @@
 """The compiler's rules for the per-device collectives: they appear only after partitioning (no
 sharding rule; the executor runs them) and inside shard_map bodies, where autodiff needs their
-JVPs and transposes (all_gather <-> reduce_scatter, all_to_all and collective_permute invert).
+JVPs and transposes (all_gather <-> reduce_scatter, all_to_all and collective_permute invert,
+pvary transposes to a copy that the backward pass sums).
 """
 
 from __future__ import annotations
+
+from meshjit.ir import Op
 
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import linear_jvp, no_tangent
 from ..frontend.autodiff.registries import jvp_rules, single, transpose_rules, type_of
+from .registries import kernel_rules
 
 
 def require_sum(op) -> None:
@@ -18,12 +22,20 @@ def require_sum(op) -> None:
         )
 
 
+# --- kernels ---------------------------------------------------------------------------------
+
+# NOTE: pvary only marks a value as varying for shard_map's check; each device keeps its value.
+@kernel_rules.register("pvary")
+def _pvary_kernel(op: Op, lead: int):
+    return lambda operand: (operand,)
+
+
 # --- autodiff ------------------------------------------------------------------------------------
 
 jvp_rules.register("axis_index", "partition_id")(no_tangent)
 
 
-jvp_rules.register("all_gather", "all_to_all", "collective_permute")(linear_jvp)
+jvp_rules.register("all_gather", "all_to_all", "collective_permute", "pvary")(linear_jvp)
 
 
 # --- collectives ---------------------------------------------------------------------------------
@@ -56,6 +68,13 @@ def _reduction_collective(op, primals, tangents):
 @transpose_rules.register("all_reduce")
 def _all_reduce_transpose(op, cotangents, operands):
     require_sum(op)
+    return [cotangents[0]]
+
+
+@transpose_rules.register("pvary")
+def _pvary_transpose(op, cotangents, operands):
+    # NOTE: JAX's transpose of pvary is psum over its axes; here the backward pass does that
+    # sum, since pvary's cotangent varies along axes its operand does not (VaryingAxes.excess).
     return [cotangents[0]]
 
 

@@ -31,7 +31,7 @@ from ..types import TensorType
 # fmt: off
 OPS = (
     "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute",
-    "axis_index", "partition_id",
+    "axis_index", "partition_id", "pvary",
 )
 # fmt: on
 
@@ -127,6 +127,13 @@ def _collective_permute(op, operands, attrs, regions, meshes):
         indices = [pair[position] for pair in pairs]
         if len(set(indices)) != len(indices):
             fail(op, f"pairs {pairs} repeat a {what}")
+    return (operands[0],)
+
+
+@shape_rules.register("pvary")
+def _pvary(op, operands, attrs, regions, meshes):
+    expect_operand_count(op, operands, 1)
+    _group_size(op, attrs, meshes)
     return (operands[0],)
 
 
@@ -276,6 +283,14 @@ def _collective_permute(attrs, grid: DeviceGrid, stack):
         source = sources.get(index)
         received.append(np.zeros_like(stack[0]) if source is None else stack[members[source]])
     return (np.stack(received),)
+
+
+@collective_impls.register("pvary")
+def _pvary_impl(attrs, grid: DeviceGrid, stack):
+    # NOTE: the identity on values; it only tells the varying-axes analysis that the result may
+    # differ along ``axes`` (JAX's pvary). The groups are built to check the mesh and axes.
+    grid.groups("pvary", attrs)
+    return (stack,)
 
 
 @collective_impls.register("axis_index")

@@ -34,6 +34,7 @@ SHARDED_OPS = (
     "reduce_scatter",
     "all_to_all",
     "collective_permute",
+    "pvary",
 )
 
 

@@ -10,6 +10,7 @@ import pytest
 from meshjit.compiler.frontend.lax_collectives import (
     all_gather,
     all_to_all,
+    pcast,
     pmax,
     pmean,
     ppermute,
@@ -91,6 +92,45 @@ def test_all_gather_of_an_invariant_value(mesh):
 def test_invariant_value_returned_split(mesh):
     body = shard_map(lambda w: jnp.sin(w), mesh=mesh, in_specs=P(), out_specs=P("x"))
     _check(body, lambda w: jnp.tile(jnp.sin(w), 8), _random(3))
+
+
+def test_pcast_to_varying_transposes_to_a_sum(mesh):
+    # JAX's transpose of pvary is psum: each device's cotangent of the cast weight is summed.
+    body = shard_map(
+        lambda w, a: psum(jnp.sum(jnp.cos(pcast(w, "x", to="varying")) * a), "x"),
+        mesh=mesh,
+        in_specs=(P(), P("x")),
+        out_specs=P(),
+    )
+    reference = lambda w, a: jnp.sum(jnp.tile(jnp.cos(w), 8) * a)
+    _check(body, reference, _random(2), _random(16, seed=1))
+
+
+def test_pcast_value_returned_split(mesh):
+    body = shard_map(
+        lambda w: pcast(jnp.sin(w), "x", to="varying") * 2.0, mesh=mesh, in_specs=P(), out_specs=P("x")
+    )
+    _check(body, lambda w: jnp.tile(jnp.sin(w) * 2.0, 8), _random(3))
+    a, direction = _random(3), _random(3, seed=1)
+    _, tangent = jvp(body, (a,), (direction,))
+    np.testing.assert_allclose(np.asarray(tangent), np.tile(np.cos(a) * 2.0 * direction, 8), rtol=1e-10)
+
+
+def test_pcast_cotangent_is_summed_once_after_local_reductions(mesh):
+    body = shard_map(
+        lambda w, x: psum(jnp.sum(jnp.tanh(x @ pcast(w, "x", to="varying"))), "x"),
+        mesh=mesh,
+        in_specs=(P(), P("x", None)),
+        out_specs=P(),
+    )
+    w, x = _random(4, 16), _random(64, 4, seed=2)
+    compiled = jax.jit(grad(body)).lower(w, x).compile()
+    assert [(record.kind, record.shape) for record in compiled.collectives()] == [("all_reduce", (4, 16))]
+    np.testing.assert_allclose(
+        np.asarray(jax.jit(grad(body))(w, x)),
+        np.asarray(grad(lambda w, x: jnp.sum(jnp.tanh(x @ w)))(w, x)),
+        rtol=1e-10,
+    )
 
 
 def test_psum_scatter_transposes_to_all_gather(mesh):

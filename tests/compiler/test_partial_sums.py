@@ -19,11 +19,12 @@ from meshjit.compiler.passes.propagate_shardings import propagate_shardings
 from meshjit.compiler.pipeline import normalize_boundaries
 from meshjit.ir import TensorType
 
-pytestmark = pytest.mark.filterwarnings("ignore::meshjit.compiler.passes.partition.FullRematerializationWarning")
-
 from partial_sum_cases import CHAINS, LAYOUTS, Chain, ChainCase, Layout
 from partition_cases import MESHES, axes_of, layout
 from test_partition_differential import ProgramBuilder, partition_and_compare
+
+pytestmark = pytest.mark.filterwarnings("ignore::meshjit.compiler.passes.partition.FullRematerializationWarning")
+
 
 
 def build_chain(case: ChainCase, chain_layout: Layout):

@@ -217,6 +217,23 @@ SPMD_RECORDS = [
         ),
     ),
     _collective(
+        "pvary",
+        ALL,
+        [
+            ({"axes": ("x",)}, ((2, 3),), ("{dtype}[2,3]",)),
+            ({"axes": ("y", "x")}, ((),), ("{dtype}[]",)),
+        ],
+        (
+            Bad(
+                "f32[2]",
+                {"mesh": MESH, "axes": ("z",)},
+                "pvary: axis 'z' is not an axis of the mesh ['x', 'y']",
+            ),
+            Bad("f32[2]", {"axes": ("x",)}, "pvary: missing attribute 'mesh'"),
+            Bad("", {"mesh": MESH, "axes": ("x",)}, "pvary: expected 1 operand, got 0"),
+        ),
+    ),
+    _collective(
         "partition_id",
         ("i32",),
         [({}, (), ("i32[]",))],

@@ -129,6 +129,12 @@ def run_no_operand(mesh: MeshAttr, name: str, **attrs) -> np.ndarray:
     return output
 
 
+def test_pvary_is_the_identity_on_every_device():
+    stacked = np.arange(8.0, dtype=np.float32).reshape(8, 1)
+    result = run_per_device(mesh_of(2, 4), "pvary", stacked, axes=("y", "x"))
+    np.testing.assert_array_equal(result, stacked)
+
+
 def test_axis_index_on_2x4():
     np.testing.assert_array_equal(
         run_no_operand(mesh_of(2, 4), "axis_index", axis="x"), [0, 0, 0, 0, 1, 1, 1, 1]

@@ -113,6 +113,7 @@ SPEC_OPS = {
         "axis_index",
     ],
     "partition_id",
+    "pvary",
 }
 NUMPY_TO_IR = {numpy_dtype: name for name, numpy_dtype in NUMPY_DTYPES.items()}
 

@@ -204,6 +204,7 @@ def test_make_mesh_uses_the_first_of_the_given_devices_in_order():
      "Got axis_names=('x', 'y') and axis_types=(Auto,)"),
     (((2, "a"), ("x", "y")), {}, ValueError, "should be a sequence of ints. Got (2, 'a')"),
     (((2.5,), ("x",)), {}, ValueError, "should be a sequence of ints"),
+    (((float("inf"),), ("x",)), {}, ValueError, "should be a sequence of ints"),
     ((8, ("x",)), {}, TypeError, "axis_shapes must be a sequence of ints, got int: 8"),
     # meshjit only: JAX fails with IndexError or an unrelated message on these.
     (((0,), ("x",)), {}, ValueError, "must be positive, got (0,)"),
