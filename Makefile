@@ -26,6 +26,7 @@ demo: install
 	$(BIN)/meshjit demo
 
 test: install-test
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest tests
 
 clean:

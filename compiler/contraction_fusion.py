@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from meshjit.ir import Op, Value
 
-from .kernels import reduced_contraction
+from .rules.dot import reduced_contraction
 
 
 @dataclass

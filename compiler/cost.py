@@ -66,7 +66,30 @@ def all_to_all_bytes(local_bytes: float, group: int) -> float:
     return (group - 1) / group * local_bytes if group > 1 else 0.0
 
 
-# NOTE: per-axis link parameters; a simulated CPU mesh has no real links, so these are the
+def collective_bytes(kind: str, operand_bytes: float, result_bytes: float, group: int) -> float:
+    """What each device sends for one collective of ``kind`` over a group of ``group`` devices."""
+    if kind == "all_reduce":
+        return all_reduce_bytes(operand_bytes, group)
+    if kind == "all_gather":
+        return all_gather_bytes(result_bytes, group)
+    if kind == "reduce_scatter":
+        return reduce_scatter_bytes(operand_bytes, group)
+    if kind == "all_to_all":
+        return all_to_all_bytes(operand_bytes, group)
+    return float(operand_bytes) if kind == "collective_permute" else 0.0
+
+
+def ring_steps(kind: str, group: int) -> int:
+    """Messages in a row that one collective takes on a ring: an all-reduce is a reduce-scatter
+    and an all-gather (n-1 each); a permute is one exchange."""
+    if group <= 1:
+        return 0
+    if kind == "all_reduce":
+        return 2 * (group - 1)
+    return 1 if kind == "collective_permute" else group - 1
+
+
+# NOTE: link parameters; a simulated CPU mesh has no real links, so these are the
 # defaults of a typical accelerator interconnect and only rank strategies against each other.
 DEFAULT_LATENCY_SECONDS = 5e-6
 DEFAULT_BANDWIDTH_BYTES_PER_SECOND = 50e9
@@ -74,4 +97,6 @@ DEFAULT_BANDWIDTH_BYTES_PER_SECOND = 50e9
 
 def alpha_beta_seconds(bytes_sent: float, steps: int, *, latency: float = DEFAULT_LATENCY_SECONDS,
                        bandwidth: float = DEFAULT_BANDWIDTH_BYTES_PER_SECOND) -> float:
+    """Time for ``steps`` messages in a row carrying ``bytes_sent`` in all: alpha per message
+    plus bytes over bandwidth."""
     return steps * latency + bytes_sent / bandwidth

@@ -4,22 +4,27 @@ A candidate maps every factor of the op's sharding rule to axes. Pass-through fa
 result's layout; a reduction factor may keep its operands' axes, leaving partial results. When
 that conflicts with the result's layout (both want the same axis), one candidate keeps the
 result's layout and gathers the operands, another computes partial results less sharded and
-reduce-scatters them. Each candidate is priced by emitting its reshards into a scratch builder
-and summing the bytes every device sends; the cheapest wins and the others are kept for
-``explain()``.
+reduce-scatters them. When operands arrive with a pending reduction the op can pass on
+(partial_sums.py), each candidate also comes in a variant that keeps the pending axes out of
+the factors and runs the op on the partial terms. Each candidate is priced by emitting its
+reshards, and the reduction of its results to the layout propagation chose, into a scratch
+builder: the fewest bytes every device sends wins, ties go to the least alpha-beta time, then
+to the earlier candidate; the others are kept for ``explain()``.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from meshjit.ir import DimSharding, MeshAttr, Op, TensorSharding, Value
+from meshjit.ir.printer import format_axis
 
 from . import cost
 from .collectives import COLLECTIVES
 from .factor_projection import project_dim, unproject_dim
 from .factor_rules import FactorRule
+from .partial_sums import PassThrough
 from .partition_rules import PARTIAL_REDUCTION
 from .reshard import reshard
 from .spmd_builder import Local, SpmdBuilder, local_type
@@ -35,6 +40,15 @@ class Decision:
     alternatives: dict[str, float] = field(default_factory=dict)
 
 
+@dataclass
+class Strategy:
+    """How one op runs: the mesh axes of each factor, and the pending reduction it passes on
+    (None: its operands are reduced first)."""
+
+    factor_axes: dict[int, list]
+    passing: PassThrough | None = None
+
+
 def _common_prefix(first, second) -> int:
     length = 0
     while length < min(len(first), len(second)) and first[length] == second[length]:
@@ -42,19 +56,11 @@ def _common_prefix(first, second) -> int:
     return length
 
 
-def collective_bytes(op: Op, mesh: MeshAttr) -> float:
-    """What each device sends for one collective under the ring model."""
+def collective_cost(op: Op, mesh: MeshAttr) -> tuple[float, float]:
+    """Bytes each device sends for one collective under the ring model, and its alpha-beta time."""
     group = math.prod(mesh.axis_size(name) for name in op.attrs.get("axes", ()))
-    operand, result = cost.value_bytes(op.operands[0]), cost.value_bytes(op.result)
-    if op.name == "all_reduce":
-        return cost.all_reduce_bytes(operand, group)
-    if op.name == "all_gather":
-        return cost.all_gather_bytes(result, group)
-    if op.name == "reduce_scatter":
-        return cost.reduce_scatter_bytes(operand, group)
-    if op.name == "all_to_all":
-        return cost.all_to_all_bytes(operand, group)
-    return float(operand) if op.name == "collective_permute" else 0.0
+    sent = cost.collective_bytes(op.name, cost.value_bytes(op.operands[0]), cost.value_bytes(op.result), group)
+    return sent, cost.alpha_beta_seconds(sent, cost.ring_steps(op.name, group))
 
 
 class FactorChooser:
@@ -84,6 +90,29 @@ class FactorChooser:
             return []
         return [axis for factor, kind in enumerate(rule.kinds) if kind == "reduction" for axis in factor_axes[factor]]
 
+    def operand_targets(self, rule: FactorRule, operands: list[Local], strategy: Strategy) -> list[TensorSharding]:
+        """The layout each operand must be in: the factors' axes, and the pending reduction
+        on the operands that carry it through."""
+        targets = []
+        for index, (local, dims) in enumerate(zip(operands, rule.operands)):
+            target = self.required_sharding(rule, dims, strategy.factor_axes)
+            if strategy.passing is not None and index in strategy.passing.operands:
+                target = replace(target, unreduced=local.unreduced, reduction=local.sharding.reduction)
+            targets.append(target)
+        return targets
+
+    def result_targets(self, op: Op, rule: FactorRule, strategy: Strategy) -> list[TensorSharding]:
+        """The layout the results come out in: pending over the axes passed through and the
+        op's own sharded reduction factors."""
+        unreduced = tuple(self.unreduced_axes(op, rule, strategy.factor_axes))
+        reduction = PARTIAL_REDUCTION.get(op.name, "sum")
+        if strategy.passing is not None:
+            unreduced = strategy.passing.axes + unreduced
+            reduction = strategy.passing.result_reduction
+        return [replace(self.required_sharding(rule, dims, strategy.factor_axes), unreduced=unreduced,
+                        reduction=reduction if unreduced else "sum")
+                for dims in rule.results]
+
     # -- candidates -------------------------------------------------------------------------
     def _overlaps(self, axis, used) -> bool:
         return any(axis.overlaps(other, self.mesh) for other in used)
@@ -104,10 +133,10 @@ class FactorChooser:
                 used += factor_axes[factor]
         return factor_axes
 
-    def _reduction_axes(self, rule: FactorRule, operands: list[Local], factor_axes) -> dict[int, list]:
+    def _reduction_axes(self, rule: FactorRule, operands: list[Local], factor_axes, blocked=()) -> dict[int, list]:
         """Reduction factors take their operands' axes (the longest list) not already used."""
         factor_axes = {factor: list(axes) for factor, axes in factor_axes.items()}
-        used = [axis for axes in factor_axes.values() for axis in axes]
+        used = list(blocked) + [axis for axes in factor_axes.values() for axis in axes]
         for factor, kind in enumerate(rule.kinds):
             if kind != "reduction":
                 continue
@@ -118,18 +147,37 @@ class FactorChooser:
             used += best
         return factor_axes
 
-    def candidates(self, op: Op, rule: FactorRule, operands: list[Local], result_shardings) -> dict[str, dict]:
-        """The factor axes worth pricing, by name, cheapest-on-ties first."""
-        follow = self._result_axes(rule, result_shardings)
+    def candidates(self, op: Op, rule: FactorRule, operands: list[Local], result_shardings,
+                   blocked=()) -> dict[str, dict]:
+        """The factor axes worth pricing, by name, cheapest-on-ties first; no factor takes an
+        axis in ``blocked``."""
+        follow = self._result_axes(rule, result_shardings, blocked)
         if op.name not in PARTIAL_REDUCTION or "reduction" not in rule.kinds:
             return {"follow the result": follow}
-        reduced = self._reduction_axes(rule, operands, {factor: [] for factor in follow})
-        blocked = [axis for axes in reduced.values() for axis in axes]
-        around = self._result_axes(rule, result_shardings, blocked)
-        return {"partial results in the result's layout": self._reduction_axes(rule, operands, follow),
+        reduced = self._reduction_axes(rule, operands, {factor: [] for factor in follow}, blocked)
+        around = self._result_axes(rule, result_shardings, list(blocked) + [
+            axis for axes in reduced.values() for axis in axes])
+        return {"partial results in the result's layout": self._reduction_axes(rule, operands, follow, blocked),
                 "partial results, then reduce_scatter": {f: reduced[f] or around[f] for f in follow},
                 "gather the reduced dims": follow}
 
+    def strategies(self, op: Op, rule: FactorRule, operands: list[Local], result_shardings,
+                   passing: PassThrough | None) -> dict[str, Strategy]:
+        """Every distinct valid strategy by name: passing the pending reduction on first (so
+        that it wins ties), then reducing the operands first."""
+        named = []
+        if passing is not None:
+            axes = ", ".join(format_axis(axis) for axis in passing.axes)
+            for name, factor_axes in self.candidates(op, rule, operands, result_shardings, passing.axes).items():
+                named.append((f"{name}, pending {passing.reduction} over {axes} passed on",
+                              Strategy(self.valid(rule, factor_axes), passing)))
+        for name, factor_axes in self.candidates(op, rule, operands, result_shardings).items():
+            named.append((name, Strategy(self.valid(rule, factor_axes))))
+        distinct: dict[str, Strategy] = {}
+        for name, strategy in named:
+            if strategy not in distinct.values():
+                distinct[name] = strategy
+        return distinct
     # -- making a candidate valid -----------------------------------------------------------
     def _consistent(self, factor_axes: dict[int, list], rule: FactorRule) -> dict[int, list]:
         """Shrink factor axes until every tensor can express them on its dims (a dim's factors
@@ -161,33 +209,30 @@ class FactorChooser:
         return self._consistent(self._divisible(rule, dict(factor_axes)), rule)
 
     # -- pricing ----------------------------------------------------------------------------
-    def price(self, op: Op, rule: FactorRule, operands: list[Local], result_shardings, factor_axes) -> float:
-        """Bytes each device sends to reshard the operands for ``factor_axes`` and to bring the
-        results to ``result_shardings``, emitted into a scratch builder."""
+    def price(self, op: Op, rule: FactorRule, operands: list[Local], result_shardings,
+              strategy: Strategy) -> tuple[float, float]:
+        """Bytes each device sends, and the alpha-beta time, to reshard the operands for
+        ``strategy`` and to bring its results to ``result_shardings``, emitted into a scratch
+        builder."""
         scratch = SpmdBuilder(self.mesh_name, self.mesh)
-        for local, dims in zip(operands, rule.operands):
-            reshard(scratch, local, self.required_sharding(rule, dims, factor_axes), "pricing")
-        unreduced = tuple(self.unreduced_axes(op, rule, factor_axes))
-        reduction = PARTIAL_REDUCTION.get(op.name, "sum")
-        for result, dims, wanted in zip(op.results, rule.results, result_shardings):
-            sharding = self.required_sharding(rule, dims, factor_axes)
-            sharding = TensorSharding(self.mesh_name, sharding.dims, (), unreduced, reduction)
+        for local, target in zip(operands, self.operand_targets(rule, operands, strategy)):
+            reshard(scratch, local, target, "pricing")
+        for result, sharding, wanted in zip(op.results, self.result_targets(op, rule, strategy), result_shardings):
             value = Value.fresh(local_type(result.type, sharding, self.mesh))
             reshard(scratch, Local(value, sharding, result.type.shape), wanted, "pricing")
-        return sum(collective_bytes(emitted, self.mesh) for emitted in scratch.ops
-                   if emitted.name in COLLECTIVES)
+        costs = [collective_cost(emitted, self.mesh) for emitted in scratch.ops if emitted.name in COLLECTIVES]
+        return sum(sent for sent, _ in costs), sum(seconds for _, seconds in costs)
 
-    def choose(self, op: Op, rule: FactorRule, operands: list[Local], result_shardings) -> dict[int, list]:
-        options = {name: self.valid(rule, axes)
-                   for name, axes in self.candidates(op, rule, operands, result_shardings).items()}
-        distinct = {}
-        for name, axes in options.items():
-            if axes not in distinct.values():
-                distinct[name] = axes
+    def choose(self, op: Op, rule: FactorRule, operands: list[Local], result_shardings,
+               passing: PassThrough | None = None) -> Strategy:
+        """The strategy that sends the fewest bytes per device; ties go to the least alpha-beta
+        time, then to the earlier strategy. A choice between several is kept for explain()."""
+        distinct = self.strategies(op, rule, operands, result_shardings, passing)
         if len(distinct) == 1:
             return next(iter(distinct.values()))
-        prices = {name: self.price(op, rule, operands, result_shardings, axes) for name, axes in distinct.items()}
+        prices = {name: self.price(op, rule, operands, result_shardings, strategy)
+                  for name, strategy in distinct.items()}
         chosen = min(prices, key=prices.get)
         self.decisions.append(Decision(op.name, op.location, chosen,
-                                       {f"{name} (bytes/device)": price for name, price in prices.items()}))
+                                       {f"{name} (bytes/device)": sent for name, (sent, _) in prices.items()}))
         return distinct[chosen]

@@ -13,7 +13,7 @@ from meshjit.runtime.plan import CollectiveStep, FreeStep, KernelStep, Plan
 
 from .contraction_fusion import ReducedContraction, fuse_contraction_reductions
 from .fusion import FusedKernel, fuse_elementwise
-from .kernels import kernel_rules
+from .rules import kernel_rules
 
 _COLLECTIVE_KINDS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute")
 

@@ -44,15 +44,20 @@ class CompiledProgram:
     decisions: list[Decision]
 
 
-def _boundary_sharding(sharding: TensorSharding | None) -> TensorSharding | None:
-    """A layout Arrays can hold: whole mesh axes only (sub-axes and what follows them dropped)."""
+def _boundary_sharding(sharding: TensorSharding | None, shape, mesh) -> TensorSharding | None:
+    """A layout Arrays can hold: whole mesh axes only, each dim keeping the major axes whose
+    product divides it (sub-axes, and axes that would pad the dim, dropped with what follows).
+
+    NOTE: user in_shardings and out_shardings were checked to divide when traced, so only
+    layouts propagation chose for uncommitted arguments and results are cut here."""
     if sharding is None:
         return None
     dims = []
-    for dim in sharding.dims:
-        axes = []
+    for size, dim in zip(shape, sharding.dims):
+        axes, shards = [], 1
         for axis in dim.axes:
-            if axis.size is not None:
+            shards *= mesh.axis_size(axis.name)
+            if axis.size is not None or size % shards:
                 break
             axes.append(axis)
         dims.append(DimSharding(tuple(axes), dim.is_closed, dim.priority))
@@ -61,8 +66,13 @@ def _boundary_sharding(sharding: TensorSharding | None) -> TensorSharding | None
 
 def normalize_boundaries(module: Module) -> Module:
     func = module.main
-    new_func = replace(func, arg_shardings=tuple(_boundary_sharding(s) for s in func.arg_shardings),
-                       result_shardings=tuple(_boundary_sharding(s) for s in func.result_shardings))
+
+    def boundary(sharding, value):
+        mesh = module.mesh(sharding.mesh_name) if sharding is not None else None
+        return _boundary_sharding(sharding, value.type.shape, mesh)
+
+    new_func = replace(func, arg_shardings=tuple(boundary(s, v) for s, v in zip(func.arg_shardings, func.args)),
+                       result_shardings=tuple(boundary(s, v) for s, v in zip(func.result_shardings, func.returns)))
     return replace(module, funcs=(new_func,))
 
 

@@ -124,3 +124,13 @@ class SpmdBuilder:
 
 def local_type(global_type: TensorType, sharding: TensorSharding, mesh: MeshAttr) -> TensorType:
     return TensorType(sharding.local_shape(global_type.shape, mesh), global_type.dtype)
+
+
+def replicated(mesh_name: str, rank: int) -> TensorSharding:
+    return TensorSharding.replicated_over(mesh_name, rank)
+
+
+def describe(op: Op, operand: int | None = None) -> str:
+    """How collective reasons and warnings name an op (or one of its operands) and its line."""
+    where = f" at {op.location}" if op.location else ""
+    return f"operand {operand} of {op.name}{where}" if operand is not None else f"{op.name}{where}"

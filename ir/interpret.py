@@ -11,17 +11,10 @@ import numpy as np
 from .core import Block, Func, Module, Op
 from .dtypes import to_numpy
 from .reference import reference_impls
-from .reference_collectives import DeviceGrid, collective_impls
+from .ops import elementwise
+from .ops.collectives import DeviceGrid, collective_impls
+from .ops.regions import manual_part
 from .registry import Registry
-from .shape_rules import (
-    BINARY_BOOL_OR_INT_OPS,
-    BINARY_FLOAT_OPS,
-    BINARY_NUMERIC_OPS,
-    SHIFT_OPS,
-    UNARY_FLOAT_OPS,
-    UNARY_NUMERIC_OPS,
-)
-from .shape_rules_spmd import manual_part
 from .sharding import MeshAttr, TensorSharding
 
 # Ops whose meaning needs the interpreter itself because they run regions.
@@ -30,13 +23,7 @@ region_impls = Registry("region implementation")
 # Ops that act element by element: in SPMD mode they run on the whole device stack at once when
 # all their operands have one shape (a 0-d select predicate or clamp bound does not line up).
 _ELEMENTWISE_OPS = frozenset(
-    UNARY_FLOAT_OPS
-    + UNARY_NUMERIC_OPS
-    + BINARY_NUMERIC_OPS
-    + BINARY_FLOAT_OPS
-    + BINARY_BOOL_OR_INT_OPS
-    + SHIFT_OPS
-    + ("round", "is_finite", "not", "compare", "select", "clamp", "convert", "integer_pow")
+    elementwise.OPS
     + ("sharding_constraint",)
 )
 

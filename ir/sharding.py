@@ -104,6 +104,9 @@ class AxisRef:
     def overlaps(self, other: AxisRef, mesh: MeshAttr) -> bool:
         if self.name != other.name:
             return False
+        if self == other:
+            # NOTE: a size-1 axis spans an empty range, yet naming it twice is still a duplicate
+            return True
         low, high = self.pre_size, self.pre_size * self.resolved_size(mesh)
         other_low, other_high = other.pre_size, other.pre_size * other.resolved_size(mesh)
         return low < other_high and other_low < high

@@ -10,7 +10,8 @@ from typing import NoReturn
 from .core import Attrs, Block, DenseAttr, Func, Module, Op, SymbolRef, Value
 from .printer import format_attribute, format_axis, name_values, op_lines
 from .registry import MissingRuleError
-from .shape_rules import COLLECTIVE_OPS, ShapeError, infer_result_types
+from .ops import COLLECTIVE_OPS
+from .shape_rules import ShapeError, infer_result_types
 from .sharding import MeshAttr, TensorSharding
 from .types import TensorType
 

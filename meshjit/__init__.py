@@ -23,7 +23,7 @@ from meshjit.runtime.transfer import make_array_from_callback as make_array_from
 from meshjit.runtime.transfer import make_array_from_process_local_data as make_array_from_process_local_data
 from meshjit.runtime.transfer import make_array_from_single_device_arrays as make_array_from_single_device_arrays
 
-from meshjit.compiler.numpy_api.operators import install_array_methods as _install_array_methods
+from meshjit.compiler.frontend.numpy_api.operators import install_array_methods as _install_array_methods
 
 from . import debug as debug
 from . import distributed as distributed

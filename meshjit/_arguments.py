@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from meshjit.compiler.operands import dtype_of
-from meshjit.compiler.trace import Tracer
+from meshjit.compiler.frontend.operands import dtype_of
+from meshjit.compiler.frontend.trace import Tracer
 from meshjit.ir import TensorType
 from meshjit.runtime.array import Array
 from meshjit.runtime.partition_spec import PartitionSpec

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import optree
 
-from meshjit.compiler.trace import Tracer
+from meshjit.compiler.frontend.trace import Tracer
 from meshjit.ir import DimSharding, TensorSharding
 from meshjit.runtime.array import Array
 from meshjit.runtime.devices import devices

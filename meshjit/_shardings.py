@@ -46,6 +46,32 @@ def resolve_spec(sharding, argument: str):
     return sharding
 
 
+def settle_unconstrained(sharding: Sharding, current: Sharding | None, ndim: int) -> Sharding:
+    """The layout an eager ``with_sharding_constraint`` gives: as JAX, each ``P.UNCONSTRAINED``
+    dim keeps the axes the value already has there on the same mesh (the major ones not named by
+    the constrained dims), and is replicated otherwise."""
+    if not isinstance(sharding, NamedSharding) or not sharding.has_unconstrained_dims:
+        return sharding
+    spec = sharding.spec
+    same_mesh = isinstance(current, NamedSharding) and current.mesh == sharding.mesh
+    taken = set(spec.used_axes())
+    entries = []
+    for dim in range(ndim):
+        entry = spec[dim] if dim < len(spec) else None
+        if entry is UNCONSTRAINED:
+            kept = []
+            for name in current.spec.axis_names_of(dim) if same_mesh else ():
+                if name in taken:
+                    break
+                kept.append(name)
+            taken.update(kept)
+            entry = tuple(kept) if len(kept) > 1 else (kept[0] if kept else None)
+        entries.append(entry)
+    while entries and entries[-1] is None:
+        entries.pop()  # NOTE: JAX's result spec has no trailing None
+    return NamedSharding(sharding.mesh, PartitionSpec(*entries), memory_kind=sharding.memory_kind)
+
+
 # NOTE: the user's Mesh behind each IR mesh, so outputs carry the user's mesh (axis types
 # included) rather than a rebuilt one.
 _USER_MESHES: weakref.WeakValueDictionary[MeshAttr, Mesh] = weakref.WeakValueDictionary()

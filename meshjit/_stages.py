@@ -13,7 +13,7 @@ from meshjit.compiler.cost import cost_analysis as module_cost_analysis
 from meshjit.compiler.explain import format_provenance
 from meshjit.compiler.lower import lower
 from meshjit.compiler.pipeline import CompiledProgram, compile_module
-from meshjit.compiler.trace import user_location
+from meshjit.compiler.frontend.trace import user_location
 from meshjit.ir import interpret
 from meshjit.ir.config import config
 from meshjit.ir.dtypes import to_numpy

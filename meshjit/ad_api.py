@@ -1,6 +1,6 @@
 """meshjit's autodiff API (jax.grad, value_and_grad, vjp, jvp, linearize, stop_gradient, and the
 custom_jvp / custom_vjp decorators): pytrees, argnums, has_aux and argument checks over the
-flat transformations in ``meshjit.compiler.autodiff``.
+flat transformations in ``meshjit.compiler.frontend.autodiff``.
 
 A function is traced before it is differentiated, so Python control flow may depend on shapes
 but not on values. Called on concrete arrays (outside jit), a transformation runs as one
@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import optree
 
-from meshjit.compiler import autodiff
-from meshjit.compiler.operands import dtype_of, is_array_like, is_python_scalar, shape_of
-from meshjit.compiler.trace import Tracer, current_trace
+from meshjit.compiler.frontend import autodiff
+from meshjit.compiler.frontend.operands import dtype_of, is_array_like, is_python_scalar, shape_of
+from meshjit.compiler.frontend.trace import Tracer, current_trace
 from meshjit.ir.dtypes import to_numpy
 
 from .jit_api import jit
@@ -389,5 +389,5 @@ def stop_gradient(x):
 
 
 # NOTE: imported last; the decorators live in their own file.
-from .custom_derivatives import custom_jvp as custom_jvp
-from .custom_derivatives import custom_vjp as custom_vjp
+from .custom_derivatives import custom_jvp as custom_jvp  # noqa: E402
+from .custom_derivatives import custom_vjp as custom_vjp  # noqa: E402

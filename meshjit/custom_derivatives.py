@@ -2,7 +2,7 @@
 calling conventions (``defjvp``/``defjvps``, ``defvjp``, ``nondiff_argnums``).
 
 Outside differentiation a decorated function is an ordinary call. Inside, its call becomes one
-marker op whose rules call back into the user's functions (``compiler/autodiff/markers.py``).
+marker op whose rules call back into the user's functions (``compiler/frontend/autodiff/markers.py``).
 The rules must not close over values traced in the function being differentiated; pass such
 values as arguments.
 """
@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import optree
 
-from meshjit.compiler import autodiff
+from meshjit.compiler.frontend import autodiff
 
 from .tree_util import NAMESPACE
 

@@ -13,16 +13,16 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import optree
 
-from meshjit.compiler import lax_ops
-from meshjit.compiler.operands import canonical_numpy
-from meshjit.compiler.trace import Tracer, bind, set_eager_executor, trace_flat
+from meshjit.compiler.frontend import lax_ops
+from meshjit.compiler.frontend.operands import canonical_numpy
+from meshjit.compiler.frontend.trace import Tracer, bind, set_eager_executor, trace_flat
 from meshjit.ir.config import config
 from meshjit.runtime.array import Array
 from meshjit.runtime.devices import devices as all_devices
 from meshjit.runtime.sharding import SingleDeviceSharding
 
 from ._check import run_checked
-from ._shardings import as_named_sharding, mesh_attr, resolve_spec, to_ir_sharding
+from ._shardings import as_named_sharding, mesh_attr, resolve_spec, settle_unconstrained, to_ir_sharding
 from ._arguments import abstract_argument, is_sharding_leaf
 from ._stages import Compiled, Lowered
 from .tree_util import NAMESPACE
@@ -256,6 +256,7 @@ class Jitted:
             for position, sharding in enumerate(given):
                 if sharding is not None:
                     leaves_shardings[position] = resolve_spec(sharding, f"jit in_shardings[{position}]")
+                    leaves_shardings[position].shard_shape(specs[position].type.shape)  # IndivisibleError
         return optree.tree_unflatten(treedef, leaves_shardings)
 
     def _output_sharding_tree(self, out_treedef):
@@ -404,7 +405,7 @@ del lax_ops
 def with_sharding_constraint(x, shardings):
     """Ask for ``x`` (a pytree) to be laid out as ``shardings`` (a pytree prefix of Shardings or
     PartitionSpecs; ``P.UNCONSTRAINED`` dims are left to propagation). Outside jit it reshards."""
-    from meshjit.compiler.lax_ops import with_sharding_constraint_ir
+    from meshjit.compiler.frontend.lax_ops import with_sharding_constraint_ir
     from meshjit.runtime.transfer import device_put
 
     leaves, treedef = optree.tree_flatten(x, namespace=NAMESPACE)
@@ -421,8 +422,12 @@ def with_sharding_constraint(x, shardings):
             results.append(leaf)
             continue
         sharding = resolve_spec(target, argument)
+        if not is_sharding_leaf(sharding):
+            raise TypeError(f"{argument} must be a Sharding, a PartitionSpec or None, got "
+                            f"{type(sharding).__name__}: {sharding!r}")
         if not isinstance(leaf, Tracer):
-            results.append(device_put(leaf, sharding))
+            ndim = leaf.ndim if hasattr(leaf, "ndim") else np.ndim(leaf)
+            results.append(device_put(leaf, settle_unconstrained(sharding, getattr(leaf, "sharding", None), ndim)))
             continue
         named = as_named_sharding(sharding, leaf.ndim, argument)
         mesh_name = leaf.trace.add_mesh(mesh_attr(named.mesh))

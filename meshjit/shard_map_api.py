@@ -1,6 +1,6 @@
 """meshjit.shard_map: map a function over the shards of its arguments on a mesh (jax.shard_map).
 
-This file checks arguments and handles pytrees, specs and meshes; compiler/shard_map.py traces
+This file checks arguments and handles pytrees, specs and meshes; compiler/frontend/shard_map.py traces
 the body into a ``manual_computation`` op and runs the check_vma analysis. Called on concrete
 arrays (outside jit), a shard_map runs as a jitted program of that one op.
 """
@@ -13,9 +13,9 @@ from collections.abc import Callable
 
 import optree
 
-from meshjit.compiler.operands import canonical_numpy
-from meshjit.compiler.shard_map import DimAxes, trace_body
-from meshjit.compiler.trace import Tracer, current_trace
+from meshjit.compiler.frontend.operands import canonical_numpy
+from meshjit.compiler.frontend.shard_map import DimAxes, trace_body
+from meshjit.compiler.frontend.trace import Tracer, current_trace
 from meshjit.runtime.array import Array
 from meshjit.runtime.errors import DuplicateSpecError
 from meshjit.runtime.mesh import AxisType, Mesh, current_mesh

@@ -150,7 +150,9 @@ def _block_of_device(mesh_shape, lead_shape) -> list[int]:
 def from_buffer(buffer: np.ndarray, sharding: Sharding, shape, mesh_shape, *, weak_type: bool = False) -> Array:
     """An Array from a plan buffer: its distinct blocks, shared by the devices that hold them."""
     lead = len(mesh_shape)
-    blocks = np.ascontiguousarray(buffer).reshape((-1,) + buffer.shape[lead:])
+    # NOTE: the block count is spelled out: reshape cannot infer -1 when a block is empty
+    count = int(np.prod(buffer.shape[:lead], dtype=np.int64))
+    blocks = np.ascontiguousarray(buffer).reshape((count,) + buffer.shape[lead:])
     blocks.flags.writeable = False
     return Array(shape, buffer.dtype, sharding, blocks, _block_of_device(mesh_shape, buffer.shape[:lead]),
                  weak_type=weak_type)

@@ -98,7 +98,7 @@ def merge_chained_collectives(module: Module) -> Module:
     ops = []
     for op in func.body.ops:
         inner = defs.get(op.operands[0].id) if op.operands else None
-        if inner is not None and inner.name == op.name and uses[inner.result.id] == 1 and _mergeable(inner, op):
+        if inner is not None and inner.name == op.name and _mergeable(inner, op) and uses[inner.result.id] == 1:
             inner = merged.get(inner.result.id, inner)
             axes = _merged_axes(inner, op)
             combined = replace(op, operands=inner.operands, attrs=op.attrs.updated(axes=axes))
@@ -111,6 +111,8 @@ def merge_chained_collectives(module: Module) -> Module:
 
 
 def _mergeable(inner: Op, outer: Op) -> bool:
+    if set(inner.attrs.get("axes", ())) & set(outer.attrs.get("axes", ())):
+        return False  # NOTE: a collective repeated over the same axes is not one over both
     if inner.name == "all_reduce":
         return inner.attrs["reduction"] == outer.attrs["reduction"]
     if inner.name == "all_gather":

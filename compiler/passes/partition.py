@@ -11,19 +11,19 @@ layout it came out in (partial results stay unreduced until a consumer needs the
 from __future__ import annotations
 
 import warnings
+from collections import Counter
 from dataclasses import dataclass, replace
 
-from meshjit.ir.config import config
-
 from meshjit.ir import Block, DimSharding, Func, Module, Op, SymbolRef, TensorSharding, Value
-from meshjit.ir.shape_rules_spmd import manual_part
+from meshjit.ir.config import config
 
 from ..factor_choice import Decision, FactorChooser
 from ..factor_rules import FactorRule
+from ..partial_sums import PassThrough, pass_through
 from ..partition_rules import PARTIAL_REDUCTION, identity, local_attrs
 from ..reshard import reshard
-from ..sharding_rules import sharding_rules
-from ..spmd_builder import Local, SpmdBuilder, local_type
+from ..rules import partition_rules, sharding_rules
+from ..spmd_builder import Local, SpmdBuilder, describe, local_type, replicated
 
 
 class FullRematerializationError(ValueError):
@@ -36,13 +36,6 @@ class FullRematerializationWarning(UserWarning):
     ``warnings.simplefilter("error", FullRematerializationWarning)``."""
 
 
-def _replicated(mesh_name: str, rank: int) -> TensorSharding:
-    return TensorSharding.replicated_over(mesh_name, rank)
-
-
-def _describe(op: Op, operand: int | None = None) -> str:
-    where = f" at {op.location}" if op.location else ""
-    return f"operand {operand} of {op.name}{where}" if operand is not None else f"{op.name}{where}"
 
 
 class _Partitioner:
@@ -54,6 +47,7 @@ class _Partitioner:
         self.builder = SpmdBuilder(self.mesh_name, self.mesh, poison_padding=poison_padding)
         self.chooser = FactorChooser(self.mesh_name, self.mesh)
         self.locals: dict[int, Local] = {}
+        self.consumers = _consumers(self.func)
 
     @property
     def decisions(self) -> list[Decision]:
@@ -67,7 +61,7 @@ class _Partitioner:
         return names.pop()
 
     def sharding_of(self, value: Value, given: TensorSharding | None) -> TensorSharding:
-        return given if given is not None else _replicated(self.mesh_name, value.type.rank)
+        return given if given is not None else replicated(self.mesh_name, value.type.rank)
 
     def result_shardings(self, op: Op) -> list[TensorSharding]:
         """The layouts propagation chose for ``op``'s results, without pending reductions."""
@@ -75,23 +69,25 @@ class _Partitioner:
 
     # -- emitting one op --------------------------------------------------------------------
     def partition_generic(self, op: Op) -> list[Local]:
-        """Reshard the operands to the chosen factor axes and run the op on local shards."""
+        """Reshard the operands to the chosen strategy and run the op on local shards."""
         rule = sharding_rules[op.name](op)
         operands = [self.locals[value.id] for value in op.operands]
-        factor_axes = self.chooser.choose(op, rule, operands, self.result_shardings(op))
-        resharded = []
-        for index, (local, dims) in enumerate(zip(operands, rule.operands)):
-            target = self.chooser.required_sharding(rule, dims, factor_axes)
-            resharded.append(reshard(self.builder, local, target, _describe(op, index)))
-        resharded = self._mask_partial_padding(op, rule, factor_axes, resharded)
-        result_shardings = [self.chooser.required_sharding(rule, dims, factor_axes) for dims in rule.results]
-        unreduced = tuple(self.chooser.unreduced_axes(op, rule, factor_axes))
+        strategy = self.chooser.choose(op, rule, operands, self.result_shardings(op), self._passing(op, operands))
+        targets = self.chooser.operand_targets(rule, operands, strategy)
+        resharded = [reshard(self.builder, local, target, describe(op, index))
+                     for index, (local, target) in enumerate(zip(operands, targets))]
+        resharded = self._mask_partial_padding(op, rule, strategy.factor_axes, resharded)
+        result_shardings = self.chooser.result_targets(op, rule, strategy)
         local_shapes = [s.local_shape(r.type.shape, self.mesh) for s, r in zip(result_shardings, op.results)]
         values = self.builder.emit(op.name, [local.value for local in resharded], local_attrs(op, local_shapes),
                                    location=op.location)
-        reduction = PARTIAL_REDUCTION.get(op.name, "sum")
-        return [Local(value, replace(sharding, unreduced=unreduced, reduction=reduction), result.type.shape)
+        return [Local(value, sharding, result.type.shape)
                 for value, sharding, result in zip(values, result_shardings, op.results)]
+
+    def _passing(self, op: Op, operands: list[Local]) -> PassThrough | None:
+        """The pending reduction ``op`` may pass on (partial_sums.py), if any."""
+        single_use = [self.consumers[value.id] == 1 for value in op.operands]
+        return pass_through(op, [local.sharding for local in operands], single_use)
 
     def _mask_partial_padding(self, op: Op, rule: FactorRule, factor_axes, operands: list[Local]) -> list[Local]:
         """Uneven shards of a reduced dim carry padding: fill it with the reduction's identity
@@ -109,47 +105,6 @@ class _Partitioner:
             masked.append(Local(value, local.sharding, local.global_shape))
         return masked
 
-    def partition_constraint(self, op: Op) -> list[Local]:
-        local = self.locals[op.operands[0].id]
-        return [reshard(self.builder, local, op.attrs["sharding"], _describe(op))]
-
-    def partition_creation(self, op: Op) -> list[Local]:
-        """iota builds this device's shard directly (its padding holds values past the end,
-        which nothing reads); a constant is built whole and sliced."""
-        target = self.result_shardings(op)[0]
-        local_shape = target.local_shape(op.result.type.shape, self.mesh)
-        if op.name == "iota" and not target.is_fully_replicated():
-            return [self._sharded_iota(op, target, local_shape)]
-        value = self.builder.emit1(op.name, [], dict(op.attrs), location=op.location)
-        whole = Local(value, _replicated(self.mesh_name, op.result.type.rank), op.result.type.shape)
-        return [reshard(self.builder, whole, target, _describe(op))]
-
-    def _sharded_iota(self, op: Op, target: TensorSharding, local_shape) -> Local:
-        dimension = op.attrs["dimension"]
-        value = self.builder.emit1("iota", [], {**op.attrs, "shape": tuple(local_shape)}, location=op.location)
-        axes = target.dims[dimension].axes
-        if axes:
-            offset = self.builder.shard_offset(axes, local_shape[dimension])
-            if op.attrs["dtype"] != "i32":
-                offset = self.builder.emit1("convert", [offset], {"new_dtype": op.attrs["dtype"]})
-            value = self.builder.emit1("add", [value, self.builder.broadcast_scalar(offset, local_shape)])
-        return Local(value, target, op.result.type.shape)
-
-    def partition_manual(self, op: Op) -> list[Local]:
-        """Inline a manual computation's body. Its operands are laid out on the manual axes
-        only, as the body's local types say; the free axes replicate the body's work."""
-        body, manual_axes = op.regions[0], op.attrs["manual_axes"]
-        mapping = {}
-        for index, (arg, value, sharding) in enumerate(zip(body.args, op.operands, op.attrs["in_shardings"])):
-            target = manual_part(sharding, manual_axes)
-            mapping[arg.id] = reshard(self.builder, self.locals[value.id], target, _describe(op, index)).value
-        for inner in body.ops:
-            operands = [mapping[value.id] for value in inner.operands]
-            results = self.builder.emit(inner.name, operands, dict(inner.attrs), location=inner.location)
-            mapping.update({old.id: new for old, new in zip(inner.results, results)})
-        return [Local(mapping[value.id], manual_part(sharding, manual_axes), result.type.shape)
-                for value, sharding, result in zip(body.returns, op.attrs["out_shardings"], op.results)]
-
     # -- driver -----------------------------------------------------------------------------
     def run(self) -> Module:
         func = self.func
@@ -159,10 +114,8 @@ class _Partitioner:
             local_value = Value.fresh(local_type(arg.type, sharding, self.mesh), arg.hint)
             self.locals[arg.id] = Local(local_value, _clean(sharding), arg.type.shape)
             args.append(local_value)
-        handlers = {"sharding_constraint": self.partition_constraint, "iota": self.partition_creation,
-                    "constant": self.partition_creation, "manual_computation": self.partition_manual}
         for op in func.body.ops:
-            results = handlers.get(op.name, self.partition_generic)(op)
+            results = partition_rules[op.name](self, op)
             for value, local in zip(op.results, results):
                 self.locals[value.id] = local
         returns = []
@@ -178,6 +131,15 @@ class _Partitioner:
                               for arg, sharding in zip(func.args, func.arg_shardings))
         new_func = Func(func.name, body, arg_shardings, tuple(result_shardings), attrs)
         return replace(self.module, funcs=(new_func,))
+
+
+def _consumers(func: Func) -> Counter:
+    """How many ops (each counted once) and function results use each value."""
+    counts = Counter()
+    for op in func.body.ops:
+        counts.update({operand.id for operand in op.operands})
+    counts.update(value.id for value in func.returns)
+    return counts
 
 
 def _clean(sharding: TensorSharding) -> TensorSharding:

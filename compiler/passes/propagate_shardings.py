@@ -21,7 +21,7 @@ from meshjit.ir.printer import name_values
 from ..factor_projection import overlaps_any, refines
 from ..factor_rules import FactorRule, rule_from_spec
 from ..provenance import Hop, Origin, ProvenanceTable
-from ..sharding_rules import sharding_rules
+from ..rules import sharding_rules
 from .propagation_state import Edge, TensorState
 from .propagation_step import DimGrowth, StepContext, step
 from .propagation_strategies import (

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..sharding_rules import ELEMENTWISE
+from meshjit.ir.ops import elementwise
 
 # Ops that move every element to one place of the result: Shardy's and GSPMD's first stage.
 # ``return`` and ``manual_input`` are the virtual edges to user shardings (propagation_state.Edge).
-PASS_THROUGH_OPS = frozenset(ELEMENTWISE) | {
-    "transpose", "reshape", "squeeze", "expand_dims", "return", "manual_input",
+PASS_THROUGH_OPS = frozenset(elementwise.OPS) | {
+    "sharding_constraint", "transpose", "reshape", "squeeze", "expand_dims", "return", "manual_input",
 }
 DYNAMIC_SLICES = frozenset({"dynamic_slice", "dynamic_update_slice"})
 BROADCAST = frozenset({"broadcast_in_dim"})

@@ -10,7 +10,7 @@ import pytest
 
 import meshjit as jax
 import meshjit.numpy as jnp
-from meshjit.compiler.trace import ConcretizationTypeError
+from meshjit.compiler.frontend.trace import ConcretizationTypeError
 from meshjit.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 

@@ -97,19 +97,23 @@ def test_nested_shard_map_is_rejected():
 # --- collectives -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("perm", "pattern"), [
-    ([(0, 1), (1, 1)], r"perm \(\(0, 1\), \(1, 1\)\) is not a partial permutation: its targets repeat"),
-    ([(0, 1), (0, 0)], r"its sources repeat"),
-    ([(0, 2)], r"pair \(0, 2\) of perm \(\(0, 2\),\) is out of range for axes \('x',\) of size 2"),
+@pytest.mark.parametrize(("perm", "error", "pattern"), [
+    ([(0, 1), (1, 1)], ValueError, r"perm \(\(0, 1\), \(1, 1\)\) is not a partial permutation: its targets repeat"),
+    ([(0, 1), (0, 0)], ValueError, r"its sources repeat"),
+    # NOTE: JAX's types: an index out of range is an IndexError
+    ([(0, 2)], IndexError, r"pair \(0, 2\) of perm \(\(0, 2\),\) is out of range for axes \('x',\) of size 2"),
+    ([(-3, 0)], IndexError, r"out of range"),
 ])
-def test_ppermute_needs_a_partial_permutation(perm, pattern):
-    with pytest.raises(ValueError, match=pattern):
+def test_ppermute_needs_a_partial_permutation(perm, error, pattern):
+    with pytest.raises(error, match=pattern):
         _mapped(lambda block: lax.ppermute(block, "x", perm))(X)
 
 
-def test_ppermute_needs_pairs():
-    with pytest.raises(TypeError, match=r"perm must be a sequence of \(source, target\) int pairs"):
-        _mapped(lambda block: lax.ppermute(block, "x", [0, 1]))(X)
+@pytest.mark.parametrize(("perm", "error"), [([0, 1], TypeError), ([(0.5, 1)], TypeError), (3, TypeError),
+                                             ([(0, 1, 0)], ValueError), ("ab", ValueError)])
+def test_ppermute_needs_pairs(perm, error):
+    with pytest.raises(error, match=r"perm must be a sequence of \(source, target\) int pairs"):
+        _mapped(lambda block: lax.ppermute(block, "x", perm))(X)
 
 
 @pytest.mark.parametrize(("body", "pattern"), [

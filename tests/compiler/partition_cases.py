@@ -169,7 +169,7 @@ def generic_cases(record: Record) -> list[Case]:
 # --- the op table --------------------------------------------------------------------------------
 
 F = "f32[8,6]"
-I = "i32[8,6]"
+INT = "i32[8,6]"
 B = "bool[8,6]"
 UNEVEN = "f32[6,10]"
 INDEX = Operand("i32[]", integers(-2, 10))
@@ -188,16 +188,16 @@ def elementwise_records() -> list[Record]:
     records += [record(name, "", [Operand(F, positive)], samples=1) for name in POSITIVE_UNARY]
     records += [record("round", "even", [F], {"rounding_method": "to_nearest_even"}, samples=1)]
     records += [record(name, "f32", [F, F], samples=1) for name in BINARY_FLOAT]
-    records += [record(name, "i32", [I, I], samples=1) for name in BINARY_INT]
+    records += [record(name, "i32", [INT, INT], samples=1) for name in BINARY_INT]
     records += [record(name, "bool", [B, B], samples=1) for name in ("and", "or", "xor")]
-    records += [record(name, "", [I, Operand(I, integers(-2, 40))], samples=1) for name in SHIFTS]
-    records += [record("compare", direction, [I, I], {"direction": direction}, samples=1)
+    records += [record(name, "", [INT, Operand(INT, integers(-2, 40))], samples=1) for name in SHIFTS]
+    records += [record("compare", direction, [INT, INT], {"direction": direction}, samples=1)
                 for direction in DIRECTIONS]
     records += [
         record("pow", "", [Operand(F, positive), F], samples=1),
-        record("neg", "i32", [I], samples=1),
+        record("neg", "i32", [INT], samples=1),
         record("not", "bool", [B], samples=1),
-        record("not", "i32", [I], samples=1),
+        record("not", "i32", [INT], samples=1),
         record("add", "uneven", [UNEVEN, UNEVEN], samples=4),
         record("mul", "", [F, F], cases=[Case(("x,-", "-,x")), Case(("x,-", "-,y")), Case(("xy,-", "yx,-"))],
                samples=4),
@@ -207,7 +207,7 @@ def elementwise_records() -> list[Record]:
         record("clamp", "scalar_bounds", ["f32[]", F, "f32[]"],
                cases=[Case(("", "x,-", "")), Case(("", "-,y", ""))], samples=3),
         record("convert", "f32_to_i32", [F], {"new_dtype": "i32"}, samples=2),
-        record("convert", "i32_to_f32", [I], {"new_dtype": "f32"}, samples=2),
+        record("convert", "i32_to_f32", [INT], {"new_dtype": "f32"}, samples=2),
         record("convert", "f32_to_bool", [F], {"new_dtype": "bool"}, samples=1),
         record("integer_pow", "cube", [F], {"y": 3}, samples=2),
         record("integer_pow", "inverse_square", [Operand(F, positive)], {"y": -2}, samples=1),
@@ -291,7 +291,7 @@ def contraction_records() -> list[Record]:
     return [
         record("dot_general", "matmul", [F, "f32[6,4]"], MATMUL, contracted, samples=5),
         record("dot_general", "matmul_uneven", ["f32[8,10]", "f32[10,4]"], MATMUL, contracted, samples=5),
-        record("dot_general", "matmul_i32", [I, "i32[6,4]"], MATMUL, contracted[:3], samples=2),
+        record("dot_general", "matmul_i32", [INT, "i32[6,4]"], MATMUL, contracted[:3], samples=2),
         record("dot_general", "uneven_result", [UNEVEN, "f32[10,4]"], MATMUL,
                [Case(("y,x", "x,-"), pinned="y,-"), Case(("-,xy", "xy,-"), pinned="y,x"),
                 Case(("xy,-", None), pinned="xy,-")], samples=3),
@@ -312,7 +312,7 @@ def reduction_records() -> list[Record]:
                     record(name, "all", [Operand(UNEVEN, values)], {"axes": (0, 1)},
                            [Case(("x,y",)), Case(("y,x",))], samples=3)]
     records += [
-        record("reduce_max", "i32", [Operand(I, integers(-50, -1))], {"axes": (1,)},
+        record("reduce_max", "i32", [Operand(INT, integers(-50, -1))], {"axes": (1,)},
                [Case(("-,x",)), Case(("-,xy",))], samples=3),
         record("reduce_min", "i32_pinned", [Operand("i32[6,10]", integers(1, 50))], {"axes": (1,)},
                [Case(("y,x",), pinned="y"), Case(("xy,-",), pinned="xy")], samples=2),
@@ -323,16 +323,16 @@ def reduction_records() -> list[Record]:
         record("reduce_or", "", ["bool[6,10]"], {"axes": (0,)}, samples=3),
     ]
     for name in ("argmax", "argmin"):
-        records += [record(name, "dim0", [I], {"axis": 0, "index_dtype": "i32"}, samples=2),
+        records += [record(name, "dim0", [INT], {"axis": 0, "index_dtype": "i32"}, samples=2),
                     record(name, "uneven", ["i32[6,10]"], {"axis": 1, "index_dtype": "i32"},
                            [Case(("y,x",), pinned="y")], samples=3)]
     for name, values in (("cumsum", normal), ("cumprod", near_one), ("cummax", normal), ("cummin", normal)):
         records += [record(name, "", [Operand(F, values)], {"axis": 0, "reverse": False}, samples=2),
                     record(name, "reverse", [Operand(UNEVEN, values)], {"axis": 1, "reverse": True}, samples=2)]
     records += [
-        record("cumsum", "i32", [I], {"axis": 1, "reverse": False}, samples=2),
+        record("cumsum", "i32", [INT], {"axis": 1, "reverse": False}, samples=2),
         record("sort", "", [F], {"dimension": 0, "is_stable": True, "num_keys": 1}),
-        record("sort", "key_value", [I, F], {"dimension": 1, "is_stable": True, "num_keys": 1},
+        record("sort", "key_value", [INT, F], {"dimension": 1, "is_stable": True, "num_keys": 1},
                [Case(("x,-", "-,x"))]),
         record("sort", "two_keys", ["i32[6,10]", "i32[6,10]", "f32[6,10]"],
                {"dimension": 0, "is_stable": False, "num_keys": 2}),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from meshjit.compiler.trace import ConcretizationTypeError
+from meshjit.compiler.frontend.trace import ConcretizationTypeError
 from meshjit.runtime.array import Array
 
 import meshjit as jax

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from meshjit.compiler.lax_collectives import (
+from meshjit.compiler.frontend.lax_collectives import (
     all_gather,
     all_to_all,
     pcast,

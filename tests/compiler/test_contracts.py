@@ -15,6 +15,7 @@ from meshjit import nn
 from meshjit.jit_api import jit, with_sharding_constraint
 from meshjit.sharding import Mesh, NamedSharding
 from meshjit.sharding import PartitionSpec as P
+from meshjit.testing import assert_collectives
 
 T, D, F = 16, 32, 256
 H, DH = 8, 4
@@ -119,6 +120,43 @@ def test_sum_over_sharded_dim_is_one_all_reduce():
     compiled = f.lower(a).compile()
     assert _kinds(compiled) == [("all_reduce", ("x",), 2 * 7 * 256 * 4 // 8, (256,))]
     np.testing.assert_allclose(np.asarray(f(a)), a.sum(0), rtol=1e-4, atol=1e-3)
+
+
+def test_partial_sums_of_a_matmul_flow_through_a_sum():
+    # x @ w contracts over the sharded k: each device holds a partial f32[64,4] product. The sum
+    # over rows is linear, so it runs on the partial products and only the f32[4] sums are
+    # all-reduced (28 bytes per device instead of the product's 1,792).
+    mesh = _mesh((8,), ("x",))
+    x, w = _random(64, 64), _random(64, 4)
+    f = jit(lambda x, w: jnp.sum(x @ w, axis=0),
+            in_shardings=(NamedSharding(mesh, P(None, "x")), NamedSharding(mesh, P("x", None))))
+    records = assert_collectives(f, x, w, expect=[("all_reduce", "x")], max_bytes=28)
+    assert [(record.kind, record.bytes, record.shape) for record in records] == [("all_reduce", 2 * 7 * 4 * 4 // 8, (4,))]
+    np.testing.assert_allclose(np.asarray(f(x, w)), (x @ w).sum(0), rtol=1e-4, atol=1e-3)
+
+
+def test_partial_sums_reduce_scatter_into_a_sharded_consumer():
+    # The same sum wanted split over x: the partial f32[32] sums are reduce-scattered (112 bytes
+    # per device), not the f32[64,32] product (7,168).
+    mesh = _mesh((8,), ("x",))
+    x, w = _random(64, 64), _random(64, 32)
+    f = jit(lambda x, w: jnp.sum(x @ w, axis=0),
+            in_shardings=(NamedSharding(mesh, P(None, "x")), NamedSharding(mesh, P("x", None))),
+            out_shardings=NamedSharding(mesh, P("x")))
+    compiled = f.lower(x, w).compile()
+    assert _kinds(compiled) == [("reduce_scatter", ("x",), 7 * 32 * 4 // 8, (32,))]
+    np.testing.assert_allclose(np.asarray(f(x, w)), (x @ w).sum(0), rtol=1e-4, atol=1e-3)
+
+
+def test_equal_bytes_go_to_the_plan_with_fewer_messages():
+    # Gathering x (f32[4,8], half of it remote) and reducing the partial f32[4,4] products both
+    # send 64 bytes per device on 2 devices; an all-gather is one message on the ring, an
+    # all-reduce two, so the alpha-beta time picks the gather.
+    mesh = _mesh((2,), ("x",))
+    x, w = _random(4, 8), _random(8, 4)
+    f = jit(lambda x, w: x @ w, in_shardings=(NamedSharding(mesh, P(None, "x")), NamedSharding(mesh, P())))
+    assert _kinds(f.lower(x, w).compile()) == [("all_gather", ("x",), 64, (4, 4))]
+    np.testing.assert_allclose(np.asarray(f(x, w)), x @ w, rtol=1e-5, atol=1e-5)
 
 
 def test_matmul_gathers_the_smaller_operand():

@@ -1,5 +1,7 @@
-"""meshjit.numpy's boundary errors: the exception type JAX or numpy raise, and a message naming
-the function, the argument and the shapes or axes involved."""
+"""meshjit.numpy's boundary errors: the exception type JAX 0.10 raises (shape mismatches of
+reshape, transpose, concatenate, products and same-rank arithmetic are TypeErrors there; axis
+errors are numpy's AxisError, both a ValueError and an IndexError), and a message naming the
+function, the argument and the shapes or axes involved."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import inspect
 import numpy as np
 import pytest
 from helpers import run_traced
-from meshjit.compiler.trace import ConcretizationTypeError, TracerBoolConversionError
+from meshjit.compiler.frontend.trace import ConcretizationTypeError, TracerBoolConversionError
 
 import meshjit.numpy as jnp
 
@@ -48,8 +50,13 @@ ERRORS = [
     (lambda: jnp.sum(X, axis=1.0), TypeError, r"sum: axis must be an int, got float"),
     (
         lambda: jnp.add(np.ones(3), np.ones(4)),
-        ValueError,
+        TypeError,
         r"add: shapes \(3,\), \(4,\) cannot be broadcast together",
+    ),
+    (
+        lambda: jnp.add(np.ones((2, 3)), np.ones(2)),
+        ValueError,
+        r"add: shapes \(2, 3\), \(2,\) cannot be broadcast together",
     ),
     (
         lambda: jnp.where(X > 0, np.ones(4), 0.0),
@@ -68,19 +75,19 @@ ERRORS = [
     ),
     (
         lambda: jnp.reshape(X, (4, 2)),
-        ValueError,
+        TypeError,
         r"reshape: cannot reshape an array of shape \(2, 3\) \(size 6\) into shape \(4, 2\)",
     ),
-    (lambda: jnp.reshape(X, (-1, -1)), ValueError, r"reshape: cannot reshape"),
+    (lambda: jnp.reshape(X, (-1, -1)), TypeError, r"reshape: cannot reshape"),
     (lambda: jnp.reshape(X, 6, order="K"), ValueError, r"reshape: order must be 'C', 'F' or 'A'"),
     (
         lambda: jnp.transpose(X, (0, 0)),
-        ValueError,
+        TypeError,
         r"transpose: axes \(0, 0\) are not a permutation of the 2 dims",
     ),
     (
         lambda: jnp.concatenate([X, np.zeros((2, 4))]),
-        ValueError,
+        TypeError,
         r"concatenate: shapes \(2, 3\), \(2, 4\) do not match outside axis 0",
     ),
     (
@@ -99,7 +106,7 @@ ERRORS = [
         ValueError,
         r"split: array split does not result in an equal division: axis 1 of size 3",
     ),
-    (lambda: jnp.matmul(X, X), ValueError, r"matmul: shapes \(2, 3\) and \(2, 3\) do not align"),
+    (lambda: jnp.matmul(X, X), TypeError, r"matmul: shapes \(2, 3\) and \(2, 3\) do not align"),
     (
         lambda: jnp.matmul(np.float32(1.0), X),
         ValueError,
@@ -110,10 +117,10 @@ ERRORS = [
         ValueError,
         r"matmul: shapes \(2,\), \(3,\) cannot be broadcast",
     ),
-    (lambda: jnp.dot(X, X), ValueError, r"dot: shapes \(2, 3\) and \(2, 3\) not aligned"),
+    (lambda: jnp.dot(X, X), TypeError, r"dot: shapes \(2, 3\) and \(2, 3\) not aligned"),
     (
         lambda: jnp.tensordot(X, X, axes=((0,), (1,))),
-        ValueError,
+        TypeError,
         r"tensordot: shape mismatch: dim 0 of a \(2, 3\)",
     ),
     (
@@ -178,7 +185,7 @@ ERRORS = [
     ),
     (lambda: jnp.where(X > 0), TypeError, r"where: pass both x and y"),
     (lambda: jnp.arange(0, 5, 0), ValueError, r"arange: step must not be zero"),
-    (lambda: jnp.full((2, -1), 0.0), ValueError, r"full: negative dimensions are not allowed"),
+    (lambda: jnp.full((2, -1), 0.0), TypeError, r"full: negative dimensions are not allowed"),
     (
         lambda: jnp.take(X, np.array([0]), mode="raise"),
         ValueError,

@@ -8,7 +8,7 @@ import inspect
 import meshjit.lax
 import meshjit.nn
 import meshjit.numpy
-from meshjit.compiler import lax_ops, nn, numpy_api
+from meshjit.compiler.frontend import lax_ops, nn, numpy_api
 
 
 def _public_functions(module) -> set[str]:

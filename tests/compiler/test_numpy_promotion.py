@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import traced_module
-from meshjit.compiler.operands import dtype_of
+from meshjit.compiler.frontend.operands import dtype_of
 
 import meshjit.numpy as jnp
 from meshjit import config

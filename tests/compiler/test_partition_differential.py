@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from meshjit.compiler.passes.partition import FullRematerializationWarning, partition
 from meshjit.compiler.passes.propagate_shardings import propagate_shardings
 from meshjit.compiler.pipeline import normalize_boundaries
-from meshjit.compiler.sharding_rules import sharding_rules
+from meshjit.compiler.rules import sharding_rules
 from meshjit.ir import (
     Block,
     Func,
@@ -40,7 +40,7 @@ from meshjit.compiler.lower import lower
 from meshjit.compiler.pipeline import OPTIMISATIONS
 from meshjit.ir.layout import shard_array, unshard_array
 from meshjit.runtime.executor import run_plan
-from meshjit.ir.shape_rules_spmd import manual_part
+from meshjit.ir.ops.regions import manual_part
 from partition_cases import (
     LAYOUTS_2D,
     MATMUL,

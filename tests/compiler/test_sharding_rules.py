@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 from meshjit.compiler.factor_rules import KINDS, rule_from_spec
-from meshjit.compiler.sharding_rules import PER_DEVICE_OPS, sharding_rules
+from meshjit.compiler.rules import PER_DEVICE_OPS, sharding_rules
 from meshjit.ir import parse_module
 from meshjit.ir.registry import MissingRuleError
-from meshjit.ir.shape_rules import ALL_OPS, COLLECTIVE_OPS
+from meshjit.ir.ops import ALL_OPS, COLLECTIVE_OPS
 
 IR_GOLDENS = sorted((Path(__file__).parent.parent / "golden" / "ir").glob("*.mjir"))
 

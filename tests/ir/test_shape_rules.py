@@ -16,9 +16,10 @@ from meshjit.ir import (
 )
 from meshjit.ir.interpret import region_impls
 from meshjit.ir.reference import reference_impls
-from meshjit.ir.reference_collectives import collective_impls
+from meshjit.ir.ops.collectives import collective_impls
 from meshjit.ir.registry import MissingRuleError
-from meshjit.ir.shape_rules import ALL_OPS, shape_rules
+from meshjit.ir.ops import ALL_OPS
+from meshjit.ir.shape_rules import shape_rules
 from op_oracles import NUMPY_DTYPES
 from op_records import MESH, MESHES, instances, parse_types, rng_for
 from op_table import RECORDS, RECORDS_BY_NAME

@@ -1,0 +1,415 @@
+"""The collectives a shard_map body calls by mesh axis name (jax.lax's psum, all_gather, ppermute,
+...), bound to the IR's per-device ops over the axes the enclosing shard_map is manual over; and
+``pcast``, which marks a value as varying along axes for the check_vma analysis.
+
+A shard_map pushes an ``AxisEnvironment`` while it traces its body; a collective outside one, or
+naming an axis the body is not manual over, raises ``NameError`` ("unbound axis name").
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import threading
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import optree
+
+from meshjit.ir import Block, MeshAttr, SymbolRef
+
+from . import lax_ops
+from .numpy_api.arguments import normalize_axis
+from .numpy_api.elementwise import true_divide
+from .operands import as_operand, dtype_of, shape_of
+from .trace import Trace, Tracer, bind, current_trace
+
+# NOTE: the facade's pytree namespace (meshjit.tree_util.NAMESPACE); collectives map over pytrees.
+_TREE_NAMESPACE = "meshjit"
+
+
+@dataclass
+class AxisEnvironment:
+    """The manual mesh axes of the shard_map body being traced in ``trace``.
+
+    ``invariant_results`` holds the ids of values the user asked to be invariant over the axes
+    they were gathered over (``all_gather(..., to="invarying")``), for the varying-axes check.
+    ``argument_axes`` holds, per explicit body argument, the axes its in_spec splits it over;
+    ``check_vma`` is the shard_map's flag (without it ``pcast`` does nothing, as in JAX).
+    """
+
+    trace: Trace | None
+    mesh_name: str
+    mesh: MeshAttr
+    manual_axes: tuple[str, ...]
+    invariant_results: set[int] = field(default_factory=set)
+    argument_axes: tuple[frozenset[str], ...] = ()
+    check_vma: bool = True
+
+    def group_size(self, axes: tuple[str, ...]) -> int:
+        return math.prod(self.mesh.axis_size(name) for name in axes)
+
+
+class _EnvironmentStack(threading.local):
+    def __init__(self):
+        self.environments: list[AxisEnvironment] = []
+
+
+_stack = _EnvironmentStack()
+
+
+def innermost_environment() -> AxisEnvironment | None:
+    """The environment of the shard_map body being traced most recently, if any."""
+    return _stack.environments[-1] if _stack.environments else None
+
+
+def in_body(environment: AxisEnvironment | None, trace: Trace | None) -> bool:
+    """Whether ``trace`` records ``environment``'s body or a region nested in it."""
+    while environment is not None and trace is not None:
+        if trace is environment.trace:
+            return True
+        trace = trace.parent
+    return False
+
+
+@contextmanager
+def bound_axes(environment: AxisEnvironment) -> Iterator[AxisEnvironment]:
+    """Make ``environment``'s manual axes nameable by collectives while a body is traced."""
+    _stack.environments.append(environment)
+    try:
+        yield environment
+    finally:
+        _stack.environments.pop()
+
+
+def _axis_names(axis_name, function: str) -> tuple[str, ...]:
+    names = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"{function}: axis names are mesh axis name strings, got {name!r}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"{function}: axis_name {axis_name!r} repeats an axis")
+    return names
+
+
+def _bound(axis_name, function: str) -> tuple[AxisEnvironment, tuple[str, ...]]:
+    """The environment that binds every axis in ``axis_name``, or a NameError naming the axis."""
+    names = _axis_names(axis_name, function)
+    if not names:
+        raise ValueError(f"{function}: axis_name must name at least one mesh axis, got {axis_name!r}")
+    environment = innermost_environment()
+    inside = in_body(environment, current_trace())
+    for name in names:
+        if inside and name in environment.manual_axes:
+            continue
+        where = (f"the enclosing shard_map is manual over {list(environment.manual_axes)}" if inside
+                 else "it was called outside the body of a meshjit.shard_map")
+        raise NameError(f"unbound axis name: {name!r}. {function} takes the mesh axes a "
+                        f"shard_map body is manual over, but {where}")
+    return environment, names
+
+
+def _no_groups(axis_index_groups, function: str) -> None:
+    if axis_index_groups is not None:
+        raise ValueError(f"{function}: axis_index_groups is not supported inside shard_map; split the mesh axis into "
+                         f"two named axes and reduce over the one that forms the groups")
+
+
+def _bind_collective(name: str, leaf, environment: AxisEnvironment, attrs: dict):
+    attrs = {"mesh": SymbolRef(environment.mesh_name), **attrs}
+    return bind(name, [leaf], attrs, weak_type=dtype_of(leaf).weak)[0]
+
+
+def _tree_map(function, tree):
+    # NOTE: flatten and rebuild rather than optree.tree_map, so that no frame outside meshjit
+    # sits between the user's call and bind (ops record the user's source line).
+    leaves, treedef = optree.tree_flatten(tree, namespace=_TREE_NAMESPACE)
+    return optree.tree_unflatten(treedef, [function(leaf) for leaf in leaves])
+
+
+# --- reductions ----------------------------------------------------------------------------------
+
+
+def _all_reduce(x, axis_name, reduction: str, function: str):
+    if isinstance(axis_name, (tuple, list)) and not axis_name:
+        return x
+    environment, axes = _bound(axis_name, function)
+
+    def reduce_leaf(leaf):
+        leaf = as_operand(leaf)
+        is_bool = dtype_of(leaf).name == "bool"
+        if is_bool:
+            # NOTE: as in JAX, psum counts True values (int32); pmax/pmin stay bool (any/all).
+            leaf = lax_ops.convert_element_type(leaf, "i32")
+        attrs = {"axes": axes, "reduction": reduction}
+        result = _bind_collective("all_reduce", leaf, environment, attrs)
+        return lax_ops.convert_element_type(result, "bool") if is_bool and reduction != "sum" else result
+
+    return _tree_map(reduce_leaf, x)
+
+
+def psum(x, axis_name, *, axis_index_groups=None):
+    """The sum of ``x`` over the devices along ``axis_name`` (one axis or a tuple of axes)."""
+    _no_groups(axis_index_groups, "psum")
+    return _all_reduce(x, axis_name, "sum", "psum")
+
+
+def pmax(x, axis_name, *, axis_index_groups=None):
+    """The elementwise maximum of ``x`` over the devices along ``axis_name``."""
+    _no_groups(axis_index_groups, "pmax")
+    return _all_reduce(x, axis_name, "max", "pmax")
+
+
+def pmin(x, axis_name, *, axis_index_groups=None):
+    """The elementwise minimum of ``x`` over the devices along ``axis_name``."""
+    _no_groups(axis_index_groups, "pmin")
+    return _all_reduce(x, axis_name, "min", "pmin")
+
+
+def pmean(x, axis_name, *, axis_index_groups=None):
+    """The mean of ``x`` over the devices along ``axis_name`` (integers divide as floats)."""
+    _no_groups(axis_index_groups, "pmean")
+    if isinstance(axis_name, (tuple, list)) and not axis_name:
+        return x
+    environment, axes = _bound(axis_name, "pmean")
+    size = environment.group_size(axes)
+    return _tree_map(lambda total: true_divide(total, size), _all_reduce(x, axes, "sum", "pmean"))
+
+
+# --- gathers and scatters ------------------------------------------------------------------------
+
+
+def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to="varying"):
+    """Every device's ``x`` along ``axis_name``, in axis-index order: stacked on a new dim at
+    ``axis``, or concatenated along dim ``axis`` when ``tiled``.
+
+    As in JAX 0.10 the result counts as varying over the gathered axes; ``to="invarying"``
+    makes it invariant there (so an out_spec may replicate it).
+    """
+    _no_groups(axis_index_groups, "all_gather")
+    if to not in ("varying", "invarying"):
+        raise ValueError(f"all_gather: to must be 'varying' or 'invarying', got {to!r}")
+    environment, axes = _bound(axis_name, "all_gather")
+
+    def gather(leaf):
+        leaf = as_operand(leaf)
+        rank = len(shape_of(leaf))
+        if tiled:
+            dim = normalize_axis(axis, rank, "all_gather")
+        else:
+            dim = normalize_axis(axis, rank + 1, "all_gather")
+            leaf = lax_ops.expand_dims(leaf, (dim,))
+        result = _bind_collective("all_gather", leaf, environment, {"axes": axes, "dim": dim})
+        if to == "invarying":
+            environment.invariant_results.add(result.value.id)
+        return result
+
+    return _tree_map(gather, x)
+
+
+def _check_split_dim(function: str, argument: str, dim: int, shape, size: int, axes, tiled: bool) -> None:
+    """The dim a collective splits over the group: divisible by the group's size when tiled,
+    exactly that size when not."""
+    if tiled and shape[dim] % size:
+        raise ValueError(f"{function}: {argument} {dim} of an operand of shape {shape} has size "
+                         f"{shape[dim]}, which does not divide by {size}, the size of axes {axes}")
+    if not tiled and shape[dim] != size:
+        raise ValueError(f"{function}: with tiled=False, {argument} {dim} of an operand of shape {shape} "
+                         f"must have size {size} (the size of axes {axes}), got {shape[dim]}")
+
+
+def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
+    """The sum over ``axis_name``, of which device ``i`` keeps block ``i`` along
+    ``scatter_dimension`` (a dim of the group's size that is removed, unless ``tiled``)."""
+    _no_groups(axis_index_groups, "psum_scatter")
+    environment, axes = _bound(axis_name, "psum_scatter")
+    size = environment.group_size(axes)
+
+    def scatter(leaf):
+        leaf = as_operand(leaf)
+        shape = shape_of(leaf)
+        dim = normalize_axis(scatter_dimension, len(shape), "psum_scatter")
+        _check_split_dim("psum_scatter", "scatter_dimension", dim, shape, size, axes, tiled)
+        attrs = {"axes": axes, "dim": dim, "reduction": "sum"}
+        result = _bind_collective("reduce_scatter", leaf, environment, attrs)
+        return result if tiled else lax_ops.squeeze(result, (dim,))
+
+    return _tree_map(scatter, x)
+
+
+def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
+    """Device ``i`` sends block ``j`` of ``split_axis`` to device ``j``, which concatenates the
+    blocks it receives along ``concat_axis`` (tiled), or stacks them there in place of the
+    removed ``split_axis``, whose size must then be the group's (not tiled)."""
+    _no_groups(axis_index_groups, "all_to_all")
+    environment, axes = _bound(axis_name, "all_to_all")
+    size = environment.group_size(axes)
+
+    def exchange(leaf):
+        leaf = as_operand(leaf)
+        shape = shape_of(leaf)
+        split = normalize_axis(split_axis, len(shape), "all_to_all")
+        concat = normalize_axis(concat_axis, len(shape), "all_to_all")
+        _check_split_dim("all_to_all", "split_axis", split, shape, size, axes, tiled)
+        if tiled:
+            attrs = {"axes": axes, "split_dim": split, "concat_dim": concat}
+            return _bind_collective("all_to_all", leaf, environment, attrs)
+        # NOTE: exchanging size-1 blocks in place leaves the senders along ``split``; moving
+        # that dim to ``concat`` is JAX's untiled layout.
+        attrs = {"axes": axes, "split_dim": split, "concat_dim": split}
+        exchanged = _bind_collective("all_to_all", leaf, environment, attrs)
+        order = [dim for dim in range(len(shape)) if dim != split]
+        order.insert(concat, split)
+        return lax_ops.transpose(exchanged, tuple(order))
+
+    return _tree_map(exchange, x)
+
+
+def _int_pair(pair, perm) -> tuple[int, int]:
+    """One (source, target) pair of ``perm``; JAX's exception types: ValueError for a pair of
+    the wrong length, TypeError for what is not a pair of ints."""
+    expected = f"ppermute: perm must be a sequence of (source, target) int pairs, got {perm!r}"
+    try:
+        source, target = pair
+    except TypeError:
+        raise TypeError(expected) from None
+    except ValueError:
+        raise ValueError(f"{expected}: {pair!r} is not a pair") from None
+    try:
+        return operator.index(source), operator.index(target)
+    except TypeError:
+        raise TypeError(expected) from None
+
+
+def _permutation_pairs(perm, size: int, axes: tuple[str, ...]) -> tuple[tuple[int, int], ...]:
+    """``perm`` as (source, target) pairs checked to be a partial permutation of ``range(size)``."""
+    try:
+        items = list(perm)
+    except TypeError:
+        raise TypeError(f"ppermute: perm must be a sequence of (source, target) int pairs, got {perm!r}") from None
+    pairs = tuple(_int_pair(pair, perm) for pair in items)
+    for pair in pairs:
+        if not all(-size <= index < size for index in pair):
+            raise IndexError(f"ppermute: pair {pair} of perm {pairs} is out of range for axes {axes} of "
+                             f"size {size}; indices run from 0 to {size - 1} (or from -{size} to -1)")
+    pairs = tuple((source % size, target % size) for source, target in pairs)
+    for position, what in ((0, "sources"), (1, "targets")):
+        indices = [pair[position] for pair in pairs]
+        if len(set(indices)) != len(indices):
+            raise ValueError(f"ppermute: perm {pairs} is not a partial permutation: its {what} repeat")
+    return pairs
+
+
+def ppermute(x, axis_name, perm):
+    """Device ``source`` sends ``x`` to device ``target`` for each pair of ``perm`` (indices along
+    ``axis_name``); a device no pair targets receives zeros."""
+    environment, axes = _bound(axis_name, "ppermute")
+    # NOTE: as in JAX, the devices of a multi-axis ppermute are numbered in mesh order, whatever
+    # order axis_name lists the axes in (all_gather, psum_scatter and axis_index use the listed order)
+    axes = tuple(sorted(axes, key=environment.mesh.axis_names.index))
+    pairs = _permutation_pairs(perm, environment.group_size(axes), axes)
+
+    def permute(leaf):
+        attrs = {"axes": axes, "pairs": pairs}
+        return _bind_collective("collective_permute", as_operand(leaf), environment, attrs)
+
+    return _tree_map(permute, x)
+
+
+# --- device position -----------------------------------------------------------------------------
+
+
+def axis_index(axis_name):
+    """This device's index along ``axis_name`` (int32); a tuple of axes gives the mixed-radix
+    index with the first axis major."""
+    environment, axes = _bound(axis_name, "axis_index")
+    index = None
+    for name in axes:
+        attrs = {"mesh": SymbolRef(environment.mesh_name), "axis": name}
+        term = bind("axis_index", [], attrs)[0]
+        index = term if index is None else lax_ops.add(lax_ops.mul(index, environment.mesh.axis_size(name)), term)
+    return index
+
+
+def axis_size(axis_name) -> int:
+    """The number of devices along ``axis_name`` (a Python int)."""
+    environment, axes = _bound(axis_name, "axis_size")
+    return environment.group_size(axes)
+
+
+# --- varying casts -------------------------------------------------------------------------------
+
+_PCAST_TO = ("varying", "reduced", "unreduced")
+_PVARY_REMOVED = ("jax.lax.pvary was deprecated in JAX v0.8.2 and removed in JAX v0.10.0; use "
+                 "`jax.lax.pcast(..., to='varying')`")
+
+
+def pcast(x, axis_name, *, to):
+    """``x`` (a pytree) marked as varying along ``axis_name`` (``to="varying"``): each device
+    keeps its value, but shard_map's check_vma now treats the value as one that may differ
+    along those axes, so an out_spec must mention them; the derivative sums over them.
+
+    The value must be invariant along every named axis; without check_vma this is the identity.
+    """
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(f"pcast: axis_name={axis_name!r} must be a tuple or a str, got a {type(axis_name).__name__}")
+    if not axis_name:
+        return x
+    if to not in _PCAST_TO:
+        raise ValueError(f"pcast: got unexpected `to` value {to!r}. Allowed `to` values are: {set(_PCAST_TO)}")
+    if to != "varying":
+        raise ValueError(f"pcast: to={to!r} casts to JAX's {to} types, which meshjit does not model; "
+                         f"it tracks only whether a value varies along a mesh axis (to='varying')")
+    if current_trace() is None:
+        raise ValueError("pcast should be called under meshjit.shard_map: it marks a value of a shard_map body")
+    environment, axes = _bound(axis_name, "pcast")
+    if not environment.check_vma:
+        return x
+    ordered = tuple(name for name in environment.mesh.axis_names if name in axes)
+
+    def cast(leaf):
+        leaf = as_operand(leaf)
+        _check_invariant(environment, leaf, ordered)
+        return _bind_collective("pvary", leaf, environment, {"axes": ordered})
+
+    return _tree_map(cast, x)
+
+
+def pvary(x, axis_name):
+    """``pcast(x, axis_name, to="varying")``: JAX 0.8's name, removed in JAX 0.10 (kept here with
+    a DeprecationWarning so that older shard_map code runs)."""
+    warnings.warn(_PVARY_REMOVED, DeprecationWarning, stacklevel=2)
+    return pcast(x, axis_name, to="varying")
+
+
+def _check_invariant(environment: AxisEnvironment, leaf, axes: tuple[str, ...]) -> None:
+    """A ValueError unless ``leaf`` is invariant along every one of ``axes`` (JAX's check)."""
+    varying = _varying_now(environment, leaf)
+    if varying is None:
+        return
+    already = [name for name in axes if name in varying]
+    if not already:
+        return
+    kind = shape_of(leaf), dtype_of(leaf).name
+    if len(already) == len(axes):
+        raise ValueError(f"pcast: the value ({kind[1]}{list(kind[0])}) already varies along {already}, so it cannot "
+                         f"be cast to varying there (JAX: Unsupported pcast from=varying, to='varying')")
+    raise ValueError(f"pcast: axis_name {axes} mixes axes the value ({kind[1]}{list(kind[0])}) varies along "
+                     f"({already}) with axes it is invariant along; cast along the invariant ones only")
+
+
+def _varying_now(environment: AxisEnvironment, leaf) -> frozenset[str] | None:
+    """The manual axes ``leaf`` varies along given the body traced so far; None when it is a value
+    of a region nested in the body (a derivative's, say), whose analysis is not at hand."""
+    from .shard_map import varying_axes  # NOTE: shard_map imports this module
+
+    if not isinstance(leaf, Tracer):
+        return frozenset()
+    trace = environment.trace
+    if leaf.trace is not trace:
+        return None
+    captured = tuple(value for value, _ in trace.captured.values())
+    block = Block(tuple(trace.args) + captured, tuple(trace.ops), ())
+    return varying_axes(block, environment.argument_axes, environment.invariant_results)[leaf.value.id]

@@ -1,0 +1,356 @@
+"""meshjit.lax: the IR primitives by their jax.lax names, with lax's strict typing.
+
+Binary ops need operands of one shape and dtype; a Python scalar takes the other operand's
+dtype and shape (as in JAX). Promotion and broadcasting belong to meshjit.numpy, not here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from meshjit.ir import DenseAttr
+from meshjit.ir.dtypes import from_numpy
+
+from .operands import as_operand, canonical_numpy, dtype_of, is_python_scalar, shape_of
+from .trace import Tracer, bind
+
+
+def _single(name: str, operands, attrs=None, *, weak_type: bool = False):
+    return bind(name, operands, attrs, weak_type=weak_type)[0]
+
+
+def _ir_dtype(dtype) -> str:
+    """An IR dtype name from a numpy dtype, a numpy type or an IR name."""
+    if isinstance(dtype, str) and dtype in ("bool", "i32", "i64", "f32", "f64"):
+        return dtype
+    from meshjit.ir.dtypes import canonicalize
+
+    from .operands import x64
+
+    return from_numpy(canonicalize(np.dtype(dtype), x64=x64()))
+
+
+def _unary(name: str):
+    def apply(x):
+        x = as_operand(x)
+        return _single(name, [x], weak_type=dtype_of(x).weak)
+
+    apply.__name__ = name
+    apply.__doc__ = f"Elementwise ``{name}`` (the IR op of the same name)."
+    return apply
+
+
+def _match_scalars(name: str, x, y):
+    """Give Python scalars the other operand's dtype and shape; check the rest match."""
+    if is_python_scalar(x) and not is_python_scalar(y):
+        x = full(shape_of(y), x, dtype_of(y).name)
+    elif is_python_scalar(y) and not is_python_scalar(x):
+        y = full(shape_of(x), y, dtype_of(x).name)
+    x, y = as_operand(x), as_operand(y)
+    if shape_of(x) != shape_of(y) or dtype_of(x).name != dtype_of(y).name:
+        raise TypeError(
+            f"lax.{name} requires arguments to have the same shape and dtype, got "
+            f"{dtype_of(x).name}{list(shape_of(x))} and {dtype_of(y).name}{list(shape_of(y))}"
+        )
+    return x, y
+
+
+def _binary(name: str, op_name: str | None = None):
+    op_name = op_name or name
+
+    def apply(x, y):
+        weak = dtype_of(x).weak and dtype_of(y).weak
+        x, y = _match_scalars(name, x, y)
+        return _single(op_name, [x, y], weak_type=weak)
+
+    apply.__name__ = name
+    apply.__doc__ = f"Elementwise ``{op_name}`` of two operands of one shape and dtype."
+    return apply
+
+
+def _comparison(direction: str):
+    def apply(x, y):
+        x, y = _match_scalars(direction, x, y)
+        return _single("compare", [x, y], {"direction": direction})
+
+    apply.__name__ = direction
+    apply.__doc__ = f"Elementwise ``{direction}`` comparison, giving bool."
+    return apply
+
+
+_UNARY = ("neg abs sign exp exp2 log log1p expm1 tanh logistic sin cos tan sqrt rsqrt cbrt "
+          "floor ceil erf is_finite").split()
+for _name in _UNARY:
+    globals()[_name] = _unary(_name)
+bitwise_not = _unary("not")
+bitwise_not.__name__ = "bitwise_not"
+
+for _name in "add sub mul div rem pow max min atan2 shift_left shift_right_arithmetic shift_right_logical".split():
+    globals()[_name] = _binary(_name)
+bitwise_and = _binary("bitwise_and", "and")
+bitwise_or = _binary("bitwise_or", "or")
+bitwise_xor = _binary("bitwise_xor", "xor")
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    globals()[_name] = _comparison(_name)
+
+
+def round(x, rounding_method: str = "away_from_zero"):  # noqa: A001 - lax's name
+    methods = {0: "away_from_zero", 1: "to_nearest_even"}
+    method = methods.get(rounding_method, rounding_method)
+    if method not in methods.values():
+        raise ValueError(f"lax.round rounding_method must be away_from_zero or to_nearest_even, got {rounding_method!r}")
+    x = as_operand(x)
+    return _single("round", [x], {"rounding_method": method}, weak_type=dtype_of(x).weak)
+
+
+def integer_pow(x, y: int):
+    if not isinstance(y, int) or isinstance(y, bool):
+        raise TypeError(f"lax.integer_pow exponent must be a Python int, got {y!r}")
+    x = as_operand(x)
+    return _single("integer_pow", [x], {"y": y}, weak_type=dtype_of(x).weak)
+
+
+def convert_element_type(operand, new_dtype):
+    """Cast to ``new_dtype`` (a numpy dtype or IR name); the result is strongly typed."""
+    target = _ir_dtype(new_dtype)
+    operand = as_operand(operand)
+    if dtype_of(operand).name == target:
+        return operand
+    return _single("convert", [operand], {"new_dtype": target})
+
+
+def _convert_element_type(operand, new_dtype, weak_type: bool = False):
+    """``convert_element_type`` that also sets JAX's weak-type flag (as JAX's internal helper).
+
+    meshjit.numpy uses it to give results of weakly typed operands their weak type; when only
+    the flag changes, a Tracer is re-wrapped without staging an op.
+    """
+    target = _ir_dtype(new_dtype)
+    operand = as_operand(operand)
+    current = dtype_of(operand)
+    if current.name == target and current.weak == weak_type:
+        return operand
+    if current.name == target and isinstance(operand, Tracer):
+        return Tracer(operand.trace, operand.value, weak_type)
+    return _single("convert", [operand], {"new_dtype": target}, weak_type=weak_type)
+
+
+def _array_copy(operand):
+    """A new array equal to ``operand`` (as JAX's internal ``lax._array_copy``): a same-dtype
+    convert, which on a concrete array runs as its own one-op program and returns a new Array."""
+    operand = as_operand(operand)
+    dtype = dtype_of(operand)
+    return _single("convert", [operand], {"new_dtype": dtype.name}, weak_type=dtype.weak)
+
+
+def select(pred, on_true, on_false):
+    on_true, on_false = _match_scalars("select", on_true, on_false)
+    return _single("select", [as_operand(pred), on_true, on_false])
+
+
+def clamp(min, x, max):  # noqa: A002 - lax's argument names
+    x = as_operand(x)
+    kind = dtype_of(x).name
+    bounds = [as_operand(bound, kind) if is_python_scalar(bound) else as_operand(bound) for bound in (min, max)]
+    return _single("clamp", [bounds[0], x, bounds[1]], weak_type=dtype_of(x).weak)
+
+
+# -- creation ----------------------------------------------------------------------------------
+def _constant(value):
+    """A constant array from a numpy value of an IR dtype, as an op: staged under a trace, and
+    run by the eager executor otherwise (so eager results are the executor's arrays)."""
+    array = np.asarray(value)
+    return _single("constant", [], {"value": DenseAttr.from_array(array)})
+
+
+def iota(dtype, size: int):
+    return broadcasted_iota(dtype, (size,), 0)
+
+
+def broadcasted_iota(dtype, shape, dimension: int):
+    shape = tuple(int(size) for size in shape)
+    return _single("iota", [], {"dtype": _ir_dtype(dtype), "shape": shape, "dimension": dimension})
+
+
+def full(shape, fill_value, dtype=None):
+    """An array of ``shape`` filled with ``fill_value`` (a scalar constant broadcast)."""
+    shape = tuple(int(size) for size in shape)
+    name = _ir_dtype(dtype) if dtype is not None else dtype_of(fill_value).name
+    if is_python_scalar(fill_value) or isinstance(fill_value, (np.ndarray, np.generic)):
+        scalar = canonical_numpy(fill_value, name)
+        if scalar.ndim:
+            raise TypeError(f"lax.full fill_value must be a scalar, got shape {scalar.shape}")
+    else:
+        scalar = convert_element_type(fill_value, name)
+    weak = dtype is None and dtype_of(fill_value).weak
+    return _single("broadcast_in_dim", [scalar], {"shape": shape, "broadcast_dimensions": ()}, weak_type=weak)
+
+
+# -- shape and layout ----------------------------------------------------------------------------
+def broadcast_in_dim(operand, shape, broadcast_dimensions):
+    operand = as_operand(operand)
+    return _single("broadcast_in_dim", [operand],
+                   {"shape": tuple(int(s) for s in shape), "broadcast_dimensions": tuple(broadcast_dimensions)},
+                   weak_type=dtype_of(operand).weak)
+
+
+def broadcast(operand, sizes):
+    """Add leading dims of ``sizes`` (lax.broadcast)."""
+    shape = tuple(sizes) + shape_of(operand)
+    return broadcast_in_dim(operand, shape, tuple(range(len(sizes), len(shape))))
+
+
+def reshape(operand, new_sizes, dimensions=None):
+    operand = as_operand(operand)
+    if dimensions is not None:
+        operand = transpose(operand, dimensions)
+    return _single("reshape", [operand], {"new_sizes": tuple(int(s) for s in new_sizes)}, weak_type=dtype_of(operand).weak)
+
+
+def transpose(operand, permutation):
+    operand = as_operand(operand)
+    return _single("transpose", [operand], {"permutation": tuple(permutation)}, weak_type=dtype_of(operand).weak)
+
+
+def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - lax's name
+    operand = as_operand(operand)
+    strides = tuple(strides) if strides is not None else (1,) * len(start_indices)
+    attrs = {"start_indices": tuple(start_indices), "limit_indices": tuple(limit_indices), "strides": strides}
+    return _single("slice", [operand], attrs, weak_type=dtype_of(operand).weak)
+
+
+def _index_operands(indices, operand, function: str):
+    """One start index per dim of ``operand``, as i32 operands; a miscount is JAX's ValueError."""
+    indices = list(indices)
+    rank = len(shape_of(operand))
+    if len(indices) != rank:
+        raise ValueError(f"{function}: the number of start indices ({len(indices)}) must match the number of "
+                         f"operand dimensions ({rank}, shape {shape_of(operand)})")
+    return [convert_element_type(as_operand(index), "i32") if is_python_scalar(index) else as_operand(index)
+            for index in indices]
+
+
+def dynamic_slice(operand, start_indices, slice_sizes):
+    operand = as_operand(operand)
+    if len(tuple(slice_sizes)) != len(shape_of(operand)):
+        raise ValueError(f"dynamic_slice: slice_sizes {tuple(slice_sizes)} must have one entry per dim of an "
+                         f"operand of shape {shape_of(operand)}")
+    return _single("dynamic_slice", [operand, *_index_operands(start_indices, operand, "dynamic_slice")],
+                   {"slice_sizes": tuple(slice_sizes)}, weak_type=dtype_of(operand).weak)
+
+
+def dynamic_update_slice(operand, update, start_indices):
+    operand, update = as_operand(operand), as_operand(update)
+    indices = _index_operands(start_indices, operand, "dynamic_update_slice")
+    return _single("dynamic_update_slice", [operand, update, *indices])
+
+
+def pad(operand, padding_value, padding_config):
+    operand = as_operand(operand)
+    value = as_operand(padding_value, dtype_of(operand).name) if is_python_scalar(padding_value) else as_operand(padding_value)
+    config = tuple(tuple(int(part) for part in entry) for entry in padding_config)
+    return _single("pad", [operand, value], {"padding_config": config}, weak_type=dtype_of(operand).weak)
+
+
+def concatenate(operands: Sequence, dimension: int):
+    operands = [as_operand(operand) for operand in operands]
+    if not operands:
+        raise ValueError("lax.concatenate needs at least one operand")
+    return _single("concatenate", operands, {"dimension": dimension})
+
+
+def rev(operand, dimensions):
+    operand = as_operand(operand)
+    return _single("rev", [operand], {"dimensions": tuple(dimensions)}, weak_type=dtype_of(operand).weak)
+
+
+def squeeze(array, dimensions):
+    array = as_operand(array)
+    return _single("squeeze", [array], {"dimensions": tuple(dimensions)}, weak_type=dtype_of(array).weak)
+
+
+def expand_dims(array, dimensions):
+    array = as_operand(array)
+    return _single("expand_dims", [array], {"dimensions": tuple(dimensions)}, weak_type=dtype_of(array).weak)
+
+
+# -- contraction, reductions, scans -------------------------------------------------------------
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    """``dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``."""
+    (lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch) = dimension_numbers
+    attrs = {"contracting_dims": (tuple(lhs_contracting), tuple(rhs_contracting)),
+             "batch_dims": (tuple(lhs_batch), tuple(rhs_batch))}
+    if preferred_element_type is not None:
+        attrs["preferred_element_type"] = _ir_dtype(preferred_element_type)
+    return _single("dot_general", [as_operand(lhs), as_operand(rhs)], attrs)
+
+
+def dot(lhs, rhs, precision=None, preferred_element_type=None):
+    """Vector/matrix dot product of rank-1 or rank-2 operands."""
+    lhs_rank = len(shape_of(lhs))
+    if lhs_rank not in (1, 2) or len(shape_of(rhs)) not in (1, 2):
+        raise TypeError(f"lax.dot needs rank-1 or rank-2 operands, got shapes {shape_of(lhs)} and {shape_of(rhs)}")
+    return dot_general(lhs, rhs, (((lhs_rank - 1,), (0,)), ((), ())), precision, preferred_element_type)
+
+
+def _reduction(name: str):
+    def apply(operand, axes):
+        operand = as_operand(operand)
+        return _single(name, [operand], {"axes": tuple(axes)}, weak_type=dtype_of(operand).weak)
+
+    apply.__name__ = name
+    apply.__doc__ = f"``{name}`` over ``axes``, removing them."
+    return apply
+
+
+for _name in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or"):
+    globals()[_name] = _reduction(_name)
+
+
+def argmax(operand, axis: int, index_dtype):
+    return _single("argmax", [as_operand(operand)], {"axis": axis, "index_dtype": _ir_dtype(index_dtype)})
+
+
+def argmin(operand, axis: int, index_dtype):
+    return _single("argmin", [as_operand(operand)], {"axis": axis, "index_dtype": _ir_dtype(index_dtype)})
+
+
+def _cumulative(name: str):
+    def apply(operand, axis: int = 0, reverse: bool = False):
+        operand = as_operand(operand)
+        return _single(name, [operand], {"axis": axis, "reverse": bool(reverse)}, weak_type=dtype_of(operand).weak)
+
+    apply.__name__ = name
+    apply.__doc__ = f"Inclusive ``{name}`` along ``axis``."
+    return apply
+
+
+for _name in ("cumsum", "cumprod", "cummax", "cummin"):
+    globals()[_name] = _cumulative(_name)
+
+
+def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
+    """Sort one array, or a sequence of arrays lexicographically by the first ``num_keys``."""
+    single = not isinstance(operand, (list, tuple))
+    operands = [as_operand(item) for item in ([operand] if single else operand)]
+    rank = len(shape_of(operands[0]))
+    dimension = dimension + rank if dimension < 0 else dimension
+    results = bind("sort", operands, {"dimension": dimension, "is_stable": bool(is_stable), "num_keys": num_keys})
+    return results[0] if single else tuple(results)
+
+
+def gather_along_axis(operand, indices, axis: int, mode: str = "fill"):
+    """``jnp.take(operand, indices, axis)`` as the IR's gather op (indices must be in range
+    or handled by ``mode``: "clip" or "fill")."""
+    return _single("gather", [as_operand(operand), as_operand(indices)], {"axis": axis, "mode": mode})
+
+
+def with_sharding_constraint_ir(x, sharding):
+    """Constrain ``x`` to an IR TensorSharding (the facade converts user shardings)."""
+    x = as_operand(x)
+    return _single("sharding_constraint", [x], {"sharding": sharding}, weak_type=dtype_of(x).weak)
+
+
+del _name

@@ -1,0 +1,284 @@
+"""jax.numpy's array creation: ``array asarray``, filled arrays (``zeros ones full`` and their
+``_like`` forms), ranges (``arange linspace``, from concrete Python bounds only) and the
+triangle family (``eye identity tri tril triu``).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from .. import lax_ops as lax
+from ..operands import canonical_numpy, dtype_of, is_python_scalar, shape_of, x64
+from ..promotion import default_float, default_int
+from ..trace import ConcretizationTypeError, Tracer, is_concrete_array
+from .arguments import (
+    array_operand,
+    broadcast_to_shape,
+    convert_operand,
+    dtype_argument,
+    inexact_dtype,
+    result_dtype,
+    with_weak_type,
+)
+from .shape_ops import _shape_argument, stack
+
+
+def _holds_traced(value) -> bool:
+    if isinstance(value, Tracer) or is_concrete_array(value):
+        return True
+    return isinstance(value, (list, tuple)) and any(_holds_traced(item) for item in value)
+
+
+def array(object, dtype=None, copy: bool = True, ndmin: int = 0):
+    """An array from a scalar, a (nested) sequence, a numpy array or another array."""
+    name = dtype_argument(dtype, "array") if dtype is not None else None
+    if isinstance(object, (list, tuple)) and _holds_traced(object):
+        # A sequence holding traced or device values is built by stacking, not as a constant.
+        if not object:
+            raise ValueError("array: an empty sequence holds no traced values")
+        result = stack([array(item, name) for item in object])
+    elif isinstance(object, Tracer) or is_concrete_array(object):
+        result = (
+            object if name is None else lax._convert_element_type(object, name, weak_type=False)
+        )
+    else:
+        weak = name is None and is_python_scalar(object) and dtype_of(object).weak
+        try:
+            constant = canonical_numpy(object, name)
+        except TypeError as error:
+            raise TypeError(f"array: {error}") from None
+        result = with_weak_type(lax._constant(constant), weak)
+    missing = ndmin - len(shape_of(result))
+    return lax.reshape(result, (1,) * missing + shape_of(result)) if missing > 0 else result
+
+
+def copy(a, order=None):
+    """A copy of ``a``: outside jit a new Array in the same layout; inside jit the traced value
+    itself, since values are immutable there (XLA drops JAX's copy too)."""
+    if order not in (None, "K"):
+        raise ValueError(f"copy: meshjit arrays have no memory order to choose, so order must be None or "
+                         f"'K' (as in JAX), got {order!r}")
+    value = asarray(a)
+    # NOTE: numpy and Python values already became a new array; only a device array needs a copy.
+    return lax._array_copy(value) if value is a and is_concrete_array(value) else value
+
+
+def asarray(a, dtype=None, copy=None):
+    """``a`` as an array; arrays and traced values of the right dtype come back unchanged."""
+    return array(a, dtype)
+
+
+def _fill_dtype(dtype, fill_value, function: str) -> str:
+    if dtype is not None:
+        return dtype_argument(dtype, function)
+    return result_dtype(fill_value).name
+
+
+def full(shape, fill_value, dtype=None):
+    """An array of ``shape`` filled with ``fill_value`` (a scalar or a broadcastable array)."""
+    shape = _shape_argument(shape, "full")
+    if any(size < 0 for size in shape):
+        raise TypeError(f"full: negative dimensions are not allowed, got shape {shape}")
+    if is_python_scalar(fill_value) or (
+        isinstance(fill_value, (np.ndarray, np.generic)) and fill_value.ndim == 0
+    ):
+        name = _fill_dtype(dtype, fill_value, "full")
+        weak = dtype is None and dtype_of(fill_value).weak
+        return with_weak_type(lax.full(shape, canonical_numpy(fill_value, name), name), weak)
+    value = array_operand(fill_value, "full")
+    name = _fill_dtype(dtype, value, "full")
+    return broadcast_to_shape(convert_operand(value, name), shape, "full")
+
+
+def zeros(shape, dtype=None):
+    return full(shape, 0, dtype or default_float(x64()))
+
+
+def ones(shape, dtype=None):
+    return full(shape, 1, dtype or default_float(x64()))
+
+
+empty = zeros
+
+
+def _like(function: str, a, fill_value, dtype, shape):
+    value = array_operand(a, function)
+    weak = dtype is None and dtype_of(value).weak
+    name = dtype_argument(dtype, function) if dtype is not None else dtype_of(value).name
+    target = shape_of(value) if shape is None else _shape_argument(shape, function)
+    return with_weak_type(full(target, fill_value, name), weak)
+
+
+def zeros_like(a, dtype=None, shape=None):
+    return _like("zeros_like", a, 0, dtype, shape)
+
+
+def ones_like(a, dtype=None, shape=None):
+    return _like("ones_like", a, 1, dtype, shape)
+
+
+def full_like(a, fill_value, dtype=None, shape=None):
+    return _like("full_like", a, fill_value, dtype, shape)
+
+
+empty_like = zeros_like
+
+
+# -- ranges ---------------------------------------------------------------------------------------
+def _concrete_number(value, function: str, argument: str):
+    """A Python number from a concrete scalar; traced values cannot size an array."""
+    if isinstance(value, Tracer):
+        raise ConcretizationTypeError(
+            f"{function}: argument {argument!r} is a traced value {value.value.type}; the size "
+            f"of the result must be known while tracing, so pass a concrete Python number "
+            f"(mark the argument static with static_argnums/static_argnames)"
+        )
+    if np.ndim(value) != 0:
+        raise TypeError(
+            f"{function}: argument {argument!r} must be a scalar, got shape {np.shape(value)}"
+        )
+    scalar = np.asarray(value).item()
+    if isinstance(scalar, complex) or not isinstance(scalar, (bool, int, float)):
+        raise TypeError(f"{function}: argument {argument!r} must be a real number, got {value!r}")
+    return scalar
+
+
+def _affine_range(count: int, start, step, name: str):
+    """``start + step * [0, 1, ..., count-1]`` in dtype ``name``, from an iota."""
+    compute = name if name != "bool" else default_int(x64())
+    values = lax.iota(compute, count)
+    if step != 1:
+        values = lax.mul(values, lax.full((count,), step, compute))
+    if start != 0:
+        values = lax.add(values, lax.full((count,), start, compute))
+    return lax.convert_element_type(values, name)
+
+
+def arange(start, stop=None, step=None, dtype=None):
+    """Evenly spaced values in ``[start, stop)`` from concrete bounds (numpy's arange)."""
+    bounds = {"start": start, "stop": stop, "step": step}
+    numbers = {
+        key: _concrete_number(value, "arange", key)
+        for key, value in bounds.items()
+        if value is not None
+    }
+    if stop is None:
+        numbers = {
+            "start": 0,
+            "stop": numbers["start"],
+            **({"step": numbers["step"]} if step is not None else {}),
+        }
+    first, last, increment = numbers["start"], numbers["stop"], numbers.get("step", 1)
+    if increment == 0:
+        raise ValueError("arange: step must not be zero")
+    count = max(math.ceil((last - first) / increment), 0)
+    all_integers = all(isinstance(number, int) for number in (first, last, increment))
+    default = default_int(x64()) if all_integers else default_float(x64())
+    name = dtype_argument(dtype, "arange") if dtype is not None else default
+    return _affine_range(count, first, increment, name)
+
+
+def _scalar_bound(value, name: str):
+    operand = array_operand(value, "linspace")
+    if shape_of(operand) != ():
+        raise ValueError(f"linspace: {name} must be a scalar, got shape {shape_of(operand)}")
+    return operand
+
+
+def _evenly_spaced(first, last, num: int, endpoint: bool):
+    """The values of ``linspace`` from 0-d bounds of one float dtype, and the step."""
+    name = dtype_of(first).name
+    intervals = (num - 1) if endpoint else num
+    if intervals == 0:
+        # A single value is the start; numpy reports the undefined step as NaN.
+        values = lax.broadcast_in_dim(first, (num,), ())
+        return values, lax.full((), float("nan"), name)
+    step = lax.div(lax.sub(last, first), float(intervals))
+    values = lax.mul(lax.iota(name, num), lax.broadcast_in_dim(step, (num,), ()))
+    values = lax.add(values, lax.broadcast_in_dim(first, (num,), ()))
+    if endpoint:
+        # numpy's last value is exactly ``stop``, not start + (num - 1) * step.
+        is_last = lax.eq(lax.iota(default_int(x64()), num), num - 1)
+        values = lax.select(is_last, lax.broadcast_in_dim(last, (num,), ()), values)
+    return values, step
+
+
+def linspace(
+    start,
+    stop,
+    num: int = 50,
+    endpoint: bool = True,
+    retstep: bool = False,
+    dtype=None,
+    axis: int = 0,
+):
+    """``num`` evenly spaced values from ``start`` to ``stop``: scalar bounds, which may be
+    traced; ``num`` must be concrete."""
+    num = operator.index(_concrete_number(num, "linspace", "num"))
+    if num < 0:
+        raise ValueError(f"linspace: num must be non-negative, got {num}")
+    if axis not in (0, -1):
+        raise ValueError(f"linspace: axis must be 0 for scalar bounds, got {axis}")
+    first, last = _scalar_bound(start, "start"), _scalar_bound(stop, "stop")
+    compute = inexact_dtype(result_dtype(first, last)).name
+    first, last = (
+        with_weak_type(convert_operand(bound, compute), False) for bound in (first, last)
+    )
+    values, step = _evenly_spaced(first, last, num, endpoint)
+    name = dtype_argument(dtype, "linspace") if dtype is not None else compute
+    result = lax.convert_element_type(values, name)
+    return (result, step) if retstep else result
+
+
+# -- triangles ------------------------------------------------------------------------------------
+def _diagonal_offsets(rows: int, columns: int):
+    """``column - row`` at every position of a rows x columns matrix."""
+    index = default_int(x64())
+    row = lax.broadcasted_iota(index, (rows, columns), 0)
+    column = lax.broadcasted_iota(index, (rows, columns), 1)
+    return lax.sub(column, row)
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype=None):
+    """A matrix with ones on the ``k``-th diagonal."""
+    rows = operator.index(_concrete_number(N, "eye", "N"))
+    columns = rows if M is None else operator.index(_concrete_number(M, "eye", "M"))
+    name = dtype_argument(dtype, "eye") if dtype is not None else default_float(x64())
+    return lax.convert_element_type(lax.eq(_diagonal_offsets(rows, columns), int(k)), name)
+
+
+def identity(n: int, dtype=None):
+    return eye(n, dtype=dtype)
+
+
+def tri(N: int, M: int | None = None, k: int = 0, dtype=None):
+    """Ones at and below the ``k``-th diagonal."""
+    rows = operator.index(_concrete_number(N, "tri", "N"))
+    columns = rows if M is None else operator.index(_concrete_number(M, "tri", "M"))
+    name = dtype_argument(dtype, "tri") if dtype is not None else default_float(x64())
+    return lax.convert_element_type(lax.le(_diagonal_offsets(rows, columns), int(k)), name)
+
+
+def _triangle(function: str, m, k: int, keep_below: bool):
+    operand = array_operand(m, function)
+    shape = shape_of(operand)
+    if len(shape) < 2:
+        raise ValueError(f"{function}: needs at least 2 dims, got shape {shape}")
+    offsets = _diagonal_offsets(shape[-2], shape[-1])
+    keep = lax.le(offsets, int(k)) if keep_below else lax.ge(offsets, int(k))
+    if len(shape) > 2:
+        keep = lax.broadcast_in_dim(keep, shape, (len(shape) - 2, len(shape) - 1))
+    return lax.select(keep, operand, lax.full(shape, 0, dtype_of(operand).name))
+
+
+def tril(m, k: int = 0):
+    """``m`` with the elements above the ``k``-th diagonal zeroed."""
+    return _triangle("tril", m, k, keep_below=True)
+
+
+def triu(m, k: int = 0):
+    """``m`` with the elements below the ``k``-th diagonal zeroed."""
+    return _triangle("triu", m, k, keep_below=False)

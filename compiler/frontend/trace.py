@@ -1,0 +1,406 @@
+"""Tracing: running a Python function on abstract Tracers and recording the ops it binds.
+
+``bind`` is the one entry point every lax/numpy function uses. Under a trace it appends an op
+and returns Tracers; on concrete values it hands the op to the eager executor, which by
+default runs a one-op program through the reference interpreter (the facade installs one that
+returns device Arrays).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from meshjit.ir import Block, DenseAttr, Func, MeshAttr, Module, Op, TensorType, Value
+from meshjit.ir.dtypes import from_numpy, to_numpy
+from meshjit.ir.shape_rules import ShapeError, infer_result_types
+
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_INTERNAL_DIRS = tuple(os.path.join(_PACKAGE_ROOT, folder) + os.sep
+                       for folder in ("meshjit", "compiler", "ir", "runtime"))
+
+
+class ConcretizationTypeError(TypeError):
+    """A traced (abstract) value was used where Python needs a concrete one."""
+
+
+class TracerArrayConversionError(ConcretizationTypeError):
+    """A traced value was converted to a numpy array."""
+
+
+class TracerIntegerConversionError(ConcretizationTypeError):
+    """A traced value was used as a Python int or index."""
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """A traced value was used in a Python condition."""
+
+
+class UnexpectedTracerError(RuntimeError):
+    """A Tracer escaped the function being traced and was used later."""
+
+
+def user_location() -> str | None:
+    """``file:line`` of the innermost caller outside meshjit's own source folders (or the
+    location a transformation set with ``located_at``)."""
+    if _stack.location is not None:
+        return _stack.location
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_INTERNAL_DIRS):
+            return f"{filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
+
+
+def _at(location: str | None) -> str:
+    return f" (at {location})" if location else ""
+
+
+@dataclass
+class Trace:
+    """The ops recorded so far for one function, plus its arguments and captured values.
+
+    A region trace (``parent`` set, see ``trace_region``) records an op's body: it is isolated
+    from above, so concrete arrays and the parent's Tracers it uses become extra arguments too.
+    ``captured`` maps a capture key to (the argument inside, the object outside).
+    """
+
+    name: str
+    args: list[Value] = field(default_factory=list)
+    ops: list[Op] = field(default_factory=list)
+    meshes: dict[str, MeshAttr] = field(default_factory=dict)
+    captured: dict[object, tuple[Value, object]] = field(default_factory=dict)
+    active: bool = True
+    parent: Trace | None = None
+
+    def add_mesh(self, mesh: MeshAttr) -> str:
+        """The module-level name of ``mesh``, adding it when new ("mesh", "mesh_1", ...)."""
+        for name, existing in self.meshes.items():
+            if existing == mesh:
+                return name
+        name = "mesh" if not self.meshes else f"mesh_{len(self.meshes)}"
+        self.meshes[name] = mesh
+        return name
+
+    def capture(self, array) -> Value:
+        """A concrete device array used inside the function becomes an extra argument."""
+        array_type = TensorType(tuple(array.shape), from_numpy(array.dtype))
+        return self._capture(("array", id(array)), array_type, array)
+
+    def capture_outer(self, tracer: Tracer) -> Value:
+        """A Tracer of the parent trace used inside a region becomes an extra argument."""
+        return self._capture(("outer", tracer.value.id), tracer.value.type, tracer)
+
+    def _capture(self, key, value_type: TensorType, outside) -> Value:
+        # NOTE: the entry keeps ``outside`` alive, so the id in an array's key stays unique.
+        entry = self.captured.get(key)
+        if entry is None:
+            entry = self.captured[key] = (Value.fresh(value_type, "captured"), outside)
+        return entry[0]
+
+
+class _TraceStack(threading.local):
+    def __init__(self):
+        self.traces: list[Trace] = []
+        self.location: str | None = None
+
+
+_stack = _TraceStack()
+
+
+@contextmanager
+def located_at(location: str | None) -> Iterator[None]:
+    """Attribute the ops recorded inside to ``location`` when it is given: a transformation
+    re-emitting an op (its derivative, its transpose) keeps the op's Python source line."""
+    if location is None:
+        yield
+        return
+    saved, _stack.location = _stack.location, location
+    try:
+        yield
+    finally:
+        _stack.location = saved
+
+
+def current_trace() -> Trace | None:
+    return _stack.traces[-1] if _stack.traces else None
+
+
+class Tracer:
+    """An abstract array inside a traced function: a shape, a dtype and an IR value."""
+
+    __slots__ = ("trace", "value", "weak_type")
+    __array_priority__ = 1000
+    is_traced_value = True  # NOTE: how the runtime recognises Tracers without importing compiler
+
+    def __init__(self, trace: Trace, value: Value, weak_type: bool = False):
+        self.trace = trace
+        self.value = value
+        self.weak_type = weak_type
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.value.type.shape
+
+    @property
+    def ir_dtype(self) -> str:
+        return self.value.type.dtype
+
+    @property
+    def dtype(self) -> np.dtype:
+        return to_numpy(self.value.type.dtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.value.type.shape)
+
+    @property
+    def size(self) -> int:
+        return self.value.type.size
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"Traced<{self.value.type}{weak}>"
+
+    def _concrete_error(self, error_type, what: str):
+        location = user_location()
+        return error_type(
+            f"{what} was called on a traced value {self.value.type}{_at(location)}. The value "
+            f"depends on the function's arguments, so it is not known while jit traces the "
+            f"function. Use meshjit.numpy.where / lax ops instead of Python control flow on it, "
+            f"or mark the argument static with static_argnums/static_argnames."
+        )
+
+    def __bool__(self):
+        raise self._concrete_error(TracerBoolConversionError, "bool()")
+
+    def __int__(self):
+        raise self._concrete_error(TracerIntegerConversionError, "int()")
+
+    def __index__(self):
+        raise self._concrete_error(TracerIntegerConversionError, "__index__()")
+
+    def __float__(self):
+        raise self._concrete_error(ConcretizationTypeError, "float()")
+
+    def __complex__(self):
+        raise self._concrete_error(ConcretizationTypeError, "complex()")
+
+    def __array__(self, dtype=None, copy=None):
+        raise self._concrete_error(TracerArrayConversionError, "numpy.asarray()")
+
+    def item(self):
+        raise self._concrete_error(ConcretizationTypeError, "item()")
+
+    def tolist(self):
+        raise self._concrete_error(ConcretizationTypeError, "tolist()")
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d traced array")
+        return (self[index] for index in range(self.shape[0]))
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: traced array {self.value.type}")
+
+
+def _is_tracer(value) -> bool:
+    return isinstance(value, Tracer)
+
+
+def _default_eager(name: str, operands, attrs, weak_type: bool):
+    """Run one op on concrete operands with the reference interpreter; returns numpy arrays."""
+    from meshjit.ir import interpret
+
+    arrays = [np.asarray(operand) for operand in operands]
+    args = tuple(Value.fresh(TensorType(array.shape, from_numpy(array.dtype))) for array in arrays)
+    types = infer_result_types(name, tuple(arg.type for arg in args), attrs)
+    results = tuple(Value.fresh(result_type) for result_type in types)
+    op = Op(name, args, results, attrs)
+    module = Module((), (Func("main", Block(args, (op,), results)),))
+    return list(interpret(module, *arrays))
+
+
+_eager_executor: list[Callable] = [_default_eager]
+
+
+def set_eager_executor(executor: Callable) -> None:
+    """Install how ops on concrete values run: ``executor(name, operands, attrs, weak_type)``."""
+    _eager_executor[0] = executor
+
+
+def is_concrete_array(value) -> bool:
+    """A device array the trace should capture rather than embed (the runtime's Array marks
+    its class with ``is_device_array``; the compiler never imports the runtime)."""
+    return getattr(type(value), "is_device_array", False)
+
+
+def _operand_value(trace: Trace, operand, location) -> Value:
+    if isinstance(operand, Tracer):
+        if operand.trace is trace:
+            return operand.value
+        if not operand.trace.active:
+            raise UnexpectedTracerError(
+                f"a traced value {operand.value.type} from a finished trace of "
+                f"{operand.trace.name!r} was used{_at(location)}; it escaped through a "
+                f"global, a closure or a side effect"
+            )
+        if operand.trace is trace.parent:
+            return trace.capture_outer(operand)
+        if trace.parent is not None and _is_ancestor(operand.trace, trace.parent):
+            # NOTE: a value from further out is captured by every trace in between, so each
+            # region stays isolated from above (nested autodiff inside jit needs this).
+            outer_value = _operand_value(trace.parent, operand, location)
+            return trace.capture_outer(Tracer(trace.parent, outer_value, operand.weak_type))
+        raise UnexpectedTracerError(f"a traced value of an outer function was used inside {trace.name!r}")
+    if is_concrete_array(operand):
+        return trace.capture(operand)
+    array = np.asarray(operand)
+    value = Value.fresh(TensorType(array.shape, from_numpy(array.dtype)))
+    trace.ops.append(Op("constant", (), (value,), {"value": DenseAttr.from_array(array)}, location=location))
+    return value
+
+
+def _is_ancestor(candidate: Trace, trace: Trace) -> bool:
+    while trace is not None:
+        if trace is candidate:
+            return True
+        trace = trace.parent
+    return False
+
+
+def bind(name: str, operands, attrs=None, *, weak_type: bool = False, regions=()) -> list:
+    """Apply op ``name`` to ``operands`` (Tracers, device Arrays or numpy arrays of IR dtypes).
+
+    ``regions`` are the op's bodies (Blocks from ``trace_region``); ops with regions are staged
+    only, never run eagerly.
+    """
+    attrs = dict(attrs or {})
+    # NOTE: inside a trace every op is staged, even on constants (JAX's omnistaging); the
+    # innermost trace wins, so a region body can use (capture) its parent's Tracers.
+    trace = current_trace()
+    trace = trace or next((operand.trace for operand in operands if isinstance(operand, Tracer)), None)
+    if trace is None:
+        return _eager_executor[0](name, list(operands), attrs, weak_type)
+    location = user_location()
+    values = tuple(_operand_value(trace, operand, location) for operand in operands)
+    try:
+        result_types = infer_result_types(name, tuple(value.type for value in values), attrs,
+                                          tuple(regions), meshes=trace.meshes)
+    except ShapeError as error:
+        raise TypeError(f"{error}{_at(location)}") from None
+    results = tuple(Value.fresh(result_type) for result_type in result_types)
+    trace.ops.append(Op(name, values, results, attrs, tuple(regions), location=location))
+    return [Tracer(trace, result, weak_type) for result in results]
+
+
+def stage(name: str, operands, result_types, attrs=None, *, regions=(), weak_types=None) -> list:
+    """Record op ``name`` with the ``result_types`` the caller gives, skipping the shape rules.
+
+    Only for ops that never leave the trace they are recorded in: autodiff's markers (custom
+    derivative calls, stop_gradient), which it rewrites before any op reaches the compiler.
+    """
+    trace = current_trace()
+    if trace is None:
+        raise ValueError(f"stage({name!r}) records into a trace; there is none")
+    location = user_location()
+    values = tuple(_operand_value(trace, operand, location) for operand in operands)
+    results = tuple(Value.fresh(result_type) for result_type in result_types)
+    trace.ops.append(Op(name, values, results, dict(attrs or {}), tuple(regions), location=location))
+    weak_types = weak_types or [False] * len(results)
+    return [Tracer(trace, result, weak) for result, weak in zip(results, weak_types)]
+
+
+@dataclass
+class TracedFunction:
+    """A traced function: its module, and the concrete arrays it captured (extra arguments)."""
+
+    module: Module
+    captured: list
+    out_weak_types: list[bool]
+
+
+def _run_in_trace(trace: Trace, fun: Callable, tracers) -> tuple[list, list[Value]]:
+    """Call ``fun`` on ``tracers`` with ``trace`` innermost; its raw outputs and their values."""
+    _stack.traces.append(trace)
+    try:
+        outputs = fun(*tracers)
+        location = user_location()
+        out_values = [_operand_value(trace, output, location) for output in outputs]
+    finally:
+        _stack.traces.pop()
+        trace.active = False
+    return outputs, out_values
+
+
+def _body(trace: Trace, out_values: list[Value]) -> Block:
+    """The traced block: the arguments, then one argument per captured value."""
+    captured_values = tuple(value for value, _ in trace.captured.values())
+    return Block(tuple(trace.args) + captured_values, tuple(trace.ops), tuple(out_values))
+
+
+def trace_flat(fun: Callable, arg_types, arg_hints, *, name: str = "main", arg_weak_types=None,
+               arg_shardings=None, meshes=None) -> tuple[TracedFunction, object]:
+    """Trace ``fun`` over flat abstract arguments; returns the traced function and fun's raw output.
+
+    ``fun`` receives one Tracer per entry of ``arg_types`` and returns a flat list of outputs
+    (Tracers, device arrays or numpy values); the caller handles pytrees.
+    """
+    trace = Trace(name, meshes=dict(meshes or {}))
+    weak_types = arg_weak_types or [False] * len(arg_types)
+    trace.args = [Value.fresh(arg_type, hint) for arg_type, hint in zip(arg_types, arg_hints)]
+    tracers = [Tracer(trace, value, weak) for value, weak in zip(trace.args, weak_types)]
+    outputs, out_values = _run_in_trace(trace, fun, tracers)
+    captured_arrays = [array for _, array in trace.captured.values()]
+    body = _body(trace, out_values)
+    arg_shardings = tuple(arg_shardings or ()) + (None,) * (len(body.args) - len(arg_shardings or ()))
+    func = Func(name, body, arg_shardings=arg_shardings if arg_shardings else ())
+    module = Module(tuple(trace.meshes.items()), (func,))
+    out_weak = [bool(getattr(output, "weak_type", False)) for output in outputs]
+    return TracedFunction(module, captured_arrays, out_weak), outputs
+
+
+@dataclass
+class TracedRegion:
+    """A traced region body: the block, the outside objects its captured arguments stand for
+    (Tracers of the enclosing trace or concrete arrays, in block-argument order after the
+    explicit arguments), and fun's raw flat outputs."""
+
+    block: Block
+    captured: list
+    outputs: list
+
+
+def trace_region(fun: Callable, arg_types, arg_weak_types, *, name: str,
+                 trace_type: Callable[..., Trace] = Trace) -> TracedRegion:
+    """Trace ``fun`` into a region body inside the current trace (an op's body, such as a
+    manual_computation's), over fresh arguments of ``arg_types``.
+
+    The body is isolated from above: whatever it uses from outside (the enclosing trace's
+    Tracers, concrete arrays) becomes an extra block argument, listed in ``captured`` for the
+    caller to pass as extra operands. The region shares the enclosing trace's mesh table.
+    ``trace_type`` (a Trace subclass or a factory taking Trace's arguments) lets a transformation
+    mark its traces, as autodiff's DifferentiationTrace does.
+    """
+    parent = current_trace()
+    if parent is None:
+        raise ValueError(f"trace_region({name!r}) needs an enclosing trace to put the region in")
+    trace = trace_type(name, meshes=parent.meshes, parent=parent)
+    trace.args = [Value.fresh(arg_type) for arg_type in arg_types]
+    tracers = [Tracer(trace, value, weak) for value, weak in zip(trace.args, arg_weak_types)]
+    outputs, out_values = _run_in_trace(trace, fun, tracers)
+    captured = [outside for _, outside in trace.captured.values()]
+    return TracedRegion(_body(trace, out_values), captured, list(outputs))

@@ -1,0 +1,150 @@
+"""The partial-sum algebra: per op, which operands a pending reduction passes through.
+
+A value with unreduced axes holds, on each device, one term of a reduction (a sum, max or min)
+over the devices along those axes. An op may run on the terms instead of the reduced value when
+the reduction commutes with it; its result is then pending too, and the reduction happens once,
+where a consumer needs the value (DESIGN §6). Each rule states its algebra; ``pass_through``
+checks an op's operands against its rule. An op without a rule reduces its operands first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from meshjit.ir import AxisRef, Op, TensorSharding
+from meshjit.ir.dtypes import to_numpy
+from meshjit.ir.registry import Registry
+
+SUM = {"sum": "sum"}
+MAX = {"max": "max"}
+MIN = {"min": "min"}
+EVERY_REDUCTION = {"sum": "sum", "max": "max", "min": "min"}
+COMBINES = ("all", "one", "some")
+
+
+@dataclass(frozen=True)
+class PartialRule:
+    """How a pending reduction passes through one op.
+
+    ``carriers``: the operands a pending reduction may ride in. ``combine``: ``"all"`` (every
+    carrier is pending over the same axes), ``"one"`` (exactly one carrier is pending) or
+    ``"some"`` (at least one is, all over the same axes). Every other operand must be free of
+    the pending axes: the same on every device along them. ``reductions``: the carriers'
+    reduction -> the result's; a reduction not listed is done before the op.
+    """
+
+    carriers: tuple[int, ...]
+    combine: str
+    reductions: Mapping[str, str]
+
+    def __post_init__(self):
+        if self.combine not in COMBINES:
+            raise ValueError(f"combine must be one of {COMBINES}, got {self.combine!r}")
+
+
+def reduce_first(op: Op) -> None:
+    """The named default: an op without a rule needs its operands reduced before it runs."""
+    return None
+
+
+partial_sum_rules = Registry("partial-sum rule", default=reduce_first)
+
+
+def _is_float(op: Op) -> bool:
+    return to_numpy(op.result.type.dtype).kind == "f"
+
+
+@partial_sum_rules.register("add", "sub")
+def _add_sub(op: Op) -> PartialRule:
+    # (a1 + a2) - (b1 + b2) = (a1 - b1) + (a2 - b2): each device combines its own terms. A free
+    # operand would be counted once per device, so both must be pending.
+    return PartialRule((0, 1), "all", SUM)
+
+
+@partial_sum_rules.register("max", "min")
+def _max_min(op: Op) -> PartialRule:
+    # max(max(a1, a2), b) = max(max(a1, b), max(a2, b)): max and min are idempotent, so a free
+    # operand may join every device's term.
+    return PartialRule((0, 1), "some", MAX if op.name == "max" else MIN)
+
+
+@partial_sum_rules.register("mul", "dot_general")
+def _bilinear(op: Op) -> PartialRule:
+    # (a1 + a2) * b = a1 * b + a2 * b: linear in each operand separately, never in both at once
+    # ((a1 + a2) * (b1 + b2) has cross terms).
+    return PartialRule((0, 1), "one", SUM)
+
+
+@partial_sum_rules.register("div")
+def _div(op: Op) -> PartialRule | None:
+    # (a1 + a2) / b = a1 / b + a2 / b for floats only: integer division truncates each term.
+    return PartialRule((0,), "one", SUM) if _is_float(op) else None
+
+
+@partial_sum_rules.register("neg")
+def _neg(op: Op) -> PartialRule:
+    # -(a1 + a2) = -a1 + -a2 and -max(a1, a2) = min(-a1, -a2). Integers pass sums only: the
+    # padding of an uneven max holds the lowest integer, whose negation wraps to itself.
+    return PartialRule((0,), "one", {"sum": "sum", "max": "min", "min": "max"} if _is_float(op) else SUM)
+
+
+@partial_sum_rules.register("reshape", "transpose", "broadcast_in_dim", "slice", "squeeze", "expand_dims",
+                            "sharding_constraint")
+def _data_movement(op: Op) -> PartialRule:
+    # moving, copying or dropping elements moves every device's terms alike, for any reduction
+    return PartialRule((0,), "one", EVERY_REDUCTION)
+
+
+@partial_sum_rules.register("select")
+def _select(op: Op) -> PartialRule:
+    # select(p, a1 + a2, b1 + b2) = select(p, a1, b1) + select(p, a2, b2) when p is the same on
+    # every device: select picks, it never combines. One pending branch and a free one would
+    # count the free branch once per device, so both must be pending.
+    return PartialRule((1, 2), "all", EVERY_REDUCTION)
+
+
+@partial_sum_rules.register("reduce_sum")
+def _reduce_sum(op: Op) -> PartialRule:
+    # a sum of sums is one sum, in any order
+    return PartialRule((0,), "one", SUM)
+
+
+@partial_sum_rules.register("reduce_max", "reduce_min")
+def _reduce_max_min(op: Op) -> PartialRule:
+    return PartialRule((0,), "one", MAX if op.name == "reduce_max" else MIN)
+
+
+@dataclass(frozen=True)
+class PassThrough:
+    """A pending reduction an op passes on: over ``axes`` with ``reduction``, carried by the
+    operands ``operands``; the results are pending over the same axes with ``result_reduction``."""
+
+    axes: tuple[AxisRef, ...]
+    reduction: str
+    result_reduction: str
+    operands: tuple[int, ...]
+
+
+def pass_through(op: Op, shardings: Sequence[TensorSharding], single_use: Sequence[bool]) -> PassThrough | None:
+    """How ``op`` passes on its operands' pending reduction, or None when they must be reduced
+    before it runs. ``single_use[i]`` says operand ``i`` has no other consumer: a pending value
+    that another consumer reduces anyway is reduced once for all of them instead."""
+    rule = partial_sum_rules[op.name](op)
+    pending = [index for index, sharding in enumerate(shardings) if sharding.unreduced]
+    if rule is None or not pending:
+        return None
+    if any(index not in rule.carriers or not single_use[index] for index in pending):
+        return None
+    first = shardings[pending[0]]
+    if any(set(shardings[index].unreduced) != set(first.unreduced) or shardings[index].reduction != first.reduction
+           for index in pending):
+        return None
+    if rule.combine == "all" and len(pending) != len(rule.carriers):
+        return None
+    if rule.combine == "one" and len(pending) != 1:
+        return None
+    result_reduction = rule.reductions.get(first.reduction)
+    if result_reduction is None:
+        return None
+    return PassThrough(tuple(first.unreduced), first.reduction, result_reduction, tuple(pending))

@@ -1,0 +1,17 @@
+"""The compiler's rules, one module per op family (the same families as ``meshjit.ir.ops``).
+Each family module registers, for its ops: the sharding rule (a factor mapping), the kernel
+rule, the JVP and transpose rules, and a partition rule where the generic factor partitioner
+(the named default) is not the best plan. ``registries`` holds the tables; importing this package
+fills them.
+"""
+
+from ..frontend.autodiff.registries import jvp_rules as jvp_rules
+from ..frontend.autodiff.registries import transpose_rules as transpose_rules
+
+# NOTE: importing the families fills the tables above.
+from . import collectives, creation, dot, elementwise, indexing, layout, reductions, regions  # noqa: E402, F401, I001
+from .registries import PER_DEVICE_OPS as PER_DEVICE_OPS
+from .registries import batching_rules as batching_rules
+from .registries import kernel_rules as kernel_rules
+from .registries import partition_rules as partition_rules
+from .registries import sharding_rules as sharding_rules

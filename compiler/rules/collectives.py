@@ -1,0 +1,108 @@
+"""The compiler's rules for the per-device collectives: they appear only after partitioning (no
+sharding rule; the executor runs them) and inside shard_map bodies, where autodiff needs their
+JVPs and transposes (all_gather <-> reduce_scatter, all_to_all and collective_permute invert).
+``pvary`` (from ``lax.pcast(..., to="varying")``) is the identity on each device: its kernel
+returns its operand, and its transpose is a copy that the backward pass sums over its axes.
+"""
+
+from __future__ import annotations
+
+from ..frontend import lax_ops as lax
+from ..frontend.autodiff.evaluate import emit
+from ..frontend.autodiff.jvp import linear_jvp, no_tangent
+from ..frontend.autodiff.registries import jvp_rules, single, transpose_rules, type_of
+from .registries import kernel_rules
+
+
+def require_sum(op) -> None:
+    if op.attrs["reduction"] != "sum":
+        raise AssertionError(
+            f"autodiff internal error: a {op.attrs['reduction']} {op.name} is not linear"
+        )
+
+
+# --- autodiff ------------------------------------------------------------------------------------
+
+jvp_rules.register("axis_index", "partition_id")(no_tangent)
+
+
+jvp_rules.register("all_gather", "all_to_all", "collective_permute", "pvary")(linear_jvp)
+
+
+# --- collectives ---------------------------------------------------------------------------------
+
+
+def _sum_attrs(op) -> dict:
+    return {"mesh": op.attrs["mesh"], "axes": op.attrs["axes"], "reduction": "sum"}
+
+
+@jvp_rules.register("all_reduce", "reduce_scatter")
+def _reduction_collective(op, primals, tangents):
+    """Sums are linear; a max or min takes the tangent averaged over the devices attaining it."""
+    if op.attrs["reduction"] == "sum":
+        return linear_jvp(op, primals, tangents)
+    outputs = emit(op, primals)
+    extreme = outputs[0]
+    if op.name == "reduce_scatter":
+        extreme = single(
+            "all_gather",
+            [extreme],
+            {"mesh": op.attrs["mesh"], "axes": op.attrs["axes"], "dim": op.attrs["dim"]},
+        )
+    weights = lax.convert_element_type(lax.eq(primals[0], extreme), type_of(primals[0]).dtype)
+    attrs = _sum_attrs(op) | ({"dim": op.attrs["dim"]} if op.name == "reduce_scatter" else {})
+    chosen = single(op.name, [lax.mul(tangents[0], weights)], attrs)
+    count = single(op.name, [weights], attrs)
+    return outputs, [lax.div(chosen, count)]
+
+
+@transpose_rules.register("all_reduce")
+def _all_reduce_transpose(op, cotangents, operands):
+    require_sum(op)
+    return [cotangents[0]]
+
+
+@transpose_rules.register("reduce_scatter")
+def _reduce_scatter_transpose(op, cotangents, operands):
+    require_sum(op)
+    attrs = {"mesh": op.attrs["mesh"], "axes": op.attrs["axes"], "dim": op.attrs["dim"]}
+    return [single("all_gather", [cotangents[0]], attrs)]
+
+
+@transpose_rules.register("all_gather")
+def _all_gather_transpose(op, cotangents, operands):
+    return [single("reduce_scatter", [cotangents[0]], _sum_attrs(op) | {"dim": op.attrs["dim"]})]
+
+
+@transpose_rules.register("all_to_all")
+def _all_to_all_transpose(op, cotangents, operands):
+    attrs = {
+        "mesh": op.attrs["mesh"],
+        "axes": op.attrs["axes"],
+        "split_dim": op.attrs["concat_dim"],
+        "concat_dim": op.attrs["split_dim"],
+    }
+    return [single("all_to_all", [cotangents[0]], attrs)]
+
+
+@transpose_rules.register("collective_permute")
+def _collective_permute_transpose(op, cotangents, operands):
+    pairs = tuple((target, source) for source, target in op.attrs["pairs"])
+    attrs = {"mesh": op.attrs["mesh"], "axes": op.attrs["axes"], "pairs": pairs}
+    return [single("collective_permute", [cotangents[0]], attrs)]
+
+
+# --- pvary ---------------------------------------------------------------------------------------
+
+
+@transpose_rules.register("pvary")
+def _pvary_transpose(op, cotangents, operands):
+    # NOTE: JAX's transpose of pvary is psum over its axes; here the backward pass does that
+    # sum, since pvary's cotangent varies along axes its operand does not (VaryingAxes.excess).
+    return [cotangents[0]]
+
+
+# NOTE: pvary only marks a value as varying for shard_map's check; each device keeps its value.
+@kernel_rules.register("pvary")
+def _pvary_kernel(op, lead: int):
+    return lambda operand: (operand,)

@@ -1,0 +1,208 @@
+"""The compiler's rules for dot_general: batch and free dims pass through, contracting dims are
+reduction factors; the kernel is one BLAS call over all devices' shards; the JVP is bilinear.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from meshjit.ir import Op
+from meshjit.ir.dtypes import to_numpy
+
+from ..factor_rules import FactorRule, joined
+from ..frontend import lax_ops as lax
+from ..frontend.autodiff.evaluate import emit
+from ..frontend.autodiff.registries import (
+    LinearInput,
+    add_tangents,
+    jvp_rules,
+    single,
+    transpose_rules,
+    type_of,
+)
+from .registries import factor_rule, kernel_rules, sharding_rules, shifted_axes
+
+# --- sharding ------------------------------------------------------------------------------------
+
+
+@sharding_rules.register("dot_general")
+def _dot_general(op: Op) -> FactorRule:
+    lhs_rank, rhs_rank = op.operands[0].type.rank, op.operands[1].type.rank
+    (lhs_contracting, rhs_contracting) = op.attrs["contracting_dims"]
+    (lhs_batch, rhs_batch) = op.attrs["batch_dims"]
+    lhs = [None] * lhs_rank
+    rhs = [None] * rhs_rank
+    result = []
+    for index, (left, right) in enumerate(zip(lhs_batch, rhs_batch)):
+        lhs[left] = rhs[right] = f"b{index}"
+        result.append(f"b{index}")
+    for index, (left, right) in enumerate(zip(lhs_contracting, rhs_contracting)):
+        lhs[left] = rhs[right] = f"k{index}"
+    for dim in range(lhs_rank):
+        if lhs[dim] is None:
+            lhs[dim] = f"i{dim}"
+            result.append(lhs[dim])
+    for dim in range(rhs_rank):
+        if rhs[dim] is None:
+            rhs[dim] = f"j{dim}"
+            result.append(rhs[dim])
+    kinds = {f"k{index}": "reduction" for index in range(len(lhs_contracting))}
+    return factor_rule(op, f"{joined(lhs)}, {joined(rhs)} -> {joined(result)}", kinds)
+
+
+# --- kernels -------------------------------------------------------------------------------------
+
+
+@kernel_rules.register("dot_general")
+def _dot_general(op: Op, lead: int):
+    """Batch dims and the leading dims become matmul's batch; free dims are flattened to the
+    matrix rows and columns, contracting dims to the inner dim: one BLAS call per batch."""
+    lhs_type, rhs_type = op.operands[0].type, op.operands[1].type
+    (lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch) = op.attrs["contracting_dims"], op.attrs["batch_dims"]
+    lhs_free = [d for d in range(lhs_type.rank) if d not in lhs_contracting and d not in lhs_batch]
+    rhs_free = [d for d in range(rhs_type.rank) if d not in rhs_contracting and d not in rhs_batch]
+    lhs_order = tuple(range(lead)) + shifted_axes(list(lhs_batch) + lhs_free + list(lhs_contracting), lead)
+    rhs_order = tuple(range(lead)) + shifted_axes(list(rhs_batch) + list(rhs_contracting) + rhs_free, lead)
+    batch_shape = tuple(lhs_type.shape[d] for d in lhs_batch)
+    rows = int(np.prod([lhs_type.shape[d] for d in lhs_free]))
+    inner = int(np.prod([lhs_type.shape[d] for d in lhs_contracting]))
+    columns = int(np.prod([rhs_type.shape[d] for d in rhs_free]))
+    dtype = to_numpy(op.result.type.dtype)
+    result_local = op.result.type.shape
+
+    def run(lhs, rhs):
+        left = np.transpose(lhs, lhs_order).reshape(lhs.shape[:lead] + batch_shape + (rows, inner))
+        right = np.transpose(rhs, rhs_order).reshape(rhs.shape[:lead] + batch_shape + (inner, columns))
+        if left.dtype != dtype:
+            left, right = left.astype(dtype), right.astype(dtype)
+        if not batch_shape and all(size == 1 for size in rhs.shape[:lead]):
+            # the right operand is the same on every device: one GEMM with the devices' rows
+            # stacked, instead of one small GEMM per device
+            stacked_rows = int(np.prod(lhs.shape[:lead], dtype=int)) * rows
+            product = np.matmul(left.reshape(stacked_rows, inner), right.reshape(inner, columns))
+            return (product.reshape(lhs.shape[:lead] + result_local),)
+        product = np.matmul(left, right)
+        return (product.reshape(product.shape[:lead] + result_local),)
+
+    return run
+
+
+def reduced_contraction(dot: Op, reduce_axes: tuple[int, ...], lead: int):
+    """``all_reduce(dot_general(lhs, rhs))`` over the leading dims ``reduce_axes`` as ONE matmul.
+
+    Every device along the reduced axes contracts its shard of K and the all_reduce sums the
+    partial products; summed over devices that is the contraction over all the devices' K
+    shards laid side by side, so the devices' leading dims join the contracting dim and the
+    sum comes out of the GEMM itself (no partial results, no separate reduction pass).
+    """
+    lhs_type, rhs_type = dot.operands[0].type, dot.operands[1].type
+    (lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch) = dot.attrs["contracting_dims"], dot.attrs["batch_dims"]
+    lhs_free = [d for d in range(lhs_type.rank) if d not in lhs_contracting and d not in lhs_batch]
+    rhs_free = [d for d in range(rhs_type.rank) if d not in rhs_contracting and d not in rhs_batch]
+    others = [axis for axis in range(lead) if axis not in reduce_axes]
+    lhs_order = others + list(shifted_axes(list(lhs_batch) + lhs_free, lead)) + list(reduce_axes) + list(
+        shifted_axes(lhs_contracting, lead))
+    rhs_order = others + list(shifted_axes(rhs_batch, lead)) + list(reduce_axes) + list(
+        shifted_axes(list(rhs_contracting) + rhs_free, lead))
+    batch_shape = tuple(lhs_type.shape[d] for d in lhs_batch)
+    rows = int(np.prod([lhs_type.shape[d] for d in lhs_free]))
+    columns = int(np.prod([rhs_type.shape[d] for d in rhs_free]))
+    inner = int(np.prod([lhs_type.shape[d] for d in lhs_contracting]))
+    dtype = to_numpy(dot.result.type.dtype)
+    result_local = dot.result.type.shape
+
+    def run(lhs, rhs):
+        full = list(np.broadcast_shapes(lhs.shape[:lead], rhs.shape[:lead]))
+        group = int(np.prod([full[axis] for axis in reduce_axes]))
+        other_shape = tuple(full[axis] for axis in others)
+        left = np.broadcast_to(lhs, tuple(full) + lhs.shape[lead:]).transpose(lhs_order)
+        right = np.broadcast_to(rhs, tuple(full) + rhs.shape[lead:]).transpose(rhs_order)
+        left = left.reshape(other_shape + batch_shape + (rows, group * inner)).astype(dtype, copy=False)
+        right = right.reshape(other_shape + batch_shape + (group * inner, columns)).astype(dtype, copy=False)
+        product = np.matmul(left, right)
+        lead_shape = tuple(1 if axis in reduce_axes else full[axis] for axis in range(lead))
+        return (product.reshape(lead_shape + result_local),)
+
+    return run
+
+
+# --- autodiff ------------------------------------------------------------------------------------
+
+
+@jvp_rules.register("dot_general")
+def _dot_general(op, primals, tangents):
+    (lhs, rhs), (tangent_lhs, tangent_rhs) = primals, tangents
+    first = None if tangent_lhs is None else emit(op, [tangent_lhs, rhs])[0]
+    second = None if tangent_rhs is None else emit(op, [lhs, tangent_rhs])[0]
+    return emit(op, primals), [add_tangents(first, second)]
+
+
+def _free_dims(rank: int, contracting, batch) -> list[int]:
+    return [dim for dim in range(rank) if dim not in contracting and dim not in batch]
+
+
+def _layout(op, linear_rank: int, side: int, other_first: bool) -> tuple[int, ...]:
+    """Where each dim of the linear operand lands in the product of the cotangent with the
+    other operand (taken in that order, or the other operand first): batch dims first, then
+    the free dims of the first factor, then those of the second. The linear operand's free dims
+    are the cotangent's free dims; its contracting dims pair with the other operand's remaining
+    (contracting) dims, which keep their order."""
+    contracting, batch = op.attrs["contracting_dims"], op.attrs["batch_dims"]
+    linear_free = _free_dims(linear_rank, contracting[side], batch[side])
+    other_contracting = sorted(contracting[1 - side])
+    batch_count = len(batch[side])
+    free_start = batch_count + (len(other_contracting) if other_first else 0)
+    contracting_start = batch_count if other_first else batch_count + len(linear_free)
+    position = {dim: index for index, dim in enumerate(batch[side])}
+    position.update({dim: free_start + index for index, dim in enumerate(linear_free)})
+    for dim, other_dim in zip(contracting[side], contracting[1 - side]):
+        position[dim] = contracting_start + other_contracting.index(other_dim)
+    return tuple(position[dim] for dim in range(linear_rank))
+
+
+def _transpose_side(op, cotangent, other, linear_rank: int, side: int):
+    """The cotangent of dot_general operand ``side`` (0 lhs, 1 rhs): the result's cotangent
+    contracted with the other operand over the other operand's free dims, laid out like the
+    operand (the product's factor order is chosen to need no transpose when it can)."""
+    contracting, batch = op.attrs["contracting_dims"], op.attrs["batch_dims"]
+    batch_count = len(batch[0])
+    linear_free = _free_dims(linear_rank, contracting[side], batch[side])
+    other_free = _free_dims(type_of(other).rank, contracting[1 - side], batch[1 - side])
+    # The other operand's free dims sit in the result after the batch dims, and after the lhs
+    # free dims when the other operand is the rhs.
+    first_other = batch_count + (len(linear_free) if side == 0 else 0)
+    cotangent_dims = (
+        tuple(range(first_other, first_other + len(other_free))),
+        tuple(range(batch_count)),
+    )
+    if type_of(other).dtype != type_of(cotangent).dtype:
+        other = lax.convert_element_type(other, type_of(cotangent).dtype)
+    identity = tuple(range(linear_rank))
+    other_first = _layout(op, linear_rank, side, True) == identity
+    if other_first:
+        attrs = {
+            "contracting_dims": (tuple(other_free), cotangent_dims[0]),
+            "batch_dims": (tuple(batch[1 - side]), cotangent_dims[1]),
+        }
+        return single("dot_general", [other, cotangent], attrs)
+    attrs = {
+        "contracting_dims": (cotangent_dims[0], tuple(other_free)),
+        "batch_dims": (cotangent_dims[1], tuple(batch[1 - side])),
+    }
+    product = single("dot_general", [cotangent, other], attrs)
+    permutation = _layout(op, linear_rank, side, False)
+    if permutation == identity:
+        return product
+    return single("transpose", [product], {"permutation": permutation})
+
+
+@transpose_rules.register("dot_general")
+def _dot_general_transpose(op, cotangents, operands):
+    lhs, rhs = operands
+    if isinstance(lhs, LinearInput) and isinstance(rhs, LinearInput):
+        raise AssertionError("autodiff internal error: dot_general of two tangents is not linear")
+    cotangent = cotangents[0]
+    if isinstance(lhs, LinearInput):
+        result = _transpose_side(op, cotangent, rhs, lhs.type.rank, 0)
+        return [lax.convert_element_type(result, lhs.type.dtype), None]
+    result = _transpose_side(op, cotangent, lhs, rhs.type.rank, 1)
+    return [None, lax.convert_element_type(result, rhs.type.dtype)]

@@ -1,0 +1,382 @@
+"""The compiler's rules for the layout ops: factor mappings (reshape's compound factors; the dims
+slice, pad, rev and concatenate change are permutation factors), view-like kernels, and
+linear JVPs whose transposes move cotangents back to the operand's layout.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+from meshjit.ir import Op
+
+from ..factor_rules import FactorRule, joined, letters
+from ..frontend import lax_ops as lax
+from ..frontend.autodiff.jvp import linear_jvp
+from ..frontend.autodiff.registries import (
+    LinearInput,
+    jvp_rules,
+    scalar,
+    single,
+    transpose_rules,
+    type_of,
+)
+from ..reshard import reshard
+from ..spmd_builder import describe
+from .registries import factor_rule, kernel_rules, partition_rules, sharding_rules, shifted_axes
+
+# --- sharding ------------------------------------------------------------------------------------
+
+
+@sharding_rules.register("transpose")
+def _transpose(op: Op) -> FactorRule:
+    names = letters(op.result.type.rank)
+    permutation = op.attrs["permutation"]
+    operand = [None] * len(names)
+    for result_dim, operand_dim in enumerate(permutation):
+        operand[operand_dim] = names[result_dim]
+    return factor_rule(op, f"{joined(operand)} -> {joined(names)}")
+
+
+@sharding_rules.register("broadcast_in_dim")
+def _broadcast(op: Op) -> FactorRule:
+    result = letters(op.result.type.rank)
+    operand_shape = op.operands[0].type.shape
+    operand, extra = [], 0
+    for operand_dim, result_dim in enumerate(op.attrs["broadcast_dimensions"]):
+        if operand_shape[operand_dim] == op.result.type.shape[result_dim]:
+            operand.append(result[result_dim])
+        else:
+            # a size-1 dim stretched to n: its own factor, which never takes axes
+            operand.append(f"s{extra}")
+            extra += 1
+    kinds = {f"s{index}": "replication" for index in range(extra)}
+    return factor_rule(op, f"{joined(operand)} -> {joined(result)}", kinds)
+
+
+class _ReshapeFactors:
+    """Common factors of a reshape's two shapes, major to minor (Shardy's compound factors).
+
+    Walk both shapes, taking the gcd of what is left of the current dim on each side as a
+    pass-through factor: ``8x4 -> 2x16`` is ``(i j) k -> i (j k)``. Where what is left is
+    co-prime (``6x5 -> 5x6``), the shortest run of dims on both sides with equal products gets
+    one need-replication factor per dim remainder, and the walk resumes after it, so aligned
+    major dims still pass (``Bx6x5 -> Bx5x6`` keeps ``B``). Dims left without factors (size 1)
+    get a factor of their own.
+    """
+
+    def __init__(self, source, target):
+        self.sizes: list[int] = []
+        self.kinds: list[str] = []
+        self.sides = ([list(source), [[] for _ in source]], [list(target), [[] for _ in target]])
+        if 0 in source or 0 in target:
+            self._unaligned_run(0, 0)
+        else:
+            self._walk()
+        for side, (shape, dims) in enumerate(self.sides):
+            for dim, factors in enumerate(dims):
+                if not factors:
+                    self._add(shape[dim], "pass", dim if side == 0 else None, dim if side else None)
+
+    def _add(self, size: int, kind: str, source_dim: int | None, target_dim: int | None) -> None:
+        """A new factor of ``size``, appended (as the minor-most so far) to the given dims."""
+        for (_, dims), dim in zip(self.sides, (source_dim, target_dim)):
+            if dim is not None:
+                dims[dim].append(len(self.sizes))
+        self.sizes.append(size)
+        self.kinds.append(kind)
+
+    def _walk(self) -> None:
+        (source_left, _), (target_left, _) = self.sides
+        i = j = 0
+        while True:
+            while i < len(source_left) and source_left[i] == 1:
+                i += 1
+            while j < len(target_left) and target_left[j] == 1:
+                j += 1
+            if i == len(source_left) or j == len(target_left):
+                return
+            common = math.gcd(source_left[i], target_left[j])
+            if common == 1:
+                i, j = self._unaligned_run(i, j)
+                continue
+            self._add(common, "pass", i, j)
+            source_left[i] //= common
+            target_left[j] //= common
+
+    def _unaligned_run(self, i: int, j: int) -> tuple[int, int]:
+        """Give dims from ``i`` / ``j`` replication factors until both runs hold equal products;
+        returns the dims after the run (the end of both shapes for zero-size shapes)."""
+        (source_left, _), (target_left, _) = self.sides
+        source_product = target_product = 1
+        while i < len(source_left) or j < len(target_left):
+            take_source = j == len(target_left) or (
+                i < len(source_left) and source_product <= target_product)
+            if take_source:
+                source_product *= source_left[i]
+                self._add(source_left[i], "replication", i, None)
+                source_left[i], i = 1, i + 1
+            else:
+                target_product *= target_left[j]
+                self._add(target_left[j], "replication", None, j)
+                target_left[j], j = 1, j + 1
+            if source_product == target_product and 0 not in (source_product, target_product):
+                return i, j
+        return i, j
+
+    def rule(self) -> FactorRule:
+        (_, source_dims), (_, target_dims) = self.sides
+        return FactorRule(tuple(self.sizes), tuple(self.kinds),
+                          (tuple(tuple(dim) for dim in source_dims),),
+                          (tuple(tuple(dim) for dim in target_dims),))
+
+
+@sharding_rules.register("reshape", "squeeze", "expand_dims")
+def _reshape(op: Op) -> FactorRule:
+    return _ReshapeFactors(op.operands[0].type.shape, op.result.type.shape).rule()
+
+
+def _windowed(op: Op, changed_dims) -> FactorRule:
+    """Slice/pad/rev: each dim keeps one factor from operand to result. A dim the op changes is
+    a permutation factor (sharding it moves data across shard boundaries), sized like the
+    operand dim (as in Shardy); extra operands (pad's value) are scalars."""
+    names = letters(op.result.type.rank)
+    operand_shape = op.operands[0].type.shape
+    kinds = {names[dim]: "permutation" for dim in changed_dims}
+    sizes = {names[dim]: operand_shape[dim] for dim in changed_dims}
+    extra = ", []" * (len(op.operands) - 1)
+    return factor_rule(op, f"{joined(names)}{extra} -> {joined(names)}", kinds, sizes)
+
+
+@sharding_rules.register("slice")
+def _slice(op: Op) -> FactorRule:
+    shape = op.operands[0].type.shape
+    changed = {dim for dim, (start, limit, stride) in enumerate(
+        zip(op.attrs["start_indices"], op.attrs["limit_indices"], op.attrs["strides"]))
+        if (start, limit, stride) != (0, shape[dim], 1)}
+    return _windowed(op, changed)
+
+
+@sharding_rules.register("pad")
+def _pad(op: Op) -> FactorRule:
+    changed = {dim for dim, config in enumerate(op.attrs["padding_config"])
+               if tuple(config) != (0, 0, 0)}
+    return _windowed(op, changed)
+
+
+@sharding_rules.register("rev")
+def _rev(op: Op) -> FactorRule:
+    return _windowed(op, set(op.attrs["dimensions"]))
+
+
+@sharding_rules.register("concatenate")
+def _concatenate(op: Op) -> FactorRule:
+    # the concatenated dim is one permutation factor of the result's size (as in Shardy)
+    names = letters(op.result.type.rank)
+    dimension = names[op.attrs["dimension"]]
+    tensor = joined(names)
+    operands = ", ".join([tensor] * len(op.operands))
+    return factor_rule(op, f"{operands} -> {tensor}", {dimension: "permutation"},
+                 {dimension: op.result.type.shape[op.attrs["dimension"]]})
+
+
+@sharding_rules.register("sharding_constraint")
+def _sharding_constraint(op: Op) -> FactorRule:
+    dims = joined(letters(op.result.type.rank))
+    return factor_rule(op, f"{dims} -> {dims}")
+
+
+# --- kernels -------------------------------------------------------------------------------------
+
+
+@kernel_rules.register("transpose")
+def _transpose(op: Op, lead: int):
+    order = tuple(range(lead)) + shifted_axes(op.attrs["permutation"], lead)
+    return lambda operand: (np.transpose(operand, order),)
+
+
+@kernel_rules.register("reshape", "squeeze", "expand_dims")
+def _reshape(op: Op, lead: int):
+    local = op.result.type.shape
+    return lambda operand: (operand.reshape(operand.shape[:lead] + local),)
+
+
+@kernel_rules.register("broadcast_in_dim")
+def _broadcast(op: Op, lead: int):
+    shape = op.attrs["shape"]
+    dims = op.attrs["broadcast_dimensions"]
+
+    def run(operand):
+        expanded = [1] * len(shape)
+        for operand_dim, result_dim in enumerate(dims):
+            expanded[result_dim] = operand.shape[lead + operand_dim]
+        reshaped = operand.reshape(operand.shape[:lead] + tuple(expanded))
+        return (np.broadcast_to(reshaped, operand.shape[:lead] + tuple(shape)),)
+
+    return run
+
+
+@kernel_rules.register("slice")
+def _slice(op: Op, lead: int):
+    index = (slice(None),) * lead + tuple(
+        slice(start, limit, stride) for start, limit, stride in
+        zip(op.attrs["start_indices"], op.attrs["limit_indices"], op.attrs["strides"]))
+    return lambda operand: (operand[index],)
+
+
+@kernel_rules.register("rev")
+def _rev(op: Op, lead: int):
+    index = (slice(None),) * lead + tuple(
+        slice(None, None, -1) if dim in op.attrs["dimensions"] else slice(None) for dim in range(op.result.type.rank))
+    return lambda operand: (operand[index],)
+
+
+@kernel_rules.register("concatenate")
+def _concatenate(op: Op, lead: int):
+    axis = lead + op.attrs["dimension"]
+
+    def run(*operands):
+        shape = np.broadcast_shapes(*(operand.shape[:lead] for operand in operands))
+        full = [np.broadcast_to(operand, shape + operand.shape[lead:]) for operand in operands]
+        return (np.concatenate(full, axis=axis),)
+
+    return run
+
+
+@kernel_rules.register("sharding_constraint")
+def _identity(op: Op, lead: int):
+    return lambda operand: (operand,)
+
+
+# --- autodiff ------------------------------------------------------------------------------------
+
+
+jvp_rules.register("broadcast_in_dim", "reshape", "transpose", "slice", "pad", "concatenate", "rev", "squeeze", "expand_dims", "sharding_constraint")(linear_jvp)
+
+
+@transpose_rules.register("broadcast_in_dim")
+def _broadcast_in_dim_transpose(op, cotangents, operands):
+    # Sum over the new dims and over the size-1 dims that were stretched, then restore the
+    # operand's size-1 dims.
+    operand_type = type_of(operands[0])
+    shape, dims = op.attrs["shape"], op.attrs["broadcast_dimensions"]
+    stretched = [
+        dim for size, dim in zip(operand_type.shape, dims) if size == 1 and shape[dim] != 1
+    ]
+    axes = tuple(sorted(set(range(len(shape))) - set(dims) | set(stretched)))
+    summed = single("reduce_sum", [cotangents[0]], {"axes": axes}) if axes else cotangents[0]
+    if type_of(summed).shape != operand_type.shape:
+        summed = single("reshape", [summed], {"new_sizes": operand_type.shape})
+    return [summed]
+
+
+@transpose_rules.register("reshape")
+def _reshape_transpose(op, cotangents, operands):
+    return [single("reshape", [cotangents[0]], {"new_sizes": type_of(operands[0]).shape})]
+
+
+@transpose_rules.register("transpose")
+def _transpose_transpose(op, cotangents, operands):
+    permutation = op.attrs["permutation"]
+    inverse = tuple(permutation.index(dim) for dim in range(len(permutation)))
+    return [single("transpose", [cotangents[0]], {"permutation": inverse})]
+
+
+@transpose_rules.register("rev")
+def _rev_transpose(op, cotangents, operands):
+    return [single("rev", [cotangents[0]], {"dimensions": op.attrs["dimensions"]})]
+
+
+@transpose_rules.register("squeeze")
+def _squeeze_transpose(op, cotangents, operands):
+    return [single("expand_dims", [cotangents[0]], {"dimensions": op.attrs["dimensions"]})]
+
+
+@transpose_rules.register("expand_dims")
+def _expand_dims_transpose(op, cotangents, operands):
+    return [single("squeeze", [cotangents[0]], {"dimensions": op.attrs["dimensions"]})]
+
+
+@transpose_rules.register("slice")
+def _slice_transpose(op, cotangents, operands):
+    # Each kept element goes back to its place; the rest of the operand gets zeros.
+    operand_shape = type_of(operands[0]).shape
+    result_shape = type_of(cotangents[0]).shape
+    config = []
+    for size, start, stride, count in zip(
+        operand_shape, op.attrs["start_indices"], op.attrs["strides"], result_shape
+    ):
+        spread = count + (count - 1) * (stride - 1) if count else 0
+        config.append((start, size - start - spread, stride - 1 if count else 0))
+    padding = scalar(0, type_of(cotangents[0]).dtype)
+    return [single("pad", [cotangents[0], padding], {"padding_config": tuple(config)})]
+
+
+@transpose_rules.register("pad")
+def _pad_transpose(op, cotangents, operands):
+    # Undo the edges (negative padding crops), then keep every (interior + 1)-th element; the
+    # padding value received everything else.
+    cotangent = cotangents[0]
+    config = op.attrs["padding_config"]
+    unpadded = single(
+        "pad",
+        [cotangent, scalar(0, type_of(cotangent).dtype)],
+        {"padding_config": tuple((-low, -high, 0) for low, high, _ in config)},
+    )
+    shape = type_of(unpadded).shape
+    strides = tuple(interior + 1 for _, _, interior in config)
+    operand_cotangent = lax.slice(unpadded, (0,) * len(shape), shape, strides)
+    padding_cotangent = None
+    if isinstance(operands[1], LinearInput):
+        every_axis = tuple(range(len(shape)))
+        total = single("reduce_sum", [cotangent], {"axes": every_axis})
+        kept = single("reduce_sum", [operand_cotangent], {"axes": every_axis})
+        padding_cotangent = lax.sub(total, kept)
+    return [operand_cotangent if isinstance(operands[0], LinearInput) else None, padding_cotangent]
+
+
+@transpose_rules.register("concatenate")
+def _concatenate_transpose(op, cotangents, operands):
+    dimension = op.attrs["dimension"]
+    cotangent = cotangents[0]
+    shape = type_of(cotangent).shape
+    results, offset = [], 0
+    for operand in operands:
+        size = type_of(operand).shape[dimension]
+        if isinstance(operand, LinearInput):
+            start = tuple(offset if dim == dimension else 0 for dim in range(len(shape)))
+            limit = tuple(
+                offset + size if dim == dimension else shape[dim] for dim in range(len(shape))
+            )
+            results.append(lax.slice(cotangent, start, limit))
+        else:
+            results.append(None)
+        offset += size
+    return results
+
+
+@transpose_rules.register("sharding_constraint")
+def _sharding_constraint_transpose(op, cotangents, operands):
+    return [single("sharding_constraint", [cotangents[0]], op.attrs)]
+
+
+# --- partitioning ----------------------------------------------------------------------------
+
+
+@partition_rules.register("sharding_constraint")
+def _partition_constraint(partitioner, op: Op) -> list:
+    """A reshard to the constraint's layout. A pending reduction the constraint's dims and
+    unreduced axes leave room for stays pending (the layout is the user's; when the value is
+    reduced is the partitioner's); the rest is reduced here."""
+    local = partitioner.locals[op.operands[0].id]
+    target = op.attrs["sharding"]
+    passing = partitioner._passing(op, [local])
+    if passing is not None and (not target.unreduced or target.reduction == passing.result_reduction):
+        taken = target.used_axes()
+        kept = tuple(axis for axis in passing.axes
+                     if not any(axis.overlaps(other, partitioner.mesh) for other in taken))
+        if kept:
+            target = replace(target, unreduced=target.unreduced + kept,
+                             reduction=passing.result_reduction)
+    return [reshard(partitioner.builder, local, target, describe(op))]

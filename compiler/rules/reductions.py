@@ -1,0 +1,253 @@
+"""The compiler's rules for the reductions and cumulative scans: reduced dims are reduction
+factors (argmax/argmin and the scanned dim need the whole dim); kernels are numpy reductions
+over local dims; JVPs of max/min average over ties, of prod use prefix and suffix products.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from meshjit.ir import Op, SymbolRef
+from meshjit.ir.dtypes import to_numpy
+
+from ..factor_rules import FactorRule, joined, letters
+from ..frontend import lax_ops as lax
+from ..frontend.autodiff.evaluate import emit
+from ..frontend.autodiff.jvp import linear_jvp, no_tangent
+from ..frontend.autodiff.registries import full, jvp_rules, scalar, single, transpose_rules, type_of
+from ..spmd_builder import Local
+from .elementwise import _balanced_weight
+from .registries import (
+    factor_rule,
+    kernel_rules,
+    partition_rules,
+    run_per_leading_position,
+    sharding_rules,
+    shifted_axes,
+)
+
+# --- sharding ------------------------------------------------------------------------------------
+
+
+def _reduced(op: Op, axes, kind: str) -> FactorRule:
+    rank = op.operands[0].type.rank
+    names = letters(rank)
+    kept = [names[dim] for dim in range(rank) if dim not in axes]
+    return factor_rule(op, f"{joined(names)} -> {joined(kept)}", {names[dim]: kind for dim in axes})
+
+
+@sharding_rules.register("reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and",
+                         "reduce_or")
+def _reduce(op: Op) -> FactorRule:
+    return _reduced(op, set(op.attrs["axes"]), "reduction")
+
+
+@sharding_rules.register("argmax", "argmin")
+def _arg_reduce(op: Op) -> FactorRule:
+    return _reduced(op, {op.attrs["axis"]}, "replication")
+
+
+@sharding_rules.register("cumsum", "cumprod", "cummax", "cummin")
+def _scan(op: Op) -> FactorRule:
+    names = letters(op.result.type.rank)
+    return factor_rule(op, f"{joined(names)} -> {joined(names)}",
+                 {names[op.attrs["axis"]]: "replication"})
+
+
+# --- kernels -------------------------------------------------------------------------------------
+
+
+
+_REDUCERS = {"reduce_sum": np.sum, "reduce_max": np.max, "reduce_min": np.min, "reduce_prod": np.prod,
+             "reduce_and": np.all, "reduce_or": np.any}
+
+
+@kernel_rules.register(*_REDUCERS)
+def _reduce(op: Op, lead: int):
+    reducer = _REDUCERS[op.name]
+    axes = shifted_axes(op.attrs["axes"], lead)
+    dtype = to_numpy(op.result.type.dtype)
+    empty = op.operands[0].type.size == 0 and op.name in ("reduce_max", "reduce_min")
+    if empty:
+        return run_per_leading_position(op, lead)
+
+    def run(operand):
+        return (np.asarray(reducer(operand, axis=axes), dtype=dtype),)
+
+    return run
+
+
+# --- autodiff ------------------------------------------------------------------------------------
+
+jvp_rules.register("argmax", "argmin", "reduce_and", "reduce_or")(no_tangent)
+
+
+jvp_rules.register("reduce_sum", "cumsum")(linear_jvp)
+
+
+@transpose_rules.register("reduce_sum")
+def _reduce_sum_transpose(op, cotangents, operands):
+    operand_type = type_of(operands[0])
+    kept = tuple(dim for dim in range(operand_type.rank) if dim not in op.attrs["axes"])
+    attrs = {"shape": operand_type.shape, "broadcast_dimensions": kept}
+    return [single("broadcast_in_dim", [cotangents[0]], attrs)]
+
+
+@transpose_rules.register("cumsum")
+def _cumsum_transpose(op, cotangents, operands):
+    attrs = {"axis": op.attrs["axis"], "reverse": not op.attrs["reverse"]}
+    return [single("cumsum", [cotangents[0]], attrs)]
+
+
+def _kept_shape_broadcast(value, operand_type, axes):
+    kept = tuple(dim for dim in range(operand_type.rank) if dim not in axes)
+    return single(
+        "broadcast_in_dim", [value], {"shape": operand_type.shape, "broadcast_dimensions": kept}
+    )
+
+
+@jvp_rules.register("reduce_max", "reduce_min")
+def _reduce_extreme(op, primals, tangents):
+    outputs = emit(op, primals)
+    operand_type, axes = type_of(primals[0]), op.attrs["axes"]
+    attained = lax.eq(primals[0], _kept_shape_broadcast(outputs[0], operand_type, axes))
+    weights = lax.convert_element_type(attained, operand_type.dtype)
+    count = single("reduce_sum", [weights], {"axes": axes})
+    chosen = single("reduce_sum", [lax.mul(tangents[0], weights)], {"axes": axes})
+    return outputs, [lax.div(chosen, count)]
+
+
+def _shift(value, offset: int, axis: int, reverse: bool, fill):
+    """``value`` moved ``offset`` places along ``axis`` (towards the end, or the start when
+    ``reverse``), the vacated places filled with ``fill``; a pad with one negative edge."""
+    rank = type_of(value).rank
+    edges = (-offset, offset) if reverse else (offset, -offset)
+    config = tuple((edges[0], edges[1], 0) if dim == axis else (0, 0, 0) for dim in range(rank))
+    return single("pad", [value, scalar(fill, type_of(value).dtype)], {"padding_config": config})
+
+
+def _identity(name: str, dtype: str):
+    if name == "cumprod":
+        return 1
+    return float("-inf") if name == "cummax" else float("inf")
+
+
+def _combine(name: str, value, tangent, earlier, earlier_tangent):
+    """One scan step: ``value`` combined with the ``earlier`` element, and its tangent."""
+    if name == "cumprod":
+        combined = lax.mul(value, earlier)
+        return combined, lax.add(lax.mul(tangent, earlier), lax.mul(value, earlier_tangent))
+    combined = lax.max(value, earlier) if name == "cummax" else lax.min(value, earlier)
+    first = lax.mul(tangent, _balanced_weight(value, combined, earlier))
+    second = lax.mul(earlier_tangent, _balanced_weight(earlier, combined, value))
+    return combined, lax.add(first, second)
+
+
+@jvp_rules.register("cumprod", "cummax", "cummin")
+def _scan(op, primals, tangents):
+    outputs = emit(op, primals)
+    axis, reverse = op.attrs["axis"], op.attrs["reverse"]
+    value, value_type = primals[0], type_of(primals[0])
+    tangent = tangents[0]
+    fill = _identity(op.name, value_type.dtype)
+    offset = 1
+    while offset < value_type.shape[axis]:
+        earlier = _shift(value, offset, axis, reverse, fill)
+        earlier_tangent = _shift(tangent, offset, axis, reverse, 0)
+        value, tangent = _combine(op.name, value, tangent, earlier, earlier_tangent)
+        offset *= 2
+    return outputs, [tangent]
+
+
+@jvp_rules.register("reduce_prod")
+def _reduce_prod(op, primals, tangents):
+    outputs = emit(op, primals)
+    others = _product_of_others(primals[0], op.attrs["axes"])
+    return outputs, [
+        single("reduce_sum", [lax.mul(tangents[0], others)], {"axes": op.attrs["axes"]})
+    ]
+
+
+def _product_of_others(operand, axes):
+    """For every element, the product of the other elements of its reduction group."""
+    operand_type = type_of(operand)
+    if not axes:
+        return full(operand_type, 1)
+    kept = [dim for dim in range(operand_type.rank) if dim not in axes]
+    order = tuple(kept) + tuple(axes)
+    moved = single("transpose", [operand], {"permutation": order})
+    kept_shape = tuple(operand_type.shape[dim] for dim in kept)
+    group = 1
+    for dim in axes:
+        group *= operand_type.shape[dim]
+    flat = single("reshape", [moved], {"new_sizes": kept_shape + (group,)})
+    last = len(kept_shape)
+    before = single("cumprod", [_shift(flat, 1, last, False, 1)], {"axis": last, "reverse": False})
+    after = single("cumprod", [_shift(flat, 1, last, True, 1)], {"axis": last, "reverse": True})
+    others = single("reshape", [lax.mul(before, after)], {"new_sizes": type_of(moved).shape})
+    inverse = tuple(order.index(dim) for dim in range(operand_type.rank))
+    return single("transpose", [others], {"permutation": inverse})
+
+
+# --- sort ----------------------------------------------------------------------------------------
+
+
+# --- partitioning ----------------------------------------------------------------------------
+
+# How each scan combines a shard's values with the total of the shards before it.
+_SCAN_COMBINE = {"cumsum": ("add", "reduce_sum"), "cumprod": ("mul", "reduce_prod"),
+                 "cummax": ("max", "reduce_max"), "cummin": ("min", "reduce_min")}
+
+
+def _scan_identity(name: str, dtype: str):
+    """The value that leaves the scan's combination unchanged (what padding is filled with)."""
+    if name in ("cumsum", "cumprod"):
+        return 0 if name == "cumsum" else 1
+    if dtype in ("f32", "f64"):
+        return float("-inf") if name == "cummax" else float("inf")
+    info = np.iinfo(to_numpy(dtype))
+    return int(info.min) if name == "cummax" else int(info.max)
+
+
+@partition_rules.register("cumsum", "cumprod", "cummax", "cummin")
+def partition_cumulative(partitioner, op: Op) -> list:
+    """A scan along a sharded dim without gathering it: each device scans its own shard, the
+    shards' totals (one element per row) are all-gathered over the dim's axes, each device
+    combines the totals of the shards before it (after it for ``reverse``) into one offset,
+    and combines that offset into its local scan. The result keeps the operand's layout.
+
+    Where the scanned dim is whole, or the operand holds a pending reduction or sub-axes on that
+    dim, the generic factor partitioner gathers the dim instead."""
+    (local,) = [partitioner.locals[value.id] for value in op.operands]
+    dim, reverse = op.attrs["axis"], op.attrs["reverse"]
+    axes = local.sharding.dims[dim].axes
+    if not axes or local.unreduced or any(axis.is_sub_axis for axis in axes) \
+            or local.value.type.shape[dim] == 0:
+        return partitioner.partition_generic(op)
+    builder = partitioner.builder
+    combine, reduce = _SCAN_COMBINE[op.name]
+    dtype = op.result.type.dtype
+    fill = _scan_identity(op.name, dtype)
+    value = builder.mask_padding(local.value, dim, local.global_shape[dim], axes, fill)
+    scanned = builder.emit1(op.name, [value], dict(op.attrs), location=op.location)
+    shape = scanned.type.shape
+    # the shard's total is its scan's last element (first, scanning in reverse)
+    edge = 0 if reverse else shape[dim] - 1
+    total = builder.emit1("slice", [scanned], {
+        "start_indices": tuple(edge if d == dim else 0 for d in range(len(shape))),
+        "limit_indices": tuple(edge + 1 if d == dim else size for d, size in enumerate(shape)),
+        "strides": (1,) * len(shape)})
+    names = [axis.name for axis in axes]
+    totals = builder.emit1("all_gather", [total], {
+        "axes": tuple(names), "dim": dim, "mesh": SymbolRef(builder.mesh_name)},
+        reason=f"{op.name} along a dim sharded over {names}: the shards' totals")
+    # keep the totals of the shards before this one (after it, in reverse)
+    position = builder.broadcast_scalar(builder.shard_position(axes), totals.type.shape)
+    shards = builder.emit1("iota", [], {"dtype": "i32", "shape": totals.type.shape, "dimension": dim})
+    earlier = builder.emit1("compare", [shards, position], {"direction": "gt" if reverse else "lt"})
+    identity = builder.broadcast_scalar(builder.scalar(fill, dtype), totals.type.shape)
+    kept = builder.emit1("select", [earlier, totals, identity])
+    offset = builder.emit1(reduce, [kept], {"axes": (dim,)})
+    kept_dims = tuple(d for d in range(len(shape)) if d != dim)
+    offset = builder.emit1("broadcast_in_dim", [offset], {"shape": shape, "broadcast_dimensions": kept_dims})
+    result = builder.emit1(combine, [scanned, offset])
+    return [Local(result, local.sharding, op.result.type.shape)]

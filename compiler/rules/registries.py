@@ -1,0 +1,78 @@
+"""The compiler's per-op tables, keyed by op name, each filled by the op families in
+``compiler/rules/<family>.py``:
+
+- ``sharding_rules[name](op) -> FactorRule``: the einsum-like factor mapping propagation and
+  partitioning read (per-device ops have none: propagation never sees them);
+- ``kernel_rules[name](op, lead) -> function``: how the op runs on plan buffers whose ``lead``
+  leading dims are the mesh's axes; the named default runs the reference implementation once
+  per distinct leading position;
+- ``batching_rules[name]``: vmap's rule per op (the slot the vmap transformation fills).
+
+Autodiff's ``jvp_rules`` and ``transpose_rules`` are defined beside their helpers in
+``compiler/frontend/autodiff/registries.py``; the families fill them too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from meshjit.ir import Op
+from meshjit.ir.ops import COLLECTIVE_OPS
+from meshjit.ir.reference import reference_impls
+from meshjit.ir.registry import Registry
+
+from ..factor_rules import FactorRule, rule_from_spec
+
+sharding_rules = Registry("sharding rule")
+
+# Ops that exist only in per-device programs: propagation never sees them, so no sharding rule.
+PER_DEVICE_OPS = frozenset(COLLECTIVE_OPS)
+
+
+def factor_rule(op: Op, spec: str, kinds=None, sizes=None) -> FactorRule:
+    """The FactorRule of ``op`` from an einsum-like ``spec`` such as ``"i k, k j -> i j"``."""
+    operand_shapes = [value.type.shape for value in op.operands]
+    result_shapes = [value.type.shape for value in op.results]
+    return rule_from_spec(spec, operand_shapes, result_shapes, kinds, sizes)
+
+
+def run_per_leading_position(op: Op, lead: int):
+    """The named default kernel: loop over the broadcast leading positions, reference impl each."""
+    impl = reference_impls[op.name]
+    attrs = op.attrs
+
+    def run(*operands):
+        shape = (np.broadcast_shapes(*(operand.shape[:lead] for operand in operands))
+                 if operands else (1,) * lead)
+        outputs = None
+        for position in np.ndindex(shape):
+            pieces = [operand[tuple(p if size > 1 else 0
+                                    for p, size in zip(position, operand.shape[:lead]))]
+                      for operand in operands]
+            results = impl(attrs, *pieces)
+            if outputs is None:
+                outputs = [np.empty(shape + result.shape, result.dtype) for result in results]
+            for output, result in zip(outputs, results):
+                output[position] = result
+        return tuple(outputs)
+
+    return run
+
+
+def shifted_axes(axes, lead: int) -> tuple[int, ...]:
+    """Local dims ``axes`` as dims of a plan buffer with ``lead`` leading (mesh) dims."""
+    return tuple(lead + axis for axis in axes)
+
+
+kernel_rules = Registry("kernel rule", default=run_per_leading_position)
+
+def partition_by_factors(partitioner, op: Op) -> list:
+    """The named default partition rule: reshard the operands to the factor axes the cost model
+    picks and run the op unchanged on local shards (``_Partitioner.partition_generic``)."""
+    return partitioner.partition_generic(op)
+
+
+# NOTE: a partition rule takes the partitioner (its ``locals``, ``builder``, ``mesh`` and
+# ``partition_generic``) and the global op, and returns the op's results as ``Local`` values.
+partition_rules = Registry("partition rule", default=partition_by_factors)
+
+batching_rules = Registry("batching rule")

@@ -1,0 +1,31 @@
+"""The IR's ops, one module per family. A family names its ops once (``OPS``) and registers,
+for those names, their shape rules and numpy reference implementations; the compiler's rules
+for the same names live in ``compiler/rules/<family>.py``.
+
+``FAMILIES`` maps each family to its ops; a test walks families x registries.
+"""
+
+from __future__ import annotations
+
+from . import collectives, creation, dot, elementwise, indexing, layout, reductions, regions
+
+FAMILIES: dict[str, tuple[str, ...]] = {
+    module.__name__.rsplit(".", 1)[1]: module.OPS
+    for module in (elementwise, creation, layout, dot, reductions, indexing, regions, collectives)
+}
+
+ALL_OPS: tuple[str, ...] = tuple(sorted(name for names in FAMILIES.values() for name in names))
+
+# Ops that own regions; every other op must come without them.
+REGION_OPS: tuple[str, ...] = regions.OPS
+
+# Ops that exist only in per-device (partitioned) programs.
+COLLECTIVE_OPS: tuple[str, ...] = collectives.OPS
+
+
+def family_of(op_name: str) -> str:
+    """The family that defines ``op_name``."""
+    for family, names in FAMILIES.items():
+        if op_name in names:
+            return family
+    raise KeyError(f"op {op_name!r} belongs to no family; families: {sorted(FAMILIES)}")

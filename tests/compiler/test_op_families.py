@@ -1,0 +1,91 @@
+"""Families x registries: every op of every family (``meshjit.ir.ops``) has an entry in each
+registry it needs, and every entry lives in its family's files (``ir/ops/<family>.py`` and
+``compiler/rules/<family>.py``). A failure names the op, the family and the registry."""
+
+from __future__ import annotations
+
+import pytest
+from meshjit.compiler.frontend.autodiff.registries import MARKER_OPS
+from meshjit.compiler.rules import (
+    PER_DEVICE_OPS,
+    jvp_rules,
+    kernel_rules,
+    sharding_rules,
+    transpose_rules,
+)
+from meshjit.ir.interpret import region_impls
+from meshjit.ir.ops import ALL_OPS, FAMILIES, REGION_OPS, family_of
+from meshjit.ir.ops.collectives import collective_impls
+from meshjit.ir.reference import reference_impls
+from meshjit.ir.shape_rules import shape_rules
+
+
+def _needs(registry_name: str, op: str) -> bool:
+    """Which registries an op needs: per-device ops run as collectives (no sharding rule, no
+    global reference); region ops are run by the interpreter itself (``region_impls``); every
+    op has a JVP rule (``no_tangent`` for integer results)."""
+    per_device, region = op in PER_DEVICE_OPS, op in REGION_OPS
+    return {
+        "shape rule": True,
+        "reference implementation": not per_device and not region,
+        "region implementation": region,
+        "collective implementation": per_device,
+        "sharding rule": not per_device,
+        "JVP rule": True,
+    }[registry_name]
+
+
+REGISTRIES = {
+    "shape rule": shape_rules,
+    "reference implementation": reference_impls,
+    "collective implementation": collective_impls,
+    "region implementation": region_impls,
+    "sharding rule": sharding_rules,
+    "JVP rule": jvp_rules,
+}
+
+
+def test_families_partition_the_ops():
+    names = [name for ops in FAMILIES.values() for name in ops]
+    assert len(names) == len(set(names)), "an op is named by two families"
+    assert sorted(names) == list(ALL_OPS)
+
+
+@pytest.mark.parametrize("registry_name", sorted(REGISTRIES))
+def test_every_op_has_an_entry_in_every_registry_it_needs(registry_name):
+    registry = REGISTRIES[registry_name]
+    missing = [f"{op} ({family_of(op)})" for op in ALL_OPS
+               if _needs(registry_name, op) and op not in registry]
+    assert not missing, f"ops without a {registry_name}: {', '.join(missing)}"
+
+
+@pytest.mark.parametrize("registry", [shape_rules, reference_impls, collective_impls, sharding_rules,
+                                      kernel_rules, jvp_rules, transpose_rules],
+                         ids=lambda registry: registry.name)
+def test_no_registry_names_an_unknown_op(registry):
+    unknown = set(registry) - set(ALL_OPS) - set(MARKER_OPS)
+    assert not unknown, f"the {registry.name} registry names ops no family defines: {sorted(unknown)}"
+
+
+def _home(rule) -> str:
+    return getattr(rule, "__module__", "") or ""
+
+
+@pytest.mark.parametrize("registry,package", [
+    (shape_rules, "meshjit.ir.ops"), (reference_impls, "meshjit.ir.ops"),
+    (collective_impls, "meshjit.ir.ops"), (sharding_rules, "meshjit.compiler.rules"),
+    (kernel_rules, "meshjit.compiler.rules"), (jvp_rules, "meshjit.compiler.rules"),
+    (transpose_rules, "meshjit.compiler.rules"),
+], ids=lambda value: getattr(value, "name", value))
+def test_rules_written_for_an_op_live_in_its_family(registry, package):
+    """A rule written in a family file serves only that family's ops (shared rules such as
+    ``linear_jvp`` live outside the family packages and may serve any)."""
+    strays = []
+    for op in registry:
+        if op in MARKER_OPS:
+            continue
+        home = _home(registry[op])
+        if home.startswith(package + ".") and home != f"{package}.{family_of(op)}" \
+                and not home.endswith(".registries"):
+            strays.append(f"{op} ({family_of(op)}) is registered from {home}")
+    assert not strays, f"{registry.name}: " + "; ".join(strays)
