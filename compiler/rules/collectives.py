@@ -1,12 +1,11 @@
 """The compiler's rules for the per-device collectives: they appear only after partitioning (no
 sharding rule; the executor runs them) and inside shard_map bodies, where autodiff needs their
-JVPs and transposes (all_gather <-> reduce_scatter, all_to_all and collective_permute invert,
-pvary transposes to a copy that the backward pass sums).
+JVPs and transposes (all_gather <-> reduce_scatter, all_to_all and collective_permute invert).
+``pvary`` (from ``lax.pcast(..., to="varying")``) is the identity on each device: its kernel
+returns its operand, and its transpose is a copy that the backward pass sums over its axes.
 """
 
 from __future__ import annotations
-
-from meshjit.ir import Op
 
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
@@ -20,14 +19,6 @@ def require_sum(op) -> None:
         raise AssertionError(
             f"autodiff internal error: a {op.attrs['reduction']} {op.name} is not linear"
         )
-
-
-# --- kernels ---------------------------------------------------------------------------------
-
-# NOTE: pvary only marks a value as varying for shard_map's check; each device keeps its value.
-@kernel_rules.register("pvary")
-def _pvary_kernel(op: Op, lead: int):
-    return lambda operand: (operand,)
 
 
 # --- autodiff ------------------------------------------------------------------------------------
@@ -71,13 +62,6 @@ def _all_reduce_transpose(op, cotangents, operands):
     return [cotangents[0]]
 
 
-@transpose_rules.register("pvary")
-def _pvary_transpose(op, cotangents, operands):
-    # NOTE: JAX's transpose of pvary is psum over its axes; here the backward pass does that
-    # sum, since pvary's cotangent varies along axes its operand does not (VaryingAxes.excess).
-    return [cotangents[0]]
-
-
 @transpose_rules.register("reduce_scatter")
 def _reduce_scatter_transpose(op, cotangents, operands):
     require_sum(op)
@@ -106,3 +90,19 @@ def _collective_permute_transpose(op, cotangents, operands):
     pairs = tuple((target, source) for source, target in op.attrs["pairs"])
     attrs = {"mesh": op.attrs["mesh"], "axes": op.attrs["axes"], "pairs": pairs}
     return [single("collective_permute", [cotangents[0]], attrs)]
+
+
+# --- pvary ---------------------------------------------------------------------------------------
+
+
+@transpose_rules.register("pvary")
+def _pvary_transpose(op, cotangents, operands):
+    # NOTE: JAX's transpose of pvary is psum over its axes; here the backward pass does that
+    # sum, since pvary's cotangent varies along axes its operand does not (VaryingAxes.excess).
+    return [cotangents[0]]
+
+
+# NOTE: pvary only marks a value as varying for shard_map's check; each device keeps its value.
+@kernel_rules.register("pvary")
+def _pvary_kernel(op, lead: int):
+    return lambda operand: (operand,)
