@@ -14,9 +14,8 @@ import warnings
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from meshjit.ir.config import config
-
 from meshjit.ir import Block, DimSharding, Func, Module, Op, SymbolRef, TensorSharding, Value
+from meshjit.ir.config import config
 from meshjit.ir.shape_rules_spmd import manual_part
 
 from ..factor_choice import Decision, FactorChooser

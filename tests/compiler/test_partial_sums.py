@@ -17,7 +17,7 @@ from meshjit.compiler.partition_rules import PARTIAL_REDUCTION
 from meshjit.compiler.passes.partition import partition_with_report
 from meshjit.compiler.passes.propagate_shardings import propagate_shardings
 from meshjit.compiler.pipeline import normalize_boundaries
-from meshjit.ir import TensorType
+from meshjit.ir import AxisRef, Op, TensorSharding, TensorType, Value
 
 pytestmark = pytest.mark.filterwarnings("ignore::meshjit.compiler.passes.partition.FullRematerializationWarning")
 
@@ -75,8 +75,6 @@ def test_every_rule_has_a_chain_that_passes_through_it():
 def test_a_reduction_passes_on_only_its_own_kind(name: str):
     """An op that itself leaves partial results combines them with the pending ones into one
     reduction, so it may only pass on its own kind."""
-    from meshjit.ir import Op, Value
-
     operand = Value.fresh(TensorType((4, 4), "f32"))
     attrs = {"axes": (0,)} if name.startswith("reduce") else {"contracting_dims": ((1,), (0,)),
                                                               "batch_dims": ((), ())}
@@ -87,10 +85,8 @@ def test_a_reduction_passes_on_only_its_own_kind(name: str):
 
 
 def test_a_value_with_another_consumer_is_reduced_once_for_all():
-    from meshjit.ir import Op, Value
-
-    pending = layout("-,-").__class__("mesh", layout("-,-").dims, (), (layout("x").dims[0].axes[0],), "sum")
     free = layout("-,-")
+    pending = TensorSharding("mesh", free.dims, unreduced=(AxisRef("x"),))
     operand = Value.fresh(TensorType((4, 4), "f32"))
     op = Op("neg", (operand,), (Value.fresh(TensorType((4, 4), "f32")),))
     assert pass_through(op, [pending], [True]) is not None
