@@ -92,3 +92,22 @@ def test_a_value_with_another_consumer_is_reduced_once_for_all():
     assert pass_through(op, [pending], [True]) is not None
     assert pass_through(op, [pending], [False]) is None
     assert pass_through(op, [free], [True]) is None
+
+
+@pytest.mark.parametrize("rows", [8, 6])
+@pytest.mark.parametrize("target", ["yx,-", "y,x"])
+def test_pending_value_is_split_locally_then_reduce_scattered(rows: int, target: str):
+    """A value pending over x, whole on its dims, wanted split over y then x on dim 0: each
+    device slices its y part (no communication) and reduce-scatters only that over x; or with
+    x on dim 1, reduce-scatters dim 1 and slices dim 0."""
+    builder = ProgramBuilder(MESHES["2x4"])
+    lhs = builder.argument(TensorType((rows, 16), "f64"), "-,x")
+    rhs = builder.argument(TensorType((16, 8), "f64"), "x,-")
+    product = builder.emit("dot_general", [lhs, rhs], {"contracting_dims": ((1,), (0,)), "batch_dims": ((), ())})[0]
+    pending = TensorSharding("mesh", layout("-,-").dims, unreduced=(AxisRef("x"),))
+    held = builder.emit("sharding_constraint", [product], {"sharding": pending})[0]
+    module = builder.module([builder.constrain(held, target)])
+    rng = np.random.default_rng(rows)
+    partitioned = partition_and_compare(module, [rng.standard_normal((rows, 16)), rng.standard_normal((16, 8))])
+    names = [op.name for op in partitioned.main.body.ops]
+    assert "reduce_scatter" in names and "all_reduce" not in names, names
