@@ -1,7 +1,8 @@
 """Turning a reshard into collectives by comparing axis lists per dim (Shardy's recipe).
 
 Pending partial results are reduced first (a reduce_scatter when the target shards a dim further
-on the pending axes, else an all_reduce). The same tiling in another device order is a
+on the pending axes, after a local split over free axes the target lists before them; else an
+all_reduce). The same tiling in another device order is a
 collective_permute. Then an axis that moves from the end of one dim's list to the next place of
 another's is an all_to_all (once the other dim has gathered what it must drop); the rest of each
 dim's list past the common prefix with the target is all_gathered; the rest of the target's list
