@@ -43,7 +43,7 @@ class PartialRule:
             raise ValueError(f"combine must be one of {COMBINES}, got {self.combine!r}")
 
 
-def reduce_first(op: Op) -> None:
+def reduce_first(op: Op) -> PartialRule | None:
     """The named default: an op without a rule needs its operands reduced before it runs."""
     return None
 

@@ -1,7 +1,8 @@
 """Turning a reshard into collectives by comparing axis lists per dim (Shardy's recipe).
 
 Pending partial results are reduced first (a reduce_scatter when the target shards a dim further
-on the pending axes, else an all_reduce). The same tiling in another device order is a
+on the pending axes, after a local split over free axes the target lists before them; else an
+all_reduce). The same tiling in another device order is a
 collective_permute. Then an axis that moves from the end of one dim's list to the next place of
 another's is an all_to_all (once the other dim has gathered what it must drop); the rest of each
 dim's list past the common prefix with the target is all_gathered; the rest of the target's list
@@ -113,23 +114,36 @@ class Resharder:
                                                self.reduction, self.reason)
             return
         for dim, wanted in enumerate(target.dims):
-            current = self.dims[dim]
-            if list(wanted.axes[:len(current)]) != current:
-                continue
-            run = []
-            for axis in wanted.axes[len(current):]:
-                if axis not in pending:
-                    break
-                run.append(axis)
-            if not run or not self.can_split(dim, current, run):
-                continue
-            if not current:
-                self.fit_whole(dim, run)
-            self.collective("reduce_scatter", {"axes": _names(run), "dim": dim, "reduction": self.reduction})
-            self.dims[dim] = current + run
-            pending = [axis for axis in pending if axis not in run]
+            scattered = self._scatter_into(dim, list(wanted.axes), pending)
+            pending = [axis for axis in pending if axis not in scattered]
         if pending:
             self.collective("all_reduce", {"axes": _names(pending), "reduction": self.reduction})
+
+    def _scatter_into(self, dim: int, wanted: list, pending: list) -> list:
+        """Reduce-scatter the pending axes ``dim``'s target lists next; axes it lists before
+        them that nothing holds yet are split off locally first, so that each device reduces
+        only its part. Returns the axes reduced."""
+        current = self.dims[dim]
+        if wanted[:len(current)] != current:
+            return []
+        rest = wanted[len(current):]
+        local = []
+        while rest and rest[0] not in pending and rest[0] not in self.in_play():
+            local.append(rest.pop(0))
+        run = []
+        while rest and rest[0] in pending:
+            run.append(rest.pop(0))
+        if not run or (local and not self.can_split(dim, current, local)):
+            return []
+        if (current or local) and not self.lines_up(dim, current + local, run):
+            return []
+        if local:
+            self.split_locally(dim, local)
+        elif not current:
+            self.fit_whole(dim, run)
+        self.collective("reduce_scatter", {"axes": _names(run), "dim": dim, "reduction": self.reduction})
+        self.dims[dim] = current + local + run
+        return run
 
     def add_unreduced(self, target: TensorSharding) -> None:
         """Pending axes the target asks for: a sum keeps the value on the devices at index 0
@@ -260,16 +274,20 @@ class Resharder:
                 current = []
             if dim in self.gathered_whole and self.source.dims[dim].axes:
                 self.rematerialize(dim, target)
-            added = wanted[len(current):]
-            if not current:
-                self.fit_whole(dim, added)
-            chunk = self.local_size(dim, wanted)
-            zero = self.builder.scalar(0, "i32")
-            starts = [self.builder.shard_offset(added, chunk) if d == dim else zero for d in range(len(self.dims))]
-            sizes = tuple(chunk if d == dim else s for d, s in enumerate(self.value.type.shape))
-            self.value = self.builder.emit1("dynamic_slice", [self.value, *starts], {"slice_sizes": sizes})
-            self.dims[dim] = wanted
+            self.split_locally(dim, wanted[len(current):])
 
+    def split_locally(self, dim: int, added) -> None:
+        """Keep this device's part of ``dim`` split further over ``added``: a dynamic_slice at
+        the shard offset (a whole dim is padded to line up first)."""
+        if not self.dims[dim]:
+            self.fit_whole(dim, added)
+        wanted = self.dims[dim] + list(added)
+        chunk = self.local_size(dim, wanted)
+        zero = self.builder.scalar(0, "i32")
+        starts = [self.builder.shard_offset(added, chunk) if d == dim else zero for d in range(len(self.dims))]
+        sizes = tuple(chunk if d == dim else s for d, s in enumerate(self.value.type.shape))
+        self.value = self.builder.emit1("dynamic_slice", [self.value, *starts], {"slice_sizes": sizes})
+        self.dims[dim] = wanted
 
 def same_layout(local: Local, target: TensorSharding) -> bool:
     return ([list(dim.axes) for dim in local.sharding.dims] == [list(dim.axes) for dim in target.dims]

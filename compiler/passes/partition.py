@@ -5,7 +5,8 @@ result's axes for factors the result has, and for reduction factors the operands
 computing partial results is cheaper than gathering the operands (factor_choice.py). Operands
 are resharded to what that needs (reshard.py), the padding of unevenly sharded reduced dims is
 masked with the reduction's identity, the op runs on local shards, and its result keeps whatever
-layout it came out in (partial results stay unreduced until a consumer needs them).
+layout it came out in. Partial results stay unreduced until a consumer needs them: an op the
+partial-sum algebra allows (partial_sums.py) runs on the partial terms when that costs no more.
 """
 
 from __future__ import annotations

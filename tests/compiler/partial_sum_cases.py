@@ -16,8 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from meshjit.ir import Value
-
+from meshjit.ir import TensorType, Value
 from partition_cases import MATMUL, Operand, integers, normal, positive
 
 SHAPE = (6, 10)
@@ -65,8 +64,6 @@ class Chain:
         self.operands: list[Operand] = []
 
     def _argument(self, shape, text: str | None, values=None) -> Value:
-        from meshjit.ir import TensorType
-
         if values is positive and self.dtype == "i32":
             values = integers(1, 6)
         operand = Operand(f"{self.dtype}[{','.join(map(str, shape))}]", values or self._values())
@@ -96,8 +93,6 @@ class Chain:
         return self._argument(SHAPE, f"{self.layout.reduced},-")
 
     def predicate(self) -> Value:
-        from meshjit.ir import TensorType
-
         self.operands.append(Operand(f"bool[{SHAPE[0]},{SHAPE[1]}]"))
         return self.builder.argument(TensorType(SHAPE, "bool"), self.layout.dims)
 

@@ -22,7 +22,6 @@ from meshjit.compiler.passes.dce import eliminate_dead_code
 from meshjit.compiler.passes.partition import partition
 from meshjit.ir import Module, interpret, parse_module, print_module, verify
 from meshjit.ir.layout import shard_array, unshard_array
-
 from partition_cases import normal
 
 GOLDEN_ROOT = Path(__file__).parent.parent / "golden"

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from meshjit.compiler import pipeline
+from meshjit.compiler.frontend.lax_collectives import psum
 
 import meshjit as jax
 import meshjit.numpy as jnp
-from meshjit.compiler import pipeline
-from meshjit.compiler.frontend.lax_collectives import psum
 from meshjit.shard_map_api import shard_map
 from meshjit.sharding import Mesh, NamedSharding
 from meshjit.sharding import PartitionSpec as P
