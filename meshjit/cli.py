@@ -18,14 +18,16 @@ def run_demo(console: Console) -> int:
 
 def _add_input_options(command: argparse.ArgumentParser, strategy: bool = True) -> None:
     """The options every IR-reading command shares: the file, ``--mesh`` and ``--strategy``."""
-    from .cli_tools import STRATEGY_NAMES
+    from meshjit.compiler.passes.propagate_shardings import strategy_names
 
     command.add_argument("file", help="an IR text file (.mjir), or - to read standard input")
     command.add_argument("--mesh", metavar="AXES", help="mesh @mesh as axis=size pairs, e.g. x=2,y=4: "
                          "added when the file defines no @mesh, replacing it otherwise")
     if strategy:
-        command.add_argument("--strategy", choices=STRATEGY_NAMES, default="shardy",
-                             help="the sharding propagation strategy (default: shardy)")
+        # NOTE: the choices are read when the parser is built, so strategies registered with
+        # register_strategy before main() runs are offered too.
+        command.add_argument("--strategy", choices=strategy_names(), default="shardy",
+                             help="a registered sharding propagation strategy (default: shardy)")
 
 
 def build_parser() -> argparse.ArgumentParser:
