@@ -51,11 +51,18 @@ def _all_concrete(operands) -> bool:
     return all(is_array_like(operand) and not isinstance(operand, Tracer) for operand in operands)
 
 
+_UNARY = frozenset({"__neg__", "__pos__", "__abs__", "__invert__"})
+
+
 def _operator_program(name: str) -> Jitted:
     function = _TABLE[name]
-
-    def operator(*operands):
-        return function(*operands)
+    # NOTE: the parameters are named as jax.numpy's (errors say "argument x of add").
+    if name in _UNARY:
+        def operator(x):
+            return function(x)
+    else:
+        def operator(x, y):
+            return function(x, y)
 
     # NOTE: the program's name in dumps and errors: add, radd, neg, ...
     operator.__name__ = operator.__qualname__ = name.strip("_")

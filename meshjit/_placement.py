@@ -48,6 +48,8 @@ def check_in_shardings(function_name: str, labels: Sequence[str], specs: Sequenc
     (equal shardings, or both fully replicated): jit does not move committed data."""
     for label, spec, wanted in zip(labels, specs, in_shardings):
         have = spec.sharding
+        if wanted is not None:
+            wanted.shard_shape(spec.type.shape)  # raises IndivisibleError naming the shapes
         if wanted is None or have is None or _same_layout(wanted, have, spec.type.rank):
             continue
         raise ValueError(
