@@ -44,7 +44,7 @@ from . import experimental as experimental
 
 # NOTE: Array's operators and methods (and jnp functions on concrete values) run as cached
 # jitted programs; this registers the dispatcher with the runtime and the compiler (_dispatch.py).
-from . import _dispatch as _dispatch  # noqa: E402
+from . import _dispatch as _dispatch
 
 _dispatch.install()
 

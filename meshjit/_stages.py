@@ -117,7 +117,7 @@ class Compiled:
                 f"Compiled function called with arguments of structure {treedef}, but it was "
                 f"compiled for {self.in_tree}"
             )
-        for position, (leaf, spec) in enumerate(zip(leaves, self._lowered.arg_specs)):
+        for position, (leaf, spec) in enumerate(zip(leaves, self._lowered._arg_specs)):
             actual = abstract_argument(leaf, f"[{position}]")
             if actual.type != spec.type:
                 raise TypeError(f"Compiled argument {position}: expected {spec.type}, got {actual.type}")
@@ -131,15 +131,24 @@ class Lowered:
     def __init__(self, traced, in_tree, out_tree, arg_specs, input_shardings, output_shardings, *,
                  propagation="shardy", donated: frozenset[int] = frozenset(), placement: Placement):
         self._traced = traced
-        self.in_tree = in_tree
-        self.out_tree = out_tree
-        self.arg_specs = arg_specs
+        self._in_tree = in_tree
+        self._out_tree = out_tree
+        self._arg_specs = arg_specs
         self._input_shardings = input_shardings
         self._output_shardings = output_shardings
         self._propagation = propagation
         self._donated = frozenset(donated)
         self._placement = placement
         self._compiled: Compiled | None = None
+
+    @property
+    def in_tree(self):
+        """The pytree structure of the ``(args, kwargs)`` the program takes (dynamic leaves)."""
+        return self._in_tree
+
+    @property
+    def out_tree(self):
+        return self._out_tree
 
     def as_text(self) -> str:
         return print_module(self._traced.module)

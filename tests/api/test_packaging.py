@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+
 import tomllib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

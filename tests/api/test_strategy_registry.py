@@ -5,6 +5,8 @@ the registered ones."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -114,3 +116,29 @@ def test_a_conflict_rule_must_return_a_candidate(mesh_2x4):
     broken = Strategy("broken", SHARDY.stages, resolve_conflict=lambda conflict: None)
     with pytest.raises(ValueError, match="strategy 'broken': resolve_conflict returned None for a conflict on add"):
         jitted_step(mesh_2x4, broken).lower(*arguments()).compile()
+
+
+STRATEGY_MODULE = '''\
+from meshjit.compiler.passes.propagate_shardings import SHARDY, Strategy, register_strategy
+
+
+def prefer_later_operand(conflict):
+    return max(conflict.candidates, key=lambda candidate: candidate.position)
+
+
+register_strategy(Strategy("later-operand", SHARDY.stages, resolve_conflict=prefer_later_operand))
+'''
+
+
+def test_the_command_line_imports_a_module_that_registers_strategies(mesh_2x4, tmp_path):
+    (tmp_path / "my_strategies.py").write_text(STRATEGY_MODULE)
+    path = tmp_path / "step.mjir"
+    path.write_text(jitted_step(mesh_2x4, "shardy").lower(*arguments()).as_text())
+    command = [sys.executable, "-m", "meshjit", "--import", "my_strategies", "collectives", str(path),
+               "--strategy", "later-operand", "--json"]
+    run = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["total_bytes_per_device"] == 256
+    missing = subprocess.run(command[:4] + ["no_such_module"] + command[5:], cwd=tmp_path, capture_output=True,
+                             text=True, check=False)
+    assert missing.returncode == 2 and "--import: No module named 'no_such_module'" in missing.stderr
