@@ -106,10 +106,12 @@ class Pipeline:
         return tuple(spec.name for spec in self.passes)
 
     def __getitem__(self, name: str) -> PassSpec:
-        for spec in self.passes:
-            if spec.name == name:
-                return spec
-        raise KeyError(f"unknown pass {name!r}; the passes are: {', '.join(self.names())}")
+        self._check_known(name)
+        return next(spec for spec in self.passes if spec.name == name)
+
+    def _check_known(self, name: str) -> None:
+        if name not in self.names():
+            raise KeyError(f"unknown pass {name!r}; the passes are: {', '.join(self.names())}")
 
     def select(self, names: Sequence[str]) -> Pipeline:
         """The named passes, in the order given (each from this pipeline, options included)."""
@@ -120,12 +122,14 @@ class Pipeline:
 
     def with_pass_options(self, name: str, **options) -> Pipeline:
         """This pipeline with pass ``name``'s options updated."""
-        self[name]  # raises KeyError naming the passes
+        self._check_known(name)
         return Pipeline(tuple(spec.with_options(**options) if spec.name == name else spec for spec in self.passes))
 
-    def run(self, module: Module, *, dump: Dumper | None = None, input_name: str = "traced") -> PipelineRun:
-        """Run every pass in order on ``module``; ``dump`` (if given) writes the input as
-        ``input_name`` and the module after each pass, then the collectives summary."""
+    def run(self, module: Module, *, dump: Callable[[str, Module], None] | None = None,
+            input_name: str = "traced") -> PipelineRun:
+        """Run every pass in order on ``module``. ``dump(pass_name, module)`` (if given) sees the
+        input as ``input_name`` and the module after each pass; a Dumper also writes the
+        per-device program's collectives summary at the end."""
         if dump is not None:
             dump(input_name, module)
         run = PipelineRun(module)
@@ -142,8 +146,8 @@ class Pipeline:
             if dump is not None:
                 dump(spec.name, current)
         partition_report = run.reports.get("partition")
-        if dump is not None and partition_report is not None:
-            dump.collectives(run.modules.get(_last_per_device(run)), partition_report.collective_reasons)
+        if isinstance(dump, Dumper) and partition_report is not None:
+            dump.collectives(run.modules[_last_per_device(run)], partition_report.collective_reasons)
         return run
 
 
