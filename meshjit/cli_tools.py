@@ -22,7 +22,6 @@ from rich.text import Text
 from meshjit.compiler.check import PartitioningMismatchError, check_program
 from meshjit.compiler.collectives import collective_records, collective_summary, operand_text
 from meshjit.compiler.explain import format_provenance
-from meshjit.compiler.passes.propagate_shardings import analyze_shardings
 from meshjit.compiler.pipeline import GLOBAL, LOWER, PER_DEVICE, Dumper, Pipeline, compile_module, default_pipeline
 from meshjit.ir import MeshAttr, Module, ParseError, VerifyError, parse_module, print_module, verify
 from meshjit.ir.dtypes import to_numpy
@@ -195,8 +194,9 @@ def run_explain(arguments) -> int:
     if is_partitioned(module):
         raise ToolError(f"{arguments.file}: the module is already partitioned; explain reads a global module "
                         f"(the traced or propagated dump)")
+    propagation = module_passes(arguments.strategy).select(["propagate_shardings"])
     try:
-        result = analyze_shardings(module, arguments.strategy)
+        result = propagation.run(module).reports["propagate_shardings"]
     except (ValueError, LookupError) as error:
         raise ToolError(f"propagation rejected the module: {error}") from None
     text = format_provenance(module, result, arguments.strategy)
