@@ -225,27 +225,32 @@ def first_mismatch(propagated: Module, arguments: Sequence,
     return side_by_side.check_outputs()
 
 
-def breaking_pass(report: PartitionResult, arguments: Sequence, expected: Sequence) -> str | None:
-    """The first optimisation pass after which the per-device program's outputs differ."""
+def breaking_pass(report: PartitionResult, arguments: Sequence, expected: Sequence,
+                  optimisations: pipeline.Pipeline | None = None) -> str | None:
+    """The first optimisation pass (of ``optimisations``, by default the default pipeline's
+    per-device passes) after which the per-device program's outputs differ."""
     module = report.module
     stacked = stacked_arguments(module, arguments)
     shapes = [np.shape(output) for output in expected]
-    for pass_name, optimise in pipeline.OPTIMISATIONS:
-        module = optimise(module)
+    optimisations = optimisations or pipeline.default_pipeline().of_stage(pipeline.PER_DEVICE)
+    for spec in optimisations.passes:
+        module = spec(module)
         outputs = global_outputs(module, stacked, shapes)
         if any(output is None for output in outputs) or differing_outputs(expected, outputs):
-            return pass_name
+            return spec.name
     return None
 
 
-def explain_mismatch(propagated: Module, arguments: Sequence, expected: Sequence) -> str | None:
+def explain_mismatch(propagated: Module, arguments: Sequence, expected: Sequence,
+                     optimisations: pipeline.Pipeline | None = None) -> str | None:
     """Where the per-device program first goes wrong, as text; None when the per-device program
-    (partitioned and optimised) agrees with the reference under the interpreter."""
+    (partitioned and optimised by ``optimisations``) agrees with the reference under the
+    interpreter."""
     report = partition_with_report(propagated)
     mismatch = first_mismatch(propagated, arguments, report)
     if mismatch is not None:
         return f"first op whose per-device values differ: {mismatch}"
-    pass_name = breaking_pass(report, arguments, expected)
+    pass_name = breaking_pass(report, arguments, expected, optimisations)
     if pass_name is not None:
         return (f"the partitioner's per-device program is right, but after the optimisation pass "
                 f"{pass_name} its outputs differ")

@@ -23,8 +23,6 @@ from meshjit.runtime.transfer import make_array_from_callback as make_array_from
 from meshjit.runtime.transfer import make_array_from_process_local_data as make_array_from_process_local_data
 from meshjit.runtime.transfer import make_array_from_single_device_arrays as make_array_from_single_device_arrays
 
-from meshjit.compiler.frontend.numpy_api.operators import install_array_methods as _install_array_methods
-
 from . import debug as debug
 from . import distributed as distributed
 from . import lax as lax
@@ -47,8 +45,10 @@ from .jit_api import jit as jit
 from .shard_map_api import shard_map as shard_map
 from . import experimental as experimental
 
-# NOTE: Arrays get numpy's operators and methods from meshjit.numpy, as in JAX; they run as
-# cached one-op programs (the eager executor jit_api installs).
-_install_array_methods(Array)
+# NOTE: Array's operators and methods (and jnp functions on concrete values) run as cached
+# jitted programs; this registers the dispatcher with the runtime and the compiler (_dispatch.py).
+from . import _dispatch as _dispatch
+
+_dispatch.install()
 
 __version__ = "0.1.0"

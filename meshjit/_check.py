@@ -2,8 +2,8 @@
 run the call, run the unsharded program through the reference interpreter, and raise
 PartitioningMismatchError naming the first op whose per-device values differ.
 
-The comparison of modules lives in ``compiler/check.py``; this file is the glue that knows a
-Compiled's pieces (its program, its Plan, its argument layouts), as meshjit/_stages.py does.
+The comparison of modules lives in ``compiler/check.py``; this file is the glue that reads a
+Compiled's program (``Compiled.program``) and Executable (``Compiled.runtime_executable()``).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from meshjit.compiler.check import (
     values_close,
 )
 from meshjit.compiler.collectives import COLLECTIVES
+from meshjit.compiler.pipeline import PER_DEVICE
 from meshjit.ir import interpret
-from meshjit.ir.dtypes import to_numpy
 from meshjit.ir.printer import name_values, op_lines
 from meshjit.runtime.executor import run_plan, to_buffer
 from meshjit.runtime.plan import CollectiveStep
@@ -33,20 +33,14 @@ from meshjit.runtime.plan import CollectiveStep
 __all__ = ["PartitioningMismatchError", "run_checked"]
 
 
-def _host_arguments(compiled, leaves) -> list[np.ndarray]:
-    """The call's arguments (captured constants included) as global numpy arrays."""
-    lowered = compiled._lowered
-    arrays = [np.asarray(leaf, dtype=to_numpy(spec.type.dtype)) for leaf, spec in zip(leaves, lowered._arg_specs)]
-    return arrays + [np.asarray(captured) for captured in lowered._traced.captured]
-
-
 def run_checked(compiled, leaves) -> list:
     """Run ``compiled`` on flat ``leaves`` and check its outputs against the reference
     interpreter on the unsharded program; returns the outputs (Arrays) when they agree."""
+    executable = compiled.runtime_executable()
+    program = compiled.program
     # NOTE: read the arguments before the run, which may donate (invalidate) them.
-    arguments = _host_arguments(compiled, leaves)
-    outputs = compiled._run_flat(leaves)
-    program = compiled._program
+    arguments = executable.host_arguments(leaves)
+    outputs = executable.run(leaves)
     expected = list(interpret(program.traced, *arguments))
     wrong = differing_outputs(expected, [np.asarray(output) for output in outputs])
     if not wrong:
@@ -57,16 +51,17 @@ def run_checked(compiled, leaves) -> list:
     if program.partitioned is None:
         cause = "the program is not sharded, so its compiled kernels compute what the reference does not"
     else:
-        cause = explain_mismatch(program.propagated, arguments, expected) or _plan_diagnosis(compiled, arguments)
+        optimisations = program.pipeline.of_stage(PER_DEVICE)
+        cause = (explain_mismatch(program.propagated, arguments, expected, optimisations)
+                 or _plan_diagnosis(program, executable, arguments))
     raise PartitioningMismatchError(f"{summary}\n{cause}")
 
 
-def _plan_diagnosis(compiled, arguments) -> str:
+def _plan_diagnosis(program, executable, arguments) -> str:
     """The per-device program is right under the interpreter, so the compiled Plan is not: name
     its first collective step whose result differs from the interpreter's, if one does."""
-    program = compiled._program
     module = program.partitioned
-    plan = compiled._plan()
+    plan = executable.plan
     collectives = [op for op in module.main.body.ops if op.name in COLLECTIVES]
     steps = [index for index, step in enumerate(plan.steps)
              if isinstance(step, CollectiveStep) and step.kind in COLLECTIVES]
@@ -80,7 +75,7 @@ def _plan_diagnosis(compiled, arguments) -> str:
         step = plan.steps[index]
         # NOTE: fresh argument buffers for every partial run, in case a step writes into one
         prefix = replace(plan, steps=plan.steps[:index + 1], result_slots=(step.output,))
-        (buffer,) = run_plan(prefix, _plan_arguments(compiled, arguments, plan))
+        (buffer,) = run_plan(prefix, _plan_arguments(executable, arguments))
         stacked = _stack_buffer(buffer, plan.mesh_shape)
         bad = _first_bad_row(reference[op.result.id], stacked, mesh)
         if bad is not None:
@@ -90,10 +85,11 @@ def _plan_diagnosis(compiled, arguments) -> str:
     return f"{below}: every collective agrees, so a kernel step computes a different value"
 
 
-def _plan_arguments(compiled, arguments, plan) -> list[np.ndarray]:
+def _plan_arguments(executable, arguments) -> list[np.ndarray]:
     """The Plan's argument buffers, laid out from the global host ``arguments``."""
+    plan = executable.plan
     return [to_buffer(value, sharding, plan.mesh_shape, varying)
-            for value, sharding, varying in zip(arguments, compiled._arg_shardings, plan.arg_varying)]
+            for value, sharding, varying in zip(arguments, executable.arg_shardings, plan.arg_varying)]
 
 
 def _stack_buffer(buffer: np.ndarray, mesh_shape) -> np.ndarray:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
 import sys
 import warnings
 
@@ -18,18 +20,39 @@ def run_demo(console: Console) -> int:
 
 def _add_input_options(command: argparse.ArgumentParser, strategy: bool = True) -> None:
     """The options every IR-reading command shares: the file, ``--mesh`` and ``--strategy``."""
-    from .cli_tools import STRATEGY_NAMES
+    from meshjit.compiler.passes.propagate_shardings import strategy_names
 
     command.add_argument("file", help="an IR text file (.mjir), or - to read standard input")
     command.add_argument("--mesh", metavar="AXES", help="mesh @mesh as axis=size pairs, e.g. x=2,y=4: "
                          "added when the file defines no @mesh, replacing it otherwise")
     if strategy:
-        command.add_argument("--strategy", choices=STRATEGY_NAMES, default="shardy",
-                             help="the sharding propagation strategy (default: shardy)")
+        # NOTE: the choices are read when the parser is built, so strategies registered with
+        # register_strategy before main() runs are offered too.
+        command.add_argument("--strategy", choices=strategy_names(), default="shardy",
+                             help="a registered sharding propagation strategy (default: shardy)")
+
+
+def _add_import_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
+                        help="import MODULE first (from the current directory or PYTHONPATH), e.g. one that "
+                             "calls register_strategy, so --strategy offers its strategies; repeatable")
+
+
+def import_user_modules(argv: list[str]) -> None:
+    """Import the ``--import`` modules before the real parser is built, so the strategies they
+    register are among ``--strategy``'s choices."""
+    preliminary = argparse.ArgumentParser(add_help=False)
+    _add_import_option(preliminary)
+    known, _ = preliminary.parse_known_args(argv)
+    if known.imports and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    for module in known.imports:
+        importlib.import_module(module)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="meshjit", description="meshjit: sharded jit over a device mesh")
+    _add_import_option(parser)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands.add_parser("demo", help="run a sharded MLP through the whole pipeline: shardings, collectives, "
                                      "the per-device program, and its speed against numpy")
@@ -61,6 +84,12 @@ def main(argv=None) -> int:
     from .cli_draw import run_draw
     from .cli_tools import ToolError, run_check, run_collectives, run_explain, run_opt
 
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        import_user_modules(argv)
+    except ImportError as error:
+        print(f"meshjit: error: --import: {error}", file=sys.stderr)
+        return 2
     parser = build_parser()
     arguments = parser.parse_args(argv)
     console = Console()

@@ -14,7 +14,7 @@ from meshjit.compiler.collectives import COLLECTIVES
 from meshjit.ir import DimSharding, Module, TensorSharding, to_digraph
 from meshjit.ir.printer import format_sharding
 
-from .cli_tools import ToolError, file_stem, is_partitioned, load_module, run_passes, select_passes
+from .cli_tools import ToolError, file_stem, is_partitioned, load_module, module_passes, run_passes, select_passes
 
 # NOTE: ColorBrewer's Set3, light enough for black text; shardings take them in order of first use.
 PALETTE = ("#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69", "#fccde5",
@@ -137,9 +137,10 @@ def run_draw(arguments) -> int:
     module = load_module(arguments.file, arguments.mesh)
     if arguments.passes is None:
         names = [] if is_partitioned(module) else ["propagate_shardings"]
+        passes = module_passes(arguments.strategy).select(names)
     else:
-        names = select_passes(arguments.passes, module)
-    module = run_passes(module, names, arguments.strategy)
+        passes = select_passes(arguments.passes, module, arguments.strategy)
+    module = run_passes(module, passes)
     message = write_graph(to_coloured_dot(module, file_stem(arguments.file)), arguments.output)
     if message:
         print(message)

@@ -8,11 +8,9 @@ rejects) is a ToolError, which the command line prints without a traceback and e
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import sys
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,15 +22,11 @@ from rich.text import Text
 from meshjit.compiler.check import PartitioningMismatchError, check_program
 from meshjit.compiler.collectives import collective_records, collective_summary, operand_text
 from meshjit.compiler.explain import format_provenance
-from meshjit.compiler.passes.propagate_shardings import STRATEGIES, analyze_shardings
-from meshjit.compiler.pipeline import OPTIMISATIONS, PASSES, Dumper, compile_module
+from meshjit.compiler.pipeline import GLOBAL, LOWER, PER_DEVICE, Dumper, Pipeline, compile_module, default_pipeline
 from meshjit.ir import MeshAttr, Module, ParseError, VerifyError, parse_module, print_module, verify
 from meshjit.ir.dtypes import to_numpy
 from meshjit.ir.printer import format_mesh_def, name_values
 
-STRATEGY_NAMES = tuple(sorted(STRATEGIES))
-# NOTE: the passes that need a global module; the optimisations run on per-device modules.
-GLOBAL_PASSES = tuple(name for name in PASSES if name not in dict(OPTIMISATIONS))
 _MESH_DEFINITION = re.compile(r'^\s*mesh\s+@(mesh|"mesh")\s*=', re.MULTILINE)
 _MESH_ENTRY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=([0-9]+)\Z")
 
@@ -119,51 +113,66 @@ def file_stem(path: str) -> str:
 
 
 # -- running passes ---------------------------------------------------------------------------
-def select_passes(text: str | None, module: Module) -> list[str]:
-    """The pass names of ``--passes`` (comma separated), checked against the pipeline's table.
-    Without the option: the whole pipeline for a global module, the per-device passes for a
-    partitioned one."""
+def module_passes(strategy) -> Pipeline:
+    """The default pipeline's passes that produce modules (all but ``lower``), for ``strategy``."""
+    return default_pipeline(strategy).of_stage(GLOBAL, PER_DEVICE)
+
+
+def select_passes(text: str | None, module: Module, strategy) -> Pipeline:
+    """The passes of ``--passes`` (comma separated), checked against the pipeline. Without the
+    option: the whole pipeline for a global module, the per-device passes for a partitioned one."""
+    passes = module_passes(strategy)
     if text is None:
-        return [name for name in PASSES if not (is_partitioned(module) and name in GLOBAL_PASSES)]
+        return passes.of_stage(PER_DEVICE) if is_partitioned(module) else passes
     names = [name.strip() for name in text.split(",") if name.strip()]
     for name in names:
-        if name not in PASSES:
-            raise ToolError(f"unknown pass {name!r}; the passes are: {', '.join(PASSES)}")
+        if name in default_pipeline().of_stage(LOWER).names():
+            raise ToolError(f"{name} turns the per-device module into the executable Plan, which is not a "
+                            f"module to print; the passes are: {', '.join(passes.names())}")
+        if name not in passes.names():
+            raise ToolError(f"unknown pass {name!r}; the passes are: {', '.join(passes.names())}")
     if is_partitioned(module):
-        misplaced = [name for name in names if name in GLOBAL_PASSES]
+        misplaced = [name for name in names if passes[name].stage == GLOBAL]
         if misplaced:
             raise ToolError(f"the module is already partitioned (spmd_mesh = @{module.main.spmd_mesh}), but "
                             f"{', '.join(misplaced)} runs on global modules; per-device passes are: "
-                            f"{', '.join(name for name, _ in OPTIMISATIONS)}")
-    return names
+                            f"{', '.join(passes.of_stage(PER_DEVICE).names())}")
+    return passes.select(names)
 
 
-def pass_function(name: str, strategy: str) -> Callable[[Module], Module]:
-    function = PASSES[name]
-    return functools.partial(function, strategy=strategy) if name == "propagate_shardings" else function
+class _ProgressDumper(Dumper):
+    """A Dumper that also remembers which passes finished, so an error names the pass that
+    failed (the one after the last finished)."""
+
+    def __init__(self, name: str, directory: str | None, enabled: bool):
+        super().__init__(name, directory)
+        if not enabled:
+            self.directory = None
+        self.finished: list[str] = []
+
+    def __call__(self, pass_name: str, module: Module) -> None:
+        self.finished.append(pass_name)
+        super().__call__(pass_name, module)
 
 
-def run_passes(module: Module, names: list[str], strategy: str, dumper: Dumper | None = None) -> Module:
-    """Run the named passes in order, dumping the module after each when ``dumper`` is given
-    (and has a directory)."""
-    if dumper is not None:
-        dumper("input", module)
-    for name in names:
-        try:
-            module = pass_function(name, strategy)(module)
-        except (ValueError, LookupError) as error:
-            raise ToolError(f"pass {name} rejected the module: {error}") from None
-        if dumper is not None:
-            dumper(name, module)
-    return module
+def run_passes(module: Module, passes: Pipeline, dump_name: str = "main", dump_dir: str | None = None,
+               dump: bool = False) -> Module:
+    """Run ``passes`` in order; with ``dump`` the module is written after each pass (into
+    ``dump_dir``, else ``MESHJIT_DUMP_DIR``) under ``dump_name``."""
+    dumper = _ProgressDumper(dump_name, dump_dir, dump)
+    try:
+        return passes.run(module, dump=dumper, input_name="input").module
+    except (ValueError, LookupError) as error:
+        failed = passes.names()[len(dumper.finished) - 1]
+        raise ToolError(f"pass {failed} rejected the module: {error}") from None
 
 
 def run_opt(arguments) -> int:
     """``meshjit opt``: print the module after the selected passes."""
     module = load_module(arguments.file, arguments.mesh)
-    names = select_passes(arguments.passes, module)
+    passes = select_passes(arguments.passes, module, arguments.strategy)
     # NOTE: without --dump-dir the Dumper falls back to MESHJIT_DUMP_DIR, as jit does.
-    module = run_passes(module, names, arguments.strategy, Dumper(file_stem(arguments.file), arguments.dump_dir))
+    module = run_passes(module, passes, file_stem(arguments.file), arguments.dump_dir, dump=True)
     sys.stdout.write(print_module(module))
     return 0
 
@@ -185,8 +194,9 @@ def run_explain(arguments) -> int:
     if is_partitioned(module):
         raise ToolError(f"{arguments.file}: the module is already partitioned; explain reads a global module "
                         f"(the traced or propagated dump)")
+    propagation = module_passes(arguments.strategy).select(["propagate_shardings"])
     try:
-        result = analyze_shardings(module, arguments.strategy)
+        result = propagation.run(module).reports["propagate_shardings"]
     except (ValueError, LookupError) as error:
         raise ToolError(f"propagation rejected the module: {error}") from None
     text = format_provenance(module, result, arguments.strategy)
@@ -210,7 +220,7 @@ def module_collectives(module: Module, strategy: str) -> tuple[Module | None, li
         reasons = {op.results[0].id: "-" for op in module.main.body.walk() if op.results}
         return module, collective_records(module, reasons)
     try:
-        program = compile_module(module, propagation=strategy)
+        program = compile_module(module, propagation=strategy, plan=False)
     except (ValueError, LookupError) as error:
         raise ToolError(f"the pipeline rejected the module: {error}") from None
     if program.partitioned is None:
@@ -284,7 +294,7 @@ def run_check(arguments) -> int:
     if is_partitioned(module):
         raise ToolError(f"{arguments.file}: the module is already partitioned; check reads a global module")
     try:
-        program = compile_module(module, propagation=arguments.strategy)
+        program = compile_module(module, propagation=arguments.strategy, plan=False)
     except (ValueError, LookupError) as error:
         raise ToolError(f"the pipeline rejected the module: {error}") from None
     if program.partitioned is None:

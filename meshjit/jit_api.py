@@ -8,22 +8,22 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
 import optree
 
-from meshjit.compiler.frontend import lax_ops
 from meshjit.compiler.frontend.operands import canonical_numpy
-from meshjit.compiler.frontend.trace import Tracer, bind, set_eager_executor, trace_flat
+from meshjit.compiler.passes.propagate_shardings import resolve_propagation
+from meshjit.compiler.frontend.trace import Tracer, trace_flat
 from meshjit.ir.config import config
 from meshjit.runtime.array import Array
-from meshjit.runtime.devices import devices as all_devices
 from meshjit.runtime.sharding import SingleDeviceSharding
 
 from ._check import run_checked
 from ._shardings import as_named_sharding, mesh_attr, resolve_spec, settle_unconstrained, to_ir_sharding
 from ._arguments import abstract_argument, is_sharding_leaf
+from ._placement import check_in_shardings, place
 from ._stages import Compiled, Lowered
 from .tree_util import NAMESPACE
 
@@ -61,13 +61,8 @@ class Jitted:
         self._static_argnums = _normalise_indices(static_argnums, "static_argnums")
         self._static_argnames = _normalise_names(static_argnames, "static_argnames")
         self._donate_argnums = _normalise_indices(donate_argnums, "donate_argnums")
-        from meshjit.compiler.passes.propagate_shardings import Strategy
-
-        if not (isinstance(propagation, Strategy) or callable(propagation) or propagation in ("shardy", "gspmd")):
-            raise ValueError(
-                f"jit propagation must be 'shardy', 'gspmd', a Strategy or a callable Module -> Module, "
-                f"got {propagation!r}")
-        self._propagation = propagation
+        # NOTE: a name is looked up now, so an unknown one fails here, naming the registered ones.
+        self._propagation = resolve_propagation(propagation)
         self._check = bool(check)
         try:
             self._signature = inspect.signature(fun)
@@ -120,11 +115,11 @@ class Jitted:
         except TypeError as error:
             raise TypeError(f"{self.__name__}() called with the wrong arguments: {error}") from None
 
-    def _run(self, compiled: Compiled, leaves) -> list[Array]:
+    def _run(self, compiled: Compiled, executable, leaves) -> list[Array]:
         """Run a compiled program; in check mode also against the reference interpreter."""
         if self._check or config.read("check_partitioning"):
             return run_checked(compiled, leaves)
-        return compiled._run_flat(leaves)
+        return executable.run(leaves)
 
     def lower(self, *args, **kwargs) -> Lowered:
         args, kwargs = _unwrap_global_device_arrays(args, kwargs)
@@ -146,9 +141,10 @@ class Jitted:
             # NOTE: the dispatch fast path: one flatten and a dict lookup per call.
             leaves, treedef = optree.tree_flatten(args, namespace=NAMESPACE)
             fast_key = _fast_key(treedef, leaves)
-            compiled = self._fast_cache.get(fast_key) if fast_key is not None else None
-            if compiled is not None:
-                return optree.tree_unflatten(compiled._lowered._out_treedef, self._run(compiled, leaves))
+            entry = self._fast_cache.get(fast_key) if fast_key is not None else None
+            if entry is not None:
+                compiled, executable, out_tree = entry
+                return optree.tree_unflatten(out_tree, self._run(compiled, executable, leaves))
         args, kwargs = _unwrap_global_device_arrays(args, kwargs)
         if any(isinstance(leaf, Tracer) for leaf in optree.tree_leaves((args, kwargs), namespace=NAMESPACE)):
             return self._inline(args, kwargs)
@@ -156,9 +152,10 @@ class Jitted:
         dynamic_args, dynamic_kwargs, _, _ = self._split(args, kwargs)
         leaves = optree.tree_leaves((dynamic_args, dynamic_kwargs), namespace=NAMESPACE)
         compiled = lowered.compile()
+        executable = compiled.runtime_executable()
         if fast_key is not None:
-            self._fast_cache[fast_key] = compiled
-        return optree.tree_unflatten(lowered._out_treedef, self._run(compiled, leaves))
+            self._fast_cache[fast_key] = (compiled, executable, compiled.out_tree)
+        return optree.tree_unflatten(compiled.out_tree, self._run(compiled, executable, leaves))
 
     def _inline(self, args, kwargs):
         """jit called inside a traced function inlines into the outer trace; its in_shardings
@@ -178,11 +175,16 @@ class Jitted:
         return out
 
     def _trace(self, args, kwargs, static_positions, treedef, specs, dynamic_count) -> Lowered:
-        input_shardings = self._input_shardings(args, static_positions, specs, treedef, dynamic_count)
+        names = self._dynamic_names(len(args), static_positions)
+        paths = optree.tree_paths(optree.tree_unflatten(treedef, [0] * len(specs)), namespace=NAMESPACE)
+        labels = [_label(path, names) for path in paths]
+        jit_in_shardings = self._jit_in_shardings(specs, treedef, dynamic_count)
+        check_in_shardings(self.__name__, labels, specs, jit_in_shardings)
+        input_leaves = [wanted if wanted is not None else spec.sharding
+                        for wanted, spec in zip(jit_in_shardings, specs)]
         meshes: dict = {}
-        arg_shardings = [_ir_arg_sharding(sharding, spec.type.rank, meshes) for sharding, spec
-                         in zip(optree.tree_leaves(input_shardings, is_leaf=is_sharding_leaf, none_is_leaf=True,
-                                                   namespace=NAMESPACE), specs)]
+        arg_shardings = [_ir_arg_sharding(sharding, spec.type.rank, meshes)
+                         for sharding, spec in zip(input_leaves, specs)]
         out_treedef_box = []
 
         def flat_fun(*tracers):
@@ -195,19 +197,21 @@ class Jitted:
             out_treedef_box.append(out_treedef)
             return [_output_operand(leaf, index) for index, leaf in enumerate(out_leaves)]
 
-        names = self._dynamic_names(len(args), static_positions)
-        skeleton = optree.tree_unflatten(treedef, [0] * len(specs))
-        hints = [_hint(path, names) for path in optree.tree_paths(skeleton, namespace=NAMESPACE)]
+        hints = [_hint(path, names) for path in paths]
         traced, _ = trace_flat(flat_fun, [spec.type for spec in specs], hints, name="main",
                                arg_weak_types=[spec.weak_type for spec in specs],
                                arg_shardings=arg_shardings, meshes=meshes)
         out_treedef = out_treedef_box[0]
-        output_shardings = self._output_sharding_tree(out_treedef)
+        explicit_out = self._explicit_out_shardings(out_treedef)
+        placement = place(self.__name__, labels, specs, jit_in_shardings, explicit_out, traced.module)
+        default = SingleDeviceSharding(placement.device)
+        output_shardings = optree.tree_unflatten(
+            out_treedef, [default if sharding is None else sharding for sharding in explicit_out])
         if self._out_shardings is not None:
             traced = _with_result_shardings(traced, output_shardings, meshes)
-        lowered = Lowered(traced, treedef, out_treedef, specs, input_shardings, output_shardings, self._propagation)
-        lowered._donated = self._donated_leaves(args, static_positions, treedef)
-        return lowered
+        return Lowered(traced, treedef, out_treedef, specs, optree.tree_unflatten(treedef, input_leaves),
+                       output_shardings, propagation=self._propagation,
+                       donated=self._donated_leaves(args, static_positions, treedef), placement=placement)
 
     def _donated_leaves(self, args, static_positions, treedef) -> frozenset[int]:
         """Flat positions of the leaves of donated positional arguments."""
@@ -235,35 +239,33 @@ class Jitted:
             names.append(parameters[index].name if kind_ok else f"arg{index}")
         return names
 
-    def _input_shardings(self, args, static_positions, specs, treedef, dynamic_count):
-        """Per dynamic leaf: the jit's in_shardings, else a committed input's own sharding."""
-        leaves_shardings = [spec.sharding for spec in specs]
-        if self._in_shardings is not None:
-            positional = tuple(range(dynamic_count))
-            prefix = self._in_shardings
-            if not isinstance(prefix, (tuple, list)) or is_sharding_leaf(prefix):
-                prefix = (prefix,) * dynamic_count
-            if len(prefix) != dynamic_count:
-                raise ValueError(
-                    f"jit in_shardings has {len(prefix)} entries but {self.__name__} got {dynamic_count} "
-                    f"positional dynamic arguments"
-                )
-            dynamic_args = optree.tree_unflatten(treedef, list(range(len(specs))))[0]
-            del positional
-            expanded = optree.tree_broadcast_prefix(tuple(prefix), dynamic_args, is_leaf=is_sharding_leaf,
-                                                    none_is_leaf=True, namespace=NAMESPACE)
-            given = optree.tree_leaves(expanded, is_leaf=is_sharding_leaf, none_is_leaf=True, namespace=NAMESPACE)
-            for position, sharding in enumerate(given):
-                if sharding is not None:
-                    leaves_shardings[position] = resolve_spec(sharding, f"jit in_shardings[{position}]")
-                    leaves_shardings[position].shard_shape(specs[position].type.shape)  # IndivisibleError
-        return optree.tree_unflatten(treedef, leaves_shardings)
+    def _jit_in_shardings(self, specs, treedef, dynamic_count) -> list:
+        """Per dynamic leaf: the sharding jit's in_shardings gives it, None where it gives none."""
+        leaves = [None] * len(specs)
+        if self._in_shardings is None:
+            return leaves
+        prefix = self._in_shardings
+        if not isinstance(prefix, (tuple, list)) or is_sharding_leaf(prefix):
+            prefix = (prefix,) * dynamic_count
+        if len(prefix) != dynamic_count:
+            raise ValueError(
+                f"jit in_shardings has {len(prefix)} entries but {self.__name__} got {dynamic_count} "
+                f"positional dynamic arguments"
+            )
+        dynamic_args = optree.tree_unflatten(treedef, list(range(len(specs))))[0]
+        expanded = optree.tree_broadcast_prefix(tuple(prefix), dynamic_args, is_leaf=is_sharding_leaf,
+                                                none_is_leaf=True, namespace=NAMESPACE)
+        given = optree.tree_leaves(expanded, is_leaf=is_sharding_leaf, none_is_leaf=True, namespace=NAMESPACE)
+        for position, sharding in enumerate(given):
+            if sharding is not None:
+                leaves[position] = resolve_spec(sharding, f"jit in_shardings[{position}]")
+        return leaves
 
-    def _output_sharding_tree(self, out_treedef):
-        default = SingleDeviceSharding(all_devices()[0])
+    def _explicit_out_shardings(self, out_treedef) -> list:
+        """Per output leaf: the sharding jit's out_shardings gives it, None where it gives none."""
         count = out_treedef.num_leaves
         if self._out_shardings is None:
-            return optree.tree_unflatten(out_treedef, [default] * count)
+            return [None] * count
         skeleton = optree.tree_unflatten(out_treedef, list(range(count)))
         try:
             expanded = optree.tree_broadcast_prefix(self._out_shardings, skeleton, is_leaf=is_sharding_leaf,
@@ -271,9 +273,8 @@ class Jitted:
         except ValueError as error:
             raise ValueError(f"jit out_shardings must be a pytree prefix of the outputs: {error}") from None
         leaves = optree.tree_leaves(expanded, is_leaf=is_sharding_leaf, none_is_leaf=True, namespace=NAMESPACE)
-        resolved = [default if sharding is None else resolve_spec(sharding, f"jit out_shardings[{index}]")
-                    for index, sharding in enumerate(leaves)]
-        return optree.tree_unflatten(out_treedef, resolved)
+        return [None if sharding is None else resolve_spec(sharding, f"jit out_shardings[{index}]")
+                for index, sharding in enumerate(leaves)]
 
 
 def _with_result_shardings(traced, output_shardings, meshes):
@@ -333,6 +334,12 @@ def _path_text(path) -> str:
     return "".join(f"[{entry!r}]" for entry in path)
 
 
+def _label(path, names: list[str]) -> str:
+    """A dynamic leaf as error messages name it: ``x``, ``params['w']``, ``t[0]``."""
+    head = names[path[1]] if path[0] == 0 and path[1] < len(names) else str(path[1])
+    return head + "".join(f"[{entry!r}]" for entry in path[2:])
+
+
 def _hint(path, names: list[str]) -> str | None:
     """A readable argument name from its pytree path: ``x``, ``params_w``, ``layers_0_b``."""
     if len(path) < 2:
@@ -379,27 +386,6 @@ def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None, s
                                  donate_argnums=donate_argnums, propagation=propagation, check=check)
     return Jitted(fun, in_shardings=in_shardings, out_shardings=out_shardings, static_argnums=static_argnums,
                   static_argnames=static_argnames, donate_argnums=donate_argnums, propagation=propagation, check=check)
-
-
-_EAGER_OPS: dict = {}
-
-
-def _eager_executor(name: str, operands: Sequence, attrs: dict, weak_type: bool):
-    """Run one op on concrete values as a cached one-op jitted program; returns Arrays."""
-    from meshjit.ir import Attrs
-
-    key = (name, Attrs(attrs), weak_type)
-    jitted = _EAGER_OPS.get(key)
-    if jitted is None:
-        def one_op(*operands):
-            return bind(name, operands, attrs, weak_type=weak_type)
-
-        jitted = _EAGER_OPS[key] = Jitted(one_op)
-    return list(jitted(*operands))
-
-
-set_eager_executor(_eager_executor)
-del lax_ops
 
 
 def with_sharding_constraint(x, shardings):

@@ -256,3 +256,70 @@ class Array:
         if self.ndim == 0:
             return format(self._global_value().item(), spec)
         return format(str(self), spec)
+
+
+# -- numpy's operators, methods and properties ------------------------------------------------
+# NOTE: what ``a + b``, ``a.sum(axis=0)`` or ``a.T`` compute is jax.numpy's business, which the
+# runtime cannot import (it never imports the compiler). Array declares the names it answers
+# here and forwards each call to one dispatcher, ``dispatcher(name, array, *args, **kwargs)``,
+# that meshjit's facade registers once at import with ``register_array_dispatcher``.
+_BINARY_OPERATORS = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
+                     "xor", "lshift", "rshift", "divmod")
+ARRAY_OPERATORS = (
+    *(f"__{name}__" for name in _BINARY_OPERATORS),
+    *(f"__r{name}__" for name in _BINARY_OPERATORS),
+    "__neg__", "__pos__", "__abs__", "__invert__",
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__getitem__",
+)
+ARRAY_METHODS = (
+    "reshape", "astype", "transpose", "sum", "mean", "max", "min", "prod", "var", "std", "argmax", "argmin",
+    "all", "any", "cumsum", "cumprod", "sort", "argsort", "swapaxes", "squeeze", "ravel", "flatten", "take",
+    "clip", "round", "dot", "repeat",
+)
+ARRAY_PROPERTIES = ("T", "mT")
+
+_dispatcher = None
+
+
+def register_array_dispatcher(dispatcher) -> None:
+    """Install the function every operator, method and property of ARRAY_OPERATORS,
+    ARRAY_METHODS and ARRAY_PROPERTIES calls as ``dispatcher(name, array, *args, **kwargs)``.
+    meshjit's facade registers its eager dispatcher here when it is imported."""
+    global _dispatcher
+    if not callable(dispatcher):
+        raise TypeError(f"register_array_dispatcher expects a callable, got {dispatcher!r}")
+    _dispatcher = dispatcher
+
+
+def _unregistered(name: str):
+    raise TypeError(f"Array.{name} is computed by meshjit's numpy functions, which register themselves "
+                    f"when meshjit is imported; import meshjit before using Array operators")
+
+
+def _forwarding_method(name: str):
+    def method(self, *args, **kwargs):
+        if _dispatcher is None:
+            _unregistered(name)
+        return _dispatcher(name, self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+def _forwarding_property(name: str) -> property:
+    def getter(self):
+        if _dispatcher is None:
+            _unregistered(name)
+        return _dispatcher(name, self)
+
+    getter.__name__ = name
+    return property(getter)
+
+
+# NOTE: set after the class body so Array keeps identity hashing (a ``__eq__`` written in the
+# body would make it unhashable).
+for _name in ARRAY_OPERATORS + ARRAY_METHODS:
+    setattr(Array, _name, _forwarding_method(_name))
+for _name in ARRAY_PROPERTIES:
+    setattr(Array, _name, _forwarding_property(_name))
+del _name

@@ -8,7 +8,6 @@ returns device Arrays).
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -21,9 +20,6 @@ from meshjit.ir import Block, DenseAttr, Func, MeshAttr, Module, Op, TensorType,
 from meshjit.ir.dtypes import from_numpy, to_numpy
 from meshjit.ir.shape_rules import ShapeError, infer_result_types
 
-_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-_INTERNAL_DIRS = tuple(os.path.join(_PACKAGE_ROOT, folder) + os.sep
-                       for folder in ("meshjit", "compiler", "ir", "runtime"))
 
 
 class ConcretizationTypeError(TypeError):
@@ -46,16 +42,22 @@ class UnexpectedTracerError(RuntimeError):
     """A Tracer escaped the function being traced and was used later."""
 
 
+def is_meshjit_frame(frame) -> bool:
+    """Whether ``frame`` runs meshjit's own code, known by its module name (``meshjit`` and its
+    submodules), so it holds wherever meshjit is installed."""
+    module = frame.f_globals.get("__name__", "")
+    return module == "meshjit" or module.startswith("meshjit.")
+
+
 def user_location() -> str | None:
-    """``file:line`` of the innermost caller outside meshjit's own source folders (or the
-    location a transformation set with ``located_at``)."""
+    """``file:line`` of the innermost caller outside meshjit's own modules (or the location a
+    transformation set with ``located_at``)."""
     if _stack.location is not None:
         return _stack.location
     frame = sys._getframe(1)
     while frame is not None:
-        filename = frame.f_code.co_filename
-        if not filename.startswith(_INTERNAL_DIRS):
-            return f"{filename}:{frame.f_lineno}"
+        if not is_meshjit_frame(frame):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
         frame = frame.f_back
     return None
 
@@ -238,7 +240,9 @@ _eager_executor: list[Callable] = [_default_eager]
 
 
 def set_eager_executor(executor: Callable) -> None:
-    """Install how ops on concrete values run: ``executor(name, operands, attrs, weak_type)``."""
+    """Install how ops on concrete values run outside any trace: ``executor(name, operands,
+    attrs, weak_type)`` returns the results. The compiler cannot run programs on devices, so
+    meshjit's facade registers its dispatcher here once, at import (meshjit/_dispatch.py)."""
     _eager_executor[0] = executor
 
 

@@ -30,14 +30,24 @@ from .propagation_strategies import (
     PASS_THROUGH_OPS,
     SHARDY,
     STRATEGIES,
+    Candidate,
+    Conflict,
     Grant,
     Stage,
     Strategy,
+    prefer_larger_tensor,
+    prefer_more_shards,
+    register_strategy,
+    resolve_propagation,
+    strategy_names,
+    unregister_strategy,
 )
 
 __all__ = [
-    "BROADCAST", "GSPMD", "PASS_THROUGH_OPS", "SHARDY", "STRATEGIES", "Grant", "PropagationResult",
-    "Stage", "Strategy", "analyze_shardings", "apply_shardings", "propagate_shardings",
+    "BROADCAST", "GSPMD", "PASS_THROUGH_OPS", "SHARDY", "STRATEGIES", "Candidate", "Conflict", "Grant",
+    "PropagationResult", "Stage", "Strategy", "analyze_shardings", "apply_shardings", "prefer_larger_tensor",
+    "prefer_more_shards", "propagate_shardings", "register_strategy", "resolve_propagation", "strategy_names",
+    "unregister_strategy",
 ]
 
 
@@ -224,18 +234,9 @@ def _all_shardings(module: Module):
             yield from op.attrs["out_shardings"]
 
 
-def resolve_strategy(strategy: str | Strategy) -> Strategy:
-    if isinstance(strategy, Strategy):
-        return strategy
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown propagation strategy {strategy!r}; expected one of "
-                         f"{sorted(STRATEGIES)}, a Strategy, or a callable Module -> Module")
-    return STRATEGIES[strategy]
-
-
 def analyze_shardings(module: Module, strategy: str | Strategy = "shardy") -> PropagationResult:
     """Compute every value's sharding without changing the module."""
-    propagator = _Propagator(module, resolve_strategy(strategy))
+    propagator = _Propagator(module, STRATEGIES.resolve(strategy))
     propagator.build()
     propagator.run()
     return propagator.result()
@@ -260,9 +261,11 @@ def apply_shardings(module: Module, result: PropagationResult) -> Module:
 def propagate_shardings(module: Module, strategy: str | Strategy | Callable = "shardy") -> Module:
     """The pass: every value of the entry function gets a sharding.
 
-    ``strategy`` is a built-in name (``"shardy"``, ``"gspmd"``), a Strategy, or any callable
-    ``Module -> Module`` that does the whole job itself.
+    ``strategy`` is a registered name (``"shardy"``, ``"gspmd"`` or one given to
+    ``register_strategy``), a Strategy, or any callable ``Module -> Module`` that does the whole
+    job itself.
     """
-    if callable(strategy) and not isinstance(strategy, Strategy):
+    strategy = resolve_propagation(strategy)
+    if not isinstance(strategy, Strategy):
         return strategy(module)
     return apply_shardings(module, analyze_shardings(module, strategy))

@@ -2,7 +2,7 @@
 
 Project every tensor's dim shardings onto the op's factors; per factor pick the target axes
 (the longest axes list that every source tensor's list is a prefix of, or on a conflict the
-preferred tensor's list), cut them where they would not divide the factor or hit an explicitly
+list the strategy's resolve_conflict picks), cut them where they would not divide the factor or hit an explicitly
 replicated axis; grow every receiving tensor whose axes are a prefix of the target, factors of
 larger source tensors first, never reusing an axis within a tensor; project back to dims.
 ``step`` only reports growth; the caller writes it.
@@ -23,7 +23,7 @@ from ..factor_projection import (
     unproject_dim,
 )
 from .propagation_state import Edge, TensorState
-from .propagation_strategies import Stage, Strategy
+from .propagation_strategies import Candidate, Conflict, Stage, Strategy
 
 
 @dataclass(frozen=True)
@@ -122,26 +122,27 @@ def plan_factor(factor: int, edge: Edge, tensors, views, context: StepContext) -
                   if views[position].axes[factor]]
     if not candidates or not receivers:
         return None
-    source, axes = choose(candidates, [tensor.size for tensor in tensors], context)
+    source, axes = choose(candidates, [tensor.size for tensor in tensors], edge, factor, context)
     replicated = [axis for position in holders for axis in views[position].replicated]
     axes = admissible(axes, edge.rule.sizes[factor], replicated, context)
     return FactorPlan(factor, source, tuple(axes), tuple(receivers)) if axes else None
 
 
-def choose(candidates, sizes, context: StepContext) -> tuple[int, list[AxisRef]]:
+def choose(candidates, sizes, edge: Edge, factor: int, context: StepContext) -> tuple[int, list[AxisRef]]:
     """The source position and axes a factor grows towards.
 
     Compatible lists (each a prefix of the finest) agree on the finest; otherwise the
-    strategy's preference decides, ties going to the larger tensor, then the lower position.
+    strategy's ``resolve_conflict`` picks one.
     """
     mesh = context.mesh
     finest = max(candidates, key=lambda item: (device_count(item[1], mesh), -item[0]))
     if all(is_prefix(axes, finest[1], mesh) for _, axes in candidates):
         return finest
-    if context.strategy.prefer == "more_shards":
-        return max(candidates,
-                   key=lambda item: (device_count(item[1], mesh), sizes[item[0]], -item[0]))
-    return max(candidates, key=lambda item: (sizes[item[0]], -item[0]))
+    conflict = Conflict(edge.name, factor, tuple(
+        Candidate(position, tuple(axes), sizes[position], device_count(axes, mesh))
+        for position, axes in candidates))
+    chosen = context.strategy.choose(conflict)
+    return chosen.position, list(chosen.axes)
 
 
 def admissible(axes, factor_size: int, replicated, context: StepContext) -> list[AxisRef]:

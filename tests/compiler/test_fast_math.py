@@ -200,7 +200,7 @@ FUSED = {
 
 def _kernel_steps(function, values):
     compiled = jax.jit(function).lower(values).compile()
-    return [step.name for step in compiled._plan().steps if isinstance(step, KernelStep)], compiled
+    return [step.name for step in compiled.runtime_executable().plan.steps if isinstance(step, KernelStep)], compiled
 
 
 @pytest.mark.parametrize("name", sorted(FUSED))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from meshjit.compiler.passes.propagate_shardings import propagate_shardings
+from meshjit.compiler.pipeline import GLOBAL, PER_DEVICE, default_pipeline
 from meshjit.ir import Module, parse_module, print_module, verify
 
 GOLDEN_DIR = Path(__file__).parent.parent / "golden" / "propagate_shardings"
@@ -23,10 +23,8 @@ GOLDEN_FILES = sorted(GOLDEN_DIR.glob("*.mjir"))
 CHECK_LINE = "// CHECK:"
 RUN_LINE = re.compile(r"//\s*RUN:\s*(?P<pass_name>\w+)(?P<options>(\s+\w+=\S+)*)\s*$")
 
-PASSES = {
-    "propagate_shardings": lambda module, options: propagate_shardings(
-        module, options.get("strategy", "shardy")),
-}
+# NOTE: a RUN line may name any module pass of the pipeline, with that pass's options.
+PASSES = default_pipeline().of_stage(GLOBAL, PER_DEVICE).names()
 
 
 @dataclass(frozen=True)
@@ -41,7 +39,8 @@ class Golden:
     expected: str | None
 
     def run(self, module: Module) -> Module:
-        return PASSES[self.pass_name](module, self.options)
+        pipeline = default_pipeline().with_pass_options(self.pass_name, **self.options)
+        return pipeline.select([self.pass_name]).run(module).module
 
 
 def read_golden(path: Path) -> Golden:

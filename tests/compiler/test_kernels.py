@@ -69,7 +69,7 @@ def test_fused_chain_matches_reference(name, always_fuse):
         a = rng.integers(-2**31, 2**31 - 1, (4, 12), dtype=np.int64).astype(np.int32)
         b = rng.integers(-2**31, 2**31 - 1, (4, 12), dtype=np.int64).astype(np.int32)
     compiled = jax.jit(function).lower(a, b).compile()
-    steps = [step.name for step in compiled._plan().steps if isinstance(step, KernelStep)]
+    steps = [step.name for step in compiled.runtime_executable().plan.steps if isinstance(step, KernelStep)]
     assert any(name.startswith("fused(") for name in steps), steps
     got = np.asarray(compiled(a, b))
     expected = np.asarray(compiled.run_reference(a, b))
@@ -104,7 +104,7 @@ def test_buffers_are_freed_after_their_last_use():
     mesh = Mesh(np.array(jax.devices()), ("x",))
     sharding = NamedSharding(mesh, P("x"))
     a = jax.device_put(np.ones(64, np.float32), sharding)
-    plan = jax.jit(lambda a: jnp.exp(jnp.exp(a) + 1) * 2).lower(a).compile()._plan()
+    plan = jax.jit(lambda a: jnp.exp(jnp.exp(a) + 1) * 2).lower(a).compile().runtime_executable().plan
     freed = [slot for step in plan.steps if isinstance(step, FreeStep) for slot in step.slots]
     assert freed, plan.steps
     assert not set(freed) & set(plan.result_slots)
@@ -153,7 +153,7 @@ def test_fused_division_by_zero_follows_ieee(always_fuse):
     a = np.array([[1.0, -1.0, 0.0, np.nan]] * 4, np.float32)
     b = np.zeros((4, 4), np.float32)
     compiled = jax.jit(lambda a, b: (a + 1.0) / b - a / (b * 2.0)).lower(a, b).compile()
-    assert any(isinstance(step, KernelStep) and step.name.startswith("fused(") for step in compiled._plan().steps)
+    assert any(isinstance(step, KernelStep) and step.name.startswith("fused(") for step in compiled.runtime_executable().plan.steps)
     with np.errstate(all="ignore"):
         expected = (a + 1) / b - a / (b * 2)
     np.testing.assert_array_equal(np.asarray(compiled(a, b)), expected)

@@ -36,8 +36,7 @@ from meshjit.ir import (
     interpret,
     verify,
 )
-from meshjit.compiler.lower import lower
-from meshjit.compiler.pipeline import OPTIMISATIONS
+from meshjit.compiler.pipeline import LOWER, PER_DEVICE, default_pipeline
 from meshjit.ir.layout import shard_array, unshard_array
 from meshjit.runtime.executor import run_plan
 from meshjit.ir.ops.regions import manual_part
@@ -170,10 +169,7 @@ def partition_and_compare(module: Module, arrays) -> Module:
 def run_compiled(partitioned: Module, stacked, mesh: MeshAttr) -> list[np.ndarray]:
     """Run the per-device module as the executor does: optimised, lowered, on plan buffers
     (the mesh's axes as leading dims), and restack the results per device."""
-    optimised = partitioned
-    for _, optimise in OPTIMISATIONS:
-        optimised = optimise(optimised)
-    plan = lower(optimised)
+    plan = default_pipeline().of_stage(PER_DEVICE, LOWER).run(partitioned).plan
     buffers = [array.reshape(plan.mesh_shape + array.shape[1:]) for array in stacked]
     results = run_plan(plan, buffers)
     lead = len(plan.mesh_shape)

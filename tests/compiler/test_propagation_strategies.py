@@ -12,6 +12,8 @@ from meshjit.compiler.passes.propagate_shardings import (
     Stage,
     Strategy,
     analyze_shardings,
+    prefer_larger_tensor,
+    prefer_more_shards,
     propagate_shardings,
 )
 from meshjit.ir import AxisRef, parse_module, print_module
@@ -56,7 +58,8 @@ def test_gspmd_levels_put_broadcast_last():
     assert visits == [False, False, True, True]
     assert GSPMD.stages[2].directions("broadcast_in_dim", "pass") == (False, True)
     assert GSPMD.stages[1].directions("dot_general", "reduction") == (True, True)
-    assert (GSPMD.allow_sub_axes, GSPMD.prefer) == (False, "more_shards")
+    assert (GSPMD.allow_sub_axes, GSPMD.resolve_conflict) == (False, prefer_more_shards)
+    assert SHARDY.resolve_conflict is prefer_larger_tensor
 
 
 def test_users_shard_a_broadcast_before_its_operand_does():
@@ -85,10 +88,10 @@ def test_a_callable_strategy_does_the_whole_job():
 
 
 def test_strategy_errors_name_the_choices():
-    with pytest.raises(ValueError, match="unknown propagation strategy 'basic'.*gspmd.*shardy"):
+    with pytest.raises(ValueError, match="unknown propagation strategy 'basic'.*'gspmd', 'shardy'"):
         propagate_shardings(parse_module(BROADCAST_MODULE), "basic")
-    with pytest.raises(ValueError, match="prefer must be"):
-        Strategy("bad", (Stage("all", (Grant(),)),), prefer="smaller_tensor")
+    with pytest.raises(TypeError, match="resolve_conflict must be a function"):
+        Strategy("bad", (Stage("all", (Grant(),)),), resolve_conflict="smaller_tensor")
 
 
 def test_pass_through_ops_include_the_virtual_edges():

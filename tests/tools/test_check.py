@@ -100,7 +100,7 @@ def break_relu(module):
 
 
 def test_a_broken_optimisation_pass_is_named(mesh_2x4, monkeypatch):
-    monkeypatch.setattr(pipeline, "OPTIMISATIONS", pipeline.OPTIMISATIONS + (("break_relu", break_relu),))
+    monkeypatch.setattr(pipeline, "OPTIMISATIONS", pipeline.OPTIMISATIONS + (pipeline.PassSpec("break_relu", break_relu),))
     compiled = compiled_mlp(mesh_2x4)
     with pytest.raises(PartitioningMismatchError, match="after the optimisation pass break_relu its outputs differ"):
         run_checked(compiled, mlp_arguments())

@@ -1,6 +1,7 @@
 """Python operators and array methods (``x + y``, ``x[i]``, ``x.sum()``, ``x.T``) as one table
-from dunder or method name to the jax.numpy function, installed on Tracer and on device arrays
-with ``install_array_methods``.
+from dunder or method name to the jax.numpy function, installed on Tracer with
+``install_array_methods``; device Arrays reach the same table through the facade's dispatcher
+(meshjit/_dispatch.py).
 """
 
 from __future__ import annotations

@@ -1,0 +1,88 @@
+"""Eager dispatch: ops on concrete Arrays run as cached programs through jit's Executables.
+
+Two layers below the facade need it and cannot import it, so each gets it through one explicit
+registration, both made by ``install()`` (``meshjit/__init__`` calls it once):
+
+- the runtime's Array forwards numpy's operators, methods and properties (``a + b``,
+  ``a.sum()``, ``a.T``) to ``apply_array_method``
+  (``meshjit.runtime.array.register_array_dispatcher``);
+- the compiler's ``bind`` hands an op on concrete values, outside any trace, to ``run_op``
+  (``meshjit.compiler.frontend.trace.set_eager_executor``), which is how ``jnp.sin(x)`` runs eagerly.
+
+Calls then only go down: the runtime calls up through its one registered dispatcher, the facade
+looks up (or traces and compiles, through the compiler) a Jitted program, and its Executable
+runs in the runtime. Arithmetic operators run their jax.numpy function as one jitted program
+per operator, so ``a + b`` costs one jit dispatch; the rest goes through ``bind`` and runs as
+cached one-op programs. Both share jit's caches and commitment rules.
+"""
+
+from __future__ import annotations
+
+from meshjit.compiler.frontend.numpy_api.operators import METHODS, OPERATORS, PROPERTIES
+from meshjit.compiler.frontend.operands import is_array_like
+from meshjit.compiler.frontend.trace import Tracer, bind, current_trace, set_eager_executor
+from meshjit.ir import Attrs
+from meshjit.runtime import array as runtime_array
+
+from .jit_api import Jitted
+
+_TABLE = {**OPERATORS, **METHODS, **PROPERTIES}
+
+# NOTE: operators whose operands are all arrays or scalars (no static arguments such as an axis
+# or an index), so the whole operator can be one jitted program over its operands.
+_ARITHMETIC = frozenset(name for name in OPERATORS if name != "__getitem__")
+
+_OPERATOR_PROGRAMS: dict[str, Jitted] = {}
+_OP_PROGRAMS: dict = {}
+
+
+def apply_array_method(name: str, array, *args, **kwargs):
+    """What ``array.<name>(*args, **kwargs)`` (or the operator ``name``) computes."""
+    if name in _ARITHMETIC and current_trace() is None and _all_concrete(args):
+        program = _OPERATOR_PROGRAMS.get(name)
+        if program is None:
+            program = _OPERATOR_PROGRAMS[name] = _operator_program(name)
+        return program(array, *args)
+    return _TABLE[name](array, *args, **kwargs)
+
+
+def _all_concrete(operands) -> bool:
+    """Every operand an array or scalar (so the operator applies) and none traced."""
+    return all(is_array_like(operand) and not isinstance(operand, Tracer) for operand in operands)
+
+
+_UNARY = frozenset({"__neg__", "__pos__", "__abs__", "__invert__"})
+
+
+def _operator_program(name: str) -> Jitted:
+    function = _TABLE[name]
+    # NOTE: the parameters are named as jax.numpy's (errors say "argument x of add").
+    if name in _UNARY:
+        def operator(x):
+            return function(x)
+    else:
+        def operator(x, y):
+            return function(x, y)
+
+    # NOTE: the program's name in dumps and errors: add, radd, neg, ...
+    operator.__name__ = operator.__qualname__ = name.strip("_")
+    return Jitted(operator)
+
+
+def run_op(name: str, operands, attrs: dict, weak_type: bool) -> list:
+    """Run one op on concrete values as a cached one-op jitted program; returns Arrays."""
+    key = (name, Attrs(attrs), weak_type)
+    program = _OP_PROGRAMS.get(key)
+    if program is None:
+        def one_op(*values):
+            return bind(name, values, attrs, weak_type=weak_type)
+
+        one_op.__name__ = one_op.__qualname__ = name
+        program = _OP_PROGRAMS[key] = Jitted(one_op)
+    return list(program(*operands))
+
+
+def install() -> None:
+    """Register the dispatchers with the runtime and the compiler (once, at import)."""
+    runtime_array.register_array_dispatcher(apply_array_method)
+    set_eager_executor(run_op)

@@ -1,0 +1,102 @@
+"""Executable: a compiled program as the runtime runs it.
+
+The Plan (runtime/plan.py) with what running it on Arrays needs: the sharding of every flat
+argument and result, result shapes and weak types, the arguments the caller donates, the
+constants the trace captured, and this process's block of the mesh when the mesh spans several
+processes. ``run(arguments) -> list[Array]`` is the whole dispatch: argument buffers in, the
+plan's steps, result Arrays out. jit's stages (``Lowered``, ``Compiled``) are views over one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .array import Array
+from .executor import ArgumentMemo, from_buffer, run_plan, to_buffer
+from .plan import Plan
+from .process_layout import ProcessLayout
+from .sharding import Sharding, SingleDeviceSharding
+from .transfer import shard_numpy
+
+
+class Executable:
+    """``plan`` run on Arrays.
+
+    ``arg_shardings``: per flat argument (captured constants last), the layout its buffer needs;
+    None for a one-device program, whose arguments enter as host arrays of ``arg_dtypes``.
+    ``result_shardings``, ``result_shapes``, ``result_weak_types``: per result. ``donated``:
+    positions of arguments whose Arrays are deleted once their buffers enter the plan.
+    ``layout``: this process's block of the mesh, None when every device is local.
+    ``committed``: whether the results are committed to their devices (JAX: a program that
+    spans several devices or was given a placement).
+    """
+
+    def __init__(self, plan: Plan, *, arg_shardings: Sequence[Sharding | None], arg_dtypes: Sequence[np.dtype],
+                 result_shardings: Sequence[Sharding], result_shapes: Sequence[tuple[int, ...]],
+                 result_weak_types: Sequence[bool], donated: frozenset[int] = frozenset(),
+                 captured: Sequence = (), layout: ProcessLayout | None = None, committed: bool = True):
+        self.plan = plan
+        self.arg_shardings = tuple(arg_shardings)
+        self.arg_dtypes = tuple(np.dtype(dtype) for dtype in arg_dtypes)
+        self.result_shardings = tuple(result_shardings)
+        self.result_shapes = tuple(tuple(shape) for shape in result_shapes)
+        self.result_weak_types = tuple(result_weak_types)
+        self.donated = frozenset(donated)
+        self.captured = tuple(captured)
+        self.layout = layout
+        self.committed = committed
+        self.sharded = bool(plan.mesh_shape)
+        self._lead_shape = plan.mesh_shape if layout is None else layout.local_shape
+        # NOTE: per argument position, the layout to_buffer worked out on the last call.
+        self._memos = tuple(ArgumentMemo() for _ in self.arg_shardings)
+        self._results = tuple(zip(self.result_shardings, self.result_shapes, self.result_weak_types))
+
+    def run(self, arguments: Sequence) -> list[Array]:
+        """Run on the flat arguments (Arrays, numpy arrays or scalars; not the captured
+        constants, which are appended here); returns one Array per result."""
+        if self.captured:
+            arguments = [*arguments, *self.captured]
+        if self.sharded:
+            return self._run_sharded(arguments)
+        return self._run_on_one_device(arguments)
+
+    def _run_sharded(self, arguments) -> list[Array]:
+        lead_shape = self._lead_shape
+        buffers = [to_buffer(value, sharding, lead_shape, varying, memo) for value, sharding, varying, memo
+                   in zip(arguments, self.arg_shardings, self.plan.arg_varying, self._memos)]
+        self._release_donated(arguments)
+        outputs = run_plan(self.plan, buffers, self.layout)
+        return [from_buffer(output, sharding, shape, lead_shape, weak_type=weak)
+                for output, (sharding, shape, weak) in zip(outputs, self._results)]
+
+    def _run_on_one_device(self, arguments) -> list[Array]:
+        host = self.host_arguments(arguments)
+        self._release_donated(arguments)
+        outputs = run_plan(self.plan, host)
+        return [single_device_array(output, sharding, weak, self.committed)
+                for output, (sharding, _, weak) in zip(outputs, self._results)]
+
+    def host_arguments(self, arguments: Sequence) -> list[np.ndarray]:
+        """The flat arguments (captured constants included) as global numpy arrays."""
+        return [np.asarray(value, dtype=dtype) for value, dtype in zip(arguments, self.arg_dtypes)]
+
+    def _release_donated(self, arguments) -> None:
+        """Donated Arrays are deleted once their buffers are handed to the plan, which frees
+        them at their last use, so their memory is reused during the call (JAX semantics: a
+        donated Array cannot be used afterwards)."""
+        for position in self.donated:
+            value = arguments[position]
+            if isinstance(value, Array) and not value.is_deleted():
+                value.delete()
+
+
+def single_device_array(output: np.ndarray, sharding: Sharding, weak_type: bool, committed: bool = True) -> Array:
+    """An Array on one device from a one-device program's result (a result given a
+    multi-device sharding by out_shardings is laid out over it)."""
+    if not isinstance(sharding, SingleDeviceSharding):
+        return shard_numpy(np.asarray(output), sharding, weak_type=weak_type)
+    block = np.array(output)[np.newaxis]
+    block.flags.writeable = False
+    return Array(block.shape[1:], block.dtype, sharding, block, (0,), committed=committed, weak_type=weak_type)
