@@ -51,68 +51,10 @@ def reduce_first(op: Op) -> PartialRule | None:
 partial_sum_rules = Registry("partial-sum rule", default=reduce_first)
 
 
-def _is_float(op: Op) -> bool:
+def float_result(op: Op) -> bool:
+    """The op's result is a float: some algebra holds only for floats (integer terms truncate)."""
     return to_numpy(op.result.type.dtype).kind == "f"
 
-
-@partial_sum_rules.register("add", "sub")
-def _add_sub(op: Op) -> PartialRule:
-    # (a1 + a2) - (b1 + b2) = (a1 - b1) + (a2 - b2): each device combines its own terms. A free
-    # operand would be counted once per device, so both must be pending.
-    return PartialRule((0, 1), "all", SUM)
-
-
-@partial_sum_rules.register("max", "min")
-def _max_min(op: Op) -> PartialRule:
-    # max(max(a1, a2), b) = max(max(a1, b), max(a2, b)): max and min are idempotent, so a free
-    # operand may join every device's term.
-    return PartialRule((0, 1), "some", MAX if op.name == "max" else MIN)
-
-
-@partial_sum_rules.register("mul", "dot_general")
-def _bilinear(op: Op) -> PartialRule:
-    # (a1 + a2) * b = a1 * b + a2 * b: linear in each operand separately, never in both at once
-    # ((a1 + a2) * (b1 + b2) has cross terms).
-    return PartialRule((0, 1), "one", SUM)
-
-
-@partial_sum_rules.register("div")
-def _div(op: Op) -> PartialRule | None:
-    # (a1 + a2) / b = a1 / b + a2 / b for floats only: integer division truncates each term.
-    return PartialRule((0,), "one", SUM) if _is_float(op) else None
-
-
-@partial_sum_rules.register("neg")
-def _neg(op: Op) -> PartialRule:
-    # -(a1 + a2) = -a1 + -a2 and -max(a1, a2) = min(-a1, -a2). Integers pass sums only: the
-    # padding of an uneven max holds the lowest integer, whose negation wraps to itself.
-    return PartialRule((0,), "one", {"sum": "sum", "max": "min", "min": "max"} if _is_float(op) else SUM)
-
-
-@partial_sum_rules.register("reshape", "transpose", "broadcast_in_dim", "slice", "squeeze", "expand_dims",
-                            "sharding_constraint")
-def _data_movement(op: Op) -> PartialRule:
-    # moving, copying or dropping elements moves every device's terms alike, for any reduction
-    return PartialRule((0,), "one", EVERY_REDUCTION)
-
-
-@partial_sum_rules.register("select")
-def _select(op: Op) -> PartialRule:
-    # select(p, a1 + a2, b1 + b2) = select(p, a1, b1) + select(p, a2, b2) when p is the same on
-    # every device: select picks, it never combines. One pending branch and a free one would
-    # count the free branch once per device, so both must be pending.
-    return PartialRule((1, 2), "all", EVERY_REDUCTION)
-
-
-@partial_sum_rules.register("reduce_sum")
-def _reduce_sum(op: Op) -> PartialRule:
-    # a sum of sums is one sum, in any order
-    return PartialRule((0,), "one", SUM)
-
-
-@partial_sum_rules.register("reduce_max", "reduce_min")
-def _reduce_max_min(op: Op) -> PartialRule:
-    return PartialRule((0,), "one", MAX if op.name == "reduce_max" else MIN)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,22 @@ from .numpy_api.elementwise import true_divide
 from .operands import as_operand, dtype_of, shape_of
 from .trace import Trace, Tracer, bind, current_trace
 
+# NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
+__all__ = (
+    "all_gather",
+    "all_to_all",
+    "axis_index",
+    "axis_size",
+    "pcast",
+    "pmax",
+    "pmean",
+    "pmin",
+    "ppermute",
+    "psum",
+    "psum_scatter",
+    "pvary",
+)
+
 # NOTE: the facade's pytree namespace (meshjit.tree_util.NAMESPACE); collectives map over pytrees.
 _TREE_NAMESPACE = "meshjit"
 

@@ -17,6 +17,7 @@ from .operands import as_operand, canonical_numpy, dtype_of, is_python_scalar, s
 from .trace import Tracer, bind
 
 
+
 def _single(name: str, operands, attrs=None, *, weak_type: bool = False):
     return bind(name, operands, attrs, weak_type=weak_type)[0]
 
@@ -87,12 +88,14 @@ for _name in _UNARY:
 bitwise_not = _unary("not")
 bitwise_not.__name__ = "bitwise_not"
 
-for _name in "add sub mul div rem pow max min atan2 shift_left shift_right_arithmetic shift_right_logical".split():
+_BINARY = "add sub mul div rem pow max min atan2 shift_left shift_right_arithmetic shift_right_logical".split()
+for _name in _BINARY:
     globals()[_name] = _binary(_name)
 bitwise_and = _binary("bitwise_and", "and")
 bitwise_or = _binary("bitwise_or", "or")
 bitwise_xor = _binary("bitwise_xor", "xor")
-for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+_COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
+for _name in _COMPARISONS:
     globals()[_name] = _comparison(_name)
 
 
@@ -305,7 +308,8 @@ def _reduction(name: str):
     return apply
 
 
-for _name in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or"):
+_REDUCTIONS = ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or")
+for _name in _REDUCTIONS:
     globals()[_name] = _reduction(_name)
 
 
@@ -327,7 +331,8 @@ def _cumulative(name: str):
     return apply
 
 
-for _name in ("cumsum", "cumprod", "cummax", "cummin"):
+_CUMULATIVE = ("cumsum", "cumprod", "cummax", "cummin")
+for _name in _CUMULATIVE:
     globals()[_name] = _cumulative(_name)
 
 
@@ -354,3 +359,40 @@ def with_sharding_constraint_ir(x, sharding):
 
 
 del _name
+
+
+# NOTE: the public names, re-exported by ``meshjit.lax``: the table-generated primitives above
+# and the functions defined one by one.
+__all__ = (
+    *_UNARY, *_BINARY, *_COMPARISONS, *_REDUCTIONS, *_CUMULATIVE,
+    "argmax",
+    "argmin",
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_xor",
+    "broadcast",
+    "broadcast_in_dim",
+    "broadcasted_iota",
+    "clamp",
+    "concatenate",
+    "convert_element_type",
+    "dot",
+    "dot_general",
+    "dynamic_slice",
+    "dynamic_update_slice",
+    "expand_dims",
+    "full",
+    "gather_along_axis",
+    "integer_pow",
+    "iota",
+    "pad",
+    "reshape",
+    "rev",
+    "round",
+    "select",
+    "slice",
+    "sort",
+    "squeeze",
+    "transpose",
+)

@@ -21,6 +21,23 @@ from .operands import dtype_of, shape_of, x64
 from .promotion import default_float
 from .trace import ConcretizationTypeError, Tracer
 
+# NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
+__all__ = (
+    "gelu",
+    "leaky_relu",
+    "log_sigmoid",
+    "log_softmax",
+    "logsumexp",
+    "one_hot",
+    "relu",
+    "relu6",
+    "sigmoid",
+    "silu",
+    "softmax",
+    "softplus",
+    "swish",
+)
+
 
 def _float_operand(x, function: str, weak: bool = True):
     """``x`` in its float dtype (ints and bools become floats, as jax.nn does); ``weak=False``

@@ -19,6 +19,7 @@ from ..frontend.autodiff.registries import (
     transpose_rules,
     type_of,
 )
+from ..partial_sums import SUM, PartialRule, partial_sum_rules
 from .registries import factor_rule, kernel_rules, sharding_rules, shifted_axes
 
 # --- sharding ------------------------------------------------------------------------------------
@@ -206,3 +207,13 @@ def _dot_general_transpose(op, cotangents, operands):
         return [lax.convert_element_type(result, lhs.type.dtype), None]
     result = _transpose_side(op, cotangent, lhs, rhs.type.rank, 1)
     return [None, lax.convert_element_type(result, rhs.type.dtype)]
+
+
+# --- partial sums --------------------------------------------------------------------------------
+
+
+@partial_sum_rules.register("dot_general")
+def _dot_partial(op: Op) -> PartialRule:
+    # (a1 + a2) * b = a1 * b + a2 * b: linear in each operand separately, never in both at once
+    # ((a1 + a2) * (b1 + b2) has cross terms).
+    return PartialRule((0, 1), "one", SUM)

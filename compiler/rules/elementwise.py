@@ -28,6 +28,15 @@ from ..frontend.autodiff.registries import (
     type_of,
     zeros,
 )
+from ..partial_sums import (
+    EVERY_REDUCTION,
+    MAX,
+    MIN,
+    SUM,
+    PartialRule,
+    float_result,
+    partial_sum_rules,
+)
 from .registries import factor_rule, kernel_rules, sharding_rules
 
 # --- sharding ------------------------------------------------------------------------------------
@@ -313,3 +322,48 @@ def _select_transpose(op, cotangents, operands):
 @transpose_rules.register("convert")
 def _convert_transpose(op, cotangents, operands):
     return [lax.convert_element_type(cotangents[0], type_of(operands[0]).dtype)]
+
+
+# --- partial sums --------------------------------------------------------------------------------
+
+
+@partial_sum_rules.register("add", "sub")
+def _add_sub(op: Op) -> PartialRule:
+    # (a1 + a2) - (b1 + b2) = (a1 - b1) + (a2 - b2): each device combines its own terms. A free
+    # operand would be counted once per device, so both must be pending.
+    return PartialRule((0, 1), "all", SUM)
+
+
+@partial_sum_rules.register("max", "min")
+def _max_min(op: Op) -> PartialRule:
+    # max(max(a1, a2), b) = max(max(a1, b), max(a2, b)): max and min are idempotent, so a free
+    # operand may join every device's term.
+    return PartialRule((0, 1), "some", MAX if op.name == "max" else MIN)
+
+
+@partial_sum_rules.register("mul")
+def _mul_partial(op: Op) -> PartialRule:
+    # (a1 + a2) * b = a1 * b + a2 * b: linear in each operand separately, never in both at once
+    # ((a1 + a2) * (b1 + b2) has cross terms).
+    return PartialRule((0, 1), "one", SUM)
+
+
+@partial_sum_rules.register("div")
+def _div(op: Op) -> PartialRule | None:
+    # (a1 + a2) / b = a1 / b + a2 / b for floats only: integer division truncates each term.
+    return PartialRule((0,), "one", SUM) if float_result(op) else None
+
+
+@partial_sum_rules.register("neg")
+def _neg(op: Op) -> PartialRule:
+    # -(a1 + a2) = -a1 + -a2 and -max(a1, a2) = min(-a1, -a2). Integers pass sums only: the
+    # padding of an uneven max holds the lowest integer, whose negation wraps to itself.
+    return PartialRule((0,), "one", {"sum": "sum", "max": "min", "min": "max"} if float_result(op) else SUM)
+
+
+@partial_sum_rules.register("select")
+def _select(op: Op) -> PartialRule:
+    # select(p, a1 + a2, b1 + b2) = select(p, a1, b1) + select(p, a2, b2) when p is the same on
+    # every device: select picks, it never combines. One pending branch and a free one would
+    # count the free branch once per device, so both must be pending.
+    return PartialRule((1, 2), "all", EVERY_REDUCTION)

@@ -22,6 +22,7 @@ from ..frontend.autodiff.registries import (
     transpose_rules,
     type_of,
 )
+from ..partial_sums import EVERY_REDUCTION, PartialRule, partial_sum_rules
 from ..reshard import reshard
 from ..spmd_builder import describe
 from .registries import factor_rule, kernel_rules, partition_rules, sharding_rules, shifted_axes
@@ -380,3 +381,13 @@ def _partition_constraint(partitioner, op: Op) -> list:
             target = replace(target, unreduced=target.unreduced + kept,
                              reduction=passing.result_reduction)
     return [reshard(partitioner.builder, local, target, describe(op))]
+
+
+# --- partial sums --------------------------------------------------------------------------------
+
+
+@partial_sum_rules.register("reshape", "transpose", "broadcast_in_dim", "slice", "squeeze", "expand_dims",
+                            "sharding_constraint")
+def _data_movement(op: Op) -> PartialRule:
+    # moving, copying or dropping elements moves every device's terms alike, for any reduction
+    return PartialRule((0,), "one", EVERY_REDUCTION)

@@ -14,6 +14,7 @@ from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import linear_jvp, no_tangent
 from ..frontend.autodiff.registries import full, jvp_rules, scalar, single, transpose_rules, type_of
+from ..partial_sums import MAX, MIN, SUM, PartialRule, partial_sum_rules
 from ..spmd_builder import Local
 from .elementwise import _balanced_weight
 from .registries import (
@@ -251,3 +252,17 @@ def partition_cumulative(partitioner, op: Op) -> list:
     offset = builder.emit1("broadcast_in_dim", [offset], {"shape": shape, "broadcast_dimensions": kept_dims})
     result = builder.emit1(combine, [scanned, offset])
     return [Local(result, local.sharding, op.result.type.shape)]
+
+
+# --- partial sums --------------------------------------------------------------------------------
+
+
+@partial_sum_rules.register("reduce_sum")
+def _reduce_sum(op: Op) -> PartialRule:
+    # a sum of sums is one sum, in any order
+    return PartialRule((0,), "one", SUM)
+
+
+@partial_sum_rules.register("reduce_max", "reduce_min")
+def _reduce_max_min(op: Op) -> PartialRule:
+    return PartialRule((0,), "one", MAX if op.name == "reduce_max" else MIN)

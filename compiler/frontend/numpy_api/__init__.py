@@ -4,148 +4,17 @@ Importing this package installs numpy's operators and methods on ``Tracer``.
 """
 
 from ..trace import Tracer as _Tracer
-from .arguments import AxisError as AxisError
-from .creation import arange as arange
-from .creation import array as array
-from .creation import asarray as asarray
-from .creation import copy as copy
-from .creation import empty as empty
-from .creation import empty_like as empty_like
-from .creation import eye as eye
-from .creation import full as full
-from .creation import full_like as full_like
-from .creation import identity as identity
-from .creation import linspace as linspace
-from .creation import ones as ones
-from .creation import ones_like as ones_like
-from .creation import tri as tri
-from .creation import tril as tril
-from .creation import triu as triu
-from .creation import zeros as zeros
-from .creation import zeros_like as zeros_like
-from .einsum import einsum as einsum
-from .elementwise import abs as abs
-from .elementwise import absolute as absolute
-from .elementwise import add as add
-from .elementwise import arctan2 as arctan2
-from .elementwise import bitwise_and as bitwise_and
-from .elementwise import bitwise_not as bitwise_not
-from .elementwise import bitwise_or as bitwise_or
-from .elementwise import bitwise_xor as bitwise_xor
-from .elementwise import clip as clip
-from .elementwise import divide as divide
-from .elementwise import equal as equal
-from .elementwise import floor_divide as floor_divide
-from .elementwise import fmod as fmod
-from .elementwise import greater as greater
-from .elementwise import greater_equal as greater_equal
-from .elementwise import invert as invert
-from .elementwise import left_shift as left_shift
-from .elementwise import less as less
-from .elementwise import less_equal as less_equal
-from .elementwise import logical_and as logical_and
-from .elementwise import logical_not as logical_not
-from .elementwise import logical_or as logical_or
-from .elementwise import logical_xor as logical_xor
-from .elementwise import maximum as maximum
-from .elementwise import minimum as minimum
-from .elementwise import mod as mod
-from .elementwise import multiply as multiply
-from .elementwise import negative as negative
-from .elementwise import not_equal as not_equal
-from .elementwise import positive as positive
-from .elementwise import power as power
-from .elementwise import reciprocal as reciprocal
-from .elementwise import remainder as remainder
-from .elementwise import right_shift as right_shift
-from .elementwise import sign as sign
-from .elementwise import square as square
-from .elementwise import subtract as subtract
-from .elementwise import true_divide as true_divide
-from .elementwise import where as where
-from .elementwise_math import arccos as arccos
-from .elementwise_math import arcsin as arcsin
-from .elementwise_math import arctan as arctan
-from .elementwise_math import around as around
-from .elementwise_math import cbrt as cbrt
-from .elementwise_math import ceil as ceil
-from .elementwise_math import cos as cos
-from .elementwise_math import cosh as cosh
-from .elementwise_math import exp as exp
-from .elementwise_math import exp2 as exp2
-from .elementwise_math import expm1 as expm1
-from .elementwise_math import fix as fix
-from .elementwise_math import floor as floor
-from .elementwise_math import isfinite as isfinite
-from .elementwise_math import isinf as isinf
-from .elementwise_math import isnan as isnan
-from .elementwise_math import log as log
-from .elementwise_math import log1p as log1p
-from .elementwise_math import log2 as log2
-from .elementwise_math import log10 as log10
-from .elementwise_math import logaddexp as logaddexp
-from .elementwise_math import rint as rint
-from .elementwise_math import round as round
-from .elementwise_math import sin as sin
-from .elementwise_math import sinh as sinh
-from .elementwise_math import sqrt as sqrt
-from .elementwise_math import tan as tan
-from .elementwise_math import tanh as tanh
-from .elementwise_math import trunc as trunc
-from .indexing import NonConcreteBooleanIndexError as NonConcreteBooleanIndexError
-from .indexing import getitem as getitem
-from .linalg import dot as dot
-from .linalg import inner as inner
-from .linalg import matmul as matmul
-from .linalg import outer as outer
-from .linalg import tensordot as tensordot
-from .linalg import vdot as vdot
+from .arguments import *  # noqa: F403
+from .creation import *  # noqa: F403
+from .einsum import *  # noqa: F403
+from .elementwise import *  # noqa: F403
+from .elementwise_math import *  # noqa: F403
+from .indexing import *  # noqa: F403
+from .linalg import *  # noqa: F403
 from .operators import install_array_methods as install_array_methods
-from .reductions import all as all
-from .reductions import allclose as allclose
-from .reductions import amax as amax
-from .reductions import amin as amin
-from .reductions import any as any
-from .reductions import argmax as argmax
-from .reductions import argmin as argmin
-from .reductions import argsort as argsort
-from .reductions import array_equal as array_equal
-from .reductions import cumprod as cumprod
-from .reductions import cumsum as cumsum
-from .reductions import isclose as isclose
-from .reductions import max as max
-from .reductions import mean as mean
-from .reductions import min as min
-from .reductions import prod as prod
-from .reductions import sort as sort
-from .reductions import std as std
-from .reductions import sum as sum
-from .reductions import var as var
-from .scalar_types import bool_ as bool_
-from .scalar_types import float32 as float32
-from .scalar_types import float64 as float64
-from .scalar_types import int32 as int32
-from .scalar_types import int64 as int64
-from .shape_ops import broadcast_arrays as broadcast_arrays
-from .shape_ops import broadcast_to as broadcast_to
-from .shape_ops import concatenate as concatenate
-from .shape_ops import expand_dims as expand_dims
-from .shape_ops import flip as flip
-from .shape_ops import matrix_transpose as matrix_transpose
-from .shape_ops import moveaxis as moveaxis
-from .shape_ops import ndim as ndim
-from .shape_ops import ravel as ravel
-from .shape_ops import repeat as repeat
-from .shape_ops import reshape as reshape
-from .shape_ops import shape as shape
-from .shape_ops import size as size
-from .shape_ops import split as split
-from .shape_ops import squeeze as squeeze
-from .shape_ops import stack as stack
-from .shape_ops import swapaxes as swapaxes
-from .shape_ops import tile as tile
-from .shape_ops import transpose as transpose
-from .take import take as take
-from .take import take_along_axis as take_along_axis
+from .reductions import *  # noqa: F403
+from .scalar_types import *  # noqa: F403
+from .shape_ops import *  # noqa: F403
+from .take import *  # noqa: F403
 
 install_array_methods(_Tracer)

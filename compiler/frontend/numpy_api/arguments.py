@@ -13,6 +13,11 @@ from ..operands import canonical_numpy, dtype_of, is_python_scalar, shape_of, x6
 from ..promotion import DType, promote_all
 from ..trace import Tracer, is_concrete_array
 
+# NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
+__all__ = (
+    "AxisError",
+)
+
 AxisError = np.exceptions.AxisError
 
 

@@ -25,6 +25,28 @@ from .arguments import (
 )
 from .shape_ops import _shape_argument, stack
 
+# NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
+__all__ = (
+    "arange",
+    "array",
+    "asarray",
+    "copy",
+    "empty",
+    "empty_like",
+    "eye",
+    "full",
+    "full_like",
+    "identity",
+    "linspace",
+    "ones",
+    "ones_like",
+    "tri",
+    "tril",
+    "triu",
+    "zeros",
+    "zeros_like",
+)
+
 
 def _holds_traced(value) -> bool:
     if isinstance(value, Tracer) or is_concrete_array(value):

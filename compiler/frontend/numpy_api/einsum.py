@@ -19,6 +19,11 @@ from .arguments import (
     with_weak_type,
 )
 
+# NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
+__all__ = (
+    "einsum",
+)
+
 Labels = Sequence[Hashable]
 _LETTERS = set(string.ascii_letters)
 

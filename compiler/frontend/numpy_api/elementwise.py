@@ -23,6 +23,49 @@ from .arguments import (
     with_weak_type,
 )
 
+# NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
+__all__ = (
+    "abs",
+    "absolute",
+    "add",
+    "arctan2",
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_xor",
+    "clip",
+    "divide",
+    "equal",
+    "floor_divide",
+    "fmod",
+    "greater",
+    "greater_equal",
+    "invert",
+    "left_shift",
+    "less",
+    "less_equal",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "maximum",
+    "minimum",
+    "mod",
+    "multiply",
+    "negative",
+    "not_equal",
+    "positive",
+    "power",
+    "reciprocal",
+    "remainder",
+    "right_shift",
+    "sign",
+    "square",
+    "subtract",
+    "true_divide",
+    "where",
+)
+
 
 def _strong_int_if_bool(dtype: DType) -> DType:
     """Arithmetic that has no bool meaning (floor division, mod, power) computes bools as ints."""

@@ -23,6 +23,39 @@ from .arguments import (
 )
 from .elementwise import floor_divide, multiply, remainder
 
+# NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
+__all__ = (
+    "arccos",
+    "arcsin",
+    "arctan",
+    "around",
+    "cbrt",
+    "ceil",
+    "cos",
+    "cosh",
+    "exp",
+    "exp2",
+    "expm1",
+    "fix",
+    "floor",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "logaddexp",
+    "rint",
+    "round",
+    "sin",
+    "sinh",
+    "sqrt",
+    "tan",
+    "tanh",
+    "trunc",
+)
+
 
 def _inexact_unary(name: str, kernel):
     def apply(x, /):

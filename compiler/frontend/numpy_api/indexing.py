@@ -28,6 +28,12 @@ from .arguments import (
     with_weak_type,
 )
 
+# NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
+__all__ = (
+    "NonConcreteBooleanIndexError",
+    "getitem",
+)
+
 
 class NonConcreteBooleanIndexError(ConcretizationTypeError, IndexError):
     """A traced boolean mask was used as an index: the result's shape would depend on values."""

@@ -21,6 +21,16 @@ from .einsum import contract
 from .elementwise import multiply
 from .shape_ops import ravel
 
+# NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
+__all__ = (
+    "dot",
+    "inner",
+    "matmul",
+    "outer",
+    "tensordot",
+    "vdot",
+)
+
 
 def _operands(function: str, a, b):
     """Both arguments in their promoted dtype (bools as i32: dot_general has no bool form)."""

@@ -28,6 +28,30 @@ from .creation import asarray
 from .elementwise import equal, logical_and, logical_or, subtract
 from .elementwise_math import isnan, sqrt
 
+# NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
+__all__ = (
+    "all",
+    "allclose",
+    "amax",
+    "amin",
+    "any",
+    "argmax",
+    "argmin",
+    "argsort",
+    "array_equal",
+    "cumprod",
+    "cumsum",
+    "isclose",
+    "max",
+    "mean",
+    "min",
+    "prod",
+    "sort",
+    "std",
+    "sum",
+    "var",
+)
+
 
 def _keep_dims(result, axes, keepdims: bool):
     """Put the reduced ``axes`` back as size-1 dims when ``keepdims`` asks for it."""

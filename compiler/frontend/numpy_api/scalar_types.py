@@ -7,6 +7,15 @@ import numpy as np
 
 from .creation import array
 
+# NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
+__all__ = (
+    "bool_",
+    "float32",
+    "float64",
+    "int32",
+    "int64",
+)
+
 
 class _ScalarType(type):
     """The metaclass of the scalar types: calling one casts, like ``jnp.float32(x)``."""

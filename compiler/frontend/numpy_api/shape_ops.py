@@ -25,6 +25,29 @@ from .arguments import (
     with_weak_type,
 )
 
+# NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
+__all__ = (
+    "broadcast_arrays",
+    "broadcast_to",
+    "concatenate",
+    "expand_dims",
+    "flip",
+    "matrix_transpose",
+    "moveaxis",
+    "ndim",
+    "ravel",
+    "repeat",
+    "reshape",
+    "shape",
+    "size",
+    "split",
+    "squeeze",
+    "stack",
+    "swapaxes",
+    "tile",
+    "transpose",
+)
+
 
 def _shape_argument(shape, function: str) -> tuple[int, ...]:
     """A shape given as an int or a sequence of ints."""

@@ -24,6 +24,12 @@ from .arguments import (
 )
 from .elementwise import remainder
 
+# NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
+__all__ = (
+    "take",
+    "take_along_axis",
+)
+
 _MODES = ("fill", "clip", "wrap", "promise_in_bounds")
 
 
