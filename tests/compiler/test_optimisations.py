@@ -5,6 +5,8 @@ scenario here."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from meshjit.compiler import pipeline
@@ -72,7 +74,7 @@ SCENARIOS = {
 
 
 def test_every_optimisation_has_a_scenario():
-    assert sorted(SCENARIOS) == sorted(name for name, _ in pipeline.OPTIMISATIONS)
+    assert sorted(SCENARIOS) == sorted(spec.name for spec in pipeline.OPTIMISATIONS)
 
 
 @pytest.mark.parametrize("pass_name", sorted(SCENARIOS))
@@ -83,8 +85,8 @@ def test_optimisation_changes_the_program(pass_name: str, monkeypatch):
     assert optimised(compiled), compiled.as_text()
     np.testing.assert_allclose(np.asarray(f(*args)), expected, rtol=1e-5)
     monkeypatch.setattr(pipeline, "OPTIMISATIONS", tuple(
-        (name, (lambda module: module) if name == pass_name else optimise)
-        for name, optimise in pipeline.OPTIMISATIONS))
+        replace(spec, function=lambda module: module) if spec.name == pass_name else spec
+        for spec in pipeline.OPTIMISATIONS))
     f, args, expected = program()
     compiled = f.lower(*args).compile()
     assert without(compiled), compiled.as_text()
