@@ -25,7 +25,7 @@ from .collectives import COLLECTIVES
 from .factor_projection import project_dim, unproject_dim
 from .factor_rules import FactorRule
 from .partial_sums import PassThrough
-from .partition_rules import PARTIAL_REDUCTION
+from .rules.registries import partial_reduction
 from .reshard import reshard
 from .spmd_builder import Local, SpmdBuilder, local_type
 
@@ -86,7 +86,7 @@ class FactorChooser:
         return TensorSharding(self.mesh_name, dims)
 
     def unreduced_axes(self, op: Op, rule: FactorRule, factor_axes) -> list:
-        if op.name not in PARTIAL_REDUCTION:
+        if partial_reduction(op) is None:
             return []
         return [axis for factor, kind in enumerate(rule.kinds) if kind == "reduction" for axis in factor_axes[factor]]
 
@@ -105,7 +105,7 @@ class FactorChooser:
         """The layout the results come out in: pending over the axes passed through and the
         op's own sharded reduction factors."""
         unreduced = tuple(self.unreduced_axes(op, rule, strategy.factor_axes))
-        reduction = PARTIAL_REDUCTION.get(op.name, "sum")
+        reduction = partial_reduction(op) or "sum"
         if strategy.passing is not None:
             unreduced = strategy.passing.axes + unreduced
             reduction = strategy.passing.result_reduction
@@ -152,7 +152,7 @@ class FactorChooser:
         """The factor axes worth pricing, by name, cheapest-on-ties first; no factor takes an
         axis in ``blocked``."""
         follow = self._result_axes(rule, result_shardings, blocked)
-        if op.name not in PARTIAL_REDUCTION or "reduction" not in rule.kinds:
+        if partial_reduction(op) is None or "reduction" not in rule.kinds:
             return {"follow the result": follow}
         reduced = self._reduction_axes(rule, operands, {factor: [] for factor in follow}, blocked)
         around = self._result_axes(rule, result_shardings, list(blocked) + [

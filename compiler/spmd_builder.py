@@ -134,3 +134,15 @@ def describe(op: Op, operand: int | None = None) -> str:
     """How collective reasons and warnings name an op (or one of its operands) and its line."""
     where = f" at {op.location}" if op.location else ""
     return f"operand {operand} of {op.name}{where}" if operand is not None else f"{op.name}{where}"
+
+
+def reduction_identity(reduction: str, dtype: str):
+    """The value that leaves ``reduction`` unchanged in ``dtype``, used to mask the padding of
+    uneven shards: 0 for sums, the lowest value for max and the highest for min."""
+    if reduction == "sum":
+        return 0
+    numpy_dtype = to_numpy(dtype)
+    if numpy_dtype.kind == "f":
+        return float("-inf") if reduction == "max" else float("inf")
+    info = np.iinfo(numpy_dtype)
+    return int(info.min) if reduction == "max" else int(info.max)

@@ -21,10 +21,10 @@ from meshjit.ir.config import config
 from ..factor_choice import Decision, FactorChooser
 from ..factor_rules import FactorRule
 from ..partial_sums import PassThrough, pass_through
-from ..partition_rules import PARTIAL_REDUCTION, identity, local_attrs
 from ..reshard import reshard
-from ..rules import partition_rules, sharding_rules
-from ..spmd_builder import Local, SpmdBuilder, describe, local_type, replicated
+from ..rules import local_attr_rules, partition_rules, sharding_rules
+from ..rules.registries import partial_reduction
+from ..spmd_builder import Local, SpmdBuilder, describe, local_type, reduction_identity, replicated
 
 
 class FullRematerializationError(ValueError):
@@ -80,7 +80,7 @@ class _Partitioner:
         resharded = self._mask_partial_padding(op, rule, strategy.factor_axes, resharded)
         result_shardings = self.chooser.result_targets(op, rule, strategy)
         local_shapes = [s.local_shape(r.type.shape, self.mesh) for s, r in zip(result_shardings, op.results)]
-        values = self.builder.emit(op.name, [local.value for local in resharded], local_attrs(op, local_shapes),
+        values = self.builder.emit(op.name, [local.value for local in resharded], local_attr_rules[op.name](op, local_shapes),
                                    location=op.location)
         return [Local(value, sharding, result.type.shape)
                 for value, sharding, result in zip(values, result_shardings, op.results)]
@@ -93,12 +93,13 @@ class _Partitioner:
     def _mask_partial_padding(self, op: Op, rule: FactorRule, factor_axes, operands: list[Local]) -> list[Local]:
         """Uneven shards of a reduced dim carry padding: fill it with the reduction's identity
         (on both operands of a dot, since padding times zero need not be zero)."""
-        if op.name not in PARTIAL_REDUCTION:
+        reduction = partial_reduction(op)
+        if reduction is None:
             return operands
         masked = []
         for local, dims in zip(operands, rule.operands):
             value = local.value
-            fill = identity(PARTIAL_REDUCTION[op.name], value.type.dtype)
+            fill = reduction_identity(reduction, value.type.dtype)
             for dim, factors in enumerate(dims):
                 if any(rule.kinds[factor] == "reduction" and factor_axes[factor] for factor in factors):
                     axes = local.sharding.dims[dim].axes

@@ -13,5 +13,7 @@ from . import collectives, creation, dot, elementwise, indexing, layout, reducti
 from .registries import PER_DEVICE_OPS as PER_DEVICE_OPS
 from .registries import batching_rules as batching_rules
 from .registries import kernel_rules as kernel_rules
+from .registries import local_attr_rules as local_attr_rules
+from .registries import partial_result_rules as partial_result_rules
 from .registries import partition_rules as partition_rules
 from .registries import sharding_rules as sharding_rules

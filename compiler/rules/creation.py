@@ -12,7 +12,7 @@ from ..frontend.autodiff.jvp import no_tangent
 from ..frontend.autodiff.registries import jvp_rules
 from ..reshard import reshard
 from ..spmd_builder import Local, describe, replicated
-from .registries import factor_rule, kernel_rules, partition_rules, sharding_rules
+from .registries import factor_rule, kernel_rules, local_attr_rules, partition_rules, sharding_rules
 
 # --- sharding ------------------------------------------------------------------------------------
 
@@ -73,3 +73,8 @@ def _sharded_iota(builder, op: Op, target, local_shape) -> Local:
             offset = builder.emit1("convert", [offset], {"new_dtype": op.attrs["dtype"]})
         value = builder.emit1("add", [value, builder.broadcast_scalar(offset, local_shape)])
     return Local(value, target, op.result.type.shape)
+
+
+# --- local attributes ------------------------------------------------------------------------
+
+local_attr_rules.register("iota")(lambda op, local_result_shapes: {**op.attrs, "shape": tuple(local_result_shapes[0])})

@@ -20,7 +20,13 @@ from ..frontend.autodiff.registries import (
     type_of,
 )
 from ..partial_sums import SUM, PartialRule, partial_sum_rules
-from .registries import factor_rule, kernel_rules, sharding_rules, shifted_axes
+from .registries import (
+    factor_rule,
+    kernel_rules,
+    partial_result_rules,
+    sharding_rules,
+    shifted_axes,
+)
 
 # --- sharding ------------------------------------------------------------------------------------
 
@@ -217,3 +223,9 @@ def _dot_partial(op: Op) -> PartialRule:
     # (a1 + a2) * b = a1 * b + a2 * b: linear in each operand separately, never in both at once
     # ((a1 + a2) * (b1 + b2) has cross terms).
     return PartialRule((0, 1), "one", SUM)
+
+
+# --- partial results -------------------------------------------------------------------------
+
+# a contracting dim split over devices leaves each a partial sum of products
+partial_result_rules.register("dot_general")(lambda op: "sum")

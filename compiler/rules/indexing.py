@@ -21,7 +21,7 @@ from ..frontend.autodiff.registries import (
     zeros,
 )
 from ..frontend.trace import bind
-from .registries import factor_rule, sharding_rules
+from .registries import factor_rule, local_attr_rules, sharding_rules
 
 # --- sharding ------------------------------------------------------------------------------------
 
@@ -160,3 +160,9 @@ def _gather_transpose(op, cotangents, operands):
     if permutation != tuple(range(rank)):
         scattered = single("transpose", [scattered], {"permutation": permutation})
     return [scattered, None]
+
+
+# --- local attributes ------------------------------------------------------------------------
+
+local_attr_rules.register("dynamic_slice")(
+    lambda op, local_result_shapes: {**op.attrs, "slice_sizes": tuple(local_result_shapes[0])})

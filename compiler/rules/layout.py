@@ -25,7 +25,14 @@ from ..frontend.autodiff.registries import (
 from ..partial_sums import EVERY_REDUCTION, PartialRule, partial_sum_rules
 from ..reshard import reshard
 from ..spmd_builder import describe
-from .registries import factor_rule, kernel_rules, partition_rules, sharding_rules, shifted_axes
+from .registries import (
+    factor_rule,
+    kernel_rules,
+    local_attr_rules,
+    partition_rules,
+    sharding_rules,
+    shifted_axes,
+)
 
 # --- sharding ------------------------------------------------------------------------------------
 
@@ -391,3 +398,28 @@ def _partition_constraint(partitioner, op: Op) -> list:
 def _data_movement(op: Op) -> PartialRule:
     # moving, copying or dropping elements moves every device's terms alike, for any reduction
     return PartialRule((0,), "one", EVERY_REDUCTION)
+
+
+# --- local attributes ------------------------------------------------------------------------
+
+
+def _local_shape_attr(name: str):
+    def rewrite(op: Op, local_result_shapes) -> dict:
+        return {**op.attrs, name: tuple(local_result_shapes[0])}
+    return rewrite
+
+
+local_attr_rules.register("broadcast_in_dim")(_local_shape_attr("shape"))
+local_attr_rules.register("reshape")(_local_shape_attr("new_sizes"))
+
+
+@local_attr_rules.register("slice")
+def _slice_local_attrs(op: Op, local_result_shapes) -> dict:
+    # a dim the slice keeps whole but the layout splits ends at the local size
+    attrs = dict(op.attrs)
+    global_shape = op.result.type.shape
+    local = local_result_shapes[0]
+    attrs["limit_indices"] = tuple(
+        local[dim] if local[dim] != global_shape[dim] else limit
+        for dim, limit in enumerate(op.attrs["limit_indices"]))
+    return attrs

@@ -15,11 +15,12 @@ from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import linear_jvp, no_tangent
 from ..frontend.autodiff.registries import full, jvp_rules, scalar, single, transpose_rules, type_of
 from ..partial_sums import MAX, MIN, SUM, PartialRule, partial_sum_rules
-from ..spmd_builder import Local
+from ..spmd_builder import Local, reduction_identity
 from .elementwise import _balanced_weight
 from .registries import (
     factor_rule,
     kernel_rules,
+    partial_result_rules,
     partition_rules,
     run_per_leading_position,
     sharding_rules,
@@ -126,10 +127,6 @@ def _shift(value, offset: int, axis: int, reverse: bool, fill):
     return single("pad", [value, scalar(fill, type_of(value).dtype)], {"padding_config": config})
 
 
-def _identity(name: str, dtype: str):
-    if name == "cumprod":
-        return 1
-    return float("-inf") if name == "cummax" else float("inf")
 
 
 def _combine(name: str, value, tangent, earlier, earlier_tangent):
@@ -149,7 +146,7 @@ def _scan(op, primals, tangents):
     axis, reverse = op.attrs["axis"], op.attrs["reverse"]
     value, value_type = primals[0], type_of(primals[0])
     tangent = tangents[0]
-    fill = _identity(op.name, value_type.dtype)
+    fill = _scan_identity(op.name, value_type.dtype)
     offset = 1
     while offset < value_type.shape[axis]:
         earlier = _shift(value, offset, axis, reverse, fill)
@@ -201,12 +198,9 @@ _SCAN_COMBINE = {"cumsum": ("add", "reduce_sum"), "cumprod": ("mul", "reduce_pro
 
 def _scan_identity(name: str, dtype: str):
     """The value that leaves the scan's combination unchanged (what padding is filled with)."""
-    if name in ("cumsum", "cumprod"):
-        return 0 if name == "cumsum" else 1
-    if dtype in ("f32", "f64"):
-        return float("-inf") if name == "cummax" else float("inf")
-    info = np.iinfo(to_numpy(dtype))
-    return int(info.min) if name == "cummax" else int(info.max)
+    if name == "cumprod":
+        return 1
+    return reduction_identity(_SCAN_COMBINE[name][1].removeprefix("reduce_"), dtype)
 
 
 @partition_rules.register("cumsum", "cumprod", "cummax", "cummin")
@@ -266,3 +260,12 @@ def _reduce_sum(op: Op) -> PartialRule:
 @partial_sum_rules.register("reduce_max", "reduce_min")
 def _reduce_max_min(op: Op) -> PartialRule:
     return PartialRule((0,), "one", MAX if op.name == "reduce_max" else MIN)
+
+
+# --- partial results -------------------------------------------------------------------------
+
+# a reduce over a sharded dim leaves each device the reduction of its part: one more reduction
+# of the same kind over the devices finishes it
+partial_result_rules.register("reduce_sum")(lambda op: "sum")
+partial_result_rules.register("reduce_max")(lambda op: "max")
+partial_result_rules.register("reduce_min")(lambda op: "min")

@@ -75,4 +75,29 @@ def partition_by_factors(partitioner, op: Op) -> list:
 # ``partition_generic``) and the global op, and returns the op's results as ``Local`` values.
 partition_rules = Registry("partition rule", default=partition_by_factors)
 
+def no_partial_results(op: Op) -> None:
+    """The named default: a sharded reduction factor of this op is gathered before it runs."""
+    return None
+
+
+# NOTE: ``partial_result_rules[name](op)`` is the all_reduce reduction ("sum", "max" or "min")
+# that combines results the op computed over a sharded reduction factor (a dot's contracting
+# dim, a reduce's axes), or None when such a factor must be whole.
+partial_result_rules = Registry("partial-result rule", default=no_partial_results)
+
+
+def partial_reduction(op: Op) -> str | None:
+    """How partial results of ``op`` over a sharded reduction factor combine (None: they don't)."""
+    return partial_result_rules[op.name](op)
+
+
+def keep_attrs(op: Op, local_result_shapes) -> dict:
+    """The named default: an op's attributes do not depend on its (local) shapes."""
+    return dict(op.attrs)
+
+
+# NOTE: ``local_attr_rules[name](op, local_result_shapes)`` rewrites attributes that spell out
+# shapes (broadcast_in_dim's shape, a slice's limits) for the op's per-device form.
+local_attr_rules = Registry("local attribute rule", default=keep_attrs)
+
 batching_rules = Registry("batching rule")

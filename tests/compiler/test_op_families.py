@@ -11,6 +11,8 @@ from meshjit.compiler.rules import (
     PER_DEVICE_OPS,
     jvp_rules,
     kernel_rules,
+    local_attr_rules,
+    partial_result_rules,
     partition_rules,
     sharding_rules,
     transpose_rules,
@@ -63,7 +65,7 @@ def test_every_op_has_an_entry_in_every_registry_it_needs(registry_name):
 
 @pytest.mark.parametrize("registry", [shape_rules, reference_impls, collective_impls, sharding_rules,
                                       kernel_rules, jvp_rules, transpose_rules, partial_sum_rules,
-                                      partition_rules],
+                                      partition_rules, partial_result_rules, local_attr_rules],
                          ids=lambda registry: registry.name)
 def test_no_registry_names_an_unknown_op(registry):
     unknown = set(registry) - set(ALL_OPS) - set(MARKER_OPS)
@@ -79,7 +81,8 @@ def _home(rule) -> str:
     (collective_impls, "meshjit.ir.ops"), (sharding_rules, "meshjit.compiler.rules"),
     (kernel_rules, "meshjit.compiler.rules"), (jvp_rules, "meshjit.compiler.rules"),
     (transpose_rules, "meshjit.compiler.rules"), (partial_sum_rules, "meshjit.compiler.rules"),
-    (partition_rules, "meshjit.compiler.rules"),
+    (partition_rules, "meshjit.compiler.rules"), (partial_result_rules, "meshjit.compiler.rules"),
+    (local_attr_rules, "meshjit.compiler.rules"),
 ], ids=lambda value: getattr(value, "name", value))
 def test_rules_written_for_an_op_live_in_its_family(registry, package):
     """A rule written in a family file serves only that family's ops (shared rules such as

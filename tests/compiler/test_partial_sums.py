@@ -13,7 +13,7 @@ import zlib
 import numpy as np
 import pytest
 from meshjit.compiler.partial_sums import PartialRule, partial_sum_rules, pass_through
-from meshjit.compiler.partition_rules import PARTIAL_REDUCTION
+from meshjit.compiler.rules.registries import partial_result_rules
 from meshjit.compiler.passes.partition import partition_with_report
 from meshjit.compiler.passes.propagate_shardings import propagate_shardings
 from meshjit.compiler.pipeline import normalize_boundaries
@@ -77,7 +77,7 @@ def test_every_rule_has_a_chain_that_passes_through_it():
     assert sorted(set(partial_sum_rules) - passed_through) == []
 
 
-@pytest.mark.parametrize("name", sorted(set(partial_sum_rules) & set(PARTIAL_REDUCTION)))
+@pytest.mark.parametrize("name", sorted(set(partial_sum_rules) & set(partial_result_rules)))
 def test_a_reduction_passes_on_only_its_own_kind(name: str):
     """An op that itself leaves partial results combines them with the pending ones into one
     reduction, so it may only pass on its own kind."""
@@ -87,7 +87,7 @@ def test_a_reduction_passes_on_only_its_own_kind(name: str):
     operands = (operand,) if name.startswith("reduce") else (operand, operand)
     op = Op(name, operands, (Value.fresh(TensorType((4,), "f32")),), attrs)
     rule: PartialRule = partial_sum_rules[name](op)
-    assert set(rule.reductions) == set(rule.reductions.values()) == {PARTIAL_REDUCTION[name]}
+    assert set(rule.reductions) == set(rule.reductions.values()) == {partial_result_rules[name](op)}
 
 
 def test_a_value_with_another_consumer_is_reduced_once_for_all():
