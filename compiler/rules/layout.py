@@ -79,7 +79,10 @@ class _ReshapeFactors:
         self.kinds: list[str] = []
         self.sides = ([list(source), [[] for _ in source]], [list(target), [[] for _ in target]])
         if 0 in source or 0 in target:
-            self._unaligned_run(0, 0)
+            # NOTE: an empty array holds nothing to keep in place: every dim needs replication
+            for side, shape in enumerate((source, target)):
+                for dim, size in enumerate(shape):
+                    self._add(size, "replication", None if side else dim, dim if side else None)
         else:
             self._walk()
         for side, (shape, dims) in enumerate(self.sides):
@@ -115,7 +118,7 @@ class _ReshapeFactors:
 
     def _unaligned_run(self, i: int, j: int) -> tuple[int, int]:
         """Give dims from ``i`` / ``j`` replication factors until both runs hold equal products;
-        returns the dims after the run (the end of both shapes for zero-size shapes)."""
+        returns the dims after the run."""
         (source_left, _), (target_left, _) = self.sides
         source_product = target_product = 1
         while i < len(source_left) or j < len(target_left):
@@ -129,7 +132,7 @@ class _ReshapeFactors:
                 target_product *= target_left[j]
                 self._add(target_left[j], "replication", None, j)
                 target_left[j], j = 1, j + 1
-            if source_product == target_product and 0 not in (source_product, target_product):
+            if source_product == target_product:
                 return i, j
         return i, j
 
