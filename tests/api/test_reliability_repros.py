@@ -227,3 +227,9 @@ def test_argument_misuse_is_a_type_error_naming_the_argument(name):
     call, fragment = _ARGUMENT_MISUSE[name]
     with pytest.raises(TypeError, match=fragment):
         call()
+
+
+def test_iterating_a_0d_array_is_a_type_error():
+    with pytest.raises(TypeError, match="iteration over a 0-d array"):
+        list(jnp.asarray(3.0))
+    assert [row.shape for row in jnp.ones((2, 3))] == [(3,), (3,)]
