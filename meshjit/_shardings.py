@@ -34,7 +34,11 @@ def as_named_sharding(sharding: Sharding, ndim: int, argument: str) -> NamedShar
 
 
 def resolve_spec(sharding, argument: str):
-    """A PartitionSpec becomes a NamedSharding over the mesh from ``set_mesh``."""
+    """A PartitionSpec becomes a NamedSharding over the mesh from ``set_mesh``; anything else but
+    a Sharding is a TypeError naming ``argument`` (as JAX's)."""
+    if not isinstance(sharding, (PartitionSpec, Sharding)):
+        raise TypeError(f"{argument} must be a Sharding or a PartitionSpec (or None), got "
+                        f"{type(sharding).__name__}: {sharding!r}")
     if isinstance(sharding, PartitionSpec):
         mesh = get_mesh()
         if mesh.empty:

@@ -31,7 +31,10 @@ from .tree_util import NAMESPACE
 def _normalise_indices(indices, argument: str) -> tuple[int, ...]:
     if indices is None:
         return ()
-    indices = (indices,) if isinstance(indices, int) else tuple(indices)
+    try:
+        indices = (indices,) if isinstance(indices, int) else tuple(indices)
+    except TypeError:
+        raise TypeError(f"jit {argument} must be an int or a sequence of ints, got {indices!r}") from None
     for index in indices:
         if not isinstance(index, int) or isinstance(index, bool):
             raise TypeError(f"jit {argument} must be ints, got {index!r}")

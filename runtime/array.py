@@ -229,6 +229,12 @@ class Array:
             raise TypeError("len() of unsized object")
         return self._shape[0]
 
+    def __iter__(self):
+        # NOTE: without this, Python would iterate a 0-d array by indexing until IndexError: []
+        if not self._shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[index] for index in range(self._shape[0]))
+
     def __repr__(self) -> str:
         if self._deleted:
             return f"Array(<deleted>, shape={self._shape}, dtype={self._dtype.name})"

@@ -24,7 +24,11 @@ class AxisType(enum.Enum):
 
 
 def _normalise_axis_names(axis_names) -> tuple[str, ...]:
-    names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+    try:
+        names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+    except TypeError:
+        raise TypeError(f"Mesh axis_names must be a string or a sequence of strings, got "
+                        f"{type(axis_names).__name__}: {axis_names!r}") from None
     for name in names:
         if not isinstance(name, str):
             raise TypeError(f"Mesh axis_names must be strings, got {name!r} in {names}")

@@ -171,7 +171,11 @@ def make_array_from_single_device_arrays(shape, sharding: Sharding, arrays: Sequ
     """A global Array from one single-device Array per addressable device of ``sharding``."""
     shape = _check_global_shape(shape)
     sharding = _check_sharding(sharding)
-    arrays = list(arrays)
+    try:
+        arrays = list(arrays)
+    except TypeError:
+        raise TypeError(f"make_array_from_single_device_arrays `arrays` must be a sequence of single-device "
+                        f"Arrays, got {type(arrays).__name__}") from None
     expected_devices = sharding._addressable_device_assignment
     if len(arrays) != len(expected_devices):
         raise ValueError(

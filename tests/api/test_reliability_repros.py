@@ -207,3 +207,29 @@ def test_misuse_raises_the_exception_type_of_jax(name, mode):
 def test_ppermute_misuse_raises_the_exception_type_of_jax(perm, error):
     with pytest.raises(error):
         _mapped(lambda b: lax.ppermute(b, "x", perm), P("x"), P("x"))(np.arange(8.0, dtype=np.float32))
+
+
+_ARGUMENT_MISUSE = {
+    # name: (call, fragment naming the argument); JAX raises TypeError for each
+    "out_shardings of a bool": (lambda: jax.jit(lambda v: v, out_shardings=True)(np.ones(8)), "out_shardings"),
+    "in_shardings of an int": (lambda: jax.jit(lambda v: v, in_shardings=7)(np.ones(8)), "in_shardings"),
+    "static_argnums of a float": (lambda: jax.jit(lambda v: v, static_argnums=3.5), "static_argnums"),
+    "donate_argnums of an object": (lambda: jax.jit(lambda v: v, donate_argnums=object()), "donate_argnums"),
+    "arange of None": (lambda: jnp.arange(None), "arange"),
+    "arrays that are not a sequence": (
+        lambda: jax.make_array_from_single_device_arrays((8,), NamedSharding(MESH_8, P("x")), None), "arrays"),
+    "axis_names of a bool": (lambda: Mesh(np.array(jax.devices()), True), "axis_names"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ARGUMENT_MISUSE))
+def test_argument_misuse_is_a_type_error_naming_the_argument(name):
+    call, fragment = _ARGUMENT_MISUSE[name]
+    with pytest.raises(TypeError, match=fragment):
+        call()
+
+
+def test_iterating_a_0d_array_is_a_type_error():
+    with pytest.raises(TypeError, match="iteration over a 0-d array"):
+        list(jnp.asarray(3.0))
+    assert [row.shape for row in jnp.ones((2, 3))] == [(3,), (3,)]

@@ -181,6 +181,8 @@ def _affine_range(count: int, start, step, name: str):
 
 def arange(start, stop=None, step=None, dtype=None):
     """Evenly spaced values in ``[start, stop)`` from concrete bounds (numpy's arange)."""
+    if start is None and stop is None:
+        raise TypeError("arange: argument 'start' must be a real number, got None")
     bounds = {"start": start, "stop": stop, "step": step}
     numbers = {
         key: _concrete_number(value, "arange", key)

@@ -63,6 +63,9 @@ def matmul(a, b, *, preferred_element_type=None):
             raise ValueError(
                 f"matmul: input operand {index} must have ndim at least 1, but it has ndim 0"
             )
+    lhs_batch, rhs_batch = lhs_shape[:-2], rhs_shape[:-2]
+    # NOTE: batch dims first, as JAX (a ValueError), then the contracting dims (a TypeError)
+    batch_rank = len(broadcast_shapes("matmul", lhs_batch, rhs_batch))
     lhs_contracting = lhs_shape[-1]
     rhs_contracting = rhs_shape[-2] if len(rhs_shape) > 1 else rhs_shape[0]
     if lhs_contracting != rhs_contracting:
@@ -70,8 +73,6 @@ def matmul(a, b, *, preferred_element_type=None):
             f"matmul: shapes {lhs_shape} and {rhs_shape} do not align: the contracting "
             f"dims have sizes {lhs_contracting} and {rhs_contracting}"
         )
-    lhs_batch, rhs_batch = lhs_shape[:-2], rhs_shape[:-2]
-    batch_rank = len(broadcast_shapes("matmul", lhs_batch, rhs_batch))
     # Batch dims are labelled by their position in the result, aligned from the right.
     lhs_labels = list(range(batch_rank - len(lhs_batch), batch_rank))
     rhs_labels = list(range(batch_rank - len(rhs_batch), batch_rank))

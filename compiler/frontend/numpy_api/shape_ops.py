@@ -217,7 +217,8 @@ def concatenate(arrays, axis=0, dtype=None):
         operands = [lax.reshape(operand, (math.prod(shape_of(operand)),)) for operand in operands]
         axis = 0
     shapes = [shape_of(operand) for operand in operands]
-    if any(len(shape) == 0 for shape in shapes):
+    if len(shapes[0]) == 0:
+        # NOTE: as JAX, a 0-d array later in the list is a rank mismatch (TypeError) below
         raise ValueError("concatenate: zero-dimensional arrays cannot be concatenated")
     dim = normalize_axis(axis, len(shapes[0]), "concatenate")
     for shape in shapes:
