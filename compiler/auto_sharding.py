@@ -48,7 +48,7 @@ class SearchRequest:
     mesh_name: str = "mesh"
     memory_budget_bytes: int | None = None
     beam_width: int = 2
-    time_limit_seconds: float = 4.0
+    time_limit_seconds: float = 3.0
     cost_model: CostModel | None = None
 
     def __bool__(self) -> bool:
@@ -143,7 +143,7 @@ def layout_options(shape, mesh, mesh_name: str) -> list[TensorSharding]:
         seen.add(key)
         options.append(TensorSharding(mesh_name, tuple(DimSharding(tuple(AxisRef(name) for name in axes))
                                                        for axes in dims)))
-    return options
+    return sorted(options, key=lambda option: len(option.used_axes()))
 
 
 def open_sharding(mesh_name: str, rank: int) -> TensorSharding:
@@ -171,6 +171,25 @@ def _roles(module: Module, tensors: list[tuple[str, int]]) -> list[list[tuple[st
         groups.setdefault(key, []).append((kind, index))
     ordered = sorted(groups.items(), key=lambda item: -math.prod(item[0][1]) * len(item[1]))
     return [members for _, members in ordered]
+
+
+def _searched_roles(module: Module, tensors) -> list[list[tuple[str, int]]]:
+    """The roles the search tries layouts for: those within SMALL_FRACTION of the largest AUTO
+    tensor's size. Smaller ones (biases, scales) stay open: propagation lays them out like the
+    values they meet, which costs next to nothing either way."""
+    roles = _roles(module, tensors)
+    func = module.main
+
+    def size(tensor) -> int:
+        kind, index = tensor
+        return (func.args[index] if kind == ARGUMENT else func.returns[index]).type.size
+
+    largest = max((size(tensor) for tensor in tensors), default=0)
+    return [role for role in roles if size(role[0]) * SMALL_FRACTION >= largest]
+
+
+# NOTE: an AUTO tensor this many times smaller than the largest is left to propagation.
+SMALL_FRACTION = 16
 
 
 # -- scoring ---------------------------------------------------------------------------------------
@@ -260,16 +279,18 @@ class _Search:
         self.timed_out = self.timed_out or time.perf_counter() > self.deadline
         return self.timed_out
 
-    def sweep(self, beam: list[dict], groups) -> list[dict]:
+    def sweep(self, beam: list[dict], groups, timed: bool = True) -> list[dict]:
         """One pass over ``groups``: each beam state tries every layout for the group's tensors;
         the best ``width`` states go on to the next group."""
         for group in groups:
             candidates = list(beam)
             for state in beam:
                 for option in self.options[group[0]]:
-                    if self.out_of_time():
+                    if timed and self.out_of_time():
                         return self.best(candidates)
-                    candidates.append({**state, **{tensor: option for tensor in group}})
+                    candidate = {**state, **{tensor: option for tensor in group}}
+                    self.evaluator.evaluate(candidate)
+                    candidates.append(candidate)
             beam = self.best(candidates)
         return beam
 
@@ -289,17 +310,43 @@ class _Search:
         return [state for _, _, state in scored[:self.width]]
 
     def run(self, seed: dict) -> None:
-        beam = [seed]
-        best = None
+        """A first sweep over the roles one state at a time (always whole, so the answer does
+        not depend on the machine's speed); then sweeps with the full beam while they improve,
+        and each member of a shared role alone, while the time limit allows."""
+        width, self.width = self.width, 1
+        beam = self.sweep([seed], self.roles, timed=False)
+        best = self.evaluator.evaluate(beam[0]).score.key()
+        self.width = width
+        beam = self.best(beam + [state for state in self.ranked_states() if state not in beam])
         while not self.out_of_time():
             beam = self.sweep(beam, self.roles)
             score = self.evaluator.evaluate(beam[0]).score.key()
-            if best is not None and score >= best:
+            if score >= best:
                 break
             best = score
-        singles = [[tensor] for role in self.roles if len(role) > 1 for tensor in role]
-        if singles and not self.out_of_time():
-            self.sweep(beam, singles)
+        self.refine_members(beam[0])
+
+    def refine_members(self, state: dict) -> None:
+        """Each member of a shared role alone, tried in the layouts the best states gave its
+        role (the repeated layers may want different ones, e.g. to fit the budget)."""
+        self.width = 1
+        leading = [dict(key) for key in self.ranked_keys(4)]
+        for role in (role for role in self.roles if len(role) > 1):
+            layouts = list(dict.fromkeys(candidate[role[0]] for candidate in leading if candidate.get(role[0])))
+            for tensor in role:
+                candidates = [state] + [{**state, tensor: layout} for layout in layouts]
+                if self.out_of_time():
+                    return
+                state = self.best(candidates)[0]
+
+    def ranked_keys(self, count: int) -> list[tuple]:
+        scored = [(alternative.score.key(), key) for key, alternative in self.evaluator.cache.items()
+                  if alternative is not None]
+        return [key for _, key in sorted(scored, key=lambda item: item[0])][:count]
+
+    def ranked_states(self) -> list[dict]:
+        """The states scored so far, best first."""
+        return [dict(key) for key in self.ranked_keys(self.width)]
 
 
 def search_shardings(module: Module, request: SearchRequest, strategy="shardy",
@@ -319,7 +366,7 @@ def search_shardings(module: Module, request: SearchRequest, strategy="shardy",
         value = func.args[index] if kind == ARGUMENT else func.returns[index]
         options[(kind, index)] = layout_options(value.type.shape, evaluator.mesh, request.mesh_name)
     seed = {tensor: None for tensor in tensors}
-    search = _Search(evaluator, tensors, _roles(module, tensors), options,
+    search = _Search(evaluator, tensors, _searched_roles(module, tensors), options,
                      started + request.time_limit_seconds, request.beam_width)
     if evaluator.evaluate(seed) is None:
         raise ValueError("automatic sharding search: the program does not partition even with every AUTO "
