@@ -23,7 +23,8 @@ from ..factor_rules import FactorRule
 from ..partial_sums import PassThrough, pass_through
 from ..partition_rules import PARTIAL_REDUCTION, identity, local_attrs
 from ..reshard import reshard
-from ..rules import partition_rules, sharding_rules
+from ..rules import partition_rules
+from ..rules.registries import rule_of
 from ..spmd_builder import Local, SpmdBuilder, describe, local_type, replicated
 
 
@@ -71,7 +72,7 @@ class _Partitioner:
     # -- emitting one op --------------------------------------------------------------------
     def partition_generic(self, op: Op) -> list[Local]:
         """Reshard the operands to the chosen strategy and run the op on local shards."""
-        rule = sharding_rules[op.name](op)
+        rule = rule_of(op)
         operands = [self.locals[value.id] for value in op.operands]
         strategy = self.chooser.choose(op, rule, operands, self.result_shardings(op), self._passing(op, operands))
         targets = self.chooser.operand_targets(rule, operands, strategy)
