@@ -1,8 +1,14 @@
-"""Static cost estimates of a module: floating-point operations and bytes touched."""
+"""Static cost estimates of a module: floating-point operations and bytes touched, the bytes
+collectives send under ring algorithms, and the alpha-beta time model (CostModel) with its
+calibration file."""
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import warnings
+from dataclasses import dataclass
 
 from meshjit.ir import Module, Op
 from meshjit.ir.dtypes import to_numpy
@@ -91,8 +97,78 @@ def ring_steps(kind: str, group: int) -> int:
 
 # NOTE: link parameters; a simulated CPU mesh has no real links, so these are the
 # defaults of a typical accelerator interconnect and only rank strategies against each other.
+# ``meshjit calibrate`` measures them (cost_model.json in the cache directory).
 DEFAULT_LATENCY_SECONDS = 5e-6
 DEFAULT_BANDWIDTH_BYTES_PER_SECOND = 50e9
+DEFAULT_FLOPS_PER_SECOND = 50e9
+CALIBRATION_FILE = "cost_model.json"
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """The alpha-beta link model and a compute rate: ``latency`` (alpha, seconds per message),
+    ``bandwidth`` (1/beta, bytes per second) and ``flops_per_second`` of one device.
+    ``source`` says where the numbers came from (``default`` or the calibration that measured
+    them)."""
+
+    latency: float = DEFAULT_LATENCY_SECONDS
+    bandwidth: float = DEFAULT_BANDWIDTH_BYTES_PER_SECOND
+    flops_per_second: float = DEFAULT_FLOPS_PER_SECOND
+    source: str = "default"
+
+    def collective_seconds(self, bytes_sent: float, steps: int) -> float:
+        return steps * self.latency + bytes_sent / self.bandwidth
+
+    def compute_seconds(self, flops: float) -> float:
+        return flops / self.flops_per_second
+
+    def to_json(self) -> dict:
+        return {"latency_seconds": self.latency, "bandwidth_bytes_per_second": self.bandwidth,
+                "flops_per_second": self.flops_per_second, "source": self.source}
+
+    @staticmethod
+    def from_json(data: dict) -> CostModel:
+        values = (data["latency_seconds"], data["bandwidth_bytes_per_second"], data["flops_per_second"])
+        if not all(isinstance(value, (int, float)) and value > 0 for value in values):
+            raise ValueError(f"a cost model needs positive numbers, got {data!r}")
+        return CostModel(float(values[0]), float(values[1]), float(values[2]), str(data.get("source", "calibrated")))
+
+
+def cache_directory() -> str:
+    """``MESHJIT_CACHE_DIR``, else ``$XDG_CACHE_HOME/meshjit`` or ``~/.cache/meshjit``."""
+    configured = os.environ.get("MESHJIT_CACHE_DIR")
+    if configured:
+        return configured
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "meshjit")
+
+
+def calibration_path() -> str:
+    return os.path.join(cache_directory(), CALIBRATION_FILE)
+
+
+def save_cost_model(model: CostModel, path: str | None = None) -> str:
+    path = path or calibration_path()
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w") as handle:
+        json.dump(model.to_json(), handle, indent=2)
+        handle.write("\n")
+    return path
+
+
+def load_cost_model() -> CostModel:
+    """The calibrated model from the cache directory, or the defaults when there is none (a
+    file that cannot be read is reported, not silently ignored)."""
+    path = calibration_path()
+    if not os.path.exists(path):
+        return CostModel()
+    try:
+        with open(path) as handle:
+            return CostModel.from_json(json.load(handle))
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        warnings.warn(f"ignoring the cost model calibration {path}: {error}; run `meshjit calibrate` again",
+                      stacklevel=2)
+        return CostModel()
 
 
 def alpha_beta_seconds(bytes_sent: float, steps: int, *, latency: float = DEFAULT_LATENCY_SECONDS,

@@ -22,7 +22,7 @@ from meshjit.ir.printer import format_axis
 
 from . import cost
 from .collectives import COLLECTIVES
-from .factor_projection import project_dim, unproject_dim
+from .factor_projection import merge_sub_axes, project_dim, unproject_dim
 from .factor_rules import FactorRule
 from .partial_sums import PassThrough
 from .rules.registries import partial_reduction
@@ -63,6 +63,20 @@ def collective_cost(op: Op, mesh: MeshAttr) -> tuple[float, float]:
     return sent, cost.alpha_beta_seconds(sent, cost.ring_steps(op.name, group))
 
 
+def _elements(shape) -> int:
+    return math.prod(shape)
+
+
+def canonical_axes(axes, mesh: MeshAttr) -> list:
+    """A set of axes with the parts of each axis major first and merged where adjacent (whole
+    axes keep their order)."""
+    if not any(axis.is_sub_axis for axis in axes):
+        return list(axes)
+    order = {name: position for position, name in enumerate(mesh.axis_names)}
+    ordered = sorted(axes, key=lambda axis: (order[axis.name], axis.pre_size))
+    return merge_sub_axes(ordered, mesh)
+
+
 class FactorChooser:
     """Chooses factor axes for the ops of one function over one mesh."""
 
@@ -86,9 +100,13 @@ class FactorChooser:
         return TensorSharding(self.mesh_name, dims)
 
     def unreduced_axes(self, op: Op, rule: FactorRule, factor_axes) -> list:
+        """The axes the op's sharded reduction factors leave pending, as whole axes where the
+        sub-axes of several factors make one up (a contraction over ``(heads, head_dim)``
+        split ``"x":(1)4, "x":(4)2`` is pending over ``"x"``, one collective)."""
         if partial_reduction(op) is None:
             return []
-        return [axis for factor, kind in enumerate(rule.kinds) if kind == "reduction" for axis in factor_axes[factor]]
+        pending = [axis for factor, kind in enumerate(rule.kinds) if kind == "reduction" for axis in factor_axes[factor]]
+        return canonical_axes(pending, self.mesh)
 
     def operand_targets(self, rule: FactorRule, operands: list[Local], strategy: Strategy) -> list[TensorSharding]:
         """The layout each operand must be in: the factors' axes, and the pending reduction
@@ -107,7 +125,7 @@ class FactorChooser:
         unreduced = tuple(self.unreduced_axes(op, rule, strategy.factor_axes))
         reduction = partial_reduction(op) or "sum"
         if strategy.passing is not None:
-            unreduced = strategy.passing.axes + unreduced
+            unreduced = tuple(canonical_axes(strategy.passing.axes + unreduced, self.mesh))
             reduction = strategy.passing.result_reduction
         return [replace(self.required_sharding(rule, dims, strategy.factor_axes), unreduced=unreduced,
                         reduction=reduction if unreduced else "sum")
@@ -147,19 +165,50 @@ class FactorChooser:
             used += best
         return factor_axes
 
+    def _operand_axes(self, rule: FactorRule, operands: list[Local], result_shardings, blocked=()) -> dict | None:
+        """The op run where its operands are, its results moved instead: every pass factor takes
+        the axes its operands hold it on (the largest operand first, each axis once). Offered
+        only when that shards every result into as many pieces as the layout propagation chose,
+        and leaves nothing partial, so moving the results is a permutation of data (an
+        all_to_all), priced against gathering the operands into the result's layout."""
+        factor_axes = {factor: [] for factor in range(len(rule.sizes))}
+        used = list(blocked)
+        ordered = sorted(zip(operands, rule.operands), key=lambda pair: -_elements(pair[0].global_shape))
+        for local, dims in ordered:
+            for factor, axes in self.project(local.sharding, dims, rule).items():
+                if rule.kinds[factor] != "pass" or factor_axes[factor]:
+                    continue
+                for axis in axes:
+                    if self._overlaps(axis, used):
+                        break
+                    factor_axes[factor].append(axis)
+                used += factor_axes[factor]
+        factor_axes = self.valid(rule, factor_axes)
+        for sharding, dims in zip(result_shardings, rule.results):
+            moved = self.required_sharding(rule, dims, factor_axes)
+            if moved.dims == sharding.dims or self._shards(moved) != self._shards(sharding):
+                return None
+        return factor_axes
+
+    def _shards(self, sharding: TensorSharding) -> int:
+        return self.count([axis for dim in sharding.dims for axis in dim.axes])
+
     def candidates(self, op: Op, rule: FactorRule, operands: list[Local], result_shardings,
                    blocked=()) -> dict[str, dict]:
         """The factor axes worth pricing, by name, cheapest-on-ties first; no factor takes an
-        axis in ``blocked``."""
+        axis in ``blocked``. The last candidate computes where the operands are and moves the
+        result (an all_to_all after the op can cost less than gathering an operand before it)."""
         follow = self._result_axes(rule, result_shardings, blocked)
+        moved = self._operand_axes(rule, operands, result_shardings, blocked)
+        moving = {} if moved is None else {"follow the operands, move the result": moved}
         if partial_reduction(op) is None or "reduction" not in rule.kinds:
-            return {"follow the result": follow}
+            return {"follow the result": follow, **moving}
         reduced = self._reduction_axes(rule, operands, {factor: [] for factor in follow}, blocked)
         around = self._result_axes(rule, result_shardings, list(blocked) + [
             axis for axes in reduced.values() for axis in axes])
         return {"partial results in the result's layout": self._reduction_axes(rule, operands, follow, blocked),
                 "partial results, then reduce_scatter": {f: reduced[f] or around[f] for f in follow},
-                "gather the reduced dims": follow}
+                "gather the reduced dims": follow, **moving}
 
     def strategies(self, op: Op, rule: FactorRule, operands: list[Local], result_shardings,
                    passing: PassThrough | None) -> dict[str, Strategy]:

@@ -20,6 +20,7 @@ from meshjit.ir import DimSharding, Module, TensorSharding
 from meshjit.ir.printer import print_module
 from meshjit.runtime.plan import Plan
 
+from .auto_sharding import SearchReport, SearchRequest, search_shardings
 from .collectives import collective_records, collective_summary
 from .lower import lower
 from .passes.combine_collectives import merge_chained_collectives
@@ -198,6 +199,13 @@ def normalize_boundaries(module: Module) -> Module:
     return replace(module, funcs=(new_func,))
 
 
+def search_shardings_reporting(module: Module, request: SearchRequest, strategy="shardy") -> Reported:
+    """The automatic sharding search (auto_sharding.py): AUTO arguments and results get the
+    layouts it chose; the report keeps the alternatives for explain()."""
+    searched, report = search_shardings(module, request, strategy, request.cost_model)
+    return Reported(searched, report)
+
+
 def partition_reporting(module: Module) -> Reported:
     report = partition_with_report(module)
     return Reported(report.module, report)
@@ -213,13 +221,18 @@ OPTIMISATIONS = (
 
 
 def default_pipeline(propagation="shardy", *, donated: frozenset[int] = frozenset(),
-                     whole_mesh: bool = True) -> Pipeline:
-    """propagate_shardings -> normalize_boundaries -> partition -> OPTIMISATIONS -> lower.
+                     whole_mesh: bool = True, search: SearchRequest | None = None) -> Pipeline:
+    """[search_shardings ->] propagate_shardings -> normalize_boundaries -> partition ->
+    OPTIMISATIONS -> lower.
 
     ``propagation``: a registered strategy name, a Strategy or a callable ``Module -> Module``.
-    ``donated`` and ``whole_mesh`` are lower's options (see compiler/lower.py).
+    ``donated`` and ``whole_mesh`` are lower's options (see compiler/lower.py). ``search`` (AUTO
+    arguments or results) puts the automatic sharding search first.
     """
+    searching = (PassSpec("search_shardings", search_shardings_reporting, GLOBAL,
+                          {"request": search, "strategy": resolve_propagation(propagation)}),) if search else ()
     return Pipeline((
+        *searching,
         PassSpec("propagate_shardings", propagate_shardings_reporting, GLOBAL,
                  {"strategy": resolve_propagation(propagation)}),
         PassSpec("normalize_boundaries", normalize_boundaries, GLOBAL),
@@ -245,10 +258,11 @@ class CompiledProgram:
     decisions: list[Decision]
     plan: Plan | None = None
     pipeline: Pipeline | None = None
+    search: SearchReport | None = None
 
     @staticmethod
     def from_run(run: PipelineRun, pipeline: Pipeline) -> CompiledProgram:
-        module = run.input
+        module = run.modules.get("search_shardings", run.input)
         if not module.meshes:
             return CompiledProgram(module, module, None, None, "none", {}, [], run.plan, pipeline)
         strategy = pipeline["propagate_shardings"].options["strategy"]
@@ -256,7 +270,8 @@ class CompiledProgram:
         partition_report = run.reports["partition"]
         return CompiledProgram(module, propagated, run.modules[_last_per_device(run)],
                                run.reports.get("propagate_shardings"), strategy_label(strategy),
-                               partition_report.collective_reasons, partition_report.decisions, run.plan, pipeline)
+                               partition_report.collective_reasons, partition_report.decisions, run.plan, pipeline,
+                               run.reports.get("search_shardings"))
 
 
 def strategy_label(strategy) -> str:
@@ -268,11 +283,11 @@ def strategy_label(strategy) -> str:
 
 def compile_module(module: Module, *, propagation="shardy", name: str = "main",
                    donated: frozenset[int] = frozenset(), whole_mesh: bool = True,
-                   plan: bool = True) -> CompiledProgram:
+                   plan: bool = True, search: SearchRequest | None = None) -> CompiledProgram:
     """Run ``default_pipeline`` on a traced module, dumping every pass under ``name`` when
     ``MESHJIT_DUMP_DIR`` is set. A module without a mesh runs on one device: only its ``lower``
     stage runs. ``plan=False`` stops before ``lower`` (tools that only read the modules)."""
-    pipeline = default_pipeline(propagation, donated=donated, whole_mesh=whole_mesh)
+    pipeline = default_pipeline(propagation, donated=donated, whole_mesh=whole_mesh, search=search)
     if not module.meshes:
         pipeline = pipeline.of_stage(LOWER)
     if not plan:

@@ -11,11 +11,11 @@ from meshjit.compiler.frontend.trace import Tracer
 from meshjit.ir import TensorType
 from meshjit.runtime.array import Array
 from meshjit.runtime.partition_spec import PartitionSpec
-from meshjit.runtime.sharding import Sharding
+from meshjit.runtime.sharding import AUTO, Sharding
 
 
 def is_sharding_leaf(node) -> bool:
-    return node is None or isinstance(node, (Sharding, PartitionSpec))
+    return node is None or isinstance(node, (Sharding, PartitionSpec, AUTO))
 
 
 

@@ -5,11 +5,14 @@ the compiler's pipeline made; Compiled runs through the runtime's Executable."""
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import optree
 
+from meshjit.compiler.auto_sharding import SearchRequest
 from meshjit.compiler.collectives import CollectiveRecord, collective_records
 from meshjit.compiler.cost import cost_analysis as module_cost_analysis
+from meshjit.compiler.cost import load_cost_model
 from meshjit.compiler.explain import format_provenance
 from meshjit.compiler.pipeline import CompiledProgram, compile_module
 from meshjit.compiler.frontend.trace import user_location
@@ -82,10 +85,12 @@ class Compiled:
             return []
         return collective_records(self._program.partitioned, self._program.collective_reasons)
 
-    def explain(self) -> str:
-        """Where every value's sharding came from, and the choices the partitioner made."""
+    def explain(self, *, search: bool = True) -> str:
+        """Where every value's sharding came from, and the choices the partitioner made; after
+        an automatic sharding search (AUTO shardings), first the best layouts it compared."""
         program = self._program
-        text = (format_provenance(program.traced, program.propagation, program.strategy_name)
+        text = program.search.format() + "\n" if search and program.search is not None else ""
+        text += (format_provenance(program.traced, program.propagation, program.strategy_name)
                 if program.propagation is not None else "no propagation result (custom strategy or no mesh)\n")
         if program.decisions:
             text += "\npartitioning decisions\n"
@@ -129,7 +134,8 @@ class Lowered:
     """A traced program for one input signature: ``as_text()`` shows it, ``compile()`` builds it."""
 
     def __init__(self, traced, in_tree, out_tree, arg_specs, input_shardings, output_shardings, *,
-                 propagation="shardy", donated: frozenset[int] = frozenset(), placement: Placement):
+                 propagation="shardy", donated: frozenset[int] = frozenset(), placement: Placement,
+                 search: SearchRequest | None = None):
         self._traced = traced
         self._in_tree = in_tree
         self._out_tree = out_tree
@@ -139,6 +145,7 @@ class Lowered:
         self._propagation = propagation
         self._donated = frozenset(donated)
         self._placement = placement
+        self._search = search
         self._compiled: Compiled | None = None
 
     @property
@@ -161,7 +168,10 @@ class Lowered:
         if self._compiled is None:
             module = self._traced.module
             whole_mesh = all(process_layout(runtime_mesh(mesh)) is None for _, mesh in module.meshes)
-            program = compile_reporting_at_user_line(module, self._propagation, self._donated, whole_mesh)
+            search = self._search
+            if search is not None:
+                search = replace(search, cost_model=load_cost_model())
+            program = compile_reporting_at_user_line(module, self._propagation, self._donated, whole_mesh, search)
             report_inspected_shardings(program)
             self._compiled = Compiled(self, program, self._executable(program))
         return self._compiled
@@ -194,13 +204,15 @@ class Lowered:
         return module_cost_analysis(self._traced.module)
 
 
-def compile_reporting_at_user_line(module, propagation, donated: frozenset[int], whole_mesh: bool) -> CompiledProgram:
+def compile_reporting_at_user_line(module, propagation, donated: frozenset[int], whole_mesh: bool,
+                                   search: SearchRequest | None = None) -> CompiledProgram:
     """Compile; compiler warnings (full rematerialisation) are re-issued at the user's line that
     triggered compilation, which names where the costly program was called from."""
     location = user_location()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        program = compile_module(module, propagation=propagation, donated=donated, whole_mesh=whole_mesh)
+        program = compile_module(module, propagation=propagation, donated=donated, whole_mesh=whole_mesh,
+                                 search=search)
     filename, _, line = (location or "<unknown>:0").rpartition(":")
     for record in caught:
         message = f"{record.message} (compiled for the call at {location})"

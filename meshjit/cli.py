@@ -64,6 +64,22 @@ def build_parser() -> argparse.ArgumentParser:
     explain = commands.add_parser("explain", help="where each value's sharding came from")
     _add_input_options(explain)
     explain.add_argument("value", nargs="?", help="one value to explain, e.g. %%3 or %%x")
+    explain.add_argument("--search", action="store_true",
+                         help="choose the layouts of arguments and results whose dims are all open ({?}, "
+                              "as AUTO is written) with the automatic sharding search, and show its "
+                              "top alternatives with their estimated time, bytes and memory")
+    explain.add_argument("--memory-budget", type=int, metavar="BYTES", dest="memory_budget",
+                         help="with --search: the per-device memory budget")
+    explain.add_argument("--top", type=int, default=5, metavar="N",
+                         help="with --search: how many alternatives to show (default: 5)")
+    calibrate = commands.add_parser("calibrate", help="measure collective latency and bandwidth (and the "
+                                    "flop rate) for the cost model; writes cost_model.json to the cache directory")
+    calibrate.add_argument("--mpi", type=int, default=0, metavar="P",
+                           help="also measure collectives across P processes under mpiexec (the model "
+                                "then takes the slower of the two links)")
+    calibrate.add_argument("--repeats", type=int, default=5, metavar="N",
+                           help="timed runs per message size (median; default: 5)")
+    calibrate.add_argument("--dry-run", action="store_true", help="print the fit without writing it")
     collectives = commands.add_parser("collectives", help="the collectives a module needs, with their bytes")
     _add_input_options(collectives)
     collectives.add_argument("--json", action="store_true", help="print the JSON summary instead of a table")
@@ -93,7 +109,10 @@ def main(argv=None) -> int:
     parser = build_parser()
     arguments = parser.parse_args(argv)
     console = Console()
+    from .cli_calibrate import run_calibrate
+
     commands = {"opt": run_opt, "explain": run_explain, "draw": run_draw, "check": run_check,
+                "calibrate": run_calibrate,
                 "collectives": lambda parsed: run_collectives(parsed, console)}
     if arguments.command == "demo":
         return run_demo(console)

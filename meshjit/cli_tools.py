@@ -22,6 +22,8 @@ from rich.text import Text
 from meshjit.compiler.check import PartitioningMismatchError, check_program
 from meshjit.compiler.collectives import collective_records, collective_summary, operand_text
 from meshjit.compiler.explain import format_provenance
+from meshjit.compiler.auto_sharding import SearchRequest, search_shardings
+from meshjit.compiler.cost import load_cost_model
 from meshjit.compiler.pipeline import GLOBAL, LOWER, PER_DEVICE, Dumper, Pipeline, compile_module, default_pipeline
 from meshjit.ir import MeshAttr, Module, ParseError, VerifyError, parse_module, print_module, verify
 from meshjit.ir.dtypes import to_numpy
@@ -194,12 +196,15 @@ def run_explain(arguments) -> int:
     if is_partitioned(module):
         raise ToolError(f"{arguments.file}: the module is already partitioned; explain reads a global module "
                         f"(the traced or propagated dump)")
+    search_text = ""
+    if getattr(arguments, "search", False):
+        module, search_text = _search_open_boundaries(module, arguments)
     propagation = module_passes(arguments.strategy).select(["propagate_shardings"])
     try:
         result = propagation.run(module).reports["propagate_shardings"]
     except (ValueError, LookupError) as error:
         raise ToolError(f"propagation rejected the module: {error}") from None
-    text = format_provenance(module, result, arguments.strategy)
+    text = search_text + format_provenance(module, result, arguments.strategy)
     if arguments.value is None:
         sys.stdout.write(text)
         return 0
@@ -210,6 +215,34 @@ def run_explain(arguments) -> int:
         raise ToolError(f"no value {value} in @{module.main.name}; its values are {known}")
     sys.stdout.write("\n".join(header + paragraphs[value]) + "\n")
     return 0
+
+
+def _search_open_boundaries(module: Module, arguments) -> tuple[Module, str]:
+    """``explain --search``: the arguments and results whose dims are all open (``{?}``, how
+    an AUTO layout is written in the IR) are chosen by the automatic sharding search; returns
+    the module with the chosen layouts and the search's table."""
+    func = module.main
+
+    def is_auto(sharding) -> bool:
+        return sharding is not None and bool(sharding.dims) and all(
+            not dim.is_closed and not dim.axes for dim in sharding.dims)
+
+    auto_args = tuple(index for index, sharding in enumerate(func.arg_shardings) if is_auto(sharding))
+    auto_results = tuple(index for index, sharding in enumerate(func.result_shardings) if is_auto(sharding))
+    if not auto_args and not auto_results:
+        raise ToolError(f"{arguments.file}: --search needs arguments or results whose dims are all open, "
+                        f"e.g. {{sharding = <@mesh, [{{?}}, {{?}}]>}} (how AUTO is written in the IR)")
+    mesh_names = {sharding.mesh_name for sharding in list(func.arg_shardings) + list(func.result_shardings)
+                  if is_auto(sharding)}
+    if len(mesh_names) != 1:
+        raise ToolError(f"--search needs every open layout on one mesh, got {sorted(mesh_names)}")
+    request = SearchRequest(auto_args, auto_results, mesh_names.pop(),
+                            memory_budget_bytes=arguments.memory_budget, cost_model=load_cost_model())
+    try:
+        searched, report = search_shardings(module, request, arguments.strategy, request.cost_model)
+    except (ValueError, LookupError) as error:
+        raise ToolError(f"the automatic sharding search failed: {error}") from None
+    return searched, report.format(top=arguments.top) + "\n"
 
 
 # -- collectives --------------------------------------------------------------------------------

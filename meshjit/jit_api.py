@@ -14,11 +14,12 @@ import numpy as np
 import optree
 
 from meshjit.compiler.frontend.operands import canonical_numpy
+from meshjit.compiler.auto_sharding import SearchRequest, open_sharding
 from meshjit.compiler.passes.propagate_shardings import resolve_propagation
 from meshjit.compiler.frontend.trace import Tracer, trace_flat
 from meshjit.ir.config import config
 from meshjit.runtime.array import Array
-from meshjit.runtime.sharding import SingleDeviceSharding
+from meshjit.runtime.sharding import AUTO, SingleDeviceSharding
 
 from ._check import run_checked
 from ._shardings import as_named_sharding, mesh_attr, resolve_spec, settle_unconstrained, to_ir_sharding
@@ -55,7 +56,8 @@ class Jitted:
     """The callable ``jit`` returns; traces and compiles once per input signature."""
 
     def __init__(self, fun: Callable, *, in_shardings=None, out_shardings=None, static_argnums=None,
-                 static_argnames=None, donate_argnums=None, propagation="shardy", check=False):
+                 static_argnames=None, donate_argnums=None, propagation="shardy", check=False,
+                 memory_budget_bytes=None):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}: {fun!r}")
         self._fun = fun
@@ -67,6 +69,7 @@ class Jitted:
         # NOTE: a name is looked up now, so an unknown one fails here, naming the registered ones.
         self._propagation = resolve_propagation(propagation)
         self._check = bool(check)
+        self._memory_budget_bytes = _check_budget(memory_budget_bytes)
         try:
             self._signature = inspect.signature(fun)
         except (TypeError, ValueError):
@@ -181,13 +184,15 @@ class Jitted:
         names = self._dynamic_names(len(args), static_positions)
         paths = optree.tree_paths(optree.tree_unflatten(treedef, [0] * len(specs)), namespace=NAMESPACE)
         labels = [_label(path, names) for path in paths]
-        jit_in_shardings = self._jit_in_shardings(specs, treedef, dynamic_count)
+        requested = self._jit_in_shardings(specs, treedef, dynamic_count)
+        auto_args = tuple(index for index, sharding in enumerate(requested) if isinstance(sharding, AUTO))
+        jit_in_shardings = [None if isinstance(sharding, AUTO) else sharding for sharding in requested]
         check_in_shardings(self.__name__, labels, specs, jit_in_shardings)
         input_leaves = [wanted if wanted is not None else spec.sharding
                         for wanted, spec in zip(jit_in_shardings, specs)]
         meshes: dict = {}
-        arg_shardings = [_ir_arg_sharding(sharding, spec.type.rank, meshes)
-                         for sharding, spec in zip(input_leaves, specs)]
+        arg_shardings = [_ir_arg_sharding(requested[index] if index in auto_args else sharding, spec.type.rank, meshes)
+                         for index, (sharding, spec) in enumerate(zip(input_leaves, specs))]
         out_treedef_box = []
 
         def flat_fun(*tracers):
@@ -205,16 +210,20 @@ class Jitted:
                                arg_weak_types=[spec.weak_type for spec in specs],
                                arg_shardings=arg_shardings, meshes=meshes)
         out_treedef = out_treedef_box[0]
-        explicit_out = self._explicit_out_shardings(out_treedef)
+        requested_out = self._explicit_out_shardings(out_treedef)
+        auto_results = tuple(index for index, sharding in enumerate(requested_out) if isinstance(sharding, AUTO))
+        explicit_out = [None if isinstance(sharding, AUTO) else sharding for sharding in requested_out]
+        if self._out_shardings is not None:
+            traced = _with_result_shardings(traced, requested_out, meshes)
         placement = place(self.__name__, labels, specs, jit_in_shardings, explicit_out, traced.module)
         default = SingleDeviceSharding(placement.device)
         output_shardings = optree.tree_unflatten(
             out_treedef, [default if sharding is None else sharding for sharding in explicit_out])
-        if self._out_shardings is not None:
-            traced = _with_result_shardings(traced, output_shardings, meshes)
+        search = _search_request(auto_args, auto_results, requested, requested_out, meshes, self._memory_budget_bytes)
         return Lowered(traced, treedef, out_treedef, specs, optree.tree_unflatten(treedef, input_leaves),
                        output_shardings, propagation=self._propagation,
-                       donated=self._donated_leaves(args, static_positions, treedef), placement=placement)
+                       donated=self._donated_leaves(args, static_positions, treedef), placement=placement,
+                       search=search)
 
     def _donated_leaves(self, args, static_positions, treedef) -> frozenset[int]:
         """Flat positions of the leaves of donated positional arguments."""
@@ -280,15 +289,16 @@ class Jitted:
                 for index, sharding in enumerate(leaves)]
 
 
-def _with_result_shardings(traced, output_shardings, meshes):
-    """Put the user's out_shardings on the traced function's results (as propagation seeds)."""
+def _with_result_shardings(traced, requested_out, meshes):
+    """Put the user's out_shardings (per flat result: a Sharding, AUTO or None) on the traced
+    function's results (as propagation seeds; AUTO as an open sharding the search fills)."""
     import dataclasses
 
     func = traced.module.main
-    leaves = optree.tree_leaves(output_shardings, is_leaf=is_sharding_leaf, none_is_leaf=True, namespace=NAMESPACE)
     shardings = []
-    for index, (sharding, value) in enumerate(zip(leaves, func.returns)):
-        sharding.shard_shape(value.type.shape)  # raises IndivisibleError naming the shapes
+    for sharding, value in zip(requested_out, func.returns):
+        if sharding is not None and not isinstance(sharding, AUTO):
+            sharding.shard_shape(value.type.shape)  # raises IndivisibleError naming the shapes
         shardings.append(_ir_arg_sharding(sharding, value.type.rank, meshes))
     new_func = dataclasses.replace(func, result_shardings=tuple(shardings))
     module = dataclasses.replace(traced.module, meshes=tuple(meshes.items()), funcs=(new_func,))
@@ -352,16 +362,44 @@ def _hint(path, names: list[str]) -> str | None:
     return text if text.replace("_", "a").isalnum() and not text[0].isdigit() else None
 
 
-def _ir_arg_sharding(sharding, rank: int, meshes: dict):
-    if sharding is None or isinstance(sharding, SingleDeviceSharding):
-        return None
-    named = as_named_sharding(sharding, rank, "jit in_shardings")
-    attr = mesh_attr(named.mesh)
+def _mesh_name(mesh, meshes: dict) -> str:
+    """The IR name of ``mesh`` in ``meshes``, added when new."""
+    attr = mesh_attr(mesh)
     name = next((key for key, value in meshes.items() if value == attr), None)
     if name is None:
         name = "mesh" if not meshes else f"mesh_{len(meshes)}"
         meshes[name] = attr
-    return to_ir_sharding(named, rank, name)
+    return name
+
+
+def _ir_arg_sharding(sharding, rank: int, meshes: dict):
+    if sharding is None or isinstance(sharding, SingleDeviceSharding):
+        return None
+    if isinstance(sharding, AUTO):
+        return open_sharding(_mesh_name(sharding.mesh, meshes), rank)
+    named = as_named_sharding(sharding, rank, "jit in_shardings")
+    return to_ir_sharding(named, rank, _mesh_name(named.mesh, meshes))
+
+
+def _check_budget(budget):
+    if budget is None:
+        return None
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
+        raise ValueError(f"jit memory_budget_bytes must be a positive int (bytes per device) or None, "
+                         f"got {budget!r}")
+    return budget
+
+
+def _search_request(auto_args, auto_results, requested_in, requested_out, meshes, budget):
+    """The automatic sharding search the AUTO entries ask for (None when there are none)."""
+    autos = [requested_in[index] for index in auto_args] + [requested_out[index] for index in auto_results]
+    if not autos:
+        return None
+    names = {_mesh_name(auto.mesh, meshes) for auto in autos}
+    if len(names) > 1:
+        raise ValueError(f"jit: every AUTO in in_shardings and out_shardings must name the same mesh, got "
+                         f"{len(names)} different meshes")
+    return SearchRequest(auto_args, auto_results, names.pop(), memory_budget_bytes=budget)
 
 
 def _output_operand(leaf, index: int):
@@ -376,19 +414,22 @@ def _output_operand(leaf, index: int):
 
 
 def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None, static_argnums=None,
-        static_argnames=None, donate_argnums=None, propagation="shardy", check=False, **options):
+        static_argnames=None, donate_argnums=None, propagation="shardy", check=False, memory_budget_bytes=None,
+        **options):
     """Compile ``fun`` for the shapes, dtypes and shardings it is called with (as ``jax.jit``).
 
-    Usable as ``jit(f, ...)``, ``@jit`` and ``@functools.partial(jit, ...)``.
+    Usable as ``jit(f, ...)``, ``@jit`` and ``@functools.partial(jit, ...)``. ``AUTO(mesh)``
+    entries in ``in_shardings``/``out_shardings`` are chosen by the automatic sharding search,
+    within ``memory_budget_bytes`` per device when given (docs/auto-sharding.md).
     """
     if options:
         raise TypeError(f"jit got unexpected keyword arguments {sorted(options)}")
+    settings = dict(in_shardings=in_shardings, out_shardings=out_shardings, static_argnums=static_argnums,
+                    static_argnames=static_argnames, donate_argnums=donate_argnums, propagation=propagation,
+                    check=check, memory_budget_bytes=memory_budget_bytes)
     if fun is None:
-        return functools.partial(jit, in_shardings=in_shardings, out_shardings=out_shardings,
-                                 static_argnums=static_argnums, static_argnames=static_argnames,
-                                 donate_argnums=donate_argnums, propagation=propagation, check=check)
-    return Jitted(fun, in_shardings=in_shardings, out_shardings=out_shardings, static_argnums=static_argnums,
-                  static_argnames=static_argnames, donate_argnums=donate_argnums, propagation=propagation, check=check)
+        return functools.partial(jit, **settings)
+    return Jitted(fun, **settings)
 
 
 def with_sharding_constraint(x, shardings):

@@ -16,6 +16,7 @@ from meshjit.runtime.mesh import Mesh as Mesh
 from meshjit.runtime.mesh import get_mesh as get_mesh
 from meshjit.runtime.mesh import set_mesh as set_mesh
 from meshjit.runtime.partition_spec import PartitionSpec as PartitionSpec
+from meshjit.runtime.sharding import AUTO as AUTO
 from meshjit.runtime.sharding import NamedSharding as NamedSharding
 from meshjit.runtime.sharding import Sharding as Sharding
 from meshjit.runtime.sharding import SingleDeviceSharding as SingleDeviceSharding

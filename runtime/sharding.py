@@ -263,3 +263,23 @@ class SingleDeviceSharding(Sharding):
 
     def __repr__(self) -> str:
         return f"SingleDeviceSharding(device={self._device!r}, memory_kind={self.memory_kind})"
+
+
+class AUTO:
+    """Asks ``jit`` to choose this argument's or result's layout over ``mesh`` (the automatic
+    sharding search, docs/auto-sharding.md); ``Compiled.input_shardings`` and
+    ``output_shardings`` tell the choice. Not a Sharding: no array is laid out as AUTO."""
+
+    def __init__(self, mesh: Mesh):
+        if not isinstance(mesh, Mesh):
+            raise TypeError(f"AUTO mesh must be a Mesh, got {type(mesh).__name__}: {mesh!r}")
+        self.mesh = mesh
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, AUTO) and self.mesh == other.mesh
+
+    def __hash__(self) -> int:
+        return hash(("AUTO", self.mesh))
+
+    def __repr__(self) -> str:
+        return f"AUTO(mesh={self.mesh!r})"

@@ -22,8 +22,8 @@ from ..factor_choice import Decision, FactorChooser
 from ..factor_rules import FactorRule
 from ..partial_sums import PassThrough, pass_through
 from ..reshard import reshard
-from ..rules import local_attr_rules, partition_rules, sharding_rules
-from ..rules.registries import partial_reduction
+from ..rules import local_attr_rules, partition_rules
+from ..rules.registries import partial_reduction, rule_of
 from ..spmd_builder import Local, SpmdBuilder, describe, local_type, reduction_identity, replicated
 
 
@@ -71,7 +71,7 @@ class _Partitioner:
     # -- emitting one op --------------------------------------------------------------------
     def partition_generic(self, op: Op) -> list[Local]:
         """Reshard the operands to the chosen strategy and run the op on local shards."""
-        rule = sharding_rules[op.name](op)
+        rule = rule_of(op)
         operands = [self.locals[value.id] for value in op.operands]
         strategy = self.chooser.choose(op, rule, operands, self.result_shardings(op), self._passing(op, operands))
         targets = self.chooser.operand_targets(rule, operands, strategy)

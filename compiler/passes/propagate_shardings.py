@@ -15,13 +15,13 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from meshjit.ir import Block, Module, Op, TensorSharding, Value
+from meshjit.ir import AxisRef, Block, Module, Op, TensorSharding, Value
 from meshjit.ir.printer import name_values
 
 from ..factor_projection import overlaps_any, refines
 from ..factor_rules import FactorRule, rule_from_spec
 from ..provenance import Hop, Origin, ProvenanceTable
-from ..rules import sharding_rules
+from ..rules.registries import rule_of
 from .propagation_state import Edge, TensorState
 from .propagation_step import DimGrowth, StepContext, step
 from .propagation_strategies import (
@@ -84,6 +84,8 @@ class _Propagator:
         self.virtual_count = 0
         self.provenance = ProvenanceTable()
         self.counts = {"constraint": 0, "manual": 0, "existing": 0}
+        # NOTE: partial-manual results seeded open to the free axes, by key: their out_sharding
+        self.opened: dict[int, TensorSharding] = {}
 
     # -- building the graph -----------------------------------------------------------------
     def build(self) -> None:
@@ -104,7 +106,7 @@ class _Propagator:
         else:
             for index, result in enumerate(op.results):
                 self._seed_result(op, index, result)
-        rule = sharding_rules[op.name](op)
+        rule = rule_of(op)
         keys = [value.id for value in op.operands + op.results]
         self.edges.append(Edge(op.name, rule, keys, len(op.operands), op.location))
 
@@ -132,7 +134,24 @@ class _Propagator:
                                    [operand.id, key], 1, op.location))
         for index, (result, sharding) in enumerate(zip(op.results, op.attrs["out_shardings"])):
             origin = Origin("manual", number, op.location, f"result {index}")
-            self._seed(result.id, self.names[result.id], result.type.shape, sharding, origin)
+            opened = self._open_free_axes(sharding, op.attrs["manual_axes"])
+            self._seed(result.id, self.names[result.id], result.type.shape, opened, origin)
+            if opened is not sharding:
+                self.opened[result.id] = sharding
+
+    def _open_free_axes(self, sharding: TensorSharding, manual_axes) -> TensorSharding:
+        """A partial-manual body is partitioned over its free axes like the rest of the program
+        (manual_free_axes.py), so its results' dims stay open to them; the manual axes an
+        out_sharding leaves out are explicitly replicated (the result is the same along them)."""
+        if self.mesh is None or sharding.mesh_name != self.mesh_name:
+            return sharding
+        if all(name in manual_axes or self.mesh.axis_size(name) == 1 for name in self.mesh.axis_names):
+            return sharding
+        used = {axis.name for axis in sharding.used_axes()}
+        replicated = tuple(sharding.replicated) + tuple(
+            AxisRef(name) for name in manual_axes if name not in used)
+        dims = tuple(replace(dim, is_closed=False) for dim in sharding.dims)
+        return replace(sharding, dims=dims, replicated=replicated)
 
     def _add_virtual(self, label: str, value: Value, sharding, origin: Origin) -> int:
         """A state for a user sharding that is not a value's (a function result, a manual
@@ -204,6 +223,10 @@ class _Propagator:
         if self.mesh is not None:
             shardings = {key: state.to_sharding(self.mesh_name)
                          for key, state in self.states.items() if key >= 0}
+            for key, given in self.opened.items():
+                grown = shardings[key]
+                dims = tuple(replace(dim, is_closed=True) for dim in grown.dims)
+                shardings[key] = replace(grown, dims=dims, replicated=given.replicated)
             outputs = tuple(self.states[key].to_sharding(self.mesh_name)
                             for key in self.output_keys)
         labels = {key: state.label for key, state in self.states.items()}

@@ -11,7 +11,8 @@ from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import linear_jvp, no_tangent
 from ..frontend.autodiff.registries import jvp_rules, single, transpose_rules, type_of
-from .registries import kernel_rules
+from ..factor_rules import joined, letters
+from .registries import factor_rule, kernel_rules, manual_body_rules
 
 
 def require_sum(op) -> None:
@@ -106,3 +107,29 @@ def _pvary_transpose(op, cotangents, operands):
 @kernel_rules.register("pvary")
 def _pvary_kernel(op, lead: int):
     return lambda operand: (operand,)
+
+
+# --- along the free axes of a partial-manual body ------------------------------------------------
+# A collective over manual axes runs on every shard along the free axes: dims it keeps pass
+# through; the dims it gathers, scatters or exchanges need the whole dim on each device.
+
+
+@manual_body_rules.register("all_reduce", "collective_permute", "pvary")
+def _same_shape_body_rule(op):
+    names = joined(letters(op.result.type.rank))
+    return factor_rule(op, f"{names} -> {names}")
+
+
+@manual_body_rules.register("all_gather", "reduce_scatter", "all_to_all")
+def _reshaping_body_rule(op):
+    rank = op.result.type.rank
+    moved = {op.attrs[key] for key in ("dim", "split_dim", "concat_dim") if key in op.attrs}
+    operand = [f"o{dim}" if dim in moved else f"d{dim}" for dim in range(rank)]
+    result = [f"r{dim}" if dim in moved else f"d{dim}" for dim in range(rank)]
+    kinds = {name: "replication" for name in operand + result if name[0] in "or"}
+    return factor_rule(op, f"{joined(operand)} -> {joined(result)}", kinds)
+
+
+@manual_body_rules.register("axis_index", "partition_id")
+def _index_body_rule(op):
+    return factor_rule(op, "-> []")

@@ -22,6 +22,7 @@ from ..frontend.autodiff.registries import (
 from ..frontend.autodiff.transpose import VaryingAxes, backward_pass
 from ..frontend.shard_map import varying_axes
 from ..frontend.trace import bind, current_trace, trace_region
+from ..manual_free_axes import partition_over_free_axes
 from ..reshard import reshard
 from ..spmd_builder import Local, describe
 from .registries import factor_rule, partition_rules, sharding_rules
@@ -170,7 +171,11 @@ def _manual_computation_transpose(op, cotangents, operands):
 @partition_rules.register("manual_computation")
 def _partition_manual(partitioner, op: Op) -> list:
     """Inline a manual computation's body. Its operands are laid out on the manual axes only,
-    as the body's local types say; the free axes replicate the body's work."""
+    as the body's local types say; with free axes, the body is partitioned over them
+    (manual_free_axes.py)."""
+    over_free_axes = partition_over_free_axes(partitioner, op)
+    if over_free_axes is not None:
+        return over_free_axes
     body, manual_axes = op.regions[0], op.attrs["manual_axes"]
     builder = partitioner.builder
     mapping = {}

@@ -27,6 +27,19 @@ sharding_rules = Registry("sharding rule")
 # Ops that exist only in per-device programs: propagation never sees them, so no sharding rule.
 PER_DEVICE_OPS = frozenset(COLLECTIVE_OPS)
 
+# NOTE: the per-device collectives of a partial-manual shard_map body act on each shard along
+# the body's free (automatic) axes; these rules say how, for propagating and partitioning the
+# body over those axes (compiler/manual_free_axes.py). Only rule_of reads them.
+manual_body_rules = Registry("manual-body sharding rule")
+
+
+def rule_of(op: Op) -> FactorRule:
+    """The op's factor rule: its sharding rule, or for a per-device collective inside a
+    partial-manual body, how it acts along the free axes."""
+    if op.name in PER_DEVICE_OPS and op.name in manual_body_rules:
+        return manual_body_rules[op.name](op)
+    return sharding_rules[op.name](op)
+
 
 def factor_rule(op: Op, spec: str, kinds=None, sizes=None) -> FactorRule:
     """The FactorRule of ``op`` from an einsum-like ``spec`` such as ``"i k, k j -> i j"``."""

@@ -1,0 +1,61 @@
+"""``meshjit calibrate``: measure the alpha-beta cost model on this machine and write it to the
+cache directory (``MESHJIT_CACHE_DIR``), where jit's automatic sharding search and the
+partitioner's tie-breaks read it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from meshjit.compiler.cost import save_cost_model
+
+from ._calibration import fit, measure_all_reduces, measure_flops, slower
+
+
+class CalibrationError(RuntimeError):
+    pass
+
+
+def _mpi_rows(processes: int, repeats: int) -> tuple[list[dict], float]:
+    beside_python = Path(sys.executable).parent / "mpiexec"
+    mpiexec = str(beside_python) if beside_python.exists() else shutil.which("mpiexec")
+    if mpiexec is None:
+        raise CalibrationError("--mpi needs mpiexec (install the mpi extra: pip install 'meshjit[mpi]')")
+    devices = os.environ.get("MESHJIT_NUM_DEVICES", "8")
+    per_process = max(1, int(devices) // processes)
+    env = {**os.environ, "MESHJIT_NUM_DEVICES": str(per_process)}
+    command = [mpiexec, "-n", str(processes), sys.executable, "-m", "meshjit._calibration", str(repeats)]
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    if result.returncode != 0:
+        raise CalibrationError(f"mpiexec -n {processes} failed: {result.stderr.strip()[-2000:]}")
+    data = json.loads(result.stdout.strip().splitlines()[-1])
+    return data["rows"], data["flops_per_second"]
+
+
+def run_calibrate(arguments) -> int:
+    if arguments.repeats < 1 or arguments.mpi < 0:
+        print("meshjit calibrate: error: --repeats must be at least 1 and --mpi at least 0", file=sys.stderr)
+        return 2
+    flops = measure_flops()
+    rows = measure_all_reduces(arguments.repeats)
+    model = fit(rows, flops, "calibrated: in-process")
+    print(f"in-process (up to {rows[-1]['group']} devices): alpha {model.latency:.3e} s, "
+          f"bandwidth {model.bandwidth:.3e} bytes/s, {flops:.3e} flop/s")
+    if arguments.mpi:
+        try:
+            mpi_rows, mpi_flops = _mpi_rows(arguments.mpi, arguments.repeats)
+        except (CalibrationError, subprocess.TimeoutExpired, ValueError, KeyError) as error:
+            print(f"meshjit calibrate: error: {error}", file=sys.stderr)
+            return 1
+        across = fit(mpi_rows, mpi_flops, f"calibrated: mpiexec -n {arguments.mpi}")
+        print(f"mpiexec -n {arguments.mpi}: alpha {across.latency:.3e} s, bandwidth {across.bandwidth:.3e} bytes/s")
+        model = slower(model, across, f"calibrated: in-process and mpiexec -n {arguments.mpi} (slower link)")
+    if arguments.dry_run:
+        print(json.dumps(model.to_json(), indent=2))
+        return 0
+    print(f"wrote {save_cost_model(model)}")
+    return 0
