@@ -9,7 +9,7 @@ import numpy as np
 from meshjit.ir import AxisRef, DimSharding, MeshAttr, TensorSharding
 from meshjit.runtime.mesh import Mesh, get_mesh
 from meshjit.runtime.partition_spec import UNCONSTRAINED, PartitionSpec
-from meshjit.runtime.sharding import NamedSharding, Sharding
+from meshjit.runtime.sharding import AUTO, NamedSharding, Sharding
 
 
 def as_named_sharding(sharding: Sharding, ndim: int, argument: str) -> NamedSharding:
@@ -35,7 +35,10 @@ def as_named_sharding(sharding: Sharding, ndim: int, argument: str) -> NamedShar
 
 def resolve_spec(sharding, argument: str):
     """A PartitionSpec becomes a NamedSharding over the mesh from ``set_mesh``; anything else but
-    a Sharding is a TypeError naming ``argument`` (as JAX's)."""
+    a Sharding is a TypeError naming ``argument`` (as JAX's). ``AUTO`` passes through: jit's
+    automatic search replaces it."""
+    if isinstance(sharding, AUTO):
+        return sharding
     if not isinstance(sharding, (PartitionSpec, Sharding)):
         raise TypeError(f"{argument} must be a Sharding or a PartitionSpec (or None), got "
                         f"{type(sharding).__name__}: {sharding!r}")
