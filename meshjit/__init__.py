@@ -30,6 +30,7 @@ from . import distributed as distributed
 from . import lax as lax
 from . import nn as nn
 from . import numpy as numpy
+from . import random as random
 from . import sharding as sharding
 from .sharding import NamedSharding as NamedSharding
 from .sharding import P as P

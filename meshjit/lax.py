@@ -19,6 +19,7 @@ from meshjit.compiler.frontend.lax_ops import add as add
 from meshjit.compiler.frontend.lax_ops import argmax as argmax
 from meshjit.compiler.frontend.lax_ops import argmin as argmin
 from meshjit.compiler.frontend.lax_ops import atan2 as atan2
+from meshjit.compiler.frontend.lax_ops import bitcast_convert_type as bitcast_convert_type
 from meshjit.compiler.frontend.lax_ops import bitwise_and as bitwise_and
 from meshjit.compiler.frontend.lax_ops import bitwise_not as bitwise_not
 from meshjit.compiler.frontend.lax_ops import bitwise_or as bitwise_or
@@ -43,6 +44,7 @@ from meshjit.compiler.frontend.lax_ops import dynamic_slice as dynamic_slice
 from meshjit.compiler.frontend.lax_ops import dynamic_update_slice as dynamic_update_slice
 from meshjit.compiler.frontend.lax_ops import eq as eq
 from meshjit.compiler.frontend.lax_ops import erf as erf
+from meshjit.compiler.frontend.lax_ops import erf_inv as erf_inv
 from meshjit.compiler.frontend.lax_ops import exp as exp
 from meshjit.compiler.frontend.lax_ops import exp2 as exp2
 from meshjit.compiler.frontend.lax_ops import expand_dims as expand_dims
@@ -65,6 +67,7 @@ from meshjit.compiler.frontend.lax_ops import min as min
 from meshjit.compiler.frontend.lax_ops import mul as mul
 from meshjit.compiler.frontend.lax_ops import ne as ne
 from meshjit.compiler.frontend.lax_ops import neg as neg
+from meshjit.compiler.frontend.lax_ops import nextafter as nextafter
 from meshjit.compiler.frontend.lax_ops import pad as pad
 from meshjit.compiler.frontend.lax_ops import pow as pow
 from meshjit.compiler.frontend.lax_ops import reduce_and as reduce_and
@@ -86,11 +89,13 @@ from meshjit.compiler.frontend.lax_ops import sign as sign
 from meshjit.compiler.frontend.lax_ops import sin as sin
 from meshjit.compiler.frontend.lax_ops import slice as slice
 from meshjit.compiler.frontend.lax_ops import sort as sort
+from meshjit.compiler.frontend.lax_ops import sort_key_val as sort_key_val
 from meshjit.compiler.frontend.lax_ops import sqrt as sqrt
 from meshjit.compiler.frontend.lax_ops import squeeze as squeeze
 from meshjit.compiler.frontend.lax_ops import sub as sub
 from meshjit.compiler.frontend.lax_ops import tan as tan
 from meshjit.compiler.frontend.lax_ops import tanh as tanh
+from meshjit.compiler.frontend.lax_ops import top_k as top_k
 from meshjit.compiler.frontend.lax_ops import transpose as transpose
 from meshjit.jit_api import with_sharding_constraint as with_sharding_constraint
 from meshjit.ad_api import stop_gradient as stop_gradient

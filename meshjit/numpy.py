@@ -120,6 +120,7 @@ from meshjit.compiler.frontend.numpy_api.reductions import max as max
 from meshjit.compiler.frontend.numpy_api.reductions import mean as mean
 from meshjit.compiler.frontend.numpy_api.reductions import min as min
 from meshjit.compiler.frontend.numpy_api.reductions import prod as prod
+from meshjit.compiler.frontend.numpy_api.reductions import searchsorted as searchsorted
 from meshjit.compiler.frontend.numpy_api.reductions import sort as sort
 from meshjit.compiler.frontend.numpy_api.reductions import std as std
 from meshjit.compiler.frontend.numpy_api.reductions import sum as sum
@@ -129,6 +130,8 @@ from meshjit.compiler.frontend.numpy_api.scalar_types import float32 as float32
 from meshjit.compiler.frontend.numpy_api.scalar_types import float64 as float64
 from meshjit.compiler.frontend.numpy_api.scalar_types import int32 as int32
 from meshjit.compiler.frontend.numpy_api.scalar_types import int64 as int64
+from meshjit.compiler.frontend.numpy_api.scalar_types import uint32 as uint32
+from meshjit.compiler.frontend.numpy_api.scalar_types import uint64 as uint64
 from meshjit.compiler.frontend.numpy_api.shape_ops import broadcast_arrays as broadcast_arrays
 from meshjit.compiler.frontend.numpy_api.shape_ops import broadcast_to as broadcast_to
 from meshjit.compiler.frontend.numpy_api.shape_ops import concatenate as concatenate

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from meshjit import lax
+from meshjit.compiler.frontend import lax_ops
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ _UNARY = [
     ("rsqrt", lax.rsqrt, (0.5, 2), lambda x: -0.5 * x**-1.5),
     ("cbrt", lax.cbrt, (0.5, 2), lambda x: x ** (-2 / 3) / 3),
     ("erf", lax.erf, (-2, 2), _erf_prime),
+    ("erf_inv", lax.erf_inv, (-0.9, 0.9), None),
     ("neg", lax.neg, (-2, 2), lambda x: -np.ones_like(x)),
     ("abs", lax.abs, (0.2, 2), np.sign),
     ("abs_negative", lax.abs, (-2, -0.2), np.sign),
@@ -68,6 +70,8 @@ CASES = [
 ]
 
 CASES += [
+    Case("fma", ("fma",), lambda a, b, c: lax_ops.fma(a, b, c),
+         lambda rng: tuple(rng.uniform(-2, 2, (3,)) for _ in range(3))),
     # Piecewise-constant ops, away from their jumps: zero derivative.
     Case("floor", ("floor",), lax.floor, _uniform(0.2, 0.8, 5), lambda x: 0 * x),
     Case("ceil", ("ceil",), lax.ceil, _uniform(0.2, 0.8, 5), lambda x: 0 * x),

@@ -117,6 +117,7 @@ from .reductions import max as max
 from .reductions import mean as mean
 from .reductions import min as min
 from .reductions import prod as prod
+from .reductions import searchsorted as searchsorted
 from .reductions import sort as sort
 from .reductions import std as std
 from .reductions import sum as sum
