@@ -1,6 +1,7 @@
 """Float arithmetic XLA's CPU backend does and numpy lacks: a fused multiply-add rounded once
-(LLVM contracts XLA's ``a * b + c`` into one), and erf_inv by Giles' polynomials as XLA expands
-it. The reference implementations of ``fma`` and ``erf_inv`` are built on these.
+(LLVM contracts XLA's ``a * b + c`` into one), XLA's float32 log and log1p, and erf_inv by
+Giles' polynomials as XLA expands it. The reference implementations of ``fma`` and ``erf_inv``
+are built on these, so meshjit.random's normal values are JAX's.
 """
 
 from __future__ import annotations
@@ -63,6 +64,91 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
         return np.where(np.isfinite(result), result, a * b + c)
 
 
+# --- XLA's float32 log and log1p (Eigen's polynomial log, Cephes' coefficients) ---------------
+# meshjit.random also spells these in IR ops (compiler/frontend/random/xla_float32.py); both
+# read the coefficients here. Words are float32 bit patterns.
+
+LOG_CHAINS = ((0x3D9021BB, 0xBDEBD1B8, 0x3DEF251A), (0xBDFE5D4F, 0x3E11E9BF, 0xBE2AAE50),
+              (0x3E4CCEAC, 0xBE7FFFFC, 0x3EAAAAAA))
+LOG_LN2_LOW, LOG_LN2_HIGH = 0xB95E8083, 0x3F318000  # -2.12194440e-4 + 0.693359375
+LOG_SQRT_HALF, LOG_MIN_NORMAL = 0x3F3504F3, 0x00800000
+LOG1P_NUMERATOR = (0x383DE04B, 0x3EFF40C5, 0x40D284FA, 0x41EF4B9C, 0x4273CC76, 0x426473AD,
+                   0x41A05101)  # the first is 4.527e-05
+LOG1P_DENOMINATOR = (0x3F800000, 0x417101AD, 0x42A6185B, 0x435DC32D, 0x439A8CA3, 0x43586D8A,
+                     0x42707982)
+LOG1P_SMALL = 0x3ED413CD  # sqrt(2) - 1
+
+
+def word(bits: int) -> np.float32:
+    """The float32 whose bit pattern is ``bits``."""
+    return np.array(bits, np.uint32).view(np.float32)[()]
+
+
+def _fma32(a, b, c):
+    a, b, c = np.broadcast_arrays(*(np.asarray(x, np.float32) for x in (a, b, c)))
+    return fma(a, b, c)
+
+
+def xla_log_f32(x: np.ndarray) -> np.ndarray:
+    """float32 log as XLA's CPU backend computes it (see ``xla_float32.log``)."""
+    x = np.asarray(x, np.float32)
+    one, zero = np.float32(1), np.float32(0)
+    with np.errstate(all="ignore"):
+        bits = np.maximum(x, word(LOG_MIN_NORMAL)).view(np.uint32)
+        exponent = ((bits >> 23).astype(np.int32) - 127).astype(np.float32) + one
+        mantissa = ((bits & np.uint32(0x807FFFFF)) | np.uint32(0x3F000000)).view(np.float32)
+        small = mantissa < word(LOG_SQRT_HALF)
+        exponent = exponent - np.where(small, one, zero)
+        reduced = (mantissa - one) + np.where(small, mantissa, zero)
+        square = reduced * reduced
+        cube = square * reduced
+        chains = [_fma32(_fma32(reduced, word(high), word(middle)), reduced, word(low))
+                  for high, middle, low in LOG_CHAINS]
+        poly = _fma32(_fma32(chains[0], cube, chains[1]), cube, chains[2])
+        poly = _fma32(poly, cube, exponent * word(LOG_LN2_LOW))
+        result = _fma32(np.float32(-0.5), square, reduced)
+        result = _fma32(exponent, word(LOG_LN2_HIGH), result + poly)
+        result = np.where(x > 0, result, np.float32(np.nan))
+        result = np.where(x == 0, np.float32(-np.inf), result)
+        return np.where(x == np.inf, np.float32(np.inf), result).astype(np.float32)
+
+
+# float64: the same rational function's coefficients (bit patterns), and libm's log beyond it
+LOG1P_NUMERATOR_F64 = (0x3F07BC0962B395CA, 0x3FDFE818A0FE1A83, 0x401A509F46F4FA53,
+                       0x403DE9738B8CB9C9, 0x404E798EB86C3351, 0x404C8E7597479A10,
+                       0x40340A202D99830A)
+LOG1P_DENOMINATOR_F64 = (0x3FF0000000000000, 0x402E20359E903E37, 0x4054C30B52213498,
+                         0x406BB86590FCFB56, 0x407351945DC908A5, 0x406B0DB13E48E066,
+                         0x404E0F304466448E)
+LOG1P_SMALL_F64 = 0x3FDA827999FCEF32
+
+
+def xla_log1p(x: np.ndarray) -> np.ndarray:
+    """log1p as XLA's CPU backend computes it: x - x^2/2 + x^3 P(x)/Q(x) below |x| = sqrt(2) - 1
+    (multiply-adds fused), else the log of 1 + x (XLA's polynomial log for float32)."""
+    single = x.dtype == np.float32
+    dtype, bits = (np.float32, np.uint32) if single else (np.float64, np.uint64)
+
+    def constant(pattern):
+        return np.array(pattern, bits).view(dtype)[()]
+
+    tables = ((LOG1P_NUMERATOR, LOG1P_DENOMINATOR, LOG1P_SMALL) if single else
+              (LOG1P_NUMERATOR_F64, LOG1P_DENOMINATOR_F64, LOG1P_SMALL_F64))
+    with np.errstate(all="ignore"):
+        numerator, denominator = (_horner(x, [constant(c) for c in table]) for table in tables[:2])
+        square = x * x
+        near_zero = x + fma(square, np.full_like(x, -0.5), (x * square) * (numerator / denominator))
+        far = xla_log_f32(x + dtype(1)) if single else np.log(x + dtype(1))
+        return np.where(np.abs(x) < constant(tables[2]), near_zero, far).astype(dtype)
+
+
+def _horner(x, coefficients):
+    value = x * x.dtype.type(0) + coefficients[0]
+    for coefficient in coefficients[1:]:
+        value = fma(value, x, np.full_like(x, coefficient))
+    return value
+
+
 # Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011): the single-precision
 # polynomials in w = -log(1 - x**2) - 2.5 (w < 5) or sqrt(w) - 3, highest degree first.
 _ERF_INV_F32 = (
@@ -106,7 +192,7 @@ def erf_inv(x: np.ndarray) -> np.ndarray:
     dtype = x.dtype.type
     regions = _ERF_INV_F32 if x.dtype == np.float32 else _ERF_INV_F64
     with np.errstate(all="ignore"):
-        w = -np.log1p(x * -x)
+        w = -xla_log1p(x * -x)
         result = np.zeros_like(x)
         lower = dtype(-np.inf)
         for index, (upper, shift, coefficients) in enumerate(regions):

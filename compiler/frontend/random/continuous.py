@@ -10,10 +10,27 @@ from meshjit.ir.dtypes import to_numpy
 
 from .. import lax_ops as lax
 from ..autodiff import stop_gradient
-from ..operands import as_operand, shape_of
+from ..operands import as_operand, dtype_of, shape_of
+from . import xla_float32
 from .bits import random_bits
 
 _UNSIGNED = {32: "u32", 64: "u64"}
+
+
+def _log(x):
+    return xla_float32.log(x) if shape_dtype(x) == "f32" else lax.log(x)
+
+
+def _log1p(x):
+    return xla_float32.log1p(x) if shape_dtype(x) == "f32" else lax.log1p(x)
+
+
+def _erf(x):
+    return xla_float32.erf(x) if shape_dtype(x) == "f32" else lax.erf(x)
+
+
+def shape_dtype(x) -> str:
+    return dtype_of(x).name
 
 
 def _constant(shape, value, dtype: str):
@@ -71,8 +88,11 @@ def truncated_normal(key, lower, upper, shape, dtype: str):
     sqrt2 = np.sqrt(np.asarray(2.0, to_numpy(dtype)))
     lower = lax.convert_element_type(as_operand(lower, dtype), dtype)
     upper = lax.convert_element_type(as_operand(upper, dtype), dtype)
-    a = lax.erf(lax.div(lower, _constant(shape_of(lower), sqrt2, dtype)))
-    b = lax.erf(lax.div(upper, _constant(shape_of(upper), sqrt2, dtype)))
+    # NOTE: XLA's simplifier turns the division by the constant sqrt(2) into a multiplication
+    # by its rounded reciprocal; the bounds' images under erf are JAX's only that way.
+    reciprocal = np.asarray(1.0, to_numpy(dtype)) / sqrt2
+    a = _erf(lax.mul(lower, _constant(shape_of(lower), reciprocal, dtype)))
+    b = _erf(lax.mul(upper, _constant(shape_of(upper), reciprocal, dtype)))
     u = uniform(key, shape, dtype, a, b, "truncated_normal")
     out = lax.mul(_constant(shape, sqrt2, dtype), lax.erf_inv(u))
     low = _nudged(lower, np.inf, shape, dtype)
@@ -94,17 +114,17 @@ def gumbel(key, shape, dtype: str, mode: str = "low"):
     info = np.finfo(to_numpy(dtype))
     if mode == "low":
         u = uniform(key, shape, dtype, info.tiny, 1.0, "gumbel")
-        return lax.neg(lax.log(lax.neg(lax.log(u))))
+        return lax.neg(_log(lax.neg(_log(u))))
     both = uniform(key, (2,) + shape, dtype, 0.0, 1.0, "gumbel")
     high, low = (lax.reshape(lax.slice(both, (index,) + (0,) * len(shape), (index + 1,) + shape), shape)
                  for index in (0, 1))
     finer = lax.add(lax.fma(_constant(shape, 2.0 ** -info.nmant, dtype), low, high),
                     _constant(shape, info.tiny, dtype))
     x = lax.select(lax.ge(high, _constant(shape, 0.5, dtype)), high, finer)
-    return lax.neg(lax.log(lax.neg(lax.log1p(lax.neg(x)))))
+    return lax.neg(_log(lax.neg(_log1p(lax.neg(x)))))
 
 
 def exponential(key, shape, dtype: str):
     """Exponential values: -log1p(-u) for u uniform in [0, 1)."""
     u = uniform(key, shape, dtype, 0.0, 1.0, "exponential")
-    return lax.neg(lax.log1p(lax.neg(u)))
+    return lax.neg(_log1p(lax.neg(u)))

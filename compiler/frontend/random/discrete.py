@@ -15,7 +15,7 @@ from .. import numpy_api as jnp
 from ..operands import as_operand, dtype_of, shape_of, x64
 from ..promotion import default_int
 from .bits import random_bits, split
-from .continuous import _bounds_to, _constant, gumbel, uniform
+from .continuous import _bounds_to, _constant, _log, gumbel, uniform
 
 _UNSIGNED = {"i32": "u32", "i64": "u64", "u32": "u32", "u64": "u64"}
 
@@ -170,7 +170,7 @@ def _weighted_indices(key, p, count: int, shape, replace: bool, mode: str):
         u = uniform(key, shape, dtype, 0.0, 1.0, "choice")
         r = jnp.multiply(last, jnp.subtract(_constant(shape, 1.0, dtype), u))
         return jnp.searchsorted(totals, r).astype(to_numpy(index_dtype))
-    noisy = jnp.add(gumbel(key, (count,), dtype, mode), jnp.log(p))
+    noisy = jnp.add(gumbel(key, (count,), dtype, mode), _log(p))
     return lax.top_k(noisy, math.prod(shape))[1].astype(to_numpy(index_dtype))
 
 
