@@ -18,6 +18,7 @@ from meshjit.compiler.frontend import random as _random
 from meshjit.compiler.frontend.numpy_api.arguments import dtype_argument
 from meshjit.compiler.frontend.operands import dtype_of, is_array_like, shape_of, x64
 from meshjit.compiler.frontend.promotion import default_float, default_int
+from meshjit.ir.dtypes import to_numpy
 
 from ._prng_keys import IMPL_NAME, KEY_DTYPE
 from ._prng_keys import PRNGKeyArray as PRNGKeyArray
@@ -103,7 +104,7 @@ def key_impl(keys) -> str:
 
 def _shape(shape, function: str) -> tuple[int, ...]:
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
-        shape = (shape,) if function in ("split",) else shape
+        shape = (shape,)
     if not isinstance(shape, Sequence) or isinstance(shape, str):
         raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got {shape!r}.")
     try:
@@ -134,7 +135,9 @@ def fold_in(key, data):
         raise TypeError(f"fold_in accepts a scalar, but was given an array of shape "
                         f"{np.shape(data)} != (). Use jax.vmap for batching.")
     if isinstance(data, int):
-        data = np.asarray(data % 2**32, np.uint32)
+        if not 0 <= data < 2**32:
+            raise OverflowError(f"Python integer {data} out of bounds for uint32")
+        data = np.uint32(data)
     return as_keys(_fold_in(key_data_, data), typed)
 
 
@@ -202,15 +205,22 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None, *, out_sharding=
     """Standard normal floats in the open interval ``(lower, upper)``."""
     data, _ = key_argument("truncated_normal", key)
     name = _float_dtype(dtype, "truncated_normal")
-    bounds = np.broadcast_shapes(np.shape(lower) if not hasattr(lower, "shape") else lower.shape,
-                                 np.shape(upper) if not hasattr(upper, "shape") else upper.shape)
-    shape = bounds if shape is None else _shape(shape, "truncated_normal")
-    _check_broadcast("truncated_normal", shape, bounds)
+    lower_shape, upper_shape = (tuple(np.shape(bound) if not hasattr(bound, "shape") else bound.shape)
+                                for bound in (lower, upper))
+    if shape is None:
+        _check_broadcast("truncated_normal", (), lower_shape, upper_shape)
+        shape = np.broadcast_shapes(lower_shape, upper_shape)
+    shape = _shape(shape, "truncated_normal")
+    _check_broadcast("truncated_normal", shape, lower_shape, upper_shape)
     return _truncated_normal(data, lower, upper, tuple(shape), name, out_sharding)
 
 
 def _check_broadcast(function: str, shape, *parameter_shapes) -> None:
-    merged = np.broadcast_shapes(tuple(shape), *parameter_shapes)
+    try:
+        merged = np.broadcast_shapes(tuple(shape), *parameter_shapes)
+    except ValueError:
+        shapes = [tuple(shape), *(tuple(item) for item in parameter_shapes)]
+        raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}") from None
     if merged != tuple(shape):
         raise ValueError(
             f"{function} parameter shapes must be broadcast-compatible with shape argument, and the "
@@ -227,9 +237,11 @@ def bernoulli(key, p=0.5, shape=None, mode="low", *, out_sharding=None):
     if mode not in ("high", "low"):
         raise ValueError(f"got mode={mode!r}, expected 'high' or 'low'")
     data, _ = key_argument("bernoulli", key)
-    if not is_array_like(p) or dtype_of(p).name not in ("f32", "f64"):
-        given = np.asarray(p).dtype if not is_array_like(p) else np.dtype(p.dtype if hasattr(p, "dtype") else type(p))
-        raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {given}.")
+    if not is_array_like(p):
+        p = np.asarray(p)
+    if dtype_of(p).name not in ("f32", "f64"):
+        raise TypeError(f"bernoulli probability `p` must have a floating dtype, got "
+                        f"{to_numpy(dtype_of(p).name)}.")
     p_shape = tuple(shape_of(p))
     shape = p_shape if shape is None else _shape(shape, "bernoulli")
     _check_broadcast("bernoulli", shape, p_shape)
