@@ -36,6 +36,7 @@ from .sharding import NamedSharding as NamedSharding
 from .sharding import P as P
 from . import stages as stages
 from . import testing as testing
+from . import tree as tree
 from . import tree_util as tree_util
 from .ad_api import custom_jvp as custom_jvp
 from .ad_api import custom_vjp as custom_vjp
@@ -45,6 +46,8 @@ from .ad_api import linearize as linearize
 from .ad_api import value_and_grad as value_and_grad
 from .ad_api import vjp as vjp
 from .jit_api import jit as jit
+from .make_jaxpr_api import ShapeDtypeStruct as ShapeDtypeStruct
+from .make_jaxpr_api import make_jaxpr as make_jaxpr
 from .shard_map_api import shard_map as shard_map
 from . import experimental as experimental
 
