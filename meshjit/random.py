@@ -208,8 +208,10 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None, *, out_sharding=
     lower_shape, upper_shape = (tuple(np.shape(bound) if not hasattr(bound, "shape") else bound.shape)
                                 for bound in (lower, upper))
     if shape is None:
-        _check_broadcast("truncated_normal", (), lower_shape, upper_shape)
-        shape = np.broadcast_shapes(lower_shape, upper_shape)
+        try:
+            shape = np.broadcast_shapes(lower_shape, upper_shape)
+        except ValueError:
+            raise ValueError(f"Incompatible shapes for broadcasting: shapes={[lower_shape, upper_shape]}") from None
     shape = _shape(shape, "truncated_normal")
     _check_broadcast("truncated_normal", shape, lower_shape, upper_shape)
     return _truncated_normal(data, lower, upper, tuple(shape), name, out_sharding)
