@@ -46,6 +46,7 @@ from .ad_api import linearize as linearize
 from .ad_api import value_and_grad as value_and_grad
 from .ad_api import vjp as vjp
 from .jit_api import jit as jit
+from .vmap_api import vmap as vmap
 from .make_jaxpr_api import ShapeDtypeStruct as ShapeDtypeStruct
 from .make_jaxpr_api import make_jaxpr as make_jaxpr
 from .shard_map_api import shard_map as shard_map

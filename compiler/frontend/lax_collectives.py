@@ -111,6 +111,46 @@ def _bound(axis_name, function: str) -> tuple[AxisEnvironment, tuple[str, ...]]:
     return environment, names
 
 
+class _NamedAxes:
+    """``vmap.named_axes``, imported on first use (vmap's modules import this one's neighbours)."""
+
+    def __getattr__(self, name):
+        from .vmap import named_axes as module
+
+        return getattr(module, name)
+
+
+named_axes = _NamedAxes()
+
+
+def _vmap_axes(axis_name) -> tuple[list, tuple]:
+    """``axis_name`` split into the vmaps in progress it names (innermost binding) and the rest
+    (mesh axes of a shard_map body)."""
+    from .vmap.transform import named_axis  # NOTE: vmap imports this module's neighbours
+
+    names = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+    batched, others = [], []
+    for name in names:
+        try:
+            axis = named_axis(name)
+        except TypeError:  # unhashable: not a vmap axis name
+            axis = None
+        (batched if axis is not None else others).append(axis if axis is not None else name)
+    return batched, tuple(others)
+
+
+def _single_vmap_axis(axis_name, function: str):
+    """The vmap axis ``axis_name`` names, when it names one (alone; mixing it with mesh axes
+    is only possible for the reductions)."""
+    batched, others = _vmap_axes(axis_name)
+    if batched and others:
+        raise ValueError(f"{function}: axis_name {axis_name!r} mixes a vmap axis with mesh axes; "
+                         f"call {function} once per kind of axis")
+    if len(batched) > 1:
+        raise ValueError(f"{function}: axis_name {axis_name!r} names several vmap axes; call it once per axis")
+    return batched[0] if batched else None
+
+
 def _no_groups(axis_index_groups, function: str) -> None:
     if axis_index_groups is not None:
         raise ValueError(f"{function}: axis_index_groups is not supported inside shard_map; split the mesh axis into "
@@ -135,7 +175,12 @@ def _tree_map(function, tree):
 def _all_reduce(x, axis_name, reduction: str, function: str):
     if isinstance(axis_name, (tuple, list)) and not axis_name:
         return x
-    environment, axes = _bound(axis_name, function)
+    batched, others = _vmap_axes(axis_name)
+    for axis in batched:
+        x = named_axes.reduce(x, axis, reduction)
+    if not others:
+        return x
+    environment, axes = _bound(others, function)
 
     def reduce_leaf(leaf):
         leaf = as_operand(leaf)
@@ -173,9 +218,12 @@ def pmean(x, axis_name, *, axis_index_groups=None):
     _no_groups(axis_index_groups, "pmean")
     if isinstance(axis_name, (tuple, list)) and not axis_name:
         return x
-    environment, axes = _bound(axis_name, "pmean")
-    size = environment.group_size(axes)
-    return _tree_map(lambda total: true_divide(total, size), _all_reduce(x, axes, "sum", "pmean"))
+    batched, others = _vmap_axes(axis_name)
+    size = math.prod(axis.size for axis in batched)
+    if others:
+        environment, axes = _bound(others, "pmean")
+        size *= environment.group_size(axes)
+    return _tree_map(lambda total: true_divide(total, size), _all_reduce(x, axis_name, "sum", "pmean"))
 
 
 # --- gathers and scatters ------------------------------------------------------------------------
@@ -191,6 +239,9 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to=
     _no_groups(axis_index_groups, "all_gather")
     if to not in ("varying", "invarying"):
         raise ValueError(f"all_gather: to must be 'varying' or 'invarying', got {to!r}")
+    batch_axis = _single_vmap_axis(axis_name, "all_gather")
+    if batch_axis is not None:
+        return named_axes.all_gather(x, batch_axis, dim=axis, tiled=tiled)
     environment, axes = _bound(axis_name, "all_gather")
 
     def gather(leaf):
@@ -224,6 +275,9 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
     """The sum over ``axis_name``, of which device ``i`` keeps block ``i`` along
     ``scatter_dimension`` (a dim of the group's size that is removed, unless ``tiled``)."""
     _no_groups(axis_index_groups, "psum_scatter")
+    batch_axis = _single_vmap_axis(axis_name, "psum_scatter")
+    if batch_axis is not None:
+        return named_axes.psum_scatter(x, batch_axis, dimension=scatter_dimension, tiled=tiled)
     environment, axes = _bound(axis_name, "psum_scatter")
     size = environment.group_size(axes)
 
@@ -244,6 +298,9 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
     blocks it receives along ``concat_axis`` (tiled), or stacks them there in place of the
     removed ``split_axis``, whose size must then be the group's (not tiled)."""
     _no_groups(axis_index_groups, "all_to_all")
+    if _single_vmap_axis(axis_name, "all_to_all") is not None:
+        raise ValueError("all_to_all over a vmap axis is not supported; reshape and transpose the "
+                         "batched value outside the vmapped function instead")
     environment, axes = _bound(axis_name, "all_to_all")
     size = environment.group_size(axes)
 
@@ -305,6 +362,10 @@ def _permutation_pairs(perm, size: int, axes: tuple[str, ...]) -> tuple[tuple[in
 def ppermute(x, axis_name, perm):
     """Device ``source`` sends ``x`` to device ``target`` for each pair of ``perm`` (indices along
     ``axis_name``); a device no pair targets receives zeros."""
+    batch_axis = _single_vmap_axis(axis_name, "ppermute")
+    if batch_axis is not None:
+        (name,) = (batch_axis.name,)
+        return named_axes.ppermute(x, batch_axis, _permutation_pairs(perm, batch_axis.size, (name,)))
     environment, axes = _bound(axis_name, "ppermute")
     # NOTE: as in JAX, the devices of a multi-axis ppermute are numbered in mesh order, whatever
     # order axis_name lists the axes in (all_gather, psum_scatter and axis_index use the listed order)
@@ -324,6 +385,9 @@ def ppermute(x, axis_name, perm):
 def axis_index(axis_name):
     """This device's index along ``axis_name`` (int32); a tuple of axes gives the mixed-radix
     index with the first axis major."""
+    batch_axis = _single_vmap_axis(axis_name, "axis_index")
+    if batch_axis is not None:
+        return named_axes.axis_index(batch_axis)
     environment, axes = _bound(axis_name, "axis_index")
     index = None
     for name in axes:
@@ -334,9 +398,13 @@ def axis_index(axis_name):
 
 
 def axis_size(axis_name) -> int:
-    """The number of devices along ``axis_name`` (a Python int)."""
-    environment, axes = _bound(axis_name, "axis_size")
-    return environment.group_size(axes)
+    """The number of devices along ``axis_name`` (a Python int); for a vmap axis, its size."""
+    batched, others = _vmap_axes(axis_name)
+    size = math.prod(axis.size for axis in batched)
+    if not others:
+        return size
+    environment, axes = _bound(others, "axis_size")
+    return size * environment.group_size(axes)
 
 
 # --- varying casts -------------------------------------------------------------------------------

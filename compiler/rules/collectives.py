@@ -12,7 +12,8 @@ from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import linear_jvp, no_tangent
 from ..frontend.autodiff.registries import jvp_rules, single, transpose_rules, type_of
-from .registries import kernel_rules
+from ..frontend.vmap.batching import batch_elementwise, shift_attrs
+from .registries import batching_rules, kernel_rules
 
 
 def require_sum(op) -> None:
@@ -106,3 +107,10 @@ def _collective_permute_transpose(op, cotangents, operands):
     pairs = tuple((target, source) for source, target in op.attrs["pairs"])
     attrs = {"mesh": op.attrs["mesh"], "axes": op.attrs["axes"], "pairs": pairs}
     return [single("collective_permute", [cotangents[0]], attrs)]
+
+
+# --- vmap inside a shard_map body: the batch dim leads, the collectives' dims shift past it -------
+
+batching_rules.register("all_reduce", "collective_permute", "pvary")(batch_elementwise)
+batching_rules.register("all_gather", "reduce_scatter")(shift_attrs("dim"))
+batching_rules.register("all_to_all")(shift_attrs("split_dim", "concat_dim"))

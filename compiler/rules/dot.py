@@ -11,6 +11,7 @@ from meshjit.ir.dtypes import to_numpy
 from ..factor_rules import FactorRule, joined
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
+from ..frontend.vmap.batching import emit_like, move_dim, shifted
 from ..frontend.autodiff.registries import (
     LinearInput,
     add_tangents,
@@ -19,7 +20,7 @@ from ..frontend.autodiff.registries import (
     transpose_rules,
     type_of,
 )
-from .registries import factor_rule, kernel_rules, sharding_rules, shifted_axes
+from .registries import batching_rules, factor_rule, kernel_rules, sharding_rules, shifted_axes
 
 # --- sharding ------------------------------------------------------------------------------------
 
@@ -206,3 +207,30 @@ def _dot_general_transpose(op, cotangents, operands):
         return [lax.convert_element_type(result, lhs.type.dtype), None]
     result = _transpose_side(op, cotangent, lhs, rhs.type.rank, 1)
     return [None, lax.convert_element_type(result, rhs.type.dtype)]
+
+
+# --- vmap ----------------------------------------------------------------------------------------
+
+
+@batching_rules.register("dot_general")
+def _batch_dot_general(op: Op, operands, dims, size):
+    """Both operands batched: the batch dims pair up as a new leading batch dimension. One
+    batched: its batch dim is a free dim, which dot_general puts after the batch dims (lhs) or
+    after the lhs free dims (rhs)."""
+    (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = (op.attrs["contracting_dims"],
+                                                           op.attrs["batch_dims"])
+    lhs, rhs = (move_dim(operand, dim, 0) if dim is not None else operand
+                for operand, dim in zip(operands, dims))
+    lhs_shift, rhs_shift = (0 if dim is None else 1 for dim in dims)
+    contracting = (shifted(lhs_contract, lhs_shift), shifted(rhs_contract, rhs_shift))
+    batch = (shifted(lhs_batch, lhs_shift), shifted(rhs_batch, rhs_shift))
+    if dims[0] is not None and dims[1] is not None:
+        batch = ((0,) + batch[0], (0,) + batch[1])
+        out_dim = 0
+    elif dims[0] is not None:
+        out_dim = len(lhs_batch)
+    else:
+        lhs_rank = op.operands[0].type.rank
+        out_dim = len(lhs_batch) + lhs_rank - len(lhs_contract) - len(lhs_batch)
+    attrs = {**op.attrs, "contracting_dims": contracting, "batch_dims": batch}
+    return emit_like(op, [lhs, rhs], attrs), [out_dim]

@@ -16,6 +16,7 @@ from ..factor_rules import FactorRule, joined, letters
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import linear_jvp, no_tangent
+from ..frontend.vmap.batching import batch_elementwise, shift_attrs
 from ..frontend.autodiff.registries import (
     LinearInput,
     add_tangents,
@@ -28,7 +29,7 @@ from ..frontend.autodiff.registries import (
     type_of,
     zeros,
 )
-from .registries import factor_rule, kernel_rules, sharding_rules
+from .registries import batching_rules, factor_rule, kernel_rules, sharding_rules
 
 # --- sharding ------------------------------------------------------------------------------------
 
@@ -347,3 +348,10 @@ def _select_transpose(op, cotangents, operands):
 @transpose_rules.register("convert")
 def _convert_transpose(op, cotangents, operands):
     return [lax.convert_element_type(cotangents[0], type_of(operands[0]).dtype)]
+
+
+# --- vmap --------------------------------------------------------------------------------------
+
+batching_rules.register(*SAME_SHAPE_OPS)(batch_elementwise)
+# NOTE: the pieces of a wider word sit in a new minor dim, so the batch dim only needs to lead.
+batching_rules.register("bitcast_convert_type")(shift_attrs())

@@ -1,6 +1,6 @@
 """The compiler's rules for the random family: threefry2x32 is elementwise (its four words share
 the result's factors, so a sharded random array is hashed block by block with no communication),
-runs as one Numba loop over the words, and has no tangent.
+runs as one Numba loop over the words, has no tangent, and batches as an elementwise op.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from meshjit.ir.ops.random import KEY_PARITY
 from ..factor_rules import FactorRule, joined, letters
 from ..frontend.autodiff.jvp import no_tangent
 from ..frontend.autodiff.registries import jvp_rules
-from .registries import factor_rule, kernel_rules, sharding_rules
+from ..frontend.vmap.batching import batch_elementwise
+from .registries import batching_rules, factor_rule, kernel_rules, sharding_rules
 
 # --- sharding ------------------------------------------------------------------------------------
 
@@ -76,6 +77,7 @@ def _threefry2x32_kernel(op: Op, lead: int):
     return run
 
 
-# --- autodiff ------------------------------------------------------------------------------------
+# --- autodiff and vmap ---------------------------------------------------------------------------
 
 jvp_rules.register("threefry2x32")(no_tangent)
+batching_rules.register("threefry2x32")(batch_elementwise)

@@ -15,8 +15,10 @@ from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import linear_jvp, no_tangent
 from ..frontend.autodiff.registries import full, jvp_rules, scalar, single, transpose_rules, type_of
 from ..spmd_builder import Local
+from ..frontend.vmap.batching import shift_attrs
 from .elementwise import _balanced_weight
 from .registries import (
+    batching_rules,
     factor_rule,
     kernel_rules,
     partition_rules,
@@ -251,3 +253,10 @@ def partition_cumulative(partitioner, op: Op) -> list:
     offset = builder.emit1("broadcast_in_dim", [offset], {"shape": shape, "broadcast_dimensions": kept_dims})
     result = builder.emit1(combine, [scanned, offset])
     return [Local(result, local.sharding, op.result.type.shape)]
+
+
+# --- vmap: the batch dim leads, the reduced dims shift past it ------------------------------------
+
+batching_rules.register("reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and",
+                        "reduce_or")(shift_attrs("axes"))
+batching_rules.register("argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin")(shift_attrs("axis"))
