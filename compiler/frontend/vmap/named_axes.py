@@ -193,3 +193,49 @@ def ppermute(x, axis, pairs):
 
 def axis_index(axis):
     return stage_collective("axis_index", None, axis.name, axis.size)
+
+
+# --- derivatives -------------------------------------------------------------------------------------
+
+
+def _register_derivatives():
+    from ..autodiff.evaluate import emit
+    from ..autodiff.registries import jvp_rules, transpose_rules
+
+    @jvp_rules.register(MARKER)
+    def _collective_jvp(op, primals, tangents):
+        outputs = emit(op, primals)
+        kind, tangent = op.attrs["kind"], tangents[0] if tangents else None
+        if kind == "axis_index" or tangent is None:
+            return outputs, [None]
+        if kind in ("pmax", "pmin"):
+            # the tangents of the examples attaining the extreme, averaged over them
+            dtype = dtype_of(primals[0]).name
+            hit = lax.convert_element_type(lax.eq(primals[0], outputs[0]), dtype)
+            name, size = op.attrs["axis_name"], op.attrs["size"]
+            count = stage_collective("psum", hit, name, size)
+            return outputs, [lax.div(stage_collective("psum", lax.mul(tangent, hit), name, size), count)]
+        return outputs, emit(op, [tangent])
+
+    @transpose_rules.register(MARKER)
+    def _collective_transpose(op, cotangents, operands):
+        attrs = dict(op.attrs)
+        kind, name, size = attrs.pop("kind"), attrs.pop("axis_name"), attrs.pop("size")
+        cotangent = cotangents[0]
+        if cotangent is None:
+            return [None]
+        if kind == "psum":
+            return [stage_collective("psum", cotangent, name, size)]
+        if kind == "all_gather":
+            return [stage_collective("psum_scatter", cotangent, name, size, dimension=attrs["axis"],
+                                     tiled=attrs["tiled"])]
+        if kind == "psum_scatter":
+            return [stage_collective("all_gather", cotangent, name, size, axis=attrs["dimension"],
+                                     tiled=attrs["tiled"])]
+        if kind == "ppermute":
+            inverse = tuple((target, source) for source, target in attrs["pairs"])
+            return [stage_collective("ppermute", cotangent, name, size, pairs=inverse)]
+        raise AssertionError(f"autodiff internal error: {kind} over a vmap axis is not linear")
+
+
+_register_derivatives()
