@@ -10,6 +10,7 @@ import functools
 import operator
 from collections.abc import Callable
 
+import numpy as np
 import optree
 
 from meshjit.compiler.frontend import vmap as _vmap
@@ -68,11 +69,13 @@ def _batch_size(leaves, dims, axis_size) -> int:
     if axis_size is not None:
         sizes.add(axis_size)
     if not sizes:
-        raise ValueError("vmap must have at least one non-None value in in_axes")
+        raise ValueError("vmap must have at least one non-None value in in_axes or axis_size must be specified")
     if len(sizes) > 1:
-        described = "\n".join(f"  argument of shape {tuple(shape_of(leaf))} has size {shape_of(leaf)[dim]} "
-                              f"along axis {dim}" for leaf, dim in zip(leaves, dims) if dim is not None)
-        given = f"\n  axis_size is {axis_size}" if axis_size is not None else ""
+        described = "\n".join(
+            f"  * one axis had size {shape_of(leaf)[dim]}: axis {dim} of argument {index} of type "
+            f"{np.dtype(leaf.dtype).name if hasattr(leaf, 'dtype') else type(leaf).__name__}"
+            f"{list(shape_of(leaf))};" for index, (leaf, dim) in enumerate(zip(leaves, dims)) if dim is not None)
+        given = f"\n  * axis_size is {axis_size}" if axis_size is not None else ""
         raise ValueError(f"vmap got inconsistent sizes for array axes to be mapped:\n{described}{given}")
     return sizes.pop()
 
@@ -156,7 +159,7 @@ def _place(output, dim, target, size: int, spmd_axes):
     """A batched output with its batch dim at ``target`` (``None``: not mapped)."""
     if target is None:
         if dim is not None:
-            raise ValueError("vmap has mapped output but out_axes is None")
+            raise ValueError(f"at vmap out_axes, got axis spec None but output was batched on axis {dim}")
         return output
     rank = len(shape_of(output)) + (1 if dim is None else 0)
     target = _normalised(target, rank, (), "out_axes")
