@@ -45,6 +45,9 @@ from .ad_api import jvp as jvp
 from .ad_api import linearize as linearize
 from .ad_api import value_and_grad as value_and_grad
 from .ad_api import vjp as vjp
+from .jacobian_api import hessian as hessian
+from .jacobian_api import jacfwd as jacfwd
+from .jacobian_api import jacrev as jacrev
 from .jit_api import jit as jit
 from .vmap_api import vmap as vmap
 from .make_jaxpr_api import ShapeDtypeStruct as ShapeDtypeStruct
