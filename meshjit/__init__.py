@@ -49,6 +49,7 @@ from .jacobian_api import hessian as hessian
 from .jacobian_api import jacfwd as jacfwd
 from .jacobian_api import jacrev as jacrev
 from .jit_api import jit as jit
+from .pmap_api import pmap as pmap
 from .vmap_api import vmap as vmap
 from .make_jaxpr_api import ShapeDtypeStruct as ShapeDtypeStruct
 from .make_jaxpr_api import make_jaxpr as make_jaxpr
