@@ -10,7 +10,7 @@ from .tree_util import tree_leaves as leaves
 from .tree_util import tree_leaves_with_path as leaves_with_path
 from .tree_util import tree_map as map  # noqa: A004 - JAX's name
 from .tree_util import tree_map_with_path as map_with_path
-from .tree_util import tree_reduce
+from .tree_util import tree_reduce as _tree_reduce
 from .tree_util import tree_structure as structure
 from .tree_util import tree_transpose as transpose
 from .tree_util import tree_unflatten as unflatten
@@ -21,4 +21,4 @@ __all__ = ["all", "flatten", "flatten_with_path", "leaves", "leaves_with_path", 
 
 def reduce(function, tree, initializer=_MISSING, is_leaf=None):
     """``functools.reduce`` of ``function`` over the leaves of ``tree``."""
-    return tree_reduce(function, tree, initializer, is_leaf)
+    return _tree_reduce(function, tree, initializer, is_leaf)

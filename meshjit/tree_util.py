@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Hashable
+from collections import abc as _abc
 
 import optree
 
@@ -36,7 +36,7 @@ class SequenceKey:
 class DictKey:
     """The key of a child in a dict: prints ``['a']``."""
 
-    key: Hashable
+    key: _abc.Hashable
 
     def __str__(self) -> str:
         return f"[{self.key!r}]"
@@ -273,7 +273,7 @@ def _flatten_partial(partial: Partial):
     return (partial.args, partial.keywords), partial.func
 
 
-def _unflatten_partial(func: Callable, children) -> Partial:
+def _unflatten_partial(func: _abc.Callable, children) -> Partial:
     args, keywords = children
     return Partial(func, *args, **keywords)
 
