@@ -185,3 +185,25 @@ def test_errors_are_jax_s(name, call, error, fragment):
     with pytest.raises(error) as caught:
         call()
     assert fragment in str(caught.value)
+
+
+def test_custom_derivatives_and_stop_gradient_survive_vmap_under_grad():
+    @jax.custom_jvp
+    def doubled_slope(x):
+        return jnp.sin(x)
+
+    @doubled_slope.defjvp
+    def _(primals, tangents):
+        return doubled_slope(primals[0]), 2.0 * tangents[0]
+
+    @jax.custom_vjp
+    def tripled(x):
+        return jnp.sin(x)
+
+    tripled.defvjp(lambda x: (tripled(x), x), lambda x, cotangent: (3.0 * cotangent * x,))
+    xs = np.arange(3.0, dtype=np.float32)
+    for function, expected in ((doubled_slope, np.full(3, 2.0)), (tripled, 3 * xs)):
+        np.testing.assert_allclose(np.asarray(jax.vmap(jax.grad(function))(xs)), expected)
+        np.testing.assert_allclose(np.asarray(jax.grad(lambda v, f=function: jax.vmap(f)(v).sum())(xs)), expected)
+    frozen = jax.grad(lambda v: jax.vmap(lambda x: lax.stop_gradient(x) * x)(v).sum())(xs)
+    np.testing.assert_allclose(np.asarray(frozen), xs)

@@ -21,6 +21,7 @@ from ..autodiff.markers import stop_gradient
 from ..operands import as_operand, dtype_of, shape_of
 from ..trace import Trace, Tracer, located_at, trace_region
 from . import named_axes
+from .custom_rules import batch_custom_call
 
 
 @dataclass
@@ -129,4 +130,6 @@ def _batch_op(op: Op, operands, dims, axis: BatchAxis, rules):
         return named_axes.restage(op, operands[0], dims[0])
     if op.name == "stop_gradient":
         return [stop_gradient(operands[0])], dims
+    if op.name in ("custom_jvp_call", "custom_vjp_call"):
+        return batch_custom_call(op, operands, dims, axis, batch_block, vmap_flat)
     return rules[op.name](op, operands, dims, axis.size)
