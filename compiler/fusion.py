@@ -45,6 +45,10 @@ _FLOAT_BINARY = {"add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "di
                  "atan2": "math.atan2({0}, {1})"}
 _INT_OPS = {"add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "neg": "-{0}",
             "max": "max({0}, {1})", "min": "min({0}, {1})", "abs": "abs({0})"}
+# NOTE: unsigned words wrap through the cast to their type; negation and abs are left to numpy.
+_UNSIGNED_OPS = {"add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}",
+                 "max": "max({0}, {1})", "min": "min({0}, {1})", "and": "{0} & {1}",
+                 "or": "{0} | {1}", "xor": "{0} ^ {1}"}
 _BOOL_OPS = {"and": "{0} and {1}", "or": "{0} or {1}", "xor": "{0} != {1}", "not": "not {0}"}
 _COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
@@ -78,6 +82,9 @@ def expression(op: Op, args: list[str]) -> str | None:
     if result in ("i32", "i64"):
         template = _INT_OPS.get(op.name)
         return None if template is None else f"{cast}({template.format(*args)})"
+    if result in ("u32", "u64"):
+        template = _UNSIGNED_OPS.get(op.name)
+        return None if template is None else f"{cast}({template.format(*args)})"
     if result == "bool" and op.name in _BOOL_OPS:
         return _BOOL_OPS[op.name].format(*args)
     return None
@@ -90,6 +97,10 @@ def _convert(source: str, target: str, arg: str) -> str | None:
     if source in ("f32", "f64") and target in ("i32", "i64"):
         bits = 32 if target == "i32" else 64
         return f"{cast}(_float_to_int({arg}, {-(2 ** (bits - 1))}, {2 ** (bits - 1) - 1}))"
+    if source in ("f32", "f64") and target == "u32":
+        return f"{cast}(_float_to_int({arg}, 0, {2 ** 32 - 1}))"
+    if source in ("f32", "f64") and target == "u64":
+        return None  # beyond int64, which the saturating helper computes in
     return f"{cast}({arg})"
 
 

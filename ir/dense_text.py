@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from .core import DenseAttr
-from .dtypes import to_numpy
+from .dtypes import is_int, to_numpy
 from .types import TensorType
 
 # NOTE: constants with more list entries than this print as one hex byte string.
@@ -66,7 +66,7 @@ def format_element(element, dtype: str) -> str:
     """One element of a constant; floats are given by their bits so that none are lost."""
     if dtype == "bool":
         return "true" if element else "false"
-    if dtype in ("i32", "i64"):
+    if is_int(dtype):
         return str(int(element))
     bits = int(np.asarray(element, dtype=to_numpy(dtype)).view(_BITS[dtype]))
     return _format_float_bits(bits, dtype)
@@ -148,7 +148,7 @@ def parse_element(token, dtype: str):
         if kind == "NAME" and text in ("true", "false"):
             return text == "true"
         raise DenseTextError(f"expected true or false for a bool element, found {text!r}", token)
-    if dtype in ("i32", "i64"):
+    if is_int(dtype):
         return _parse_int_element(token, dtype)
     if kind == "HEX":
         bits = int(text, 16)

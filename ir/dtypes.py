@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-# NOTE: the IR knows exactly these five element types; every op's rules are written for them.
-DTYPES: tuple[str, ...] = ("bool", "i32", "i64", "f32", "f64")
+# NOTE: the IR knows exactly these seven element types; every op's rules are written for them.
+# The unsigned ones carry random bits and PRNG keys (threefry computes on uint32 words).
+DTYPES: tuple[str, ...] = ("bool", "i32", "i64", "u32", "u64", "f32", "f64")
 
 _TO_NUMPY = {
     "bool": np.dtype(np.bool_),
     "i32": np.dtype(np.int32),
     "i64": np.dtype(np.int64),
+    "u32": np.dtype(np.uint32),
+    "u64": np.dtype(np.uint64),
     "f32": np.dtype(np.float32),
     "f64": np.dtype(np.float64),
 }
@@ -41,7 +44,7 @@ def from_numpy(dtype) -> str:
     except KeyError:
         raise TypeError(
             f"dtype {numpy_dtype} is not supported by meshjit programs; "
-            f"expected one of bool, int32, int64, float32, float64"
+            f"expected one of bool, int32, int64, uint32, uint64, float32, float64"
         ) from None
 
 
@@ -58,4 +61,9 @@ def is_float(dtype: str) -> bool:
 
 
 def is_int(dtype: str) -> bool:
-    return dtype in ("i32", "i64")
+    """Signed or unsigned integer."""
+    return dtype in ("i32", "i64", "u32", "u64")
+
+
+def is_unsigned(dtype: str) -> bool:
+    return dtype in ("u32", "u64")

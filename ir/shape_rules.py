@@ -19,7 +19,9 @@ class ShapeError(TypeError):
 shape_rules = Registry("shape rule")
 
 FLOATS = ("f32", "f64")
-INTS = ("i32", "i64")
+SIGNED_INTS = ("i32", "i64")
+UNSIGNED_INTS = ("u32", "u64")
+INTS = SIGNED_INTS + UNSIGNED_INTS
 NUMERIC = INTS + FLOATS
 BOOL_OR_INT = ("bool",) + INTS
 

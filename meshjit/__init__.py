@@ -28,11 +28,13 @@ from . import distributed as distributed
 from . import lax as lax
 from . import nn as nn
 from . import numpy as numpy
+from . import random as random
 from . import sharding as sharding
 from .sharding import NamedSharding as NamedSharding
 from .sharding import P as P
 from . import stages as stages
 from . import testing as testing
+from . import tree as tree
 from . import tree_util as tree_util
 from .ad_api import custom_jvp as custom_jvp
 from .ad_api import custom_vjp as custom_vjp
@@ -41,7 +43,14 @@ from .ad_api import jvp as jvp
 from .ad_api import linearize as linearize
 from .ad_api import value_and_grad as value_and_grad
 from .ad_api import vjp as vjp
+from .jacobian_api import hessian as hessian
+from .jacobian_api import jacfwd as jacfwd
+from .jacobian_api import jacrev as jacrev
 from .jit_api import jit as jit
+from .pmap_api import pmap as pmap
+from .vmap_api import vmap as vmap
+from .make_jaxpr_api import ShapeDtypeStruct as ShapeDtypeStruct
+from .make_jaxpr_api import make_jaxpr as make_jaxpr
 from .shard_map_api import shard_map as shard_map
 from . import experimental as experimental
 

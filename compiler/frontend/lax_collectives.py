@@ -20,7 +20,7 @@ import optree
 
 from meshjit.ir import Block, MeshAttr, SymbolRef
 
-from . import lax_ops
+from . import index_groups, lax_ops
 from .numpy_api.arguments import normalize_axis
 from .numpy_api.elementwise import true_divide
 from .operands import as_operand, dtype_of, shape_of
@@ -127,10 +127,79 @@ def _bound(axis_name, function: str) -> tuple[AxisEnvironment, tuple[str, ...]]:
     return environment, names
 
 
+class _NamedAxes:
+    """``vmap.named_axes``, imported on first use (vmap's modules import this one's neighbours)."""
+
+    def __getattr__(self, name):
+        from .vmap import named_axes as module
+
+        return getattr(module, name)
+
+
+named_axes = _NamedAxes()
+
+
+def _vmap_axes(axis_name) -> tuple[list, tuple]:
+    """``axis_name`` split into the vmaps in progress it names (innermost binding) and the rest
+    (mesh axes of a shard_map body)."""
+    from .vmap.transform import named_axis  # NOTE: vmap imports this module's neighbours
+
+    names = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+    batched, others = [], []
+    for name in names:
+        try:
+            axis = named_axis(name)
+        except TypeError:  # unhashable: not a vmap axis name
+            axis = None
+        (batched if axis is not None else others).append(axis if axis is not None else name)
+    return batched, tuple(others)
+
+
+def _single_vmap_axis(axis_name, function: str):
+    """The vmap axis ``axis_name`` names, when it names one (alone; mixing it with mesh axes
+    is only possible for the reductions)."""
+    batched, others = _vmap_axes(axis_name)
+    if batched and others:
+        raise ValueError(f"{function}: axis_name {axis_name!r} mixes a vmap axis with mesh axes; "
+                         f"call {function} once per kind of axis")
+    if len(batched) > 1:
+        raise ValueError(f"{function}: axis_name {axis_name!r} names several vmap axes; call it once per axis")
+    return batched[0] if batched else None
+
+
 def _no_groups(axis_index_groups, function: str) -> None:
     if axis_index_groups is not None:
-        raise ValueError(f"{function}: axis_index_groups is not supported inside shard_map; split the mesh axis into "
-                         f"two named axes and reduce over the one that forms the groups")
+        raise ValueError(f"{function}: axis_index_groups is not supported for {function}; split the mesh axis "
+                         f"into two named axes and use the one that forms the groups")
+
+
+def _grouped(axis_name, axis_index_groups, function: str):
+    """The environment, the one mesh axis, the groups' table and this device's index along the
+    axis, for a collective within ``axis_index_groups``."""
+    environment, axes = _bound(axis_name, function)
+    if len(axes) != 1:
+        raise ValueError(f"{function}: axis_index_groups needs a single mesh axis name, got {axes}")
+    groups = index_groups.checked_groups(axis_index_groups, environment.group_size(axes), function)
+    return environment, axes, groups, axis_index(axes)
+
+
+def _gathered(leaf, environment, axes):
+    """Every device's ``leaf`` along ``axes``, stacked along a new dim 0."""
+    return _bind_collective("all_gather", lax_ops.expand_dims(leaf, (0,)), environment, {"axes": axes, "dim": 0})
+
+
+def _grouped_reduce(x, axis_name, axis_index_groups, reduction: str, function: str):
+    environment, axes, groups, index = _grouped(axis_name, axis_index_groups, function)
+
+    def reduce_leaf(leaf):
+        leaf = as_operand(leaf)
+        is_bool = index_groups.is_bool(leaf)
+        if is_bool:
+            leaf = lax_ops.convert_element_type(leaf, "i32")
+        result = index_groups.reduce_my_group(_gathered(leaf, environment, axes), groups, index, reduction)
+        return lax_ops.convert_element_type(result, "bool") if is_bool and reduction != "sum" else result
+
+    return _tree_map(reduce_leaf, x)
 
 
 def _bind_collective(name: str, leaf, environment: AxisEnvironment, attrs: dict):
@@ -151,7 +220,12 @@ def _tree_map(function, tree):
 def _all_reduce(x, axis_name, reduction: str, function: str):
     if isinstance(axis_name, (tuple, list)) and not axis_name:
         return x
-    environment, axes = _bound(axis_name, function)
+    batched, others = _vmap_axes(axis_name)
+    for axis in batched:
+        x = named_axes.reduce(x, axis, reduction)
+    if not others:
+        return x
+    environment, axes = _bound(others, function)
 
     def reduce_leaf(leaf):
         leaf = as_operand(leaf)
@@ -168,30 +242,39 @@ def _all_reduce(x, axis_name, reduction: str, function: str):
 
 def psum(x, axis_name, *, axis_index_groups=None):
     """The sum of ``x`` over the devices along ``axis_name`` (one axis or a tuple of axes)."""
-    _no_groups(axis_index_groups, "psum")
+    if axis_index_groups is not None:
+        return _grouped_reduce(x, axis_name, axis_index_groups, "sum", "psum")
     return _all_reduce(x, axis_name, "sum", "psum")
 
 
 def pmax(x, axis_name, *, axis_index_groups=None):
     """The elementwise maximum of ``x`` over the devices along ``axis_name``."""
-    _no_groups(axis_index_groups, "pmax")
+    if axis_index_groups is not None:
+        return _grouped_reduce(x, axis_name, axis_index_groups, "max", "pmax")
     return _all_reduce(x, axis_name, "max", "pmax")
 
 
 def pmin(x, axis_name, *, axis_index_groups=None):
     """The elementwise minimum of ``x`` over the devices along ``axis_name``."""
-    _no_groups(axis_index_groups, "pmin")
+    if axis_index_groups is not None:
+        return _grouped_reduce(x, axis_name, axis_index_groups, "min", "pmin")
     return _all_reduce(x, axis_name, "min", "pmin")
 
 
 def pmean(x, axis_name, *, axis_index_groups=None):
     """The mean of ``x`` over the devices along ``axis_name`` (integers divide as floats)."""
-    _no_groups(axis_index_groups, "pmean")
+    if axis_index_groups is not None:
+        total = _grouped_reduce(x, axis_name, axis_index_groups, "sum", "pmean")
+        members = len(axis_index_groups[0])
+        return _tree_map(lambda leaf: true_divide(leaf, members), total)
     if isinstance(axis_name, (tuple, list)) and not axis_name:
         return x
-    environment, axes = _bound(axis_name, "pmean")
-    size = environment.group_size(axes)
-    return _tree_map(lambda total: true_divide(total, size), _all_reduce(x, axes, "sum", "pmean"))
+    batched, others = _vmap_axes(axis_name)
+    size = math.prod(axis.size for axis in batched)
+    if others:
+        environment, axes = _bound(others, "pmean")
+        size *= environment.group_size(axes)
+    return _tree_map(lambda total: true_divide(total, size), _all_reduce(x, axis_name, "sum", "pmean"))
 
 
 # --- gathers and scatters ------------------------------------------------------------------------
@@ -204,9 +287,14 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to=
     As in JAX 0.10 the result counts as varying over the gathered axes; ``to="invarying"``
     makes it invariant there (so an out_spec may replicate it).
     """
-    _no_groups(axis_index_groups, "all_gather")
     if to not in ("varying", "invarying"):
         raise ValueError(f"all_gather: to must be 'varying' or 'invarying', got {to!r}")
+    batch_axis = _single_vmap_axis(axis_name, "all_gather")
+    if batch_axis is not None:
+        _no_groups(axis_index_groups, "all_gather over a vmap axis")
+        return named_axes.all_gather(x, batch_axis, dim=axis, tiled=tiled)
+    if axis_index_groups is not None:
+        return _grouped_all_gather(x, axis_name, axis_index_groups, axis, tiled)
     environment, axes = _bound(axis_name, "all_gather")
 
     def gather(leaf):
@@ -225,6 +313,29 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to=
     return _tree_map(gather, x)
 
 
+def _grouped_all_gather(x, axis_name, axis_index_groups, axis: int, tiled: bool):
+    environment, axes, groups, index = _grouped(axis_name, axis_index_groups, "all_gather")
+
+    def gather(leaf):
+        leaf = as_operand(leaf)
+        rank = len(shape_of(leaf))
+        mine = index_groups.gather_my_group(_gathered(leaf, environment, axes), groups, index)
+        if not tiled:
+            return lax_ops.transpose(mine, _moved(0, normalize_axis(axis, rank + 1, "all_gather"), rank + 1))
+        dim = normalize_axis(axis, rank, "all_gather")
+        moved = lax_ops.transpose(mine, _moved(0, dim, rank + 1))
+        shape = shape_of(moved)
+        return lax_ops.reshape(moved, shape[:dim] + (shape[dim] * shape[dim + 1],) + shape[dim + 2:])
+
+    return _tree_map(gather, x)
+
+
+def _moved(source: int, target: int, rank: int) -> tuple[int, ...]:
+    order = [dim for dim in range(rank) if dim != source]
+    order.insert(target, source)
+    return tuple(order)
+
+
 def _check_split_dim(function: str, argument: str, dim: int, shape, size: int, axes, tiled: bool) -> None:
     """The dim a collective splits over the group: divisible by the group's size when tiled,
     exactly that size when not."""
@@ -239,7 +350,12 @@ def _check_split_dim(function: str, argument: str, dim: int, shape, size: int, a
 def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
     """The sum over ``axis_name``, of which device ``i`` keeps block ``i`` along
     ``scatter_dimension`` (a dim of the group's size that is removed, unless ``tiled``)."""
-    _no_groups(axis_index_groups, "psum_scatter")
+    batch_axis = _single_vmap_axis(axis_name, "psum_scatter")
+    if batch_axis is not None:
+        _no_groups(axis_index_groups, "psum_scatter over a vmap axis")
+        return named_axes.psum_scatter(x, batch_axis, dimension=scatter_dimension, tiled=tiled)
+    if axis_index_groups is not None:
+        return _grouped_psum_scatter(x, axis_name, axis_index_groups, scatter_dimension, tiled)
     environment, axes = _bound(axis_name, "psum_scatter")
     size = environment.group_size(axes)
 
@@ -255,11 +371,29 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
     return _tree_map(scatter, x)
 
 
+def _grouped_psum_scatter(x, axis_name, axis_index_groups, scatter_dimension, tiled: bool):
+    environment, axes, groups, index = _grouped(axis_name, axis_index_groups, "psum_scatter")
+    members = groups.shape[1]
+
+    def scatter(leaf):
+        leaf = as_operand(leaf)
+        shape = shape_of(leaf)
+        dim = normalize_axis(scatter_dimension, len(shape), "psum_scatter")
+        _check_split_dim("psum_scatter", "scatter_dimension", dim, shape, members, axes, tiled)
+        total = index_groups.reduce_my_group(_gathered(leaf, environment, axes), groups, index, "sum")
+        return index_groups.scatter_block(total, groups, index, dim, tiled)
+
+    return _tree_map(scatter, x)
+
+
 def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
     """Device ``i`` sends block ``j`` of ``split_axis`` to device ``j``, which concatenates the
     blocks it receives along ``concat_axis`` (tiled), or stacks them there in place of the
     removed ``split_axis``, whose size must then be the group's (not tiled)."""
     _no_groups(axis_index_groups, "all_to_all")
+    if _single_vmap_axis(axis_name, "all_to_all") is not None:
+        raise ValueError("all_to_all over a vmap axis is not supported; reshape and transpose the "
+                         "batched value outside the vmapped function instead")
     environment, axes = _bound(axis_name, "all_to_all")
     size = environment.group_size(axes)
 
@@ -321,6 +455,10 @@ def _permutation_pairs(perm, size: int, axes: tuple[str, ...]) -> tuple[tuple[in
 def ppermute(x, axis_name, perm):
     """Device ``source`` sends ``x`` to device ``target`` for each pair of ``perm`` (indices along
     ``axis_name``); a device no pair targets receives zeros."""
+    batch_axis = _single_vmap_axis(axis_name, "ppermute")
+    if batch_axis is not None:
+        (name,) = (batch_axis.name,)
+        return named_axes.ppermute(x, batch_axis, _permutation_pairs(perm, batch_axis.size, (name,)))
     environment, axes = _bound(axis_name, "ppermute")
     # NOTE: as in JAX, the devices of a multi-axis ppermute are numbered in mesh order, whatever
     # order axis_name lists the axes in (all_gather, psum_scatter and axis_index use the listed order)
@@ -340,6 +478,9 @@ def ppermute(x, axis_name, perm):
 def axis_index(axis_name):
     """This device's index along ``axis_name`` (int32); a tuple of axes gives the mixed-radix
     index with the first axis major."""
+    batch_axis = _single_vmap_axis(axis_name, "axis_index")
+    if batch_axis is not None:
+        return named_axes.axis_index(batch_axis)
     environment, axes = _bound(axis_name, "axis_index")
     index = None
     for name in axes:
@@ -350,9 +491,13 @@ def axis_index(axis_name):
 
 
 def axis_size(axis_name) -> int:
-    """The number of devices along ``axis_name`` (a Python int)."""
-    environment, axes = _bound(axis_name, "axis_size")
-    return environment.group_size(axes)
+    """The number of devices along ``axis_name`` (a Python int); for a vmap axis, its size."""
+    batched, others = _vmap_axes(axis_name)
+    size = math.prod(axis.size for axis in batched)
+    if not others:
+        return size
+    environment, axes = _bound(others, "axis_size")
+    return size * environment.group_size(axes)
 
 
 # --- varying casts -------------------------------------------------------------------------------

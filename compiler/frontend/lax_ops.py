@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from meshjit.ir import DenseAttr
-from meshjit.ir.dtypes import from_numpy
+from meshjit.ir.dtypes import DTYPES, from_numpy
 
 from .operands import as_operand, canonical_numpy, dtype_of, is_python_scalar, shape_of
 from .trace import Tracer, bind
@@ -24,7 +24,7 @@ def _single(name: str, operands, attrs=None, *, weak_type: bool = False):
 
 def _ir_dtype(dtype) -> str:
     """An IR dtype name from a numpy dtype, a numpy type or an IR name."""
-    if isinstance(dtype, str) and dtype in ("bool", "i32", "i64", "f32", "f64"):
+    if isinstance(dtype, str) and dtype in DTYPES:
         return dtype
     from meshjit.ir.dtypes import canonicalize
 
@@ -82,13 +82,14 @@ def _comparison(direction: str):
 
 
 _UNARY = ("neg abs sign exp exp2 log log1p expm1 tanh logistic sin cos tan sqrt rsqrt cbrt "
-          "floor ceil erf is_finite").split()
+          "floor ceil erf erf_inv is_finite").split()
 for _name in _UNARY:
     globals()[_name] = _unary(_name)
 bitwise_not = _unary("not")
 bitwise_not.__name__ = "bitwise_not"
 
-_BINARY = "add sub mul div rem pow max min atan2 shift_left shift_right_arithmetic shift_right_logical".split()
+_BINARY = ("add sub mul div rem pow max min atan2 nextafter shift_left shift_right_arithmetic "
+           "shift_right_logical").split()
 for _name in _BINARY:
     globals()[_name] = _binary(_name)
 bitwise_and = _binary("bitwise_and", "and")
@@ -138,6 +139,23 @@ def _convert_element_type(operand, new_dtype, weak_type: bool = False):
     if current.name == target and isinstance(operand, Tracer):
         return Tracer(operand.trace, operand.value, weak_type)
     return _single("convert", [operand], {"new_dtype": target}, weak_type=weak_type)
+
+
+def bitcast_convert_type(operand, new_dtype):
+    """Reinterpret the bits of ``operand`` as ``new_dtype``: same width keeps the shape, a
+    narrower type adds a minor dim of the width ratio, a wider one consumes it."""
+    operand = as_operand(operand)
+    target = _ir_dtype(new_dtype)
+    if dtype_of(operand).name == target:
+        return operand
+    return _single("bitcast_convert_type", [operand], {"new_dtype": target})
+
+
+def fma(a, b, c):
+    """``a * b + c`` rounded once (what XLA's CPU backend computes for a multiply feeding an
+    add). Not a jax.lax function: meshjit.random uses it to equal JAX's numbers bit for bit."""
+    operands = [as_operand(value) for value in (a, b, c)]
+    return _single("fma", operands)
 
 
 def _array_copy(operand):
@@ -346,6 +364,27 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
     return results[0] if single else tuple(results)
 
 
+def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True):
+    """``values`` (and ``keys``) ordered by ``keys`` along ``dimension``, as lax.sort_key_val."""
+    return sort((keys, values), dimension, is_stable, num_keys=1)
+
+
+def top_k(operand, k: int):
+    """The ``k`` largest entries along the last dim and their indices (lax.top_k): descending,
+    the lower index first among equal values."""
+    operand = as_operand(operand)
+    shape = shape_of(operand)
+    if not shape:
+        raise TypeError("lax.top_k needs an operand of at least one dim, got a 0-d array")
+    if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k <= shape[-1]:
+        raise ValueError(f"lax.top_k k must be an int between 0 and {shape[-1]} (the last dim), got {k!r}")
+    indices = broadcasted_iota("i32", shape, len(shape) - 1)
+    # an ascending stable sort of the negated values keeps equal values in index order
+    negated, order = sort((_single("neg", [operand]), indices), len(shape) - 1, True, num_keys=1)
+    starts, limits = (0,) * len(shape), shape[:-1] + (k,)
+    return _single("neg", [slice(negated, starts, limits)]), slice(order, starts, limits)
+
+
 def gather_along_axis(operand, indices, axis: int, mode: str = "fill"):
     """``jnp.take(operand, indices, axis)`` as the IR's gather op (indices must be in range
     or handled by ``mode``: "clip" or "fill")."""
@@ -395,4 +434,7 @@ __all__ = (
     "sort",
     "squeeze",
     "transpose",
+    "bitcast_convert_type",
+    "sort_key_val",
+    "top_k",
 )

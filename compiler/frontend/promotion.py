@@ -1,16 +1,19 @@
 """JAX's dtype promotion over the IR's dtypes, with weakly typed Python scalars.
 
 The lattice is bool < ints < floats; within a kind the wider type wins; any float beats any
-int (i64 + f32 is f32, unlike numpy). A weak type (a Python scalar) takes the other operand's
-type within its kind, so ``x_f32 * 2.0`` stays f32 and ``x_i32 + 1`` stays i32.
+int (i64 + f32 is f32, unlike numpy). Unsigned meets signed as JAX's lattice says: u32 with a
+signed int is i64 (i32 without x64), u64 with a signed int is the default float. A weak type (a
+Python scalar) takes the other operand's type within its kind, so ``x_f32 * 2.0`` stays f32 and
+``x_i32 + 1`` stays i32.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-_KIND = {"bool": 0, "i32": 1, "i64": 1, "f32": 2, "f64": 2}
-_WIDTH = {"bool": 1, "i32": 32, "i64": 64, "f32": 32, "f64": 64}
+_KIND = {"bool": 0, "i32": 1, "i64": 1, "u32": 1, "u64": 1, "f32": 2, "f64": 2}
+_WIDTH = {"bool": 1, "i32": 32, "i64": 64, "u32": 32, "u64": 64, "f32": 32, "f64": 64}
+_UNSIGNED = ("u32", "u64")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +59,18 @@ def promote(first: DType, second: DType, x64: bool) -> DType:
     kind_first, kind_second = _KIND[first.name], _KIND[second.name]
     if kind_first != kind_second:
         return first if kind_first > kind_second else second
+    if kind_first == 1 and (first.name in _UNSIGNED) != (second.name in _UNSIGNED):
+        return _mixed_signedness(first, second, x64)
     return first if _WIDTH[first.name] >= _WIDTH[second.name] else second
+
+
+def _mixed_signedness(first: DType, second: DType, x64: bool) -> DType:
+    unsigned, signed = (first, second) if first.name in _UNSIGNED else (second, first)
+    if _WIDTH[signed.name] > _WIDTH[unsigned.name]:
+        return signed
+    if unsigned.name == "u64":
+        return DType(default_float(x64))
+    return DType(default_int(x64))  # i64, held in i32 without x64
 
 
 def promote_all(dtypes, x64: bool) -> DType:

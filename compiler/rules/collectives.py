@@ -7,12 +7,13 @@ returns its operand, and its transpose is a copy that the backward pass sums ove
 
 from __future__ import annotations
 
+from ..factor_rules import joined, letters
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import linear_jvp, no_tangent
 from ..frontend.autodiff.registries import jvp_rules, single, transpose_rules, type_of
-from ..factor_rules import joined, letters
-from .registries import factor_rule, kernel_rules, manual_body_rules
+from ..frontend.vmap.batching import batch_elementwise, shift_attrs
+from .registries import batching_rules, factor_rule, kernel_rules, manual_body_rules
 
 
 def require_sum(op) -> None:
@@ -133,3 +134,8 @@ def _reshaping_body_rule(op):
 @manual_body_rules.register("axis_index", "partition_id")
 def _index_body_rule(op):
     return factor_rule(op, "-> []")
+# --- vmap inside a shard_map body: the batch dim leads, the collectives' dims shift past it -------
+
+batching_rules.register("all_reduce", "collective_permute", "pvary")(batch_elementwise)
+batching_rules.register("all_gather", "reduce_scatter")(shift_attrs("dim"))
+batching_rules.register("all_to_all")(shift_attrs("split_dim", "concat_dim"))

@@ -19,8 +19,10 @@ from ..frontend.autodiff.registries import (
     transpose_rules,
     type_of,
 )
+from ..frontend.vmap.batching import emit_like, move_dim, shifted
 from ..partial_sums import SUM, PartialRule, partial_sum_rules
 from .registries import (
+    batching_rules,
     factor_rule,
     kernel_rules,
     partial_result_rules,
@@ -229,3 +231,28 @@ def _dot_partial(op: Op) -> PartialRule:
 
 # a contracting dim split over devices leaves each a partial sum of products
 partial_result_rules.register("dot_general")(lambda op: "sum")
+# --- vmap ----------------------------------------------------------------------------------------
+
+
+@batching_rules.register("dot_general")
+def _batch_dot_general(op: Op, operands, dims, size):
+    """Both operands batched: the batch dims pair up as a new leading batch dimension. One
+    batched: its batch dim is a free dim, which dot_general puts after the batch dims (lhs) or
+    after the lhs free dims (rhs)."""
+    (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = (op.attrs["contracting_dims"],
+                                                           op.attrs["batch_dims"])
+    lhs, rhs = (move_dim(operand, dim, 0) if dim is not None else operand
+                for operand, dim in zip(operands, dims))
+    lhs_shift, rhs_shift = (0 if dim is None else 1 for dim in dims)
+    contracting = (shifted(lhs_contract, lhs_shift), shifted(rhs_contract, rhs_shift))
+    batch = (shifted(lhs_batch, lhs_shift), shifted(rhs_batch, rhs_shift))
+    if dims[0] is not None and dims[1] is not None:
+        batch = ((0,) + batch[0], (0,) + batch[1])
+        out_dim = 0
+    elif dims[0] is not None:
+        out_dim = len(lhs_batch)
+    else:
+        lhs_rank = op.operands[0].type.rank
+        out_dim = len(lhs_batch) + lhs_rank - len(lhs_contract) - len(lhs_batch)
+    attrs = {**op.attrs, "contracting_dims": contracting, "batch_dims": batch}
+    return emit_like(op, [lhs, rhs], attrs), [out_dim]

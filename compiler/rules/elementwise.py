@@ -28,6 +28,7 @@ from ..frontend.autodiff.registries import (
     type_of,
     zeros,
 )
+from ..frontend.vmap.batching import batch_elementwise, shift_attrs
 from ..partial_sums import (
     EVERY_REDUCTION,
     MAX,
@@ -37,18 +38,34 @@ from ..partial_sums import (
     float_result,
     partial_sum_rules,
 )
-from .registries import factor_rule, kernel_rules, sharding_rules
+from .registries import batching_rules, factor_rule, kernel_rules, sharding_rules
 
 # --- sharding ------------------------------------------------------------------------------------
 
 
-@sharding_rules.register(*OPS)
+# bitcast_convert_type between widths adds or drops a minor dim; it has rules of its own.
+SAME_SHAPE_OPS = tuple(name for name in OPS if name != "bitcast_convert_type")
+
+
+@sharding_rules.register(*SAME_SHAPE_OPS)
 def _elementwise(op: Op) -> FactorRule:
     # every operand of full rank shares the result's factors; 0-d operands (select's pred,
     # clamp's bounds) have none
     dims = joined(letters(op.result.type.rank))
     operands = [dims if operand.type.rank else "[]" for operand in op.operands]
     return factor_rule(op, f"{', '.join(operands)} -> {dims}")
+
+
+@sharding_rules.register("bitcast_convert_type")
+def _bitcast(op: Op) -> FactorRule:
+    # the dims both sides share pass through; the minor dim of the word pieces (narrowing adds
+    # it, widening consumes it) must be whole on every device
+    operand_rank, result_rank = op.operands[0].type.rank, op.result.type.rank
+    names = letters(max(operand_rank, result_rank))
+    spec = f"{joined(names[:operand_rank]) or '[]'} -> {joined(names[:result_rank]) or '[]'}"
+    if operand_rank == result_rank:
+        return factor_rule(op, spec)
+    return factor_rule(op, spec, {names[-1]: "replication"})
 
 
 # --- kernels -------------------------------------------------------------------------------------
@@ -60,7 +77,7 @@ def _lift(operand: np.ndarray, lead: int, rank: int) -> np.ndarray:
     return operand.reshape(operand.shape + (1,) * missing) if missing > 0 else operand
 
 
-@kernel_rules.register(*OPS)
+@kernel_rules.register(*SAME_SHAPE_OPS)
 def _elementwise(op: Op, lead: int):
     impl = reference_impls[op.name]
     attrs = op.attrs
@@ -70,6 +87,13 @@ def _elementwise(op: Op, lead: int):
         return impl(attrs, *(_lift(operand, lead, rank) for operand in operands))
 
     return run
+
+
+@kernel_rules.register("bitcast_convert_type")
+def _bitcast(op: Op, lead: int):
+    impl = reference_impls[op.name]
+    attrs = op.attrs
+    return lambda operand: impl(attrs, operand)
 
 
 # --- autodiff ------------------------------------------------------------------------------------
@@ -84,6 +108,8 @@ jvp_rules.register(
     "shift_left",
     "shift_right_arithmetic",
     "shift_right_logical",
+    "bitcast_convert_type",
+    "nextafter",  # not differentiable in JAX either
 )(no_tangent)
 
 
@@ -119,6 +145,7 @@ _DERIVATIVES = {
     "cbrt": lambda x, y: lax.mul(lax.integer_pow(y, -2), 1.0 / 3.0),
     "erf": lambda x, y: lax.mul(lax.exp(lax.neg(lax.mul(x, x))), 2.0 / math.sqrt(math.pi)),
     "abs": lambda x, y: _sign_factor(x),
+    "erf_inv": lambda x, y: lax.mul(lax.exp(lax.mul(y, y)), math.sqrt(math.pi) / 2.0),
 }
 for _name, _derivative in _DERIVATIVES.items():
     jvp_rules.register(_name)(_scaled_by(_derivative))
@@ -174,6 +201,14 @@ def _mul(op, primals, tangents):
     first = None if tangent_x is None else lax.mul(tangent_x, y)
     second = None if tangent_y is None else lax.mul(x, tangent_y)
     return emit(op, primals), [add_tangents(first, second)]
+
+
+@jvp_rules.register("fma")
+def _fma(op, primals, tangents):
+    (a, b, _), (tangent_a, tangent_b, tangent_c) = primals, tangents
+    first = None if tangent_a is None else lax.mul(tangent_a, b)
+    second = None if tangent_b is None else lax.mul(a, tangent_b)
+    return emit(op, primals), [add_tangents(add_tangents(first, second), tangent_c)]
 
 
 @jvp_rules.register("div")
@@ -367,3 +402,8 @@ def _select(op: Op) -> PartialRule:
     # every device: select picks, it never combines. One pending branch and a free one would
     # count the free branch once per device, so both must be pending.
     return PartialRule((1, 2), "all", EVERY_REDUCTION)
+# --- vmap --------------------------------------------------------------------------------------
+
+batching_rules.register(*SAME_SHAPE_OPS)(batch_elementwise)
+# NOTE: the pieces of a wider word sit in a new minor dim, so the batch dim only needs to lead.
+batching_rules.register("bitcast_convert_type")(shift_attrs())

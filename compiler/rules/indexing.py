@@ -5,6 +5,7 @@ transpose is a one-hot contraction.
 
 from __future__ import annotations
 
+import numpy as np
 from meshjit.ir import Op
 
 from ..factor_rules import FactorRule, joined, letters
@@ -21,7 +22,8 @@ from ..frontend.autodiff.registries import (
     zeros,
 )
 from ..frontend.trace import bind
-from .registries import factor_rule, local_attr_rules, sharding_rules
+from ..frontend.vmap.batching import at_front, emit_like, move_dim, unrolled
+from .registries import batching_rules, factor_rule, local_attr_rules, sharding_rules
 
 # --- sharding ------------------------------------------------------------------------------------
 
@@ -166,3 +168,68 @@ def _gather_transpose(op, cotangents, operands):
 
 local_attr_rules.register("dynamic_slice")(
     lambda op, local_result_shapes: {**op.attrs, "slice_sizes": tuple(local_result_shapes[0])})
+# --- vmap ----------------------------------------------------------------------------------------
+
+
+@batching_rules.register("sort")
+def _batch_sort(op: Op, operands, dims, size):
+    ready = [at_front(operand, dim, size) for operand, dim in zip(operands, dims)]
+    results = emit_like(op, ready, {**op.attrs, "dimension": op.attrs["dimension"] + 1})
+    return results, [0] * len(results)
+
+
+@batching_rules.register("dynamic_slice", "dynamic_update_slice")
+def _batch_dynamic_slice(op: Op, operands, dims, size):
+    """Start indices the same for every example: the batch dim is one more dim the window
+    spans whole. Start indices per example: the op once per example."""
+    windowed = 1 if op.name == "dynamic_slice" else 2
+    if any(dim is not None for dim in dims[windowed:]):
+        return unrolled(op, operands, dims, size)
+    arrays = [at_front(operand, dim, size) for operand, dim in zip(operands[:windowed], dims)]
+    starts = [np.zeros((), np.int32), *operands[windowed:]]
+    attrs = dict(op.attrs)
+    if op.name == "dynamic_slice":
+        attrs["slice_sizes"] = (size,) + tuple(attrs["slice_sizes"])
+    return emit_like(op, arrays + starts, attrs), [0]
+
+
+@batching_rules.register("gather")
+def _batch_gather(op: Op, operands, dims, size):
+    """Only the operand batched: the gathered axis shifts past the batch dim. Only the indices:
+    the batch dim lands where the indices go, at ``axis``. Both: one gather from the examples
+    laid end to end along the gathered axis, each example's indices offset into its own part."""
+    (operand, indices), (operand_dim, index_dim) = operands, dims
+    axis = op.attrs["axis"]
+    if index_dim is None:
+        return emit_like(op, [at_front(operand, operand_dim, size), indices], {**op.attrs, "axis": axis + 1}), [0]
+    if operand_dim is None:
+        return emit_like(op, [operand, move_dim(indices, index_dim, 0)]), [axis]
+    return _gather_per_example(op, move_dim(operand, operand_dim, 0), move_dim(indices, index_dim, 0), size)
+
+
+def _gather_per_example(op: Op, operand, indices, size):
+    axis, mode = op.attrs["axis"], op.attrs["mode"]
+    per_example = op.operands[0].type.shape
+    length = per_example[axis]
+    # (batch, gathered axis, the other dims) -> (batch * gathered, the other dims)
+    others = [dim + 1 for dim in range(len(per_example)) if dim != axis]
+    laid_out = lax.transpose(operand, (0, axis + 1, *others))
+    flat = lax.reshape(laid_out, (size * length,) + tuple(per_example[dim - 1] for dim in others))
+    index_type = type_of(indices)
+    dtype = index_type.dtype
+    offsets = lax.mul(lax.broadcasted_iota(dtype, index_type.shape, 0),
+                      lax.full(index_type.shape, length, dtype))
+    if mode == "clip":
+        local = lax.clamp(scalar(0, dtype), indices, scalar(max(length - 1, 0), dtype))
+    else:
+        inside = lax.bitwise_and(lax.ge(indices, lax.full(index_type.shape, 0, dtype)),
+                                 lax.lt(indices, lax.full(index_type.shape, length, dtype)))
+        # an index out of its example's range stays out of the whole range, so it is filled
+        local = lax.select(inside, indices, lax.full(index_type.shape, -1 - size * length, dtype))
+    gathered = emit_like(op, [flat, lax.add(local, offsets)], {**op.attrs, "axis": 0})[0]
+    # (batch, index dims, other dims) -> (batch, dims before axis, index dims, dims after axis)
+    index_rank = len(index_type.shape) - 1
+    before = [1 + index_rank + dim for dim in range(axis)]
+    after = [1 + index_rank + dim for dim in range(axis, len(per_example) - 1)]
+    order = (0, *before, *range(1, 1 + index_rank), *after)
+    return [lax.transpose(gathered, order)], [0]

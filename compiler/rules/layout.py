@@ -9,7 +9,7 @@ import math
 from dataclasses import replace
 
 import numpy as np
-from meshjit.ir import Op
+from meshjit.ir import AxisRef, DimSharding, Op, TensorType
 
 from ..factor_rules import FactorRule, joined, letters
 from ..frontend import lax_ops as lax
@@ -21,11 +21,15 @@ from ..frontend.autodiff.registries import (
     single,
     transpose_rules,
     type_of,
+    zeros,
 )
+from ..frontend.vmap.batching import at_front, emit_like, shift_attrs, shifted
+from ..frontend.vmap.transform import spmd_axes_of_current_batch
 from ..partial_sums import EVERY_REDUCTION, PartialRule, partial_sum_rules
 from ..reshard import reshard
 from ..spmd_builder import describe
 from .registries import (
+    batching_rules,
     factor_rule,
     kernel_rules,
     local_attr_rules,
@@ -426,3 +430,53 @@ def _slice_local_attrs(op: Op, local_result_shapes) -> dict:
         local[dim] if local[dim] != global_shape[dim] else limit
         for dim, limit in enumerate(op.attrs["limit_indices"]))
     return attrs
+# --- vmap: the batch dim leads, the attributes' dims shift past it --------------------------------
+
+batching_rules.register("rev", "squeeze", "expand_dims")(shift_attrs("dimensions"))
+
+
+@batching_rules.register("broadcast_in_dim", "reshape", "transpose", "slice", "sharding_constraint")
+def _batch_one_operand(op: Op, operands, dims, size):
+    operand = at_front(operands[0], dims[0], size)
+    return emit_like(op, [operand], _BATCHED_ATTRS[op.name](op.attrs, size)), [0]
+
+
+def _batched_sharding(attrs, size):
+    # the batch dim is sharded over vmap's spmd_axis_name, else left to propagation
+    sharding = attrs["sharding"]
+    axes = tuple(AxisRef(name) for name in spmd_axes_of_current_batch())
+    lead = DimSharding(axes, True) if axes else DimSharding((), False)
+    return {**attrs, "sharding": replace(sharding, dims=(lead,) + sharding.dims)}
+
+
+_BATCHED_ATTRS = {
+    "broadcast_in_dim": lambda attrs, size: {"shape": (size,) + tuple(attrs["shape"]),
+                                             "broadcast_dimensions": (0,) + shifted(attrs["broadcast_dimensions"])},
+    "reshape": lambda attrs, size: {"new_sizes": (size,) + tuple(attrs["new_sizes"])},
+    "transpose": lambda attrs, size: {"permutation": (0,) + shifted(attrs["permutation"])},
+    "slice": lambda attrs, size: {"start_indices": (0,) + tuple(attrs["start_indices"]),
+                                  "limit_indices": (size,) + tuple(attrs["limit_indices"]),
+                                  "strides": (1,) + tuple(attrs["strides"])},
+    "sharding_constraint": _batched_sharding,
+}
+
+
+@batching_rules.register("concatenate")
+def _batch_concatenate(op: Op, operands, dims, size):
+    ready = [at_front(operand, dim, size) for operand, dim in zip(operands, dims)]
+    return emit_like(op, ready, {"dimension": op.attrs["dimension"] + 1}), [0]
+
+
+@batching_rules.register("pad")
+def _batch_pad(op: Op, operands, dims, size):
+    config = ((0, 0, 0),) + tuple(op.attrs["padding_config"])
+    operand = at_front(operands[0], dims[0], size)
+    if dims[1] is None:
+        return emit_like(op, [operand, operands[1]], {"padding_config": config}), [0]
+    # a padding value per example: pad with zeros, then put each example's value where padding is
+    value_type = type_of(operands[1])
+    padded = emit_like(op, [operand, zeros(TensorType((), value_type.dtype))], {"padding_config": config})[0]
+    inside = emit_like(op, [lax.full(type_of(operand).shape, True, "bool"), np.asarray(False)],
+                       {"padding_config": config})[0]
+    values = lax.broadcast_in_dim(at_front(operands[1], dims[1], size), type_of(padded).shape, (0,))
+    return [lax.select(inside, padded, values)], [0]

@@ -14,10 +14,12 @@ from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import linear_jvp, no_tangent
 from ..frontend.autodiff.registries import full, jvp_rules, scalar, single, transpose_rules, type_of
+from ..frontend.vmap.batching import shift_attrs
 from ..partial_sums import MAX, MIN, SUM, PartialRule, partial_sum_rules
 from ..spmd_builder import Local, reduction_identity
 from .elementwise import _balanced_weight
 from .registries import (
+    batching_rules,
     factor_rule,
     kernel_rules,
     partial_result_rules,
@@ -269,3 +271,8 @@ def _reduce_max_min(op: Op) -> PartialRule:
 partial_result_rules.register("reduce_sum")(lambda op: "sum")
 partial_result_rules.register("reduce_max")(lambda op: "max")
 partial_result_rules.register("reduce_min")(lambda op: "min")
+# --- vmap: the batch dim leads, the reduced dims shift past it ------------------------------------
+
+batching_rules.register("reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and",
+                        "reduce_or")(shift_attrs("axes"))
+batching_rules.register("argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin")(shift_attrs("axis"))

@@ -5,7 +5,9 @@ the body's backward pass per device.
 
 from __future__ import annotations
 
-from meshjit.ir import Op, TensorSharding
+from dataclasses import replace
+
+from meshjit.ir import DimSharding, Op, TensorSharding, TensorType
 from meshjit.ir.ops.regions import manual_part
 
 from ..factor_rules import FactorRule, joined
@@ -22,10 +24,12 @@ from ..frontend.autodiff.registries import (
 from ..frontend.autodiff.transpose import VaryingAxes, backward_pass
 from ..frontend.shard_map import varying_axes
 from ..frontend.trace import bind, current_trace, trace_region
+from ..frontend.vmap.batching import at_front, move_dim
+from ..frontend.vmap.transform import batch_block, current_batch_axis
 from ..manual_free_axes import partition_over_free_axes
 from ..reshard import reshard
 from ..spmd_builder import Local, describe
-from .registries import factor_rule, partition_rules, sharding_rules
+from .registries import batching_rules, factor_rule, partition_rules, sharding_rules
 
 # --- sharding ------------------------------------------------------------------------------------
 
@@ -188,3 +192,34 @@ def _partition_manual(partitioner, op: Op) -> list:
         mapping.update({old.id: new for old, new in zip(inner.results, results)})
     return [Local(mapping[value.id], manual_part(sharding, manual_axes), result.type.shape)
             for value, sharding, result in zip(body.returns, op.attrs["out_shardings"], op.results)]
+
+
+# --- vmap ----------------------------------------------------------------------------------------
+
+
+def _with_batch_dim(sharding: TensorSharding) -> TensorSharding:
+    """``sharding`` with a leading dim that every device holds whole (the batch)."""
+    return replace(sharding, dims=(DimSharding((), True),) + sharding.dims)
+
+
+@batching_rules.register("manual_computation")
+def _batch_manual_computation(op, operands, dims, size):
+    """A manual_computation over the body batched: batched operands enter with the batch dim
+    first, unsharded, and every result leaves batched the same way."""
+    body, axis = op.regions[0], current_batch_axis()
+    batched = [dim is not None for dim in dims]
+    ready = [move_dim(operand, dim, 0) if dim is not None else operand
+             for operand, dim in zip(operands, dims)]
+
+    def batched_body(*arguments):
+        outputs, output_dims = batch_block(body, arguments, [0 if flag else None for flag in batched], axis)
+        return [at_front(output, dim, size) for output, dim in zip(outputs, output_dims)]
+
+    arg_types = [TensorType((size,) + argument.type.shape, argument.type.dtype) if flag else argument.type
+                 for argument, flag in zip(body.args, batched)]
+    region = trace_region(batched_body, arg_types, [False] * len(arg_types), name="manual_vmap")
+    in_shardings = [_with_batch_dim(sharding) if flag else sharding
+                    for sharding, flag in zip(op.attrs["in_shardings"], batched)]
+    out_shardings = [_with_batch_dim(sharding) for sharding in op.attrs["out_shardings"]]
+    results = _bind_manual(op, ready, in_shardings, out_shardings, region)
+    return results, [0] * len(results)

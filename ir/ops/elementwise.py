@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..dtypes import DTYPES, to_numpy
+from ..float_math import erf_inv, fma
 from ..reference import reference_impls
 from ..shape_rules import (
     BOOL_OR_INT,
@@ -27,17 +28,18 @@ from ..types import TensorType
 # fmt: off
 UNARY_FLOAT_OPS = (
     "exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan", "sqrt",
-    "rsqrt", "cbrt", "erf", "floor", "ceil",
+    "rsqrt", "cbrt", "erf", "erf_inv", "floor", "ceil",
 )
 UNARY_NUMERIC_OPS = ("neg", "abs", "sign")
 BINARY_NUMERIC_OPS = ("add", "sub", "mul", "div", "rem", "max", "min")
-BINARY_FLOAT_OPS = ("pow", "atan2")
+BINARY_FLOAT_OPS = ("pow", "atan2", "nextafter")
 BINARY_BOOL_OR_INT_OPS = ("and", "or", "xor")
 SHIFT_OPS = ("shift_left", "shift_right_arithmetic", "shift_right_logical")
 OPS = (
     UNARY_FLOAT_OPS + UNARY_NUMERIC_OPS + BINARY_NUMERIC_OPS + BINARY_FLOAT_OPS
     + BINARY_BOOL_OR_INT_OPS + SHIFT_OPS
     + ("round", "is_finite", "not", "compare", "select", "clamp", "convert", "integer_pow")
+    + ("fma", "bitcast_convert_type")
 )
 # fmt: on
 COMPARE_DIRECTIONS = ("eq", "ne", "lt", "le", "gt", "ge")
@@ -74,6 +76,7 @@ _ELEMENTWISE_FAMILIES = (
     (("not",), 1, BOOL_OR_INT, None),
     (BINARY_NUMERIC_OPS, 2, NUMERIC, None),
     (BINARY_FLOAT_OPS, 2, FLOATS, None),
+    (("fma",), 3, FLOATS, None),
     (BINARY_BOOL_OR_INT_OPS, 2, BOOL_OR_INT, None),
     (SHIFT_OPS, 2, INTS, None),
 )
@@ -127,6 +130,25 @@ def _convert(op, operands, attrs, regions, meshes):
     return (operands[0].with_dtype(new_dtype),)
 
 
+@shape_rules.register("bitcast_convert_type")
+def _bitcast_convert_type(op, operands, attrs, regions, meshes):
+    # Reinterpret the bits: equal widths keep the shape; a narrower type adds a minor dim of
+    # the width ratio, a wider one consumes it (as XLA's bitcast-convert).
+    new_dtype = choice_attr(op, attrs, "new_dtype", NUMERIC)
+    expect_operand_count(op, operands, 1)
+    (operand,) = operands
+    expect_dtype(op, "operand", operand, NUMERIC)
+    width, new_width = to_numpy(operand.dtype).itemsize, to_numpy(new_dtype).itemsize
+    if new_width == width:
+        return (operand.with_dtype(new_dtype),)
+    if new_width < width:
+        return (TensorType(operand.shape + (width // new_width,), new_dtype),)
+    ratio = new_width // width
+    if not operand.shape or operand.shape[-1] != ratio:
+        fail(op, f"casting {operand} to the wider {new_dtype} needs a minor dim of size {ratio}")
+    return (TensorType(operand.shape[:-1], new_dtype),)
+
+
 @shape_rules.register("integer_pow")
 def _integer_pow(op, operands, attrs, regions, meshes):
     exponent = int_attr(op, attrs, "y")
@@ -139,7 +161,10 @@ def _integer_pow(op, operands, attrs, regions, meshes):
 
 # --- reference implementations ------------------------------------------------------------
 
-_UNSIGNED = {np.dtype(np.int32): np.dtype(np.uint32), np.dtype(np.int64): np.dtype(np.uint64)}
+_UNSIGNED = {np.dtype(np.int32): np.dtype(np.uint32), np.dtype(np.int64): np.dtype(np.uint64),
+             np.dtype(np.uint32): np.dtype(np.uint32), np.dtype(np.uint64): np.dtype(np.uint64)}
+_SIGNED = {np.dtype(np.uint32): np.dtype(np.int32), np.dtype(np.uint64): np.dtype(np.int64),
+           np.dtype(np.int32): np.dtype(np.int32), np.dtype(np.int64): np.dtype(np.int64)}
 
 
 def _unary(function):
@@ -196,6 +221,7 @@ _UNARY = {
     "rsqrt": _rsqrt,
     "cbrt": np.cbrt,
     "erf": _erf,
+    "erf_inv": erf_inv,
     "floor": np.floor,
     "ceil": np.ceil,
     "neg": np.negative,
@@ -231,6 +257,10 @@ def _is_finite(attrs, operand):
 def _divide(lhs, rhs):
     if lhs.dtype.kind == "f":
         return np.divide(lhs, rhs)
+    if lhs.dtype.kind == "u":
+        # XLA: unsigned x / 0 is all ones.
+        quotient = lhs // np.where(rhs == 0, 1, rhs).astype(rhs.dtype)
+        return np.where(rhs == 0, np.iinfo(lhs.dtype).max, quotient).astype(lhs.dtype)
     # XLA: integer division truncates toward zero, x / 0 == -1 and INT_MIN / -1 == INT_MIN.
     safe = np.where((rhs == 0) | (rhs == -1), 1, rhs).astype(rhs.dtype)
     quotient = (lhs - np.fmod(lhs, safe)) // safe
@@ -241,6 +271,8 @@ def _divide(lhs, rhs):
 def _remainder(lhs, rhs):
     if lhs.dtype.kind == "f":
         return np.fmod(lhs, rhs)
+    if lhs.dtype.kind == "u":
+        return np.where(rhs == 0, lhs, lhs % np.where(rhs == 0, 1, rhs).astype(rhs.dtype))
     # XLA: the remainder takes the dividend's sign, x % 0 == x and INT_MIN % -1 == 0; a divisor
     # of -1 is replaced by 1 (same remainder) so numpy never meets INT_MIN % -1.
     safe = np.where((rhs == 0) | (rhs == -1), 1, rhs).astype(rhs.dtype)
@@ -254,7 +286,8 @@ def _shift_in_range(lhs, rhs):
 
 def _shift_left(lhs, rhs):
     in_range = _shift_in_range(lhs, rhs)
-    return np.where(in_range, np.left_shift(lhs, np.where(in_range, rhs, 0)), 0)
+    amount = np.where(in_range, rhs, 0).astype(lhs.dtype)
+    return np.where(in_range, np.left_shift(lhs, amount), 0)
 
 
 def _shift_right_logical(lhs, rhs):
@@ -265,9 +298,12 @@ def _shift_right_logical(lhs, rhs):
 
 
 def _shift_right_arithmetic(lhs, rhs):
-    # An out-of-range amount fills with the sign bit, exactly what a shift by width - 1 does.
+    # An out-of-range amount fills with the sign bit, exactly what a shift by width - 1 does;
+    # unsigned operands shift their bits as the signed type of their width would (XLA).
     bits = lhs.dtype.itemsize * 8
-    return np.right_shift(lhs, np.where(_shift_in_range(lhs, rhs), rhs, bits - 1))
+    signed = lhs.astype(_SIGNED[lhs.dtype])
+    amount = np.where(_shift_in_range(lhs, rhs), rhs, bits - 1).astype(signed.dtype)
+    return np.right_shift(signed, amount).astype(lhs.dtype)
 
 
 _BINARY = {
@@ -280,6 +316,7 @@ _BINARY = {
     "max": np.maximum,
     "min": np.minimum,
     "atan2": np.arctan2,
+    "nextafter": np.nextafter,
     "and": np.bitwise_and,
     "or": np.bitwise_or,
     "xor": np.bitwise_xor,
@@ -323,11 +360,12 @@ def _float_to_int(operand, target: np.dtype):
     # XLA converts float to int saturating: NaN becomes 0, out-of-range values the nearest bound.
     info = np.iinfo(target)
     truncated = np.trunc(operand.astype(np.float64))
-    bound = 2.0 ** (info.bits - 1)  # exact in float64, unlike INT_MAX
-    inside = (truncated >= -bound) & (truncated < bound)
+    # exact in float64, unlike INT_MAX: 2**31, 2**63, 2**32, 2**64
+    low, high = float(info.min), 2.0 ** (info.bits - (1 if target.kind == "i" else 0))
+    inside = (truncated >= low) & (truncated < high)
     result = np.where(inside, truncated, 0).astype(target)
-    result = np.where(truncated >= bound, info.max, result)
-    return np.where(truncated < -bound, info.min, result).astype(target)
+    result = np.where(truncated >= high, info.max, result)
+    return np.where(truncated < low, info.min, result).astype(target)
 
 
 @reference_impls.register("convert")
@@ -335,11 +373,28 @@ def _convert(attrs, operand):
     target = to_numpy(attrs["new_dtype"])
     if target == np.bool_:
         return (np.asarray(operand != 0),)
-    if operand.dtype.kind == "f" and target.kind == "i":
+    if operand.dtype.kind == "f" and target.kind in "iu":
         return (_float_to_int(operand, target),)
     with np.errstate(all="ignore"):
         # int to int wraps; float64 to float32 rounds to nearest and overflows to infinity.
         return (operand.astype(target),)
+
+
+@reference_impls.register("fma")
+def _fma(attrs, a, b, c):
+    return (fma(a, b, c),)
+
+
+@reference_impls.register("bitcast_convert_type")
+def _bitcast_convert_type(attrs, operand):
+    target = to_numpy(attrs["new_dtype"])
+    contiguous = np.array(operand, order="C")  # (ascontiguousarray makes 0-d arrays 1-d)
+    if target.itemsize == operand.dtype.itemsize:
+        return (contiguous.view(target),)
+    if target.itemsize < operand.dtype.itemsize:
+        ratio = operand.dtype.itemsize // target.itemsize
+        return (contiguous.reshape(operand.shape + (1,)).view(target).reshape(operand.shape + (ratio,)),)
+    return (contiguous.view(target).reshape(operand.shape[:-1]),)
 
 
 @reference_impls.register("integer_pow")

@@ -127,11 +127,12 @@ def _sort(attrs, *operands):
 
 
 def _fill_value(dtype: np.dtype):
+    # jnp.take's fill: NaN, True, the most negative signed value, the largest unsigned value
     if dtype.kind == "f":
         return np.nan
     if dtype.kind == "b":
         return True
-    return np.iinfo(dtype).min
+    return np.iinfo(dtype).max if dtype.kind == "u" else np.iinfo(dtype).min
 
 
 @reference_impls.register("gather")

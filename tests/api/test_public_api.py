@@ -77,7 +77,8 @@ def test_documented_name_exists(module_name, name):
 NOT_API = {"annotations", "Array@meshjit.debug"}
 
 
-@pytest.mark.parametrize("module_name", ["meshjit", "meshjit.sharding", "meshjit.debug"])
+@pytest.mark.parametrize("module_name", ["meshjit", "meshjit.sharding", "meshjit.debug", "meshjit.random",
+                                         "meshjit.tree", "meshjit.tree_util"])
 def test_every_public_name_is_documented(module_name):
     documented = {name.partition(".")[0] for module, name, _ in documented_rows() if module == module_name}
     module = importlib.import_module(module_name)

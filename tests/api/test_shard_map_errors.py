@@ -145,8 +145,12 @@ def test_unbound_axis_names():
 
 
 def test_collective_arguments():
-    with pytest.raises(ValueError, match=r"axis_index_groups is not supported inside shard_map"):
-        _mapped(lambda block: lax.psum(block, "x", axis_index_groups=[[0, 1]]))(X)
+    with pytest.raises(ValueError, match=r"axis_index_groups \[\[0, 0\]\] must hold every index of the axis"):
+        _mapped(lambda block: lax.psum(block, "x", axis_index_groups=[[0, 0]]))(X)
+    with pytest.raises(ValueError, match=r"axis_index_groups must be groups of one size"):
+        _mapped(lambda block: lax.psum(block, "x", axis_index_groups=[[0], [1, 2, 3]]))(X)
+    with pytest.raises(ValueError, match=r"axis_index_groups is not supported for all_to_all"):
+        _mapped(lambda block: lax.all_to_all(block, "x", 0, 0, axis_index_groups=[[0, 1]]))(X)
     with pytest.raises(ValueError, match=r"all_gather: to must be 'varying' or 'invarying', got 'reduced'"):
         _mapped(lambda block: lax.all_gather(block, "x", to="reduced"))(X)
     with pytest.raises(ValueError, match=r"axis_name \('x', 'x'\) repeats an axis"):

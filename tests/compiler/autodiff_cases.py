@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from meshjit import lax
+from meshjit.compiler.frontend import lax_ops
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,17 @@ def _uniform(low, high, *shape):
 
 def _pair(low, high, *shape):
     return lambda rng: (rng.uniform(low, high, shape), rng.uniform(low, high, shape))
+
+
+def _erf_inverse(x):
+    """erf's inverse by bisection (vectorised), independent of meshjit's."""
+    low, high = np.full_like(x, -6.0), np.full_like(x, 6.0)
+    erf = np.vectorize(math.erf)
+    for _ in range(80):
+        middle = (low + high) / 2
+        below = erf(middle) < x
+        low, high = np.where(below, middle, low), np.where(below, high, middle)
+    return (low + high) / 2
 
 
 def _erf_prime(x):
@@ -68,6 +80,10 @@ CASES = [
 ]
 
 CASES += [
+    Case("erf_inv", ("erf_inv",), lax.erf_inv, _uniform(-0.9, 0.9, 3, 4),
+         lambda x: math.sqrt(math.pi) / 2 * np.exp(_erf_inverse(x) ** 2)),
+    Case("fma", ("fma",), lambda a, b, c: lax_ops.fma(a, b, c),
+         lambda rng: tuple(rng.uniform(-2, 2, (3,)) for _ in range(3))),
     # Piecewise-constant ops, away from their jumps: zero derivative.
     Case("floor", ("floor",), lax.floor, _uniform(0.2, 0.8, 5), lambda x: 0 * x),
     Case("ceil", ("ceil",), lax.ceil, _uniform(0.2, 0.8, 5), lambda x: 0 * x),

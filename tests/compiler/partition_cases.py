@@ -44,6 +44,15 @@ def normal(rng, shape, dtype):
     return rng.standard_normal(shape).astype(to_numpy(dtype))
 
 
+def words(rng, shape, dtype):
+    """Unsigned words over their whole range (threefry's keys and counters)."""
+    return rng.integers(0, 2**32, shape, dtype=np.uint32).astype(to_numpy(dtype))
+
+
+def inside_unit_interval(rng, shape, dtype):
+    return rng.uniform(-0.99, 0.99, shape).astype(to_numpy(dtype))
+
+
 def positive(rng, shape, dtype):
     return rng.uniform(0.25, 2.0, shape).astype(to_numpy(dtype))
 
@@ -170,6 +179,7 @@ def generic_cases(record: Record) -> list[Case]:
 
 F = "f32[8,6]"
 INT = "i32[8,6]"
+U32 = "u32[8,6]"
 B = "bool[8,6]"
 UNEVEN = "f32[6,10]"
 INDEX = Operand("i32[]", integers(-2, 10))
@@ -211,8 +221,21 @@ def elementwise_records() -> list[Record]:
         record("convert", "f32_to_bool", [F], {"new_dtype": "bool"}, samples=1),
         record("integer_pow", "cube", [F], {"y": 3}, samples=2),
         record("integer_pow", "inverse_square", [Operand(F, positive)], {"y": -2}, samples=1),
+        record("erf_inv", "", [Operand(F, inside_unit_interval)], samples=1),
+        record("nextafter", "", [F, F], samples=1),
+        record("fma", "", [F, F, F], samples=2),
+        record("bitcast_convert_type", "f32_to_u32", [F], {"new_dtype": "u32"}, samples=1),
+        record("bitcast_convert_type", "narrowing", ["f64[8,6]"], {"new_dtype": "u32"}, samples=2),
+        record("bitcast_convert_type", "widening", [Operand("u32[8,6,2]", words)], {"new_dtype": "f64"},
+               cases=[Case(("x,-,-",)), Case(("-,y,-",))], samples=2),
+        record("add", "u32", [Operand(U32, words), Operand(U32, words)], samples=1),
     ]
     return records
+
+
+def random_records() -> list[Record]:
+    word = Operand(U32, words)
+    return [record("threefry2x32", "", [word, word, word, word], samples=3)]
 
 
 def creation_cases() -> list[Case]:
@@ -384,7 +407,7 @@ def constraint_records() -> list[Record]:
     ]
 
 
-RECORDS = (elementwise_records() + creation_records() + layout_records() + contraction_records()
+RECORDS = (elementwise_records() + random_records() + creation_records() + layout_records() + contraction_records()
            + reduction_records() + constraint_records())
 
 

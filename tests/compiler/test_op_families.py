@@ -5,10 +5,11 @@ registry it needs, and every entry lives in its family's files (``ir/ops/<family
 from __future__ import annotations
 
 import pytest
-from meshjit.compiler.frontend.autodiff.registries import MARKER_OPS
+from meshjit.compiler.frontend.autodiff.registries import MARKER_OPS, TRANSFORMATION_OPS
 from meshjit.compiler.partial_sums import partial_sum_rules
 from meshjit.compiler.rules import (
     PER_DEVICE_OPS,
+    batching_rules,
     jvp_rules,
     kernel_rules,
     local_attr_rules,
@@ -23,11 +24,15 @@ from meshjit.ir.ops.collectives import collective_impls
 from meshjit.ir.reference import reference_impls
 from meshjit.ir.shape_rules import shape_rules
 
+# Ops without operands: vmap never batches them (nothing of theirs depends on the example).
+OPERANDLESS_OPS = frozenset({"iota", "constant", "axis_index", "partition_id"})
+
 
 def _needs(registry_name: str, op: str) -> bool:
     """Which registries an op needs: per-device ops run as collectives (no sharding rule, no
     global reference); region ops are run by the interpreter itself (``region_impls``); every
-    op has a JVP rule (``no_tangent`` for integer results)."""
+    op has a JVP rule (``no_tangent`` for integer results) and every op with operands a
+    batching rule (vmap)."""
     per_device, region = op in PER_DEVICE_OPS, op in REGION_OPS
     return {
         "shape rule": True,
@@ -36,6 +41,7 @@ def _needs(registry_name: str, op: str) -> bool:
         "collective implementation": per_device,
         "sharding rule": not per_device,
         "JVP rule": True,
+        "batching rule": op not in OPERANDLESS_OPS,
     }[registry_name]
 
 
@@ -46,6 +52,7 @@ REGISTRIES = {
     "region implementation": region_impls,
     "sharding rule": sharding_rules,
     "JVP rule": jvp_rules,
+    "batching rule": batching_rules,
 }
 
 
@@ -64,11 +71,12 @@ def test_every_op_has_an_entry_in_every_registry_it_needs(registry_name):
 
 
 @pytest.mark.parametrize("registry", [shape_rules, reference_impls, collective_impls, sharding_rules,
-                                      kernel_rules, jvp_rules, transpose_rules, partial_sum_rules,
-                                      partition_rules, partial_result_rules, local_attr_rules],
+                                      kernel_rules, jvp_rules, transpose_rules, batching_rules,
+                                      partial_sum_rules, partition_rules, partial_result_rules,
+                                      local_attr_rules],
                          ids=lambda registry: registry.name)
 def test_no_registry_names_an_unknown_op(registry):
-    unknown = set(registry) - set(ALL_OPS) - set(MARKER_OPS)
+    unknown = set(registry) - set(ALL_OPS) - set(MARKER_OPS) - set(TRANSFORMATION_OPS)
     assert not unknown, f"the {registry.name} registry names ops no family defines: {sorted(unknown)}"
 
 
@@ -80,16 +88,16 @@ def _home(rule) -> str:
     (shape_rules, "meshjit.ir.ops"), (reference_impls, "meshjit.ir.ops"),
     (collective_impls, "meshjit.ir.ops"), (sharding_rules, "meshjit.compiler.rules"),
     (kernel_rules, "meshjit.compiler.rules"), (jvp_rules, "meshjit.compiler.rules"),
-    (transpose_rules, "meshjit.compiler.rules"), (partial_sum_rules, "meshjit.compiler.rules"),
-    (partition_rules, "meshjit.compiler.rules"), (partial_result_rules, "meshjit.compiler.rules"),
-    (local_attr_rules, "meshjit.compiler.rules"),
+    (transpose_rules, "meshjit.compiler.rules"), (batching_rules, "meshjit.compiler.rules"),
+    (partial_sum_rules, "meshjit.compiler.rules"), (partition_rules, "meshjit.compiler.rules"),
+    (partial_result_rules, "meshjit.compiler.rules"), (local_attr_rules, "meshjit.compiler.rules"),
 ], ids=lambda value: getattr(value, "name", value))
 def test_rules_written_for_an_op_live_in_its_family(registry, package):
     """A rule written in a family file serves only that family's ops (shared rules such as
     ``linear_jvp`` live outside the family packages and may serve any)."""
     strays = []
     for op in registry:
-        if op in MARKER_OPS:
+        if op in MARKER_OPS or op in TRANSFORMATION_OPS:
             continue
         home = _home(registry[op])
         if home.startswith(package + ".") and home != f"{package}.{family_of(op)}" \

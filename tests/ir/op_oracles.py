@@ -13,20 +13,24 @@ NUMPY_DTYPES = {
     "bool": np.dtype(np.bool_),
     "i32": np.dtype(np.int32),
     "i64": np.dtype(np.int64),
+    "u32": np.dtype(np.uint32),
+    "u64": np.dtype(np.uint64),
     "f32": np.dtype(np.float32),
     "f64": np.dtype(np.float64),
 }
 
 
 def wrap(value: int, dtype: np.dtype) -> int:
-    """A Python int wrapped into the two's complement range of ``dtype``."""
+    """A Python int wrapped into the two's complement (or unsigned) range of ``dtype``."""
+    if dtype.kind == "u":
+        return value % 2 ** (dtype.itemsize * 8)
     half = 2 ** (dtype.itemsize * 8 - 1)
     return (value + half) % (2 * half) - half
 
 
 def to_array(values, shape, dtype) -> np.ndarray:
     dtype = np.dtype(dtype)
-    if dtype.kind == "i":
+    if dtype.kind in "iu":
         values = [wrap(int(value), dtype) for value in values]
     with np.errstate(all="ignore"):
         return np.array(values, dtype=dtype).reshape(shape)
@@ -181,7 +185,8 @@ def power(x, y):
 
 
 def shifts(bits: int):
-    """Left, logical right and arithmetic right shifts on ``bits``-wide two's complement ints."""
+    """Left, logical right and arithmetic right shifts on ``bits``-wide ints; the arithmetic
+    shift reads an unsigned operand's bits as two's complement (XLA)."""
 
     def in_range(amount):
         return 0 <= amount < bits
@@ -193,18 +198,21 @@ def shifts(bits: int):
         return (x % 2**bits) >> amount if in_range(amount) else 0
 
     def right_arithmetic(x, amount):
-        return x >> amount if in_range(amount) else (-1 if x < 0 else 0)
+        signed = wrap(x, np.dtype(f"int{bits}"))
+        return signed >> amount if in_range(amount) else (-1 if signed < 0 else 0)
 
     return left, right_logical, right_arithmetic
 
 
-def float_to_int(x, bits):
+def float_to_int(x, dtype: np.dtype):
+    """Saturating float-to-int conversion: NaN is 0, out-of-range values the nearest bound."""
     if math.isnan(x):
         return 0
-    if x >= 2 ** (bits - 1):
-        return 2 ** (bits - 1) - 1
-    if x < -(2 ** (bits - 1)):
-        return -(2 ** (bits - 1))
+    info = np.iinfo(dtype)
+    if x >= info.max:
+        return int(info.max)
+    if x <= info.min:
+        return int(info.min)
     return int(x)
 
 
@@ -212,9 +220,9 @@ def convert(new_dtype: np.dtype):
     def scalar(x):
         if new_dtype.kind == "b":
             return x != 0
-        if new_dtype.kind == "i" and isinstance(x, float):
-            return float_to_int(x, new_dtype.itemsize * 8)
-        return int(x) if new_dtype.kind == "i" else float(x)
+        if new_dtype.kind in "iu" and isinstance(x, float):
+            return float_to_int(x, new_dtype)
+        return int(x) if new_dtype.kind in "iu" else float(x)
 
     return scalar
 
@@ -232,3 +240,39 @@ def clamp(low, x, high):
     if isinstance(x, float) and any(math.isnan(value) for value in (low, x, high)):
         return math.nan
     return min(max(x, low), high)
+
+
+def erf_inv(x):
+    """The inverse of math.erf by bisection in float64 (x in (-1, 1)); +-inf at +-1."""
+    if math.isnan(x) or abs(x) > 1:
+        return math.nan
+    if abs(x) == 1:
+        return math.copysign(INFINITY, x)
+    low, high = -10.0, 10.0
+    for _ in range(60):
+        middle = (low + high) / 2
+        if math.erf(middle) < x:
+            low = middle
+        else:
+            high = middle
+    # Newton's steps from the bracket's middle; tiny inputs start from erf's linear term.
+    y = (low + high) / 2 if abs(x) > 1e-8 else x * math.sqrt(math.pi) / 2
+    for _ in range(4):
+        slope = 2 / math.sqrt(math.pi) * math.exp(-y * y)
+        if slope == 0:
+            break
+        y -= (math.erf(y) - x) / slope
+    return y
+
+
+def fma(a, b, c):
+    """``a * b + c`` rounded once: exact in fractions, rounded by the caller's dtype."""
+    if not all(math.isfinite(value) for value in (a, b, c)):
+        return a * b + c
+    from fractions import Fraction
+
+    return float(Fraction(a) * Fraction(b) + Fraction(c))
+
+
+def nextafter(x, y):
+    return math.nextafter(x, y)

@@ -285,7 +285,9 @@ def sort(attrs, *arrays):
 def gather(attrs, x, indices):
     axis, size = attrs["axis"], x.shape[attrs["axis"]]
     shape = x.shape[:axis] + indices.shape + x.shape[axis + 1 :]
-    fill = {"f": math.nan, "b": True}.get(x.dtype.kind, -(2 ** (x.dtype.itemsize * 8 - 1)))
+    # NaN, True, the most negative signed value, the largest unsigned value (jnp.take's fill)
+    bits = x.dtype.itemsize * 8
+    fill = {"f": math.nan, "b": True, "u": 2**bits - 1}.get(x.dtype.kind, -(2 ** (bits - 1)))
 
     def element(index):
         position = int(indices[index[axis : axis + indices.ndim]])

@@ -10,13 +10,14 @@ from op_oracles import NUMPY_DTYPES, elementwise
 from op_records import (
     ALL,
     BOOL_INT,
+    EVERY_INT,
     FLOAT,
-    INT,
     NUMERIC,
     Bad,
     Case,
     OpRecord,
     dtype_error,
+    random_operands,
     same_shapes,
     select_operands,
     shift_operands,
@@ -39,6 +40,7 @@ UNARY_FLOAT = {
     "rsqrt": oracles.rsqrt,
     "cbrt": math.cbrt,
     "erf": oracles.erf,
+    "erf_inv": oracles.erf_inv,
     "floor": oracles.integral(math.floor),
     "ceil": oracles.integral(math.ceil),
 }
@@ -84,6 +86,73 @@ def _rounding_oracle(attrs, x):
     return elementwise(scalar)(attrs, x)
 
 
+def _inside_unit_interval(rng, shapes, dtype, attrs=None):
+    """erf_inv's domain: mostly inside (-1, 1), with its ends and values past them."""
+    arrays = []
+    for shape in shapes:
+        values = rng.uniform(-1, 1, shape).astype(NUMPY_DTYPES[dtype])
+        specials = np.array([1.0, -1.0, 0.0, -0.0, math.nan, 1.5, 0.999999], NUMPY_DTYPES[dtype])
+        mask = rng.random(shape) < 0.2
+        values[mask] = rng.choice(specials, int(mask.sum()))
+        arrays.append(values)
+    return arrays
+
+
+def _nextafter_oracle(attrs, x, y):
+    """nextafter from the bits of each element: one step of the integer view towards y."""
+    bits_type = np.dtype(f"uint{x.dtype.itemsize * 8}")
+    results = []
+    for first, second in zip(x.ravel().tolist(), np.broadcast_to(y, x.shape).ravel().tolist()):
+        if math.isnan(first) or math.isnan(second):
+            results.append(math.nan)
+        elif first == second:
+            results.append(second)
+        elif first == 0:
+            tiny = np.array(1, bits_type).view(x.dtype)[()]
+            results.append(math.copysign(float(tiny), second - first))
+        else:
+            bits = int(np.array(first, x.dtype).view(bits_type)[()])
+            bits += 1 if (second > first) == (first > 0) else -1
+            results.append(float(np.array(bits, bits_type).view(x.dtype)[()]))
+    return (np.array(results, x.dtype).reshape(x.shape),)
+
+
+def _bitcast_oracle(attrs, x):
+    """Pack each element's bytes with struct and read them back as the new type."""
+    import struct
+
+    codes = {"i4": "i", "i8": "q", "u4": "I", "u8": "Q", "f4": "f", "f8": "d"}
+    source = NUMPY_DTYPES[_ir_name(x.dtype)]
+    target = NUMPY_DTYPES[attrs["new_dtype"]]
+    packed = b"".join(struct.pack("<" + codes[source.str[1:]], item) for item in x.ravel().tolist())
+    count = len(packed) // target.itemsize
+    values = struct.unpack("<" + codes[target.str[1:]] * count, packed)
+    if target.itemsize < source.itemsize:
+        shape = x.shape + (source.itemsize // target.itemsize,)
+    elif target.itemsize > source.itemsize:
+        shape = x.shape[:-1]
+    else:
+        shape = x.shape
+    return (np.array(values, target).reshape(shape),)
+
+
+def _ir_name(numpy_dtype) -> str:
+    return {value: key for key, value in NUMPY_DTYPES.items()}[np.dtype(numpy_dtype)]
+
+
+_BITCAST_SOURCES = ("i32", "i64", "u32", "u64", "f32", "f64")
+
+
+def _bitcast_cases():
+    cases = []
+    for source in _BITCAST_SOURCES:
+        for target in _BITCAST_SOURCES:
+            wider = NUMPY_DTYPES[target].itemsize > NUMPY_DTYPES[source].itemsize
+            shapes = ((2,), (3, 2)) if wider else ((), (5,), (2, 3))
+            cases += [Case({"new_dtype": target}, (shape,), dtypes=(source,)) for shape in shapes]
+    return tuple(cases)
+
+
 ELEMENTWISE_RECORDS = [
     *(
         OpRecord(
@@ -93,6 +162,8 @@ ELEMENTWISE_RECORDS = [
             elementwise(scalar),
             (dtype_error(name, "i32", FLOAT, "i32[2]"),),
             atol=5e-7 if name == "erf" else 0.0,
+            rtol=2e-5 if name == "erf_inv" else None,
+            make=_inside_unit_interval if name == "erf_inv" else random_operands,
             signed_zeros=name in ("floor", "ceil"),
         )
         for name, scalar in UNARY_FLOAT.items()
@@ -168,10 +239,10 @@ ELEMENTWISE_RECORDS = [
     *(
         OpRecord(
             name,
-            INT,
+            EVERY_INT,
             same_shapes(2),
             _shift_oracle(which),
-            (dtype_error(name, "f32", INT, "f32[2] f32[2]"),),
+            (dtype_error(name, "f32", EVERY_INT, "f32[2] f32[2]"),),
             make=shift_operands,
         )
         for which, name in enumerate(
@@ -254,9 +325,11 @@ ELEMENTWISE_RECORDS = [
     ),
     OpRecord(
         "convert",
-        ALL,
+        ALL + ("u64",),
         tuple(
-            Case({"new_dtype": target}, (shape,)) for target in ALL for shape in ((), (0,), (7,))
+            Case({"new_dtype": target}, (shape,))
+            for target in ALL + ("u64",)
+            for shape in ((), (0,), (7,))
         ),
         lambda attrs, x: elementwise(
             oracles.convert(NUMPY_DTYPES[attrs["new_dtype"]]), NUMPY_DTYPES[attrs["new_dtype"]]
@@ -265,9 +338,37 @@ ELEMENTWISE_RECORDS = [
             Bad(
                 "f32[2]",
                 {"new_dtype": "f16"},
-                "convert: attribute 'new_dtype' must be one of 'bool', 'i32', 'i64', 'f32', 'f64', got 'f16'",
+                "convert: attribute 'new_dtype' must be one of 'bool', 'i32', 'i64', 'u32', 'u64', 'f32', 'f64', got 'f16'",
             ),
             Bad("f32[2]", {}, "convert: missing attribute 'new_dtype'"),
+        ),
+    ),
+    OpRecord(
+        "nextafter",
+        FLOAT,
+        same_shapes(2),
+        _nextafter_oracle,
+        (dtype_error("nextafter", "i32", FLOAT, "i32[2] i32[2]"),),
+    ),
+    OpRecord(
+        "fma",
+        FLOAT,
+        same_shapes(3),
+        elementwise(oracles.fma),
+        (
+            dtype_error("fma", "i32", FLOAT, "i32[2] i32[2] i32[2]"),
+            Bad("f32[2] f32[2]", {}, "fma: expected 3 operands, got 2"),
+        ),
+    ),
+    OpRecord(
+        "bitcast_convert_type",
+        _BITCAST_SOURCES,
+        _bitcast_cases(),
+        _bitcast_oracle,
+        (
+            Bad("f32[3]", {"new_dtype": "f64"}, "needs a minor dim of size 2"),
+            Bad("bool[3]", {"new_dtype": "i32"}, "operand has dtype bool"),
+            Bad("f32[3]", {"new_dtype": "bool"}, "attribute 'new_dtype' must be one of"),
         ),
     ),
     OpRecord(

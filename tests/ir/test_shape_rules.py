@@ -41,10 +41,12 @@ SPEC_OPS = {
         "rsqrt",
         "cbrt",
         "erf",
+        "erf_inv",
         "floor",
         "ceil",
         "round",
     ],
+    *["nextafter", "fma", "bitcast_convert_type", "threefry2x32"],
     *[
         "neg",
         "abs",

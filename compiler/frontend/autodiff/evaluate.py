@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from meshjit.ir import Block, Op, Value
 
 from ..trace import bind, located_at, stage
-from .registries import MARKER_OPS
+from .registries import MARKER_OPS, TRANSFORMATION_OPS
 from .tracing import differentiating
 
 
@@ -50,6 +50,10 @@ def emit(op: Op, operands: Sequence) -> list:
 
 
 def _emit(op: Op, operands: Sequence) -> list:
+    if op.name in TRANSFORMATION_OPS:
+        types = [value.type for value in op.results]
+        weak = [bool(getattr(operand, "weak_type", False)) for operand in operands[:1]] * len(types)
+        return stage(op.name, operands, types, op.attrs, weak_types=weak or None)
     keep_markers = differentiating()
     if op.name in MARKER_OPS and not keep_markers:
         if not op.regions:

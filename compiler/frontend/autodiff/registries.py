@@ -32,11 +32,15 @@ def non_differentiable_ops() -> frozenset[str]:
 def linear_ops() -> frozenset[str]:
     """The ops JVP rules apply to tangents: a tangent program is built from these alone, so
     each has a transpose rule for reverse mode (the transpose table is the list)."""
-    return frozenset(transpose_rules) - set(MARKER_OPS)
+    return frozenset(transpose_rules) - set(MARKER_OPS) - set(TRANSFORMATION_OPS)
 
 
 # Ops that exist only inside autodiff's own traces (see ``markers``); never in a compiled module.
 MARKER_OPS = ("stop_gradient", "custom_jvp_call", "custom_vjp_call", "custom_vjp_linear")
+
+# Ops another transformation records in its traces and rewrites before compiling (vmap's
+# collectives over a mapped axis); autodiff re-emits them as they are, through their rules.
+TRANSFORMATION_OPS = ("vmap_collective",)
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ __all__ = (
     "std",
     "sum",
     "var",
+    "searchsorted",
 )
 
 
@@ -236,6 +237,36 @@ def argsort(a, axis=-1):
     operand, dim = _flatten_or_axis("argsort", convert_operand(value, dtype_of(value).name), axis)
     positions = lax.broadcasted_iota(default_int(x64()), shape_of(operand), dim)
     return lax.sort([operand, positions], dim, is_stable=True, num_keys=1)[1]
+
+
+def searchsorted(a, v, side: str = "left", sorter=None, *, method: str = "scan"):
+    """Where ``v``'s elements would go in the sorted 1-d ``a`` to keep it sorted: per element,
+    how many entries of ``a`` are below it (``side="left"``) or not above it ("right").
+
+    Counted by comparing every pair (``method`` names JAX's algorithms, which all give these
+    indices), so it suits the short sorted arrays it is used with (cumulative weights)."""
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    if method not in ("scan", "scan_unrolled", "sort", "compare_all"):
+        raise ValueError(f"searchsorted: method must be one of 'scan', 'scan_unrolled', 'sort', "
+                         f"'compare_all', got {method!r}")
+    values = [as_array_argument(value, "searchsorted") for value in (a, v)]
+    dtype = result_dtype(*values).name
+    sorted_array, queries = (convert_operand(value, dtype) for value in values)
+    if len(shape_of(sorted_array)) != 1:
+        raise ValueError(f"searchsorted: a must be 1-dimensional, got shape {shape_of(sorted_array)}")
+    if sorter is not None:
+        from .take import take
+
+        sorted_array = take(sorted_array, sorter)
+    query_shape = shape_of(queries)
+    pairs = query_shape + shape_of(sorted_array)
+    entries = lax.broadcast_in_dim(sorted_array, pairs, (len(query_shape),))
+    targets = lax.broadcast_in_dim(queries, pairs, tuple(range(len(query_shape))))
+    before = lax.lt(entries, targets) if side == "left" else lax.le(entries, targets)
+    index_dtype = default_int(x64())
+    counts = lax.convert_element_type(before, index_dtype)
+    return lax.reduce_sum(counts, (len(query_shape),))
 
 
 # -- closeness and equality of whole arrays -------------------------------------------------------

@@ -14,6 +14,8 @@ __all__ = (
     "float64",
     "int32",
     "int64",
+    "uint32",
+    "uint64",
 )
 
 
@@ -34,5 +36,7 @@ def _scalar_type(name: str, dtype) -> type:
 bool_ = _scalar_type("bool_", np.bool_)
 int32 = _scalar_type("int32", np.int32)
 int64 = _scalar_type("int64", np.int64)
+uint32 = _scalar_type("uint32", np.uint32)
+uint64 = _scalar_type("uint64", np.uint64)
 float32 = _scalar_type("float32", np.float32)
 float64 = _scalar_type("float64", np.float64)

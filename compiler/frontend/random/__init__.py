@@ -1,0 +1,21 @@
+"""meshjit.random's computations on raw threefry keys (``u32[2]`` arrays), as JAX 0.10 computes
+them by default (threefry2x32 with ``jax_threefry_partitionable=True``), so the numbers are JAX's.
+
+``bits`` turns a key into counters and hashes them; ``continuous`` and ``discrete`` build the
+samplers on top. The facade (``meshjit/random.py``) checks arguments and wraps typed keys.
+"""
+
+from .bits import fold_in as fold_in
+from .bits import random_bits as random_bits
+from .bits import seed as seed
+from .bits import split as split
+from .continuous import exponential as exponential
+from .continuous import gumbel as gumbel
+from .continuous import normal as normal
+from .continuous import truncated_normal as truncated_normal
+from .continuous import uniform as uniform
+from .discrete import bernoulli as bernoulli
+from .discrete import categorical as categorical
+from .discrete import choice as choice
+from .discrete import permutation as permutation
+from .discrete import randint as randint

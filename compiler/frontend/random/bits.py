@@ -1,0 +1,108 @@
+"""Keys and random bits: seeding, split, fold_in, and the bits of any shape.
+
+With partitionable threefry, the counter of element ``i`` of a random array is its flat index
+(as a pair of uint32 words, high then low), built from one iota per dim; the bits are the
+threefry2x32 hash of the counters under the key. Every op is elementwise or an iota, so a sharded
+result is computed block by block: each device hashes only its own counters.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import lax_ops as lax
+from ..operands import as_operand, dtype_of, shape_of
+from ..trace import bind
+
+_WORD_LIMIT = 2**32
+
+
+def _words(key):
+    """The two uint32 words of a raw key ``u32[2]``, as 0-d arrays."""
+    return [lax.reshape(lax.slice(key, (index,), (index + 1,)), ()) for index in (0, 1)]
+
+
+def _u32(shape, value):
+    return lax.full(shape, np.uint32(value), "u32")
+
+
+def counters(shape) -> tuple:
+    """The flat index of every element of ``shape`` as (high, low) uint32 words."""
+    shape = tuple(shape)
+    if not shape:
+        return _u32((), 0), _u32((), 0)
+    # NOTE: below 2**32 elements the high word is 0 and uint32 arithmetic is exact; larger
+    # shapes count in uint64 and split the words.
+    wide = math.prod(shape) >= _WORD_LIMIT
+    dtype = "u64" if wide else "u32"
+    strides = [math.prod(shape[dim + 1:]) for dim in range(len(shape))]
+    index = None
+    for dim, stride in enumerate(strides):
+        term = lax.broadcasted_iota(dtype, shape, dim)
+        if stride != 1:
+            term = lax.mul(term, lax.full(shape, np.asarray(stride, dtype=_numpy(dtype)), dtype))
+        index = term if index is None else lax.add(index, term)
+    if not wide:
+        return _u32(shape, 0), index
+    high = lax.shift_right_logical(index, lax.full(shape, np.uint64(32), "u64"))
+    return lax.convert_element_type(high, "u32"), lax.convert_element_type(index, "u32")
+
+
+def _numpy(dtype: str):
+    return {"u32": np.uint32, "u64": np.uint64}[dtype]
+
+
+def hash_counters(key, high, low):
+    """threefry2x32 of the counter words under ``key``'s words (broadcast to their shape)."""
+    shape = shape_of(low)
+    key0, key1 = (lax.broadcast_in_dim(word, shape, ()) for word in _words(key))
+    return bind("threefry2x32", [key0, key1, high, low])
+
+
+def seed(seed_value):
+    """The raw key of an integer seed: (high word, low word) of its 64-bit value; a 32-bit seed
+    has a zero high word (JAX's threefry_seed)."""
+    seed_value = as_operand(seed_value)
+    dtype = dtype_of(seed_value).name
+    low = lax.convert_element_type(seed_value, "u32")
+    if dtype in ("i64", "u64"):
+        shifted = lax.shift_right_logical(seed_value, lax.full((), np.asarray(32, _integer(dtype)), dtype))
+        high = lax.convert_element_type(shifted, "u32")
+    else:
+        high = _u32((), 0)
+    return lax.concatenate([lax.reshape(high, (1,)), lax.reshape(low, (1,))], 0)
+
+
+def _integer(dtype: str):
+    return {"i64": np.int64, "u64": np.uint64}[dtype]
+
+
+def split(key, shape):
+    """``shape`` new keys (``u32[*shape, 2]``): the hashes of their flat indices."""
+    high, low = counters(shape)
+    first, second = hash_counters(key, high, low)
+    shape = tuple(shape)
+    pieces = [lax.reshape(word, shape + (1,)) for word in (first, second)]
+    return lax.concatenate(pieces, len(shape))
+
+
+def fold_in(key, data):
+    """A new key from ``key`` and a uint32 ``data`` word: the hash of the counter (0, data)."""
+    data = lax.convert_element_type(as_operand(data), "u32")
+    first, second = bind("threefry2x32", [*_words(key), _u32((), 0), data])
+    return lax.concatenate([lax.reshape(first, (1,)), lax.reshape(second, (1,))], 0)
+
+
+def random_bits(key, bit_width: int, shape):
+    """Uniform random bits of ``shape``: ``u32`` (the xor of the two hashed words) or ``u64``
+    (the high word shifted over the low one)."""
+    high, low = counters(shape)
+    first, second = hash_counters(key, high, low)
+    if bit_width == 32:
+        return lax.bitwise_xor(first, second)
+    shape = tuple(shape)
+    wide_first, wide_second = (lax.convert_element_type(word, "u64") for word in (first, second))
+    shifted = lax.shift_left(wide_first, lax.full(shape, np.uint64(32), "u64"))
+    return lax.bitwise_or(shifted, wide_second)

@@ -1,0 +1,99 @@
+"""meshjit.make_jaxpr and ShapeDtypeStruct: the traced program of a function, as IR text.
+
+meshjit's traced program is an IR module (docs/ir.md) rather than a jaxpr; ``make_jaxpr(f)(*args)``
+returns it, printed by ``str``/``print`` like JAX's ClosedJaxpr, with its argument and result
+types as ``in_avals``/``out_avals``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import numpy as np
+import optree
+
+from meshjit.ir.dtypes import to_numpy
+
+from .jit_api import jit
+
+
+class ShapeDtypeStruct:
+    """An array's shape and dtype (and optionally sharding) without its values."""
+
+    __slots__ = ("shape", "dtype", "sharding", "weak_type")
+
+    def __init__(self, shape, dtype, *, sharding=None, weak_type: bool = False):
+        self.shape = tuple(int(size) for size in shape)
+        self.dtype = np.dtype(dtype)
+        self.sharding = sharding
+        self.weak_type = bool(weak_type)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        sharding = f", sharding={self.sharding}" if self.sharding is not None else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{sharding}{weak})"
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, ShapeDtypeStruct) and other.shape == self.shape
+                and other.dtype == self.dtype and other.weak_type == self.weak_type)
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype, self.weak_type))
+
+
+class TracedProgram:
+    """What ``make_jaxpr`` returns: the traced IR module of a function for some arguments."""
+
+    def __init__(self, lowered):
+        self._lowered = lowered
+
+    @property
+    def module(self):
+        return self._lowered.module
+
+    @property
+    def in_avals(self) -> list[ShapeDtypeStruct]:
+        return [ShapeDtypeStruct(spec.type.shape, to_numpy(spec.type.dtype), weak_type=spec.weak_type)
+                for spec in self._lowered._arg_specs]
+
+    @property
+    def out_avals(self) -> list[ShapeDtypeStruct]:
+        weak = self._lowered._traced.out_weak_types
+        results = self.module.funcs[0].body.returns
+        return [ShapeDtypeStruct(value.type.shape, to_numpy(value.type.dtype), weak_type=flag)
+                for value, flag in zip(results, weak)]
+
+    def pretty_print(self) -> str:
+        return self._lowered.as_text()
+
+    def __str__(self) -> str:
+        return self._lowered.as_text()
+
+    def __repr__(self) -> str:
+        return self._lowered.as_text()
+
+
+def make_jaxpr(fun: Callable, static_argnums=(), return_shape: bool = False):
+    """A function returning the traced program of ``fun`` for its arguments (and, with
+    ``return_shape``, the output's pytree of ShapeDtypeStructs), as ``jax.make_jaxpr``."""
+    if not callable(fun):
+        raise TypeError(f"make_jaxpr expects a callable, got {type(fun).__name__}: {fun!r}")
+    jitted = jit(fun, static_argnums=static_argnums)
+
+    @functools.wraps(fun)
+    def make(*args, **kwargs):
+        program = TracedProgram(jitted.lower(*args, **kwargs))
+        if not return_shape:
+            return program
+        return program, optree.tree_unflatten(program._lowered._out_treedef, program.out_avals)
+
+    return make

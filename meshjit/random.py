@@ -1,0 +1,23 @@
+"""meshjit.random: JAX's random functions with JAX's numbers, bit for bit (threefry2x32 with
+jax_threefry_partitionable=True; docs/random.md). Keys are typed (``key``) or raw ``uint32[2]``
+arrays (``PRNGKey``), as in JAX."""
+
+from ._prng_keys import PRNGKeyArray as PRNGKeyArray
+from ._random import bernoulli as bernoulli
+from ._random import bits as bits
+from ._random import categorical as categorical
+from ._random import choice as choice
+from ._random import exponential as exponential
+from ._random import fold_in as fold_in
+from ._random import gumbel as gumbel
+from ._random import key as key
+from ._random import key_data as key_data
+from ._random import key_impl as key_impl
+from ._random import normal as normal
+from ._random import permutation as permutation
+from ._random import PRNGKey as PRNGKey
+from ._random import randint as randint
+from ._random import split as split
+from ._random import truncated_normal as truncated_normal
+from ._random import uniform as uniform
+from ._random import wrap_key_data as wrap_key_data

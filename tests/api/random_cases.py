@@ -1,0 +1,100 @@
+"""The calls behind the random table: each takes the ``jax`` module (JAX itself when the table
+is made with ``make_random_table.py`` in a JAX environment, meshjit in the tests) and returns an
+array, or the key data of typed keys. Every case must equal JAX bit for bit, the samplers built
+on erf_inv, log, log1p and erf included (meshjit follows XLA's CPU approximations there)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _key(jax, seed=0):
+    return jax.random.key(seed)
+
+
+CASES = {
+    # keys
+    "key_0": lambda jax: jax.random.key_data(jax.random.key(0)),
+    "key_42": lambda jax: jax.random.key_data(jax.random.key(42)),
+    "key_minus_1": lambda jax: jax.random.key_data(jax.random.key(-1)),
+    "key_2_40": lambda jax: jax.random.key_data(jax.random.key(2**40 + 5)),
+    "key_uint32": lambda jax: jax.random.key_data(jax.random.key(np.uint32(4000000000))),
+    "prngkey_7": lambda jax: jax.random.PRNGKey(7),
+    "split_default": lambda jax: jax.random.key_data(jax.random.split(_key(jax))),
+    "split_5": lambda jax: jax.random.key_data(jax.random.split(_key(jax, 7), 5)),
+    "split_shape": lambda jax: jax.random.key_data(jax.random.split(_key(jax, 1), (2, 3))),
+    "split_raw": lambda jax: jax.random.split(jax.random.PRNGKey(3), 4),
+    "split_of_split": lambda jax: jax.random.key_data(jax.random.split(jax.random.split(_key(jax, 9))[1], 3)),
+    "fold_in_1": lambda jax: jax.random.key_data(jax.random.fold_in(_key(jax), 1)),
+    "fold_in_big": lambda jax: jax.random.key_data(jax.random.fold_in(_key(jax, 42), 123456)),
+    "fold_in_raw": lambda jax: jax.random.fold_in(jax.random.PRNGKey(5), 2**31 + 7),
+    # bits
+    "bits_7": lambda jax: jax.random.bits(_key(jax), (7,)),
+    "bits_3x4": lambda jax: jax.random.bits(_key(jax, 3), (3, 4)),
+    "bits_scalar": lambda jax: jax.random.bits(_key(jax, 3)),
+    "bits_2x3x5": lambda jax: jax.random.bits(_key(jax, 11), (2, 3, 5)),
+    # uniform
+    "uniform_1000": lambda jax: jax.random.uniform(_key(jax), (1000,)),
+    "uniform_scalar": lambda jax: jax.random.uniform(_key(jax, 2)),
+    "uniform_bounds": lambda jax: jax.random.uniform(_key(jax, 1), (500,), minval=-3.0, maxval=5.5),
+    "uniform_odd_bounds": lambda jax: jax.random.uniform(_key(jax, 4), (500,), minval=0.1, maxval=0.7),
+    "uniform_array_bounds": lambda jax: jax.random.uniform(
+        _key(jax, 5), (3, 4), minval=jax.numpy.array([[0.0], [1.0], [-2.0]]), maxval=7.25),
+    "uniform_raw_key": lambda jax: jax.random.uniform(jax.random.PRNGKey(0), (6,)),
+    "bernoulli_03": lambda jax: jax.random.bernoulli(_key(jax), 0.3, (1000,)),
+    "bernoulli_array_p": lambda jax: jax.random.bernoulli(_key(jax, 2), jax.numpy.array([0.1, 0.5, 0.9, 0.99])),
+    "bernoulli_high": lambda jax: jax.random.bernoulli(_key(jax, 3), 0.25, (200,), mode="high"),
+    # randint
+    "randint_0_10": lambda jax: jax.random.randint(_key(jax), (1000,), 0, 10),
+    "randint_neg": lambda jax: jax.random.randint(_key(jax, 1), (300,), -5, 5),
+    "randint_wide": lambda jax: jax.random.randint(_key(jax, 2), (300,), -2**31, 2**31 - 1),
+    "randint_empty_span": lambda jax: jax.random.randint(_key(jax, 3), (5,), 4, 2),
+    "randint_array_bounds": lambda jax: jax.random.randint(
+        _key(jax, 4), (2, 3), jax.numpy.array([0, 10, 100]), jax.numpy.array([[5], [1000]])),
+    "randint_uint32": lambda jax: jax.random.randint(_key(jax, 5), (50,), 0, np.uint32(4000000000), dtype=np.uint32),
+    # categorical, permutation, choice
+    "categorical_1d": lambda jax: jax.random.categorical(
+        _key(jax), jax.numpy.log(jax.numpy.array([0.1, 0.2, 0.3, 0.4])), shape=(500,)),
+    "categorical_2d": lambda jax: jax.random.categorical(
+        _key(jax, 1), jax.numpy.array([[0.0, 1.0, 2.0, 3.0, 4.0], [4.0, 3.0, 2.0, 1.0, 0.0], [1.0] * 5])),
+    "categorical_axis0": lambda jax: jax.random.categorical(
+        _key(jax, 2), jax.numpy.array([[0.0, 1.0], [2.0, 0.5], [1.0, 1.0]]), axis=0, shape=(4, 2)),
+    "categorical_no_replace": lambda jax: jax.random.categorical(
+        _key(jax, 3), jax.numpy.array([0.0, 1.0, 2.0, 3.0, 4.0, 5.0]), shape=(4,), replace=False),
+    "permutation_10": lambda jax: jax.random.permutation(_key(jax), 10),
+    "permutation_2000": lambda jax: jax.random.permutation(_key(jax, 1), 2000),
+    "permutation_rows": lambda jax: jax.random.permutation(_key(jax, 2), jax.numpy.arange(12).reshape(4, 3)),
+    "permutation_axis1": lambda jax: jax.random.permutation(_key(jax, 3), jax.numpy.arange(12).reshape(3, 4), axis=1),
+    "permutation_independent": lambda jax: jax.random.permutation(
+        _key(jax, 4), jax.numpy.arange(12).reshape(3, 4), axis=1, independent=True),
+    "choice_replace": lambda jax: jax.random.choice(_key(jax), 10, (20,)),
+    "choice_no_replace": lambda jax: jax.random.choice(_key(jax, 1), 10, (6,), replace=False),
+    "choice_p": lambda jax: jax.random.choice(
+        _key(jax, 2), 4, (30,), p=jax.numpy.array([0.125, 0.25, 0.5, 0.125])),
+    "choice_p_no_replace": lambda jax: jax.random.choice(
+        _key(jax, 3), 5, (3,), replace=False, p=jax.numpy.array([0.1, 0.2, 0.3, 0.25, 0.15])),
+    "choice_array_axis1": lambda jax: jax.random.choice(
+        _key(jax, 4), jax.numpy.arange(12.0).reshape(3, 4), (2,), axis=1),
+    # continuous, by erf_inv / log / erf
+    "normal_2000": lambda jax: jax.random.normal(_key(jax), (2000,)),
+    "normal_3x4": lambda jax: jax.random.normal(_key(jax, 8), (3, 4)),
+    "truncated_normal": lambda jax: jax.random.truncated_normal(_key(jax), -2.0, 2.0, (1000,)),
+    "truncated_normal_one_sided": lambda jax: jax.random.truncated_normal(_key(jax, 1), 0.0, 1.5, (300,)),
+    "truncated_normal_array": lambda jax: jax.random.truncated_normal(
+        _key(jax, 2), jax.numpy.array([-1.0, 0.0, 1.0]), 3.0),
+    "gumbel_1000": lambda jax: jax.random.gumbel(_key(jax), (1000,)),
+    "gumbel_high": lambda jax: jax.random.gumbel(_key(jax, 1), (300,), mode="high"),
+    "exponential_1000": lambda jax: jax.random.exponential(_key(jax), (1000,)),
+}
+
+# Computed in 64-bit with jax_enable_x64 on.
+X64_CASES = {
+    "x64_key_big": lambda jax: jax.random.key_data(jax.random.key(2**40 + 5)),
+    "x64_key_minus_1": lambda jax: jax.random.key_data(jax.random.key(-1)),
+    "x64_bits": lambda jax: jax.random.bits(_key(jax), (9,)),
+    "x64_uniform": lambda jax: jax.random.uniform(_key(jax), (500,)),
+    "x64_uniform_bounds": lambda jax: jax.random.uniform(_key(jax, 1), (500,), minval=0.1, maxval=0.7),
+    "x64_randint": lambda jax: jax.random.randint(_key(jax, 2), (100,), -10, 2**40),
+    "x64_normal": lambda jax: jax.random.normal(_key(jax, 3), (500,)),
+}
+

@@ -1,0 +1,147 @@
+"""meshjit.random beyond the table of values: sharded generation (each device computes its own
+block, no collective, the unsharded values), keys typed and raw through jit, and JAX's errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import meshjit as jax
+from meshjit.sharding import NamedSharding
+from meshjit.sharding import PartitionSpec as P
+from meshjit.testing import assert_collectives
+
+SAMPLERS = {
+    "bits": lambda key, shape: jax.random.bits(key, shape),
+    "uniform": lambda key, shape: jax.random.uniform(key, shape, minval=-1.0, maxval=3.0),
+    "normal": lambda key, shape: jax.random.normal(key, shape),
+    "randint": lambda key, shape: jax.random.randint(key, shape, -7, 100),
+    "gumbel": lambda key, shape: jax.random.gumbel(key, shape),
+    "bernoulli": lambda key, shape: jax.random.bernoulli(key, 0.3, shape),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLERS))
+@pytest.mark.parametrize("shape, spec", [((16, 12), P("x", "y")), ((8, 6), P("y", None)),
+                                         ((6, 4), P(None, "x"))])
+def test_sharded_generation_has_no_collective_and_the_unsharded_values(name, shape, spec):
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    sample = SAMPLERS[name]
+    sharded = jax.jit(lambda key: sample(key, shape), out_shardings=NamedSharding(mesh, spec))
+    key = jax.random.key(11)
+    out = sharded(key)
+    assert out.sharding.is_equivalent_to(NamedSharding(mesh, spec), len(shape))
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(sample(key, shape)))
+    assert_collectives(sharded, key, expect=[])
+
+
+def test_each_device_hashes_only_its_own_counters():
+    mesh = jax.make_mesh((8,), ("x",))
+    sharded = jax.jit(lambda key: jax.random.normal(key, (64, 16)),
+                      out_shardings=NamedSharding(mesh, P("x")))
+    text = sharded.lower(jax.random.key(0)).compile().as_text()
+    # the per-device program hashes an 8x16 block, offset by the device's position on x
+    assert "threefry2x32" in text and "u32[8,16], u32[8,16]" in text
+    assert "axis_index" in text
+
+
+def test_out_sharding_argument_shards_the_result():
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    sharding = NamedSharding(mesh, P("y"))
+    out = jax.random.uniform(jax.random.key(2), (8, 3), out_sharding=sharding)
+    assert out.sharding.spec == P("y")
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(jax.random.uniform(jax.random.key(2), (8, 3))))
+
+
+def test_typed_and_raw_keys_give_the_same_numbers_and_keep_their_kind():
+    typed, raw = jax.random.key(5), jax.random.PRNGKey(5)
+    np.testing.assert_array_equal(np.asarray(jax.random.normal(typed, (4,))),
+                                  np.asarray(jax.random.normal(raw, (4,))))
+    assert isinstance(jax.random.split(typed), jax.random.PRNGKeyArray)
+    assert jax.random.split(typed).shape == (2,) and str(jax.random.split(typed).dtype) == "key<fry>"
+    assert jax.random.split(raw).shape == (2, 2) and jax.random.split(raw).dtype == np.uint32
+    assert isinstance(jax.random.fold_in(typed, 3), jax.random.PRNGKeyArray)
+    wrapped = jax.random.wrap_key_data(jax.random.key_data(typed))
+    assert bool(wrapped == typed)
+    assert jax.random.key_impl(typed) == "threefry2x32"
+
+
+def test_typed_keys_index_iterate_and_print_like_jax():
+    keys = jax.random.split(jax.random.key(0), 3)
+    assert len(keys) == 3 and keys[1].shape == () and keys[1:].shape == (2,)
+    np.testing.assert_array_equal(np.asarray(jax.random.key_data(keys[2])),
+                                  np.asarray(jax.random.key_data(list(keys)[2])))
+    assert repr(jax.random.key(0)) == "Array((), dtype=key<fry>) overlaying:\n[0 0]"
+    assert keys.reshape(3, 1).shape == (3, 1) and keys[..., None].shape == (3, 1)
+
+
+def test_keys_pass_through_jit_as_pytrees():
+    @jax.jit
+    def draw(key, count):
+        first, second = jax.random.split(key)
+        return jax.random.fold_in(first, count), jax.random.uniform(second, (3,))
+
+    key = jax.random.key(7)
+    new_key, values = draw(key, 4)
+    assert isinstance(new_key, jax.random.PRNGKeyArray)
+    first, second = jax.random.split(key)
+    assert bool(new_key == jax.random.fold_in(first, 4))
+    np.testing.assert_array_equal(np.asarray(values), np.asarray(jax.random.uniform(second, (3,))))
+
+
+def test_gradient_flows_through_the_bounds_not_the_key():
+    grad = jax.grad(lambda scale: jax.numpy.sum(jax.random.uniform(jax.random.key(0), (5,), maxval=scale)))
+    u = np.asarray(jax.random.uniform(jax.random.key(0), (5,)))
+    np.testing.assert_allclose(float(grad(2.0)), u.sum(), rtol=1e-6)
+
+
+def test_x64_default_dtypes():
+    jax.config.update("jax_enable_x64", True)
+    try:
+        key = jax.random.key(0)
+        assert jax.random.uniform(key, (2,)).dtype == np.float64
+        assert jax.random.randint(key, (2,), 0, 5).dtype == np.int64
+        assert jax.random.bits(key, (2,)).dtype == np.uint64
+    finally:
+        jax.config.update("jax_enable_x64", False)
+
+
+ERRORS = [
+    ("uniform int dtype", lambda k: jax.random.uniform(k, (3,), dtype=np.int32), ValueError,
+     "dtype argument to `uniform` must be a float dtype, got int32"),
+    ("bits signed dtype", lambda k: jax.random.bits(k, (3,), dtype=np.int32), ValueError,
+     "must be an unsigned int dtype, got int32"),
+    ("bernoulli int p", lambda k: jax.random.bernoulli(k, 1), TypeError,
+     "bernoulli probability `p` must have a floating dtype, got int32"),
+    ("randint float dtype", lambda k: jax.random.randint(k, (3,), 0, 5, dtype=np.float32), TypeError,
+     "randint only accepts integer dtypes, got float32"),
+    ("split of a key array", lambda k: jax.random.split(jax.random.split(k)), ValueError,
+     "split accepts a single key, but was given a key array of shape (2,) != ()"),
+    ("raw key of the wrong shape", lambda k: jax.random.uniform(np.zeros(3, np.uint32)), TypeError,
+     "expected key_data.shape to end with (2,)"),
+    ("raw key of the wrong dtype", lambda k: jax.random.uniform(np.zeros(2, np.int32)), TypeError,
+     "expected key_data.dtype = uint32; got dtype=int32"),
+    ("not a key", lambda k: jax.random.uniform("a"), TypeError, "unexpected PRNG key type"),
+    ("choice larger than population", lambda k: jax.random.choice(k, 3, (5,), replace=False), ValueError,
+     "Cannot take a larger sample (size 5) than population (size 3) when 'replace=False'"),
+    ("fold_in of an array", lambda k: jax.random.fold_in(k, np.arange(2)), TypeError,
+     "fold_in accepts a scalar"),
+    ("fold_in of a negative int", lambda k: jax.random.fold_in(k, -1), OverflowError,
+     "out of bounds for uint32"),
+    ("key of an array seed", lambda k: jax.random.key(np.arange(2)), TypeError,
+     "key accepts a scalar seed, but was given an array of shape (2,) != ()"),
+    ("key of a float seed", lambda k: jax.random.key(1.5), TypeError, "PRNG key seed must be an integer"),
+    ("unknown impl", lambda k: jax.random.key(0, impl="rbg"), ValueError,
+     'unrecognized PRNG implementation "rbg"'),
+    ("shape not broadcastable", lambda k: jax.random.truncated_normal(k, np.zeros(3), 1.0, (2,)), ValueError,
+     "Incompatible shapes for broadcasting: shapes=[(2,), (3,), ()]"),
+    ("shape not the broadcast", lambda k: jax.random.truncated_normal(k, np.zeros(3), 1.0, (2, 1)), ValueError,
+     "but got result (2, 3) for shape argument (2, 1)"),
+]
+
+
+@pytest.mark.parametrize("name, call, error, fragment", ERRORS, ids=[row[0] for row in ERRORS])
+def test_errors_are_jax_s(name, call, error, fragment):
+    with pytest.raises(error) as caught:
+        call(jax.random.key(0))
+    assert fragment in str(caught.value)
