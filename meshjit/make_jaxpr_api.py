@@ -94,6 +94,6 @@ def make_jaxpr(fun: Callable, static_argnums=(), return_shape: bool = False):
         program = TracedProgram(jitted.lower(*args, **kwargs))
         if not return_shape:
             return program
-        return program, optree.tree_unflatten(program._lowered._out_treedef, program.out_avals)
+        return program, optree.tree_unflatten(program._lowered.out_tree, program.out_avals)
 
     return make
