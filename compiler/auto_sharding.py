@@ -104,11 +104,15 @@ class SearchReport:
     cost_model: CostModel
     names: dict[tuple[str, int], str] = field(default_factory=dict)
     stopped_by_time_limit: bool = False
+    seed: Alternative | None = None
 
     def format(self, top: int = 5) -> str:
         budget = "none" if self.memory_budget_bytes is None else f"{self.memory_budget_bytes} bytes/device"
         lines = [f"automatic sharding search: {self.evaluations} candidates compiled in {self.seconds:.2f} s"
                  + (" (stopped by the time limit)" if self.stopped_by_time_limit else ""),
+                 *([f"  propagation alone (the seed): {self.seed.score.seconds * 1e6:.1f} us, "
+                    f"{self.seed.score.collective_bytes:.0f} bytes/device, peak {self.seed.score.memory_bytes} "
+                    f"bytes/device"] if self.seed is not None else []),
                  f"  memory budget: {budget}; cost model: {self.cost_model.source} (alpha "
                  f"{self.cost_model.latency:.2e} s, beta 1/{self.cost_model.bandwidth:.3g} s/byte, "
                  f"{self.cost_model.flops_per_second:.3g} flop/s)"]
@@ -368,7 +372,8 @@ def search_shardings(module: Module, request: SearchRequest, strategy="shardy",
     seed = {tensor: None for tensor in tensors}
     search = _Search(evaluator, tensors, _searched_roles(module, tensors), options,
                      started + request.time_limit_seconds, request.beam_width)
-    if evaluator.evaluate(seed) is None:
+    seeded = evaluator.evaluate(seed)
+    if seeded is None:
         raise ValueError("automatic sharding search: the program does not partition even with every AUTO "
                          "layout left to propagation")
     search.run(seed)
@@ -379,7 +384,7 @@ def search_shardings(module: Module, request: SearchRequest, strategy="shardy",
         raise ValueError(f"jit memory_budget_bytes={budget}: no layout the automatic sharding search found fits; "
                          f"the smallest needs {min(a.score.memory_bytes for a in ranked)} bytes per device")
     report = SearchReport(chosen, ranked, len(evaluator.cache), time.perf_counter() - started, budget, cost_model,
-                          _names(module, tensors), search.timed_out)
+                          _names(module, tensors), search.timed_out, seeded)
     return evaluator.apply(_closed(chosen)), report
 
 

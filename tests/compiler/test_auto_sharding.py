@@ -74,6 +74,7 @@ def test_explain_lists_the_alternatives_with_time_bytes_and_memory():
     text = compiled.explain()
     assert text.startswith("automatic sharding search: ")
     assert "memory budget: 1500000 bytes/device" in text
+    assert "propagation alone (the seed)" in text
     chosen = next(line for line in text.splitlines() if line.startswith(" *1."))
     assert "bytes/device in 2 collectives" in chosen and "us compute" in chosen and "peak" in chosen
     # the replicated layouts are compared too, and do not fit
@@ -139,6 +140,7 @@ def test_search_is_seeded_by_propagation_and_reports_what_it_compiled():
     searched, report = search_shardings(module, SearchRequest(auto_args=(1,)))
     assert report.evaluations >= len(layout_options((16, 8), module.mesh("mesh"), "mesh"))
     assert report.alternatives[0] == report.chosen
+    assert report.chosen.score.key() <= report.seed.score.key()
     assert all(a.score.key() <= b.score.key() for a, b in zip(report.alternatives, report.alternatives[1:]))
     assert searched.main.arg_shardings[1] == report.chosen.arg_shardings[0][1]
 
