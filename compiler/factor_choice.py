@@ -171,6 +171,8 @@ class FactorChooser:
         only when that shards every result into as many pieces as the layout propagation chose,
         and leaves nothing partial, so moving the results is a permutation of data (an
         all_to_all), priced against gathering the operands into the result's layout."""
+        if not any(dim.axes for local in operands for dim in local.sharding.dims):
+            return None
         factor_axes = {factor: [] for factor in range(len(rule.sizes))}
         used = list(blocked)
         ordered = sorted(zip(operands, rule.operands), key=lambda pair: -_elements(pair[0].global_shape))
@@ -255,6 +257,8 @@ class FactorChooser:
         return factor_axes
 
     def valid(self, rule: FactorRule, factor_axes) -> dict[int, list]:
+        if not any(factor_axes.values()):
+            return dict(factor_axes)
         return self._consistent(self._divisible(rule, dict(factor_axes)), rule)
 
     # -- pricing ----------------------------------------------------------------------------
