@@ -25,7 +25,7 @@ import warnings
 from dataclasses import dataclass, field, replace
 
 from meshjit.ir import AxisRef, DimSharding, Module, TensorSharding
-from meshjit.ir.printer import format_sharding
+from meshjit.ir.printer import format_sharding, name_values
 
 from .collectives import COLLECTIVES
 from .cost import CostModel, collective_bytes, op_flops, ring_steps, value_bytes
@@ -33,7 +33,7 @@ from .memory import peak_memory_bytes
 from .passes.cse import eliminate_common_subexpressions
 from .passes.dce import eliminate_dead_code
 from .passes.partition import partition_with_report
-from .passes.propagate_shardings import Strategy, propagate_shardings, resolve_propagation
+from .passes.propagate_shardings import propagate_shardings, resolve_propagation
 
 ARGUMENT, RESULT = "argument", "result"
 
@@ -222,6 +222,7 @@ class _Evaluator:
         key = tuple(sorted(state.items(), key=lambda item: item[0]))
         if key in self.cache:
             return self.cache[key]
+        # NOTE: imported here: the pipeline imports this module for its search pass
         from .pipeline import normalize_boundaries
 
         try:
@@ -270,9 +271,11 @@ def _ranked(alternatives) -> list[Alternative]:
 
 
 class _Search:
-    def __init__(self, evaluator: _Evaluator, tensors, roles, options, deadline: float, width: int):
+    """The beam over roles (see the module docstring); states are dicts from AUTO tensor to a
+    layout or None (open), scored through the evaluator's cache."""
+
+    def __init__(self, evaluator: _Evaluator, roles, options, deadline: float, width: int):
         self.evaluator = evaluator
-        self.tensors = tensors
         self.roles = roles
         self.options = options
         self.deadline = deadline
@@ -359,8 +362,6 @@ def search_shardings(module: Module, request: SearchRequest, strategy="shardy",
     shardings of whole mesh axes), and the report of what it compared."""
     started = time.perf_counter()
     strategy = resolve_propagation(strategy)
-    if not isinstance(strategy, Strategy) and not callable(strategy):
-        raise TypeError(f"search_shardings needs a propagation strategy, got {strategy!r}")
     cost_model = cost_model or request.cost_model or CostModel()
     evaluator = _Evaluator(module, request, strategy, cost_model)
     func = module.main
@@ -370,7 +371,7 @@ def search_shardings(module: Module, request: SearchRequest, strategy="shardy",
         value = func.args[index] if kind == ARGUMENT else func.returns[index]
         options[(kind, index)] = layout_options(value.type.shape, evaluator.mesh, request.mesh_name)
     seed = {tensor: None for tensor in tensors}
-    search = _Search(evaluator, tensors, _searched_roles(module, tensors), options,
+    search = _Search(evaluator, _searched_roles(module, tensors), options,
                      started + request.time_limit_seconds, request.beam_width)
     seeded = evaluator.evaluate(seed)
     if seeded is None:
@@ -399,8 +400,6 @@ def _close(sharding: TensorSharding) -> TensorSharding:
 
 
 def _names(module: Module, tensors) -> dict[tuple[str, int], str]:
-    from meshjit.ir.printer import name_values
-
     names = name_values(module.main)
     return {(kind, index): (names[module.main.args[index].id] if kind == ARGUMENT else f"output {index}")
             for kind, index in tensors}
