@@ -94,6 +94,18 @@ def test_a_budget_nothing_fits_is_a_value_error():
         _auto_mlp(256, 1024, budget=1000)
 
 
+def test_a_budget_without_auto_bounds_the_given_layouts():
+    mesh = _mesh()
+    batch = NamedSharding(mesh, P("data"))
+    x, weights = np.ones((BATCH, 256), np.float32), _weights(256, 1024)
+    replicated = jit(_two_blocks, in_shardings=(batch,) + (NamedSharding(mesh, P()),) * 4, memory_budget_bytes=1_500_000)
+    with pytest.raises(ValueError, match="memory_budget_bytes=1500000: the program needs .* bytes per device"):
+        replicated.lower(x, *weights).compile()
+    split = [NamedSharding(mesh, P(None, "model")), NamedSharding(mesh, P("model"))] * 2
+    megatron = jit(_two_blocks, in_shardings=(batch, *split), memory_budget_bytes=1_500_000)
+    assert len(megatron.lower(x, *weights).compile().collectives()) == 2
+
+
 def test_auto_result_layout_is_chosen_and_reported():
     mesh = _mesh()
     f = jit(lambda x: x * 2, in_shardings=NamedSharding(mesh, P("data", "model")), out_shardings=AUTO(mesh))
