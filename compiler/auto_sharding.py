@@ -25,7 +25,7 @@ import warnings
 from dataclasses import dataclass, field, replace
 
 from meshjit.ir import AxisRef, DimSharding, Module, TensorSharding
-from meshjit.ir.printer import format_sharding
+from meshjit.ir.printer import format_sharding, name_values
 
 from .collectives import COLLECTIVES
 from .cost import CostModel, collective_bytes, op_flops, ring_steps, value_bytes
@@ -33,7 +33,7 @@ from .memory import peak_memory_bytes
 from .passes.cse import eliminate_common_subexpressions
 from .passes.dce import eliminate_dead_code
 from .passes.partition import partition_with_report
-from .passes.propagate_shardings import Strategy, propagate_shardings, resolve_propagation
+from .passes.propagate_shardings import propagate_shardings, resolve_propagation
 
 ARGUMENT, RESULT = "argument", "result"
 
@@ -104,11 +104,15 @@ class SearchReport:
     cost_model: CostModel
     names: dict[tuple[str, int], str] = field(default_factory=dict)
     stopped_by_time_limit: bool = False
+    seed: Alternative | None = None
 
     def format(self, top: int = 5) -> str:
         budget = "none" if self.memory_budget_bytes is None else f"{self.memory_budget_bytes} bytes/device"
         lines = [f"automatic sharding search: {self.evaluations} candidates compiled in {self.seconds:.2f} s"
                  + (" (stopped by the time limit)" if self.stopped_by_time_limit else ""),
+                 *([f"  propagation alone (the seed): {self.seed.score.seconds * 1e6:.1f} us, "
+                    f"{self.seed.score.collective_bytes:.0f} bytes/device, peak {self.seed.score.memory_bytes} "
+                    f"bytes/device"] if self.seed is not None else []),
                  f"  memory budget: {budget}; cost model: {self.cost_model.source} (alpha "
                  f"{self.cost_model.latency:.2e} s, beta 1/{self.cost_model.bandwidth:.3g} s/byte, "
                  f"{self.cost_model.flops_per_second:.3g} flop/s)"]
@@ -218,6 +222,7 @@ class _Evaluator:
         key = tuple(sorted(state.items(), key=lambda item: item[0]))
         if key in self.cache:
             return self.cache[key]
+        # NOTE: imported here: the pipeline imports this module for its search pass
         from .pipeline import normalize_boundaries
 
         try:
@@ -266,9 +271,11 @@ def _ranked(alternatives) -> list[Alternative]:
 
 
 class _Search:
-    def __init__(self, evaluator: _Evaluator, tensors, roles, options, deadline: float, width: int):
+    """The beam over roles (see the module docstring); states are dicts from AUTO tensor to a
+    layout or None (open), scored through the evaluator's cache."""
+
+    def __init__(self, evaluator: _Evaluator, roles, options, deadline: float, width: int):
         self.evaluator = evaluator
-        self.tensors = tensors
         self.roles = roles
         self.options = options
         self.deadline = deadline
@@ -355,8 +362,6 @@ def search_shardings(module: Module, request: SearchRequest, strategy="shardy",
     shardings of whole mesh axes), and the report of what it compared."""
     started = time.perf_counter()
     strategy = resolve_propagation(strategy)
-    if not isinstance(strategy, Strategy) and not callable(strategy):
-        raise TypeError(f"search_shardings needs a propagation strategy, got {strategy!r}")
     cost_model = cost_model or request.cost_model or CostModel()
     evaluator = _Evaluator(module, request, strategy, cost_model)
     func = module.main
@@ -366,9 +371,10 @@ def search_shardings(module: Module, request: SearchRequest, strategy="shardy",
         value = func.args[index] if kind == ARGUMENT else func.returns[index]
         options[(kind, index)] = layout_options(value.type.shape, evaluator.mesh, request.mesh_name)
     seed = {tensor: None for tensor in tensors}
-    search = _Search(evaluator, tensors, _searched_roles(module, tensors), options,
+    search = _Search(evaluator, _searched_roles(module, tensors), options,
                      started + request.time_limit_seconds, request.beam_width)
-    if evaluator.evaluate(seed) is None:
+    seeded = evaluator.evaluate(seed)
+    if seeded is None:
         raise ValueError("automatic sharding search: the program does not partition even with every AUTO "
                          "layout left to propagation")
     search.run(seed)
@@ -379,7 +385,7 @@ def search_shardings(module: Module, request: SearchRequest, strategy="shardy",
         raise ValueError(f"jit memory_budget_bytes={budget}: no layout the automatic sharding search found fits; "
                          f"the smallest needs {min(a.score.memory_bytes for a in ranked)} bytes per device")
     report = SearchReport(chosen, ranked, len(evaluator.cache), time.perf_counter() - started, budget, cost_model,
-                          _names(module, tensors), search.timed_out)
+                          _names(module, tensors), search.timed_out, seeded)
     return evaluator.apply(_closed(chosen)), report
 
 
@@ -394,8 +400,6 @@ def _close(sharding: TensorSharding) -> TensorSharding:
 
 
 def _names(module: Module, tensors) -> dict[tuple[str, int], str]:
-    from meshjit.ir.printer import name_values
-
     names = name_values(module.main)
     return {(kind, index): (names[module.main.args[index].id] if kind == ARGUMENT else f"output {index}")
             for kind, index in tensors}

@@ -6,7 +6,9 @@ that conflicts with the result's layout (both want the same axis), one candidate
 result's layout and gathers the operands, another computes partial results less sharded and
 reduce-scatters them. When operands arrive with a pending reduction the op can pass on
 (partial_sums.py), each candidate also comes in a variant that keeps the pending axes out of
-the factors and runs the op on the partial terms. Each candidate is priced by emitting its
+the factors and runs the op on the partial terms. One more candidate runs the op where its
+operands are and moves its results (an all_to_all) when that splits them as much as
+propagation's layout does. Each candidate is priced by emitting its
 reshards, and the reduction of its results to the layout propagation chose, into a scratch
 builder: the fewest bytes every device sends wins, ties go to the least alpha-beta time, then
 to the earlier candidate; the others are kept for ``explain()``.
@@ -171,6 +173,8 @@ class FactorChooser:
         only when that shards every result into as many pieces as the layout propagation chose,
         and leaves nothing partial, so moving the results is a permutation of data (an
         all_to_all), priced against gathering the operands into the result's layout."""
+        if not any(dim.axes for local in operands for dim in local.sharding.dims):
+            return None
         factor_axes = {factor: [] for factor in range(len(rule.sizes))}
         used = list(blocked)
         ordered = sorted(zip(operands, rule.operands), key=lambda pair: -_elements(pair[0].global_shape))
@@ -255,6 +259,8 @@ class FactorChooser:
         return factor_axes
 
     def valid(self, rule: FactorRule, factor_axes) -> dict[int, list]:
+        if not any(factor_axes.values()):
+            return dict(factor_axes)
         return self._consistent(self._divisible(rule, dict(factor_axes)), rule)
 
     # -- pricing ----------------------------------------------------------------------------

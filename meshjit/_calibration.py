@@ -2,7 +2,8 @@
 jitted shard_map ``psum``, minus the same program without it), fit the alpha-beta line
 ``seconds = steps * alpha + bytes / bandwidth`` by least squares, and time a GEMM for the flop
 rate. ``python -m meshjit._calibration`` is what ``meshjit calibrate --mpi P`` runs under
-``mpiexec`` (process 0 prints the measurements as JSON)."""
+``mpiexec`` (arguments: repeats, then comma-separated sizes; process 0 prints the measurements
+as JSON)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def _median_seconds(function, argument, repeats: int) -> float:
     return statistics.median(times)
 
 
-def measure_all_reduces(repeats: int = 5) -> list[dict]:
+def measure_all_reduces(repeats: int = 5, sizes=None) -> list[dict]:
     """Per group size (2 or the process count, doubling up to every device) and message size: the bytes each device
     sends, the ring steps, and the seconds an all-reduce took (its program's time minus that of
     the same program returning its input, which holds the dispatch overhead)."""
@@ -46,7 +47,7 @@ def measure_all_reduces(repeats: int = 5) -> list[dict]:
         with_psum = jax.jit(jax.shard_map(lambda x: lax.psum(x, "all"), mesh=mesh, in_specs=P("all"),
                                           out_specs=P()))
         baseline = jax.jit(jax.shard_map(lambda x: x, mesh=mesh, in_specs=P("all"), out_specs=P("all")))
-        for size in SIZES:
+        for size in sizes or SIZES:
             value = jax.device_put(np.ones((count * size,), np.float32), NamedSharding(mesh, P("all")))
             seconds = _median_seconds(with_psum, value, repeats) - _median_seconds(baseline, value, repeats)
             rows.append({"group": count, "bytes": all_reduce_bytes(4.0 * size, count),
@@ -90,7 +91,8 @@ def main(argv: list[str]) -> int:
 
     jax.distributed.initialize()
     repeats = int(argv[0]) if argv else 5
-    rows = measure_all_reduces(repeats)
+    sizes = tuple(int(size) for size in argv[1].split(",")) if len(argv) > 1 else None
+    rows = measure_all_reduces(repeats, sizes)
     if jax.process_index() == 0:
         print(json.dumps({"rows": rows, "flops_per_second": measure_flops()}))
     return 0

@@ -13,6 +13,7 @@ from meshjit.compiler.auto_sharding import SearchRequest
 from meshjit.compiler.collectives import CollectiveRecord, collective_records
 from meshjit.compiler.cost import cost_analysis as module_cost_analysis
 from meshjit.compiler.cost import load_cost_model
+from meshjit.compiler.memory import peak_memory_bytes
 from meshjit.compiler.explain import format_provenance
 from meshjit.compiler.pipeline import CompiledProgram, compile_module
 from meshjit.compiler.frontend.trace import user_location
@@ -135,7 +136,7 @@ class Lowered:
 
     def __init__(self, traced, in_tree, out_tree, arg_specs, input_shardings, output_shardings, *,
                  propagation="shardy", donated: frozenset[int] = frozenset(), placement: Placement,
-                 search: SearchRequest | None = None):
+                 search: SearchRequest | None = None, memory_budget_bytes: int | None = None):
         self._traced = traced
         self._in_tree = in_tree
         self._out_tree = out_tree
@@ -146,6 +147,7 @@ class Lowered:
         self._donated = frozenset(donated)
         self._placement = placement
         self._search = search
+        self._memory_budget_bytes = memory_budget_bytes
         self._compiled: Compiled | None = None
 
     @property
@@ -172,9 +174,22 @@ class Lowered:
             if search is not None:
                 search = replace(search, cost_model=load_cost_model())
             program = compile_reporting_at_user_line(module, self._propagation, self._donated, whole_mesh, search)
+            self._check_budget(program)
             report_inspected_shardings(program)
             self._compiled = Compiled(self, program, self._executable(program))
         return self._compiled
+
+    def _check_budget(self, program: CompiledProgram) -> None:
+        """Without AUTO layouts to choose, ``memory_budget_bytes`` still bounds the program: the
+        layouts given must fit it (the search checks its own choice)."""
+        budget = self._memory_budget_bytes
+        if budget is None or program.search is not None:
+            return
+        peak = peak_memory_bytes(program.partitioned or program.traced)
+        if peak > budget:
+            raise ValueError(f"jit memory_budget_bytes={budget}: the program needs {peak} bytes per device at its "
+                             f"peak with the shardings given; shard more of it, or give AUTO(mesh) shardings "
+                             f"for jit to choose")
 
     def _executable(self, program: CompiledProgram) -> Executable:
         """The runtime's Executable for ``program``: runtime shardings at the boundaries."""

@@ -79,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 "then takes the slower of the two links)")
     calibrate.add_argument("--repeats", type=int, default=5, metavar="N",
                            help="timed runs per message size (median; default: 5)")
+    calibrate.add_argument("--sizes", metavar="N,N,...", help="message sizes in f32 elements per device "
+                           "(default: 256,4096,65536,262144,1048576)")
     calibrate.add_argument("--dry-run", action="store_true", help="print the fit without writing it")
     collectives = commands.add_parser("collectives", help="the collectives a module needs, with their bytes")
     _add_input_options(collectives)

@@ -223,7 +223,7 @@ class Jitted:
         return Lowered(traced, treedef, out_treedef, specs, optree.tree_unflatten(treedef, input_leaves),
                        output_shardings, propagation=self._propagation,
                        donated=self._donated_leaves(args, static_positions, treedef), placement=placement,
-                       search=search)
+                       search=search, memory_budget_bytes=self._memory_budget_bytes)
 
     def _donated_leaves(self, args, static_positions, treedef) -> frozenset[int]:
         """Flat positions of the leaves of donated positional arguments."""

@@ -74,6 +74,8 @@ class DimGrowth:
 def step(edge: Edge, states: dict[int, TensorState], context: StepContext) -> list[DimGrowth]:
     """Apply ``edge``'s rule once and report every dim that grew."""
     tensors = [states[key] for key in edge.tensors]
+    if not any(axes for state in tensors for axes in state.dims):
+        return []  # NOTE: nothing is sharded, so no factor has axes to pass on
     views = [view_tensor(state, dims, edge, context)
              for state, dims in zip(tensors, edge.rule.tensors)]
     plans = [plan_factor(factor, edge, tensors, views, context)

@@ -35,10 +35,25 @@ manual_body_rules = Registry("manual-body sharding rule")
 
 def rule_of(op: Op) -> FactorRule:
     """The op's factor rule: its sharding rule, or for a per-device collective inside a
-    partial-manual body, how it acts along the free axes."""
+    partial-manual body, how it acts along the free axes. Rules depend only on the op (its
+    shapes and attributes), so the last few thousand are remembered: propagation, the
+    partitioner and the automatic sharding search ask for the same op's rule many times."""
+    cached = _RULES.get(id(op))
+    if cached is not None and cached[0] is op:
+        return cached[1]
     if op.name in PER_DEVICE_OPS and op.name in manual_body_rules:
-        return manual_body_rules[op.name](op)
-    return sharding_rules[op.name](op)
+        rule = manual_body_rules[op.name](op)
+    else:
+        rule = sharding_rules[op.name](op)
+    if len(_RULES) >= _RULES_KEPT:
+        _RULES.clear()
+    _RULES[id(op)] = (op, rule)
+    return rule
+
+
+# NOTE: keyed by id(op), holding the op so that its id is not reused while the entry lives
+_RULES: dict[int, tuple[Op, FactorRule]] = {}
+_RULES_KEPT = 4096
 
 
 def factor_rule(op: Op, spec: str, kinds=None, sizes=None) -> FactorRule:

@@ -29,8 +29,7 @@ def test_the_slower_link_wins():
 
 def test_calibrate_writes_the_cache_directory(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MESHJIT_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr("meshjit._calibration.SIZES", (256, 65536))
-    assert main(["calibrate", "--repeats", "1"]) == 0
+    assert main(["calibrate", "--repeats", "1", "--sizes", "256,65536"]) == 0
     written = json.loads((tmp_path / "cost_model.json").read_text())
     assert written["source"] == "calibrated: in-process"
     model = load_cost_model()
@@ -41,3 +40,7 @@ def test_calibrate_writes_the_cache_directory(tmp_path, monkeypatch, capsys):
 def test_calibrate_checks_its_options(capsys):
     assert main(["calibrate", "--repeats", "0"]) == 2
     assert "--repeats must be at least 1" in capsys.readouterr().err
+    assert main(["calibrate", "--sizes", "256"]) == 2
+    assert "at least two positive sizes" in capsys.readouterr().err
+    assert main(["calibrate", "--sizes", "a,b"]) == 2
+    assert "comma-separated positive integers" in capsys.readouterr().err

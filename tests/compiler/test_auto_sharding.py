@@ -8,13 +8,20 @@ import pytest
 import meshjit as jax
 from meshjit import nn
 from meshjit.compiler.auto_sharding import SearchRequest, layout_options, search_shardings
-from meshjit.compiler.cost import CostModel, load_cost_model, save_cost_model
+from meshjit.compiler.cost import CostModel, calibration_path, load_cost_model, save_cost_model
 from meshjit.compiler.memory import peak_memory_bytes
 from meshjit.ir import MeshAttr
 from meshjit.ir.parser import parse_module as parse
 from meshjit.jit_api import jit
 from meshjit.sharding import AUTO, Mesh, NamedSharding
 from meshjit.sharding import PartitionSpec as P
+
+@pytest.fixture(autouse=True)
+def _default_cost_model(monkeypatch, tmp_path):
+    """The expected plans are those of the default cost model, whatever calibration the
+    machine's cache directory holds."""
+    monkeypatch.setattr("meshjit.compiler.cost.calibration_path", lambda: str(tmp_path / "none.json"))
+
 
 BATCH = 16
 
@@ -74,6 +81,7 @@ def test_explain_lists_the_alternatives_with_time_bytes_and_memory():
     text = compiled.explain()
     assert text.startswith("automatic sharding search: ")
     assert "memory budget: 1500000 bytes/device" in text
+    assert "propagation alone (the seed)" in text
     chosen = next(line for line in text.splitlines() if line.startswith(" *1."))
     assert "bytes/device in 2 collectives" in chosen and "us compute" in chosen and "peak" in chosen
     # the replicated layouts are compared too, and do not fit
@@ -84,6 +92,18 @@ def test_explain_lists_the_alternatives_with_time_bytes_and_memory():
 def test_a_budget_nothing_fits_is_a_value_error():
     with pytest.raises(ValueError, match="memory_budget_bytes=1000: no layout .* fits"):
         _auto_mlp(256, 1024, budget=1000)
+
+
+def test_a_budget_without_auto_bounds_the_given_layouts():
+    mesh = _mesh()
+    batch = NamedSharding(mesh, P("data"))
+    x, weights = np.ones((BATCH, 256), np.float32), _weights(256, 1024)
+    replicated = jit(_two_blocks, in_shardings=(batch,) + (NamedSharding(mesh, P()),) * 4, memory_budget_bytes=1_500_000)
+    with pytest.raises(ValueError, match="memory_budget_bytes=1500000: the program needs .* bytes per device"):
+        replicated.lower(x, *weights).compile()
+    split = [NamedSharding(mesh, P(None, "model")), NamedSharding(mesh, P("model"))] * 2
+    megatron = jit(_two_blocks, in_shardings=(batch, *split), memory_budget_bytes=1_500_000)
+    assert len(megatron.lower(x, *weights).compile().collectives()) == 2
 
 
 def test_auto_result_layout_is_chosen_and_reported():
@@ -139,11 +159,13 @@ def test_search_is_seeded_by_propagation_and_reports_what_it_compiled():
     searched, report = search_shardings(module, SearchRequest(auto_args=(1,)))
     assert report.evaluations >= len(layout_options((16, 8), module.mesh("mesh"), "mesh"))
     assert report.alternatives[0] == report.chosen
+    assert report.chosen.score.key() <= report.seed.score.key()
     assert all(a.score.key() <= b.score.key() for a, b in zip(report.alternatives, report.alternatives[1:]))
     assert searched.main.arg_shardings[1] == report.chosen.arg_shardings[0][1]
 
 
 def test_cost_model_round_trips_through_the_cache_directory(tmp_path, monkeypatch):
+    monkeypatch.setattr("meshjit.compiler.cost.calibration_path", calibration_path)
     monkeypatch.setenv("MESHJIT_CACHE_DIR", str(tmp_path))
     assert load_cost_model() == CostModel()
     measured = CostModel(2e-6, 3e9, 4e10, "calibrated: in-process")
