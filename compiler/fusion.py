@@ -13,35 +13,33 @@ import math
 import os
 from dataclasses import dataclass, field
 
-import numba
 import numpy as np
 
 from meshjit.ir import Op, Value
 from meshjit.ir.dtypes import to_numpy
 
-from .codegen import kernel_source, load_kernels
+from meshjit.runtime.threads import parallel_for
+
+from .codegen import kernel_source, load_kernel
+from .codegen_math import TRANSCENDENTAL
 
 FUSION_MIN_ELEMENTS = int(os.environ.get("MESHJIT_FUSION_MIN_ELEMENTS", "4096"))
-# NOTE: measured on the 2-core machine, the prange kernels were slower than the serial ones at
-# every size (Numba's workqueue threading layer; 37 ms vs 22 ms for 16M-element a*b+c), so
-# they are off unless MESHJIT_PARALLEL_MIN_ELEMENTS asks for them on a bigger machine.
-PARALLEL_MIN_ELEMENTS = int(os.environ.get("MESHJIT_PARALLEL_MIN_ELEMENTS", str(1 << 62)))
+# NOTE: below this many elements a kernel runs on the calling thread only; above, its flattened
+# range is split over the cores (runtime/threads.py; handing a chunk to a worker costs ~20 µs)
+PARALLEL_MIN_ELEMENTS = int(os.environ.get("MESHJIT_PARALLEL_MIN_ELEMENTS", str(1 << 17)))
 
 # NOTE: without Intel's SVML, Numba calls scalar libm for exp, log, tanh, sin, cos and their kin
-# (~35 ns an element for tanh), while numpy's ufuncs are SIMD (~0.6 ns). So only float32 exp,
-# log, tanh and logistic are fused, through the prelude's own vectorisable helpers (codegen.py;
-# under 1 ns an element, within 1 ulp of the correctly rounded result); float64 ones and the
-# other transcendental functions stay separate numpy steps and split a group. erf stays in,
-# since numpy has no vectorised erf and the reference's is slower still.
-_FLOAT32_TRANSCENDENTAL = {"exp": "_exp_f32({0})", "log": "_log_f32({0})", "tanh": "_tanh_f32({0})",
-                           "logistic": "_logistic_f32({0})"}
+# (~35 ns an element for tanh), while numpy's ufuncs are SIMD. So exp, log, tanh and logistic
+# are fused through the prelude's own vectorisable helpers (codegen_math.py), in float32 and
+# float64; the other transcendental functions stay separate numpy steps and split a group. erf
+# stays in, since numpy has no vectorised erf and the reference's is slower still.
 _FLOAT_UNARY = {
     "sqrt": "math.sqrt({0})", "erf": "math.erf({0})", "floor": "np.floor({0})", "ceil": "np.ceil({0})",
     "rsqrt": "1.0 / math.sqrt({0})", "abs": "abs({0})", "neg": "-{0}", "sign": "_sign({0})",
     "cbrt": "np.cbrt({0})",
 }
 _FLOAT_BINARY = {"add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "div": "{0} / {1}",
-                 "max": "_fmax({0}, {1})", "min": "_fmin({0}, {1})", "pow": "{0} ** {1}",
+                 "max": "_maximum({0}, {1})", "min": "_minimum({0}, {1})", "pow": "{0} ** {1}",
                  "atan2": "math.atan2({0}, {1})"}
 _INT_OPS = {"add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "neg": "-{0}",
             "max": "max({0}, {1})", "min": "min({0}, {1})", "abs": "abs({0})"}
@@ -70,8 +68,9 @@ def expression(op: Op, args: list[str]) -> str | None:
         return f"{cast}({' * '.join([args[0]] * op.attrs['y']) or '1.0'})"
     if op.name == "round" and result in ("f32", "f64") and op.attrs.get("rounding_method", "away_from_zero") == "away_from_zero":
         return f"{cast}(_round_away({args[0]}))"
-    if result == "f32" and operand == "f32" and op.name in _FLOAT32_TRANSCENDENTAL:
-        return _FLOAT32_TRANSCENDENTAL[op.name].format(*args)
+    helper = TRANSCENDENTAL.get(result, {}).get(op.name)
+    if helper is not None and operand == result:
+        return f"{helper}({args[0]})"
     if result in ("f32", "f64"):
         template = _FLOAT_UNARY.get(op.name) if len(args) == 1 else _FLOAT_BINARY.get(op.name)
         return None if template is None else f"{cast}({template.format(*args)})"
@@ -221,13 +220,14 @@ def _build_kernel(ops: list[Op], position: int, used_after: dict[int, int]) -> F
             parameters.append(f"out{index}")
             rows.append(f"target{index} = out{index}[lead]")
             lines.append(f"target{index}[k] = {names[op.result.id]}")
-    serial, parallel = load_kernels(kernel_source(rows, lines, parameters))
-    kernel.function = _launcher(serial, parallel, kernel)
+    function = load_kernel(kernel_source(rows, lines, parameters))
+    kernel.function = _launcher(function, kernel)
     return kernel
 
 
-def _launcher(serial, parallel, kernel: FusedKernel):
-    """The plan step: lines up leading dims, views buffers as 2-d, allocates outputs, runs."""
+def _launcher(function, kernel: FusedKernel):
+    """The plan step: lines up leading dims, views buffers as 2-d, allocates outputs, runs the
+    flattened range on the cores."""
     local_shape = kernel.ops[-1].result.type.shape
     size = math.prod(local_shape)
     output_dtypes = [to_numpy(value.type.dtype) for value in kernel.outputs]
@@ -245,16 +245,12 @@ def _launcher(serial, parallel, kernel: FusedKernel):
         lead = buffers[0].ndim - len(kernel.inputs[0].type.shape)
         full = np.broadcast_shapes(*(buffer.shape[:lead] for buffer in buffers))
         count = math.prod(full)
-        arguments = []
+        arguments = [size]
         for buffer, elements in zip(buffers, input_sizes):
             arguments.append(np.ascontiguousarray(buffer).reshape(-1, elements))
             arguments.append(lead_map(buffer.shape[:lead], full))
         outputs = [np.empty((count, size), dtype) for dtype in output_dtypes]
-        if count * size >= PARALLEL_MIN_ELEMENTS:
-            # a few contiguous chunks per thread; the count is an argument so the kernel caches
-            parallel(count, size, 4 * numba.get_num_threads(), *arguments, *outputs)
-        else:
-            serial(count, size, *arguments, *outputs)
+        parallel_for(function, count * size, (*arguments, *outputs), grain=PARALLEL_MIN_ELEMENTS)
         return tuple(output.reshape(full + local_shape) for output in outputs)
 
     return run
