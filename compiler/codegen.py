@@ -31,12 +31,15 @@ KERNEL_DECORATOR = '@numba.njit(cache=True, nogil=True, error_model="numpy")'
 
 
 def kernel_source(row_lines: list[str], element_lines: list[str], parameters: list[str]) -> str:
-    """The entry point: ``row_lines`` pick each input's row for a leading position ``lead``,
-    ``element_lines`` run for each element ``k`` of it. It covers the flattened (position,
-    element) range ``start .. stop``, however many leading positions that crosses."""
+    """The entry point: ``row_lines`` view each input's part of a leading position ``lead``
+    (columns ``first .. last``), ``element_lines`` run for each element ``k`` of those views.
+    It covers the flattened (position, element) range ``start .. stop``, however many leading
+    positions that crosses."""
     signature = ", ".join(["start", "stop", "n"] + parameters)
     rows = "\n".join("        " + line for line in row_lines)
     body = "\n".join("            " + line for line in element_lines)
+    # NOTE: the element loop runs over views from 0: a loop from a computed start would keep
+    # Numba's negative-index wraparound check on every access, and LLVM then does not vectorise
     entry = (
         f"{KERNEL_DECORATOR}\n"
         f"def kernel({signature}):\n"
@@ -46,7 +49,7 @@ def kernel_source(row_lines: list[str], element_lines: list[str], parameters: li
         f"        first = position - lead * n\n"
         f"        last = min(n, first + stop - position)\n"
         f"{rows}\n"
-        f"        for k in range(first, last):\n"
+        f"        for k in range(last - first):\n"
         f"{body}\n"
         f"        position += last - first\n"
     )
