@@ -62,17 +62,17 @@ def _cross_entropy(logits, labels):
 
 # name -> (function of (x, gamma, beta, labels), reduction ops expected in one fused kernel)
 PROGRAMS = {
-    "softmax": (lambda x, g, b, l: nn.softmax(x, axis=-1), {"reduce_max", "reduce_sum"}),
-    "log_softmax": (lambda x, g, b, l: nn.log_softmax(x, axis=-1), {"reduce_max", "reduce_sum"}),
-    "logsumexp": (lambda x, g, b, l: nn.logsumexp(x, -1), {"reduce_max", "reduce_sum"}),
-    "layer_norm": (lambda x, g, b, l: _layer_norm(x, g, b), {"reduce_sum"}),
-    "cross_entropy": (lambda x, g, b, l: _cross_entropy(x, l), {"reduce_max", "reduce_sum"}),
-    "mean_variance_rows": (lambda x, g, b, l: (jnp.mean(x, -1), jnp.var(x, -1)), {"reduce_sum"}),
-    "mean_variance_columns": (lambda x, g, b, l: (jnp.mean(x * 2, 0), jnp.var(x, 0)), {"reduce_sum"}),
-    "max_min_prod": (lambda x, g, b, l: jnp.max(x, -1) - jnp.min(x * g, -1) + jnp.prod(jnp.tanh(x), -1),
+    "softmax": (lambda x, g, b, labels: nn.softmax(x, axis=-1), {"reduce_max", "reduce_sum"}),
+    "log_softmax": (lambda x, g, b, labels: nn.log_softmax(x, axis=-1), {"reduce_max", "reduce_sum"}),
+    "logsumexp": (lambda x, g, b, labels: nn.logsumexp(x, -1), {"reduce_max", "reduce_sum"}),
+    "layer_norm": (lambda x, g, b, labels: _layer_norm(x, g, b), {"reduce_sum"}),
+    "cross_entropy": (lambda x, g, b, labels: _cross_entropy(x, labels), {"reduce_max", "reduce_sum"}),
+    "mean_variance_rows": (lambda x, g, b, labels: (jnp.mean(x, -1), jnp.var(x, -1)), {"reduce_sum"}),
+    "mean_variance_columns": (lambda x, g, b, labels: (jnp.mean(x * 2, 0), jnp.var(x, 0)), {"reduce_sum"}),
+    "max_min_prod": (lambda x, g, b, labels: jnp.max(x, -1) - jnp.min(x * g, -1) + jnp.prod(jnp.tanh(x), -1),
                      {"reduce_max", "reduce_min", "reduce_prod"}),
-    "sum_all": (lambda x, g, b, l: jnp.sum(jnp.exp(-jnp.abs(x))), {"reduce_sum"}),
-    "columns_and_full_output": (lambda x, g, b, l: (x * 2 + b, jnp.max(x * 2 + b, 0)), {"reduce_max"}),
+    "sum_all": (lambda x, g, b, labels: jnp.sum(jnp.exp(-jnp.abs(x))), {"reduce_sum"}),
+    "columns_and_full_output": (lambda x, g, b, labels: (x * 2 + b, jnp.max(x * 2 + b, 0)), {"reduce_max"}),
 }
 
 
