@@ -36,6 +36,19 @@ def _softmax(x):
     return e / e.sum(-1, keepdims=True)
 
 
+def _layer_norm(x, gamma, beta):
+    mean = x.mean(-1, keepdims=True)
+    centred = x - mean
+    variance = (centred * centred).mean(-1, keepdims=True)
+    return centred / np.sqrt(variance + np.float32(1e-5)) * gamma + beta
+
+
+def _cross_entropy(logits, labels):
+    shifted = logits - logits.max(-1, keepdims=True)
+    log_softmax = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+    return -(labels * log_softmax).sum(-1).mean()
+
+
 def _attention(x, wq, wk, wv, wo):
     q, k, v = (np.einsum("td,dhk->thk", x, w) for w in (wq, wk, wv))
     scores = np.einsum("thk,shk->hts", q, k) / np.float32(np.sqrt(q.shape[-1]))
@@ -62,6 +75,18 @@ WORKLOADS = [
              "return nn.softmax(x, axis=-1)", _softmax, bytes_moved=2 * N * N * 4),
     Workload("sum over sharded axis", {"x": (N, N)}, (8,), ("x",), (("x", None),),
              "return jnp.sum(x, axis=0)", lambda x: x.sum(0), bytes_moved=N * N * 4),
+    Workload("sum over all", {"x": (N, N)}, (8,), ("x",), (("x", None),),
+             "return jnp.sum(x)", lambda x: x.sum(), bytes_moved=N * N * 4),
+    Workload("layer norm rows sharded", {"x": (N, N), "gamma": (N,), "beta": (N,)}, (8,), ("x",),
+             (("x", None), (None,), (None,)),
+             "mean = jnp.mean(x, -1, keepdims=True)\n"
+             "    variance = jnp.mean(jnp.square(x - mean), -1, keepdims=True)\n"
+             "    return (x - mean) * jax.lax.rsqrt(variance + 1e-5) * gamma + beta",
+             _layer_norm, bytes_moved=2 * N * N * 4),
+    Workload("cross-entropy rows sharded", {"logits": (N, N), "labels": (N, N)}, (8,), ("x",),
+             (("x", None), ("x", None)),
+             "return -jnp.mean(jnp.sum(labels * nn.log_softmax(logits, axis=-1), axis=-1))",
+             _cross_entropy, bytes_moved=2 * N * N * 4),
     Workload("8x8 add sharded", {"a": (64, 8), "b": (64, 8)}, (8,), ("x",), (("x", None),) * 2,
              "return a + b", lambda a, b: a + b, bytes_moved=3 * 64 * 8 * 4),
     Workload("8x8 add unsharded", {"a": (8, 8), "b": (8, 8)}, (), (), ((), ()),

@@ -1,10 +1,10 @@
-"""Fusing elementwise ops that share a local shape into one Numba kernel per group.
+"""Fusing ops into Numba kernels: each Group (compiler/fusion_groups.py) becomes one kernel
+that reads its inputs once and writes only the values read after it.
 
-Ops join the open group of their shape in program order; a group closes (is emitted) as soon as
-an op outside it reads one of its values, so no op ever runs before a value it needs. Inside a
-kernel every value lives in a register; only values read after the group are written out.
-Groups of one op, and groups of fewer elements than ``FUSION_MIN_ELEMENTS``, stay separate ops
-(numpy's ufuncs are as fast there, and need no compilation).
+Groups without a split are elementwise chains over one flattened shape (codegen.py); groups with
+a split also hold reductions or row/column broadcasts (codegen_reductions.py). Groups of one op
+without a reduction, and groups of fewer elements than ``FUSION_MIN_ELEMENTS``, stay separate
+ops (numpy's ufuncs are as fast there, and need no compilation).
 """
 
 from __future__ import annotations
@@ -13,100 +13,24 @@ import math
 import os
 from dataclasses import dataclass, field
 
-import numba
-import numpy as np
-
 from meshjit.ir import Op, Value
-from meshjit.ir.dtypes import to_numpy
 
-from .codegen import kernel_source, load_kernels
+from .codegen import kernel_source, load_kernel
+from .codegen_expressions import expression
+from .codegen_math import PRELUDE
+from .codegen_reductions import row_kernel_source
+from .fusion_groups import REDUCERS, Group, group_ops
+from .launch import elementwise_launcher, rows_launcher
 
 FUSION_MIN_ELEMENTS = int(os.environ.get("MESHJIT_FUSION_MIN_ELEMENTS", "4096"))
-# NOTE: measured on the 2-core machine, the prange kernels were slower than the serial ones at
-# every size (Numba's workqueue threading layer; 37 ms vs 22 ms for 16M-element a*b+c), so
-# they are off unless MESHJIT_PARALLEL_MIN_ELEMENTS asks for them on a bigger machine.
-PARALLEL_MIN_ELEMENTS = int(os.environ.get("MESHJIT_PARALLEL_MIN_ELEMENTS", str(1 << 62)))
-
-# NOTE: without Intel's SVML, Numba calls scalar libm for exp, log, tanh, sin, cos and their kin
-# (~35 ns an element for tanh), while numpy's ufuncs are SIMD (~0.6 ns). So only float32 exp,
-# log, tanh and logistic are fused, through the prelude's own vectorisable helpers (codegen.py;
-# under 1 ns an element, within 1 ulp of the correctly rounded result); float64 ones and the
-# other transcendental functions stay separate numpy steps and split a group. erf stays in,
-# since numpy has no vectorised erf and the reference's is slower still.
-_FLOAT32_TRANSCENDENTAL = {"exp": "_exp_f32({0})", "log": "_log_f32({0})", "tanh": "_tanh_f32({0})",
-                           "logistic": "_logistic_f32({0})"}
-_FLOAT_UNARY = {
-    "sqrt": "math.sqrt({0})", "erf": "math.erf({0})", "floor": "np.floor({0})", "ceil": "np.ceil({0})",
-    "rsqrt": "1.0 / math.sqrt({0})", "abs": "abs({0})", "neg": "-{0}", "sign": "_sign({0})",
-    "cbrt": "np.cbrt({0})",
-}
-_FLOAT_BINARY = {"add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "div": "{0} / {1}",
-                 "max": "_fmax({0}, {1})", "min": "_fmin({0}, {1})", "pow": "{0} ** {1}",
-                 "atan2": "math.atan2({0}, {1})"}
-_INT_OPS = {"add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "neg": "-{0}",
-            "max": "max({0}, {1})", "min": "min({0}, {1})", "abs": "abs({0})"}
-# NOTE: unsigned words wrap through the cast to their type; negation and abs are left to numpy.
-_UNSIGNED_OPS = {"add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}",
-                 "max": "max({0}, {1})", "min": "min({0}, {1})", "and": "{0} & {1}",
-                 "or": "{0} | {1}", "xor": "{0} ^ {1}"}
-_BOOL_OPS = {"and": "{0} and {1}", "or": "{0} or {1}", "xor": "{0} != {1}", "not": "not {0}"}
-_COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-
-
-def _numpy_name(dtype: str) -> str:
-    return "np." + to_numpy(dtype).name.replace("bool", "bool_")
-
-
-def expression(op: Op, args: list[str]) -> str | None:
-    """The Numba expression computing ``op``'s one result, or None when it is not fusible."""
-    result = op.result.type.dtype
-    operand = op.operands[0].type.dtype if op.operands else result
-    cast = _numpy_name(result)
-    if op.name == "compare":
-        return f"{args[0]} {_COMPARE[op.attrs['direction']]} {args[1]}"
-    if op.name == "select":
-        return f"{args[1]} if {args[0]} else {args[2]}"
-    if op.name == "is_finite":
-        return f"math.isfinite({args[0]})"
-    if op.name == "convert":
-        return _convert(operand, result, args[0])
-    if op.name == "integer_pow" and result in ("f32", "f64") and 0 <= op.attrs["y"] <= 4:
-        return f"{cast}({' * '.join([args[0]] * op.attrs['y']) or '1.0'})"
-    if op.name == "round" and result in ("f32", "f64") and op.attrs.get("rounding_method", "away_from_zero") == "away_from_zero":
-        return f"{cast}(_round_away({args[0]}))"
-    if result == "f32" and operand == "f32" and op.name in _FLOAT32_TRANSCENDENTAL:
-        return _FLOAT32_TRANSCENDENTAL[op.name].format(*args)
-    if result in ("f32", "f64"):
-        template = _FLOAT_UNARY.get(op.name) if len(args) == 1 else _FLOAT_BINARY.get(op.name)
-        return None if template is None else f"{cast}({template.format(*args)})"
-    if result in ("i32", "i64"):
-        template = _INT_OPS.get(op.name)
-        return None if template is None else f"{cast}({template.format(*args)})"
-    if result in ("u32", "u64"):
-        template = _UNSIGNED_OPS.get(op.name)
-        return None if template is None else f"{cast}({template.format(*args)})"
-    if result == "bool" and op.name in _BOOL_OPS:
-        return _BOOL_OPS[op.name].format(*args)
-    return None
-
-
-def _convert(source: str, target: str, arg: str) -> str | None:
-    cast = _numpy_name(target)
-    if target == "bool":
-        return f"{arg} != 0"
-    if source in ("f32", "f64") and target in ("i32", "i64"):
-        bits = 32 if target == "i32" else 64
-        return f"{cast}(_float_to_int({arg}, {-(2 ** (bits - 1))}, {2 ** (bits - 1) - 1}))"
-    if source in ("f32", "f64") and target == "u32":
-        return f"{cast}(_float_to_int({arg}, 0, {2 ** 32 - 1}))"
-    if source in ("f32", "f64") and target == "u64":
-        return None  # beyond int64, which the saturating helper computes in
-    return f"{cast}({arg})"
+# NOTE: below this many elements a kernel runs on the calling thread only; above, its range is
+# split over the cores (runtime/threads.py; handing a chunk to a worker costs ~20 µs)
+PARALLEL_MIN_ELEMENTS = int(os.environ.get("MESHJIT_PARALLEL_MIN_ELEMENTS", str(1 << 17)))
 
 
 @dataclass
 class FusedKernel:
-    """A group of elementwise ops run as one kernel: reads ``inputs``, writes ``outputs``."""
+    """A group of ops run as one kernel: reads ``inputs``, writes ``outputs``."""
 
     label: str
     ops: list[Op]
@@ -123,149 +47,69 @@ class FusedKernel:
         return tuple(self.outputs)
 
 
-def _is_scalar_broadcast(op: Op) -> bool:
-    return op.name == "broadcast_in_dim" and op.operands[0].type.rank == 0
+def _expression_of(op: Op) -> str | None:
+    return expression(op, ["a"] * len(op.operands))
 
 
-def _fusible(op) -> bool:
-    if not isinstance(op, Op) or len(op.results) != 1 or op.regions:
+def _worth_fusing(group: Group) -> bool:
+    computing = [op for op in group.ops if op.name != "broadcast_in_dim"]
+    if not group.inputs or not computing or math.prod(group.shape) < FUSION_MIN_ELEMENTS:
         return False
-    if _is_scalar_broadcast(op):
-        return True
-    shape = op.result.type.shape
-    if any(operand.type.shape not in (shape, ()) for operand in op.operands):
-        return False
-    return expression(op, ["a"] * len(op.operands)) is not None
+    return group.reduces or len(group.ops) >= 2
 
 
-class _Grouper:
-    def __init__(self):
-        self.items: list = []
-        self.open: dict[tuple, list[Op]] = {}
-        self.group_of: dict[int, tuple] = {}
-
-    def close(self, shape) -> None:
-        ops = self.open.pop(shape, None)
-        if ops is None:
-            return
-        for op in ops:
-            self.group_of.pop(op.result.id, None)
-        self.items.append(ops)
-
-    def close_readers_of(self, op: Op, joining: tuple | None) -> None:
-        for operand in op.operands:
-            shape = self.group_of.get(operand.id)
-            if shape is not None and shape != joining:
-                self.close(shape)
-
-    def add(self, op: Op) -> None:
-        if _fusible(op):
-            shape = op.result.type.shape
-            self.close_readers_of(op, shape)
-            self.open.setdefault(shape, []).append(op)
-            self.group_of[op.result.id] = shape
-            return
-        self.close_readers_of(op, None)
-        self.items.append(op)
-
-    def finish(self, returns) -> list:
-        for shape in list(self.open):
-            self.close(shape)
-        return self.items
-
-
-def fuse_elementwise(ops, returns=()) -> list:
+def fuse_kernels(ops, returns=()) -> list:
     """The ops with fusible groups replaced by FusedKernels (see the module docstring)."""
-    grouper = _Grouper()
-    for op in ops:
-        grouper.add(op)
-    items = grouper.finish(returns)
+    items = group_ops(ops, returns, _expression_of, _worth_fusing)
     used_after: dict[int, int] = {}
     for position, item in enumerate(items):
-        for op in item if isinstance(item, list) else [item]:
-            for operand in op.operands:
-                used_after[operand.id] = max(used_after.get(operand.id, -1), position)
+        for operand in (item.inputs_read() if isinstance(item, Group) else item.operands):
+            used_after[operand.id] = max(used_after.get(operand.id, -1), position)
     for value in returns:
         used_after[value.id] = len(items)
     result = []
     for position, item in enumerate(items):
-        if not isinstance(item, list):
+        if not isinstance(item, Group):
             result.append(item)
-        elif len(item) < 2 or math.prod(item[-1].result.type.shape) < FUSION_MIN_ELEMENTS:
-            result.extend(item)
-        else:
-            result.append(_build_kernel(item, position, used_after))
+            continue
+        outputs = [op.result for op in item.ops if used_after.get(op.result.id, -1) > position
+                   or (item.leading and op.name in REDUCERS)]
+        build = _build_rows_kernel if item.split is not None else _build_elementwise_kernel
+        result.append(build(item, outputs))
     return result
 
 
-def _build_kernel(ops: list[Op], position: int, used_after: dict[int, int]) -> FusedKernel:
-    defined = {op.result.id for op in ops}
-    kernel = FusedKernel("fused(" + ",".join(op.name for op in ops) + ")", ops)
-    names: dict[int, str] = {}
-    rows: list[str] = []
-    lines: list[str] = []
-    parameters: list[str] = []
-    for op in ops:
-        for operand in op.operands:
-            if operand.id in defined or operand.id in names:
-                continue
-            index = len(kernel.inputs)
-            kernel.inputs.append(operand)
-            parameters += [f"in{index}", f"map{index}"]
-            if operand.type.shape:
-                rows.append(f"row{index} = in{index}[map{index}[lead]]")
-                names[operand.id] = f"row{index}[k]"
-            else:
-                rows.append(f"x{index} = in{index}[map{index}[lead], 0]")
-                names[operand.id] = f"x{index}"
-        args = [names[operand.id] for operand in op.operands]
-        value = args[0] if _is_scalar_broadcast(op) else expression(op, args)
+def _label(group: Group) -> str:
+    return "fused(" + ",".join(op.name for op in group.ops) + ")"
+
+
+def _build_elementwise_kernel(group: Group, outputs: list[Value]) -> FusedKernel:
+    inputs = [value for value, _ in group.inputs.values()]
+    names = {value.id: (f"row{index}[k]" if kind == "full" else f"x{index}")
+             for index, (value, kind) in enumerate(group.inputs.values())}
+    rows = [f"row{index} = in{index}[map{index}[lead], first:last]" if kind == "full"
+            else f"x{index} = in{index}[map{index}[lead], 0]" for index, (_, kind) in enumerate(group.inputs.values())]
+    parameters = [name for index in range(len(inputs)) for name in (f"in{index}", f"map{index}")]
+    lines = []
+    for index, op in enumerate(group.ops):
+        args = [names[group.aliases.get(operand.id, operand).id] for operand in op.operands]
         # NOTE: locals are numbered within the kernel, never by global value ids, so that the
         # same program traced again gives the same source and hits the on-disk cache
-        local = f"v{len(lines)}"
-        names[op.result.id] = local
-        lines.append(f"{local} = {value}")
-    for op in ops:
-        if used_after.get(op.result.id, -1) > position:
-            index = len(kernel.outputs)
-            kernel.outputs.append(op.result)
-            parameters.append(f"out{index}")
-            rows.append(f"target{index} = out{index}[lead]")
-            lines.append(f"target{index}[k] = {names[op.result.id]}")
-    serial, parallel = load_kernels(kernel_source(rows, lines, parameters))
-    kernel.function = _launcher(serial, parallel, kernel)
-    return kernel
+        names[op.result.id] = f"v{index}"
+        lines.append(f"v{index} = {args[0] if op.name == 'broadcast_in_dim' else expression(op, args)}")
+    for index, value in enumerate(outputs):
+        parameters.append(f"out{index}")
+        rows.append(f"target{index} = out{index}[lead, first:last]")
+        lines.append(f"target{index}[k] = {names[value.id]}")
+    function = load_kernel(kernel_source(rows, lines, parameters))
+    launcher = elementwise_launcher(function, inputs, outputs, group.shape, PARALLEL_MIN_ELEMENTS)
+    return FusedKernel(_label(group), group.ops, inputs, outputs, launcher)
 
 
-def _launcher(serial, parallel, kernel: FusedKernel):
-    """The plan step: lines up leading dims, views buffers as 2-d, allocates outputs, runs."""
-    local_shape = kernel.ops[-1].result.type.shape
-    size = math.prod(local_shape)
-    output_dtypes = [to_numpy(value.type.dtype) for value in kernel.outputs]
-    input_sizes = [max(1, math.prod(value.type.shape)) for value in kernel.inputs]
-    maps: dict[tuple, np.ndarray] = {}
-
-    def lead_map(lead_shape, full) -> np.ndarray:
-        key = (lead_shape, full)
-        if key not in maps:
-            maps[key] = np.ascontiguousarray(
-                np.broadcast_to(np.arange(math.prod(lead_shape)).reshape(lead_shape), full).ravel())
-        return maps[key]
-
-    def run(*buffers):
-        lead = buffers[0].ndim - len(kernel.inputs[0].type.shape)
-        full = np.broadcast_shapes(*(buffer.shape[:lead] for buffer in buffers))
-        count = math.prod(full)
-        arguments = []
-        for buffer, elements in zip(buffers, input_sizes):
-            arguments.append(np.ascontiguousarray(buffer).reshape(-1, elements))
-            arguments.append(lead_map(buffer.shape[:lead], full))
-        outputs = [np.empty((count, size), dtype) for dtype in output_dtypes]
-        if count * size >= PARALLEL_MIN_ELEMENTS:
-            # a few contiguous chunks per thread; the count is an argument so the kernel caches
-            parallel(count, size, 4 * numba.get_num_threads(), *arguments, *outputs)
-        else:
-            serial(count, size, *arguments, *outputs)
-        return tuple(output.reshape(full + local_shape) for output in outputs)
-
-    return run
+def _build_rows_kernel(group: Group, outputs: list[Value]) -> FusedKernel:
+    source = row_kernel_source(group, outputs)
+    function = load_kernel(PRELUDE + "\n\n" + source.entry)
+    launcher = rows_launcher(function, source.inputs, source.outputs, group.rows, group.columns, group.leading,
+                             PARALLEL_MIN_ELEMENTS)
+    return FusedKernel(_label(group), group.ops, [value for value, _ in source.inputs],
+                       [value for value, _ in source.outputs], launcher)

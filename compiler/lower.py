@@ -12,7 +12,7 @@ from meshjit.ir import Module
 from meshjit.runtime.plan import CollectiveStep, FreeStep, KernelStep, Plan
 
 from .contraction_fusion import ReducedContraction, fuse_contraction_reductions
-from .fusion import FusedKernel, fuse_elementwise
+from .fusion import FusedKernel, fuse_kernels
 from .rules import kernel_rules
 
 _COLLECTIVE_KINDS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute")
@@ -90,7 +90,7 @@ def lower(module: Module, donated: frozenset[int] = frozenset(), *, whole_mesh: 
     ops = func.body.ops
     if whole_mesh:
         ops = fuse_contraction_reductions(ops, func.returns, lowering.axis_names, lowering.lead)
-    ops = fuse_elementwise(ops, func.returns)
+    ops = fuse_kernels(ops, func.returns)
     for op in ops:
         lowering.lower_op(op)
     result_slots = tuple(lowering.slot(value) for value in func.returns)

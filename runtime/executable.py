@@ -14,8 +14,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from .array import Array
-from .executor import ArgumentMemo, from_buffer, run_plan, to_buffer
+from .executor import ArgumentMemo, from_buffer, to_buffer
 from .plan import Plan
+from .plan_function import compile_plan
 from .process_layout import ProcessLayout
 from .sharding import Sharding, SingleDeviceSharding
 from .transfer import shard_numpy
@@ -52,6 +53,7 @@ class Executable:
         # NOTE: per argument position, the layout to_buffer worked out on the last call.
         self._memos = tuple(ArgumentMemo() for _ in self.arg_shardings)
         self._results = tuple(zip(self.result_shardings, self.result_shapes, self.result_weak_types))
+        self._run_plan = compile_plan(plan, layout)
 
     def run(self, arguments: Sequence) -> list[Array]:
         """Run on the flat arguments (Arrays, numpy arrays or scalars; not the captured
@@ -67,20 +69,20 @@ class Executable:
         buffers = [to_buffer(value, sharding, lead_shape, varying, memo) for value, sharding, varying, memo
                    in zip(arguments, self.arg_shardings, self.plan.arg_varying, self._memos)]
         self._release_donated(arguments)
-        outputs = run_plan(self.plan, buffers, self.layout)
+        outputs = self._run_plan(buffers)
         return [from_buffer(output, sharding, shape, lead_shape, weak_type=weak)
                 for output, (sharding, shape, weak) in zip(outputs, self._results)]
 
     def _run_on_one_device(self, arguments) -> list[Array]:
         host = self.host_arguments(arguments)
         self._release_donated(arguments)
-        outputs = run_plan(self.plan, host)
-        return [single_device_array(output, sharding, weak, self.committed)
+        outputs = self._run_plan(host)
+        return [single_device_array(output, sharding, weak, self.committed, host)
                 for output, (sharding, _, weak) in zip(outputs, self._results)]
 
     def host_arguments(self, arguments: Sequence) -> list[np.ndarray]:
         """The flat arguments (captured constants included) as global numpy arrays."""
-        return [np.asarray(value, dtype=dtype) for value, dtype in zip(arguments, self.arg_dtypes)]
+        return [_host_value(value, dtype) for value, dtype in zip(arguments, self.arg_dtypes)]
 
     def _release_donated(self, arguments) -> None:
         """Donated Arrays are deleted once their buffers are handed to the plan, which frees
@@ -92,11 +94,21 @@ class Executable:
                 value.delete()
 
 
-def single_device_array(output: np.ndarray, sharding: Sharding, weak_type: bool, committed: bool = True) -> Array:
+def _host_value(value, dtype: np.dtype) -> np.ndarray:
+    # NOTE: an Array keeps its global value once asked for it; anything else goes through numpy
+    if type(value) is Array and value._value is not None and value._dtype == dtype and not value._deleted:
+        return value._value
+    return np.asarray(value, dtype=dtype)
+
+
+def single_device_array(output: np.ndarray, sharding: Sharding, weak_type: bool, committed: bool = True,
+                        arguments=()) -> Array:
     """An Array on one device from a one-device program's result (a result given a
-    multi-device sharding by out_shardings is laid out over it)."""
+    multi-device sharding by out_shardings is laid out over it). A result array the plan made
+    itself becomes the block as it is; one that may share memory with an argument is copied."""
     if not isinstance(sharding, SingleDeviceSharding):
         return shard_numpy(np.asarray(output), sharding, weak_type=weak_type)
-    block = np.array(output)[np.newaxis]
+    fresh = type(output) is np.ndarray and output.flags.owndata and not any(output is value for value in arguments)
+    block = (output if fresh else np.array(output))[np.newaxis]
     block.flags.writeable = False
     return Array(block.shape[1:], block.dtype, sharding, block, (0,), committed=committed, weak_type=weak_type)

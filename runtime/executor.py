@@ -7,6 +7,8 @@ fully stacked device axis, the oracle the Plan path is checked against.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from meshjit.ir import Module, interpret
@@ -151,7 +153,7 @@ def from_buffer(buffer: np.ndarray, sharding: Sharding, shape, mesh_shape, *, we
     """An Array from a plan buffer: its distinct blocks, shared by the devices that hold them."""
     lead = len(mesh_shape)
     # NOTE: the block count is spelled out: reshape cannot infer -1 when a block is empty
-    count = int(np.prod(buffer.shape[:lead], dtype=np.int64))
+    count = math.prod(buffer.shape[:lead])
     blocks = np.ascontiguousarray(buffer).reshape((count,) + buffer.shape[lead:])
     blocks.flags.writeable = False
     return Array(shape, buffer.dtype, sharding, blocks, _block_of_device(mesh_shape, buffer.shape[:lead]),
@@ -172,6 +174,24 @@ def _run_collective(step: CollectiveStep, buffers, mesh_shape):
     return function(value, step.axes, mesh_shape, **options)
 
 
+def run_step(step, buffers: list, mesh_shape, layout=None) -> None:
+    """Run one step of a plan on the slot list ``buffers`` (plan_function.py calls this for the
+    step kinds it does not write out)."""
+    if isinstance(step, KernelStep):
+        outputs = step.function(*(buffers[slot] for slot in step.inputs))
+        for slot, output in zip(step.outputs, outputs):
+            buffers[slot] = output
+    elif isinstance(step, CollectiveStep) and layout is not None:
+        buffers[step.output] = mpi_collectives.run_collective(step, buffers, layout)
+    elif isinstance(step, CollectiveStep):
+        buffers[step.output] = _run_collective(step, buffers, mesh_shape)
+    elif isinstance(step, FreeStep):
+        for slot in step.slots:
+            buffers[slot] = None
+    else:
+        raise TypeError(f"run_step: unknown plan step {step!r}")
+
+
 def run_plan(plan: Plan, arguments: list[np.ndarray], layout=None) -> list[np.ndarray]:
     """Execute ``plan`` on argument buffers; returns the result buffers.
 
@@ -182,15 +202,5 @@ def run_plan(plan: Plan, arguments: list[np.ndarray], layout=None) -> list[np.nd
     for slot, value in zip(plan.arg_slots, arguments):
         buffers[slot] = value
     for step in plan.steps:
-        if isinstance(step, KernelStep):
-            outputs = step.function(*(buffers[slot] for slot in step.inputs))
-            for slot, output in zip(step.outputs, outputs):
-                buffers[slot] = output
-        elif isinstance(step, CollectiveStep) and layout is not None:
-            buffers[step.output] = mpi_collectives.run_collective(step, buffers, layout)
-        elif isinstance(step, CollectiveStep):
-            buffers[step.output] = _run_collective(step, buffers, plan.mesh_shape)
-        elif isinstance(step, FreeStep):
-            for slot in step.slots:
-                buffers[slot] = None
+        run_step(step, buffers, plan.mesh_shape, layout)
     return [buffers[slot] for slot in plan.result_slots]

@@ -83,6 +83,9 @@ def _elementwise(op: Op, lead: int):
     attrs = op.attrs
     rank = op.result.type.rank
 
+    if all(operand.type.rank == rank for operand in op.operands):
+        return lambda *operands: impl(attrs, *operands)
+
     def run(*operands):
         return impl(attrs, *(_lift(operand, lead, rank) for operand in operands))
 

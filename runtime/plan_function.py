@@ -1,0 +1,71 @@
+"""One generated Python function per Plan: the steps as straight-line calls on a list of buffer
+slots, with each step's callable (a kernel, a collective with its options bound) a global of the
+function, so a call pays no per-step interpretation.
+
+Kernel, collective and free steps are written out; any other step kind (loop and branch steps
+over nested plans) is handed back to ``executor.run_step`` with the same slot list, so new step
+kinds need no change here.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from . import inprocess_collectives, mpi_collectives
+from .executor import run_step
+from .plan import CollectiveStep, FreeStep, KernelStep, Plan
+
+
+def _targets(slots) -> str:
+    return "".join(f"slots[{slot}], " for slot in slots)
+
+
+def _collective(step: CollectiveStep, mesh_shape):
+    """The step's in-process collective as a function of its input buffer."""
+    if step.kind == "axis_index":
+        value = inprocess_collectives.axis_index(step.axes[0], mesh_shape)
+        return lambda _: value
+    if step.kind == "partition_id":
+        value = inprocess_collectives.partition_id(mesh_shape)
+        return lambda _: value
+    options = dict(step.params)
+    if step.kind != "all_reduce":
+        options["lead"] = len(mesh_shape)
+    function = getattr(inprocess_collectives, step.kind)
+    return functools.partial(lambda value, **keywords: function(value, step.axes, mesh_shape, **keywords),
+                             **options)
+
+
+def compile_plan(plan: Plan, layout=None):
+    """``run(arguments) -> result buffers`` for ``plan`` (see run_plan for ``layout``)."""
+    names: dict = {"run_step": run_step, "plan": plan, "layout": layout,
+                   "run_collective": mpi_collectives.run_collective}
+    lines = ["def run(arguments):", f"    slots = [None] * {plan.num_slots}"]
+    if plan.arg_slots:
+        lines.append(f"    {_targets(plan.arg_slots)}= arguments")
+    for index, step in enumerate(plan.steps):
+        if isinstance(step, KernelStep):
+            names[f"step{index}"] = step.function
+            arguments = ", ".join(f"slots[{slot}]" for slot in step.inputs)
+            if step.outputs:
+                lines.append(f"    {_targets(step.outputs)}= step{index}({arguments})")
+            else:
+                lines.append(f"    step{index}({arguments})")
+        elif isinstance(step, CollectiveStep) and layout is not None:
+            names[f"step{index}"] = step
+            lines.append(f"    slots[{step.output}] = run_collective(step{index}, slots, layout)")
+        elif isinstance(step, CollectiveStep):
+            names[f"step{index}"] = _collective(step, plan.mesh_shape)
+            source = f"slots[{step.input}]" if step.input >= 0 else "None"
+            lines.append(f"    slots[{step.output}] = step{index}({source})")
+        elif isinstance(step, FreeStep):
+            lines.append(f"    {_targets(step.slots)}= {(None,) * len(step.slots)}")
+        else:
+            names[f"step{index}"] = step
+            lines.append(f"    run_step(step{index}, slots, plan.mesh_shape, layout)")
+    lines.append(f"    return [{', '.join(f'slots[{slot}]' for slot in plan.result_slots)}]")
+    source = "\n".join(lines) + "\n"
+    exec(compile(source, f"<plan: {plan.description}>", "exec"), names)
+    run = names["run"]
+    run.source = source
+    return run

@@ -1,0 +1,111 @@
+"""Running a kernel's independent chunks on every core: a few worker threads that call
+``nogil`` Numba kernels while the calling thread runs its own share.
+
+Why threads and not Numba's ``parallel=True``: measured on the 2-core machine (docs/execution.md,
+"Using both cores"), Numba's workqueue layer was slower than one core, OpenMP is not always
+installed, and both initialise a threading layer at start-up. Steps run one after another, so
+these threads and BLAS's never compute at the same time: a worker waits on a queue (no
+spinning) while a matmul has the cores.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+
+# NOTE: chunk boundaries are multiples of this many elements (a 64-byte cache line of float32
+# and more), so two threads never write the same cache line of an output
+ALIGNMENT = 64
+
+
+def _default_thread_count() -> int:
+    configured = os.environ.get("MESHJIT_NUM_THREADS")
+    if configured:
+        return max(1, int(configured))
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    # several MPI processes on one host share its cores (MPICH and Open MPI say how many)
+    local = os.environ.get("MPI_LOCALNRANKS") or os.environ.get("OMPI_COMM_WORLD_LOCAL_SIZE") or "1"
+    return max(1, cores // max(1, int(local)))
+
+
+class _Pool:
+    """Worker threads, each with its own queue of (function, start, stop, arguments, done)."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.queues: list[queue.SimpleQueue] = []
+        self.lock = threading.Lock()
+
+    def start(self) -> None:
+        with self.lock:
+            while len(self.queues) < self.size - 1:
+                tasks: queue.SimpleQueue = queue.SimpleQueue()
+                threading.Thread(target=_work, args=(tasks,), daemon=True, name="meshjit-worker").start()
+                self.queues.append(tasks)
+
+
+def _work(tasks: queue.SimpleQueue) -> None:
+    while True:
+        function, start, stop, arguments, done = tasks.get()
+        try:
+            function(start, stop, *arguments)
+            done.put(None)
+        except BaseException as error:  # handed to the caller, which re-raises it
+            done.put(error)
+
+
+_POOL = _Pool(_default_thread_count())
+_DONE = threading.local()
+
+
+def thread_count() -> int:
+    return _POOL.size
+
+
+def set_thread_count(count: int) -> None:
+    """Use ``count`` threads from now on (workers already started stay idle)."""
+    if count < 1:
+        raise ValueError(f"set_thread_count: count must be at least 1, got {count}")
+    _POOL.size = count
+
+
+def chunk_bounds(total: int, chunks: int, alignment: int = ALIGNMENT) -> list[int]:
+    """``chunks + 1`` increasing bounds splitting ``range(total)`` into near-equal parts whose
+    inner bounds are multiples of ``alignment``."""
+    bounds = [0]
+    for index in range(1, chunks):
+        bound = (total * index // chunks) // alignment * alignment
+        bounds.append(max(bound, bounds[-1]))
+    bounds.append(total)
+    return bounds
+
+
+def parallel_for(function, total: int, arguments: tuple, *, grain: int, alignment: int = ALIGNMENT) -> None:
+    """``function(start, stop, *arguments)`` over chunks covering ``range(total)``, one chunk
+    per thread, each at least ``grain`` long (so small work stays on the calling thread)."""
+    chunks = min(_POOL.size, total // max(grain, 1))
+    if chunks <= 1:
+        function(0, total, *arguments)
+        return
+    if len(_POOL.queues) < chunks - 1:
+        _POOL.start()
+    done = getattr(_DONE, "queue", None)
+    if done is None:
+        done = _DONE.queue = queue.SimpleQueue()
+    bounds = chunk_bounds(total, chunks, alignment)
+    for index in range(1, chunks):
+        _POOL.queues[index - 1].put((function, bounds[index], bounds[index + 1], arguments, done))
+    failure = None
+    try:
+        function(bounds[0], bounds[1], *arguments)
+    except BaseException as error:
+        failure = error
+    for _ in range(1, chunks):
+        error = done.get()
+        failure = failure or error
+    if failure is not None:
+        raise failure
