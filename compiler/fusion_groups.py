@@ -134,6 +134,13 @@ class _Grouper:
         if isinstance(op, Op) and is_scalar_broadcast(op):
             self.scalar_broadcasts[op.result.id] = op
             return
+        # NOTE: a deferred scalar broadcast reads a scalar another open group may compute: that
+        # group must run first, so it closes before this op finds its place
+        for operand in op.operands:
+            broadcast = self.scalar_broadcasts.get(operand.id)
+            source = None if broadcast is None else self.owner.get(broadcast.operands[0].id)
+            if source is not None:
+                self.close(source)
         owners = []
         for operand in op.operands:
             group = self.owner.get(operand.id)
