@@ -184,7 +184,7 @@ def test_random_program_on_unusual_shapes(case, mode, data, seed):
         assert result.sharding.is_equivalent_to(out_shardings, result.ndim)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases(), seed=st.integers(0, 2**16))
 def test_random_gradient_on_unusual_shapes(case, seed):
     """The gradient with the first input committed to its layout (where it divides) equals the
