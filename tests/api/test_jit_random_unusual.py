@@ -297,3 +297,24 @@ def test_gradient_of_every_step_on_a_sharded_operand(spec):
         objective = lambda a: jnp.sum(jnp.tanh(_run(steps, "jnp", a, b)))  # noqa: E731
         np.testing.assert_allclose(np.asarray(jax.grad(objective)(placed)), np.asarray(jax.grad(objective)(a)),
                                    rtol=2e-4, atol=2e-5, err_msg=str(steps))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), mesh_name=st.sampled_from(sorted(MESHES)), shape=st.sampled_from([(8, 8), (0, 8), (8, 1)]))
+def test_eager_sharding_constraints_with_unconstrained_dims(data, mesh_name, shape):
+    """Outside jit, P.UNCONSTRAINED dims keep what the value has (JAX accepts them eagerly); the
+    constrained dims are laid out as asked and the value is unchanged."""
+    mesh = MESHES[mesh_name]
+    value = np.arange(math.prod(shape), dtype=np.float32).reshape(shape)
+    current = data.draw(specs(mesh, 2))
+    placed = _place(value, mesh, current, data.draw(st.booleans()))
+    target = data.draw(specs(mesh, 2))
+    loose = data.draw(st.lists(st.booleans(), min_size=2, max_size=2))
+    spec = P(*(P.UNCONSTRAINED if free else entry for entry, free in zip(tuple(target) + (None, None), loose)))
+    if not _divides(mesh, P(*(None if free else entry for entry, free in zip(tuple(spec), loose))), shape):
+        return
+    result = lax.with_sharding_constraint(placed, NamedSharding(mesh, spec))
+    np.testing.assert_array_equal(np.asarray(result), value)
+    for dim, free in enumerate(loose):
+        if not free:
+            assert result.sharding.spec.axis_names_of(dim) == spec.axis_names_of(dim)
