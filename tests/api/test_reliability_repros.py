@@ -45,6 +45,11 @@ def test_empty_array_inside_a_larger_program():
     assert result.shape == (1, 2, 0, 1)
     sharded = jax.device_put(np.zeros((1, 2, 0), np.float32), NamedSharding(MESH_8, P(None, None, "x")))
     assert jnp.minimum(jnp.stack([sharded], 3), -0.5).shape == (1, 2, 0, 1)
+    # the layout that reached the partitioner as a ShapeError (stack's expand_dims of an empty array)
+    out_shardings = NamedSharding(MESH_2x4, P(None, "x"))
+    function = jax.jit(lambda a: jnp.minimum(jnp.stack([a], 3), -0.5), out_shardings=out_shardings)
+    result = function(np.zeros((1, 2, 0), np.float32))
+    assert result.shape == (1, 2, 0, 1) and result.sharding.is_equivalent_to(out_shardings, 4)
 
 
 def test_empty_arrays_under_grad_and_donation():
