@@ -148,7 +148,7 @@ def test_addressable_shards_and_data_alias_the_local_ones(mesh_2x4):
 def test_equality_is_intentionally_unimplemented(mesh_2x4):
     gda = GlobalDeviceArray.from_callback(SHAPE, mesh_2x4, P("x"), lambda index: DATA[index])
     with pytest.raises(NotImplementedError, match="intentionally unimplemented"):
-        gda == gda  # noqa: B015
+        gda == gda  # noqa: B015, PLR0124
     with pytest.raises(TypeError):
         hash(gda)
 

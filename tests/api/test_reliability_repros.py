@@ -9,7 +9,8 @@ import pytest
 import meshjit as jax
 import meshjit.numpy as jnp
 from meshjit import lax
-from meshjit.sharding import Mesh, NamedSharding, PartitionSpec as P
+from meshjit.sharding import Mesh, NamedSharding
+from meshjit.sharding import PartitionSpec as P
 
 
 def _mesh(shape, names) -> Mesh:
@@ -44,6 +45,11 @@ def test_empty_array_inside_a_larger_program():
     assert result.shape == (1, 2, 0, 1)
     sharded = jax.device_put(np.zeros((1, 2, 0), np.float32), NamedSharding(MESH_8, P(None, None, "x")))
     assert jnp.minimum(jnp.stack([sharded], 3), -0.5).shape == (1, 2, 0, 1)
+    # the layout that reached the partitioner as a ShapeError (stack's expand_dims of an empty array)
+    out_shardings = NamedSharding(MESH_2x4, P(None, "x"))
+    function = jax.jit(lambda a: jnp.minimum(jnp.stack([a], 3), -0.5), out_shardings=out_shardings)
+    result = function(np.zeros((1, 2, 0), np.float32))
+    assert result.shape == (1, 2, 0, 1) and result.sharding.is_equivalent_to(out_shardings, 4)
 
 
 def test_empty_arrays_under_grad_and_donation():
@@ -127,7 +133,7 @@ def test_psum_of_an_already_invariant_value():
 
 def test_all_gather_of_an_already_gathered_value():
     values = np.arange(16.0, dtype=np.float32)
-    body = lambda b: lax.all_gather(lax.all_gather(b, "y", tiled=True), "y", tiled=True)  # noqa: E731
+    body = lambda b: lax.all_gather(lax.all_gather(b, "y", tiled=True), "y", tiled=True)
     result = np.asarray(_mapped(body, P("y"), P("y"))(values))
     np.testing.assert_array_equal(result, np.tile(values, 16))
     unchecked = np.asarray(_mapped(body, P("y"), P(), check_vma=False)(values))
@@ -138,7 +144,7 @@ def test_ppermute_numbers_devices_in_mesh_order_whatever_the_listed_order():
     shift = [(index, (index + 1) % 8) for index in range(8)]
     values = np.arange(8.0, dtype=np.float32)
     for axes in (("x", "y"), ("y", "x")):
-        result = _mapped(lambda b: lax.ppermute(b, axes, shift), P(("x", "y")), P(("x", "y")))(values)
+        result = _mapped(lambda b, axes=axes: lax.ppermute(b, axes, shift), P(("x", "y")), P(("x", "y")))(values)
         np.testing.assert_array_equal(np.asarray(result), [7, 0, 1, 2, 3, 4, 5, 6])
 
 

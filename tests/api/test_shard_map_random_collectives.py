@@ -17,7 +17,8 @@ from shard_map_model import body_for, random_program, run_model
 
 import meshjit as jax
 from meshjit import lax
-from meshjit.sharding import Mesh, PartitionSpec as P
+from meshjit.sharding import Mesh
+from meshjit.sharding import PartitionSpec as P
 
 MESH_SHAPES = [((8,), ("x",)), ((2, 4), ("x", "y")), ((4, 2), ("x", "y")), ((2, 2, 2), ("x", "y", "z")),
                ((1, 8), ("x", "y"))]
