@@ -48,7 +48,22 @@ def _dynamic_slice_attrs(op: Op, local_result_shapes) -> dict:
     return {**op.attrs, "slice_sizes": tuple(local_result_shapes[0])}
 
 
+def _gather_attrs(op: Op, local_result_shapes) -> dict:
+    """Operand dims a gather takes whole (offset dims) may be sharded: take the local extent."""
+    attrs = dict(op.attrs)
+    rank = op.operands[0].type.rank
+    dropped = set(attrs["collapsed_slice_dims"]) | set(attrs["operand_batching_dims"])
+    kept = [dim for dim in range(rank) if dim not in dropped]
+    sizes = list(attrs["slice_sizes"])
+    for dim, position in zip(kept, attrs["offset_dims"]):
+        if sizes[dim] == op.operands[0].type.shape[dim]:
+            sizes[dim] = local_result_shapes[0][position]
+    attrs["slice_sizes"] = tuple(sizes)
+    return attrs
+
+
 LOCAL_ATTRS = {
+    "gather": _gather_attrs,
     "broadcast_in_dim": _local_shape_attr("shape"),
     "reshape": _local_shape_attr("new_sizes"),
     "iota": _local_shape_attr("shape"),

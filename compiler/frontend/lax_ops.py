@@ -6,6 +6,7 @@ dtype and shape (as in JAX). Promotion and broadcasting belong to meshjit.numpy,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -341,10 +342,22 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
     return results[0] if single else tuple(results)
 
 
-def gather_along_axis(operand, indices, axis: int, mode: str = "fill"):
-    """``jnp.take(operand, indices, axis)`` as the IR's gather op (indices must be in range
-    or handled by ``mode``: "clip" or "fill")."""
-    return _single("gather", [as_operand(operand), as_operand(indices)], {"axis": axis, "mode": mode})
+def gather_along_axis(operand, indices, axis: int, mode: str = "fill", fill_value=None):
+    """``jnp.take(operand, indices, axis)`` as a ``gather`` of single elements along ``axis``:
+    the result is ``operand.shape[:axis] + indices.shape + operand.shape[axis + 1:]``; indices
+    out of range are clamped (``mode="clip"``) or give ``fill_value`` (``mode="fill"``)."""
+    operand, indices = as_operand(operand), as_operand(indices)
+    shape, index_rank = shape_of(operand), len(shape_of(indices))
+    if shape[axis] == 0 and math.prod(shape_of(indices)) > 0:
+        raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
+    vectors = _single("expand_dims", [indices], {"dimensions": (index_rank,)})
+    attrs = {"offset_dims": tuple(range(axis)) + tuple(range(axis + index_rank, len(shape) - 1 + index_rank)),
+             "collapsed_slice_dims": (axis,), "start_index_map": (axis,), "operand_batching_dims": (),
+             "start_indices_batching_dims": (),
+             "slice_sizes": tuple(1 if dim == axis else size for dim, size in enumerate(shape)), "mode": mode}
+    if fill_value is not None and mode == "fill":
+        attrs["fill_value"] = fill_value
+    return _single("gather", [operand, vectors], attrs, weak_type=dtype_of(operand).weak)
 
 
 def with_sharding_constraint_ir(x, sharding):

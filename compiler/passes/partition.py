@@ -68,11 +68,13 @@ class _Partitioner:
         return [_clean(self.sharding_of(result, op.sharding_of(index))) for index, result in enumerate(op.results)]
 
     # -- emitting one op --------------------------------------------------------------------
-    def partition_generic(self, op: Op) -> list[Local]:
-        """Reshard the operands to the chosen strategy and run the op on local shards."""
+    def partition_generic(self, op: Op, strategy=None) -> list[Local]:
+        """Reshard the operands to the chosen strategy (the cost model's, unless a partition
+        rule gives one) and run the op on local shards."""
         rule = sharding_rules[op.name](op)
         operands = [self.locals[value.id] for value in op.operands]
-        strategy = self.chooser.choose(op, rule, operands, self.result_shardings(op), self._passing(op, operands))
+        if strategy is None:
+            strategy = self.chooser.choose(op, rule, operands, self.result_shardings(op), self._passing(op, operands))
         targets = self.chooser.operand_targets(rule, operands, strategy)
         resharded = [reshard(self.builder, local, target, describe(op, index))
                      for index, (local, target) in enumerate(zip(operands, targets))]

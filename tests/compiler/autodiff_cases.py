@@ -17,6 +17,11 @@ import numpy as np
 from meshjit import lax
 
 
+# rows 2, 0, 2 and one dropped (out of range) of a [4, 3] operand: a repeated index
+_ROWS = np.array([[2], [0], [2], [7]], np.int32)
+_ROW_DIMS = lax.ScatterDimensionNumbers((1,), (0,), (0,))
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -311,4 +316,24 @@ CASES += [
         lambda x: lax.gather_along_axis(x, np.array([5, -3, 1], np.int32), 0, mode="clip") ** 2,
         _uniform(-1, 1, 4, 2),
     ),
+    Case(
+        "gather_windows_batching",
+        ("gather",),
+        lambda x: lax.gather(x, np.array([[[1], [3]], [[0], [2]]], np.int32),
+                             lax.GatherDimensionNumbers((2,), (1,), (1,), (0,), (0,)), (1, 1, 2)) ** 2,
+        _uniform(-1, 1, 2, 4, 2),
+    ),
+    Case("scatter_add", ("scatter_add",), lambda x, u: lax.scatter_add(x, _ROWS, u, _ROW_DIMS) ** 2,
+         lambda rng: (rng.uniform(-1, 1, (4, 3)), rng.uniform(-1, 1, (4, 3)))),
+    Case("scatter_repeated", ("scatter",), lambda x, u: lax.scatter(x, _ROWS, u * x[:1], _ROW_DIMS) ** 2,
+         lambda rng: (rng.uniform(-1, 1, (4, 3)), rng.uniform(-1, 1, (4, 3)))),
+    Case("scatter_mul_repeated", ("scatter_mul",), lambda x, u: lax.scatter_mul(x, _ROWS, u, _ROW_DIMS),
+         lambda rng: (rng.uniform(0.5, 1.5, (4, 3)), rng.uniform(-1.5, 1.5, (4, 3)))),
+    Case("scatter_mul_clip", ("scatter_mul",),
+         lambda x, u: lax.scatter_mul(x, np.array([[5], [-2]], np.int32), u, _ROW_DIMS, mode="clip"),
+         lambda rng: (rng.uniform(0.5, 1.5, (4, 3)), rng.uniform(-1.5, 1.5, (2, 3)))),
+    Case("scatter_max", ("scatter_max",), lambda x, u: lax.scatter_max(x, _ROWS, u, _ROW_DIMS),
+         lambda rng: (rng.uniform(-1, 1, (4, 3)), rng.uniform(-1, 1, (4, 3)))),
+    Case("scatter_min", ("scatter_min",), lambda x, u: lax.scatter_min(x, _ROWS, u, _ROW_DIMS),
+         lambda rng: (rng.uniform(-1, 1, (4, 3)), rng.uniform(-1, 1, (4, 3)))),
 ]

@@ -136,6 +136,74 @@ INDEXING = [
             np.array([[-1.0, x[0, 1]], [-1.0, x[1, 1]], [-1.0, x[2, 1]]]),
         ),
     ),
+    R(
+        "at set, add, multiply, min, max (repeated and dropped indices)",
+        lambda m, x, u: (
+            x.at[m.asarray([2, 0, 2, 7])].set(u),
+            x.at[m.asarray([2, 0, 2, 7])].add(u),
+            x.at[m.asarray([2, 0, 2, -1])].multiply(u),
+            x.at[m.asarray([2, 0, 2, -5])].min(u),
+            x.at[m.asarray([2, 0, 2, 1])].max(u),
+            x.at[m.asarray([[1], [-2]]), m.asarray([0, 2])].subtract(2.0),
+            x.at[m.asarray([2, 0, 2, 7])].set(u, mode="clip"),
+        ),
+        inputs("f32[4,3]", "f32[4,3]"),
+        ("f32",) * 7,
+        reference=lambda np_, x, u: (
+            _numpy_at(x, [2, 0, 2], u[:3], lambda r, i, v: r.__setitem__(i, v)),
+            _numpy_at(x, [2, 0, 2], u[:3], np_.add.at),
+            _numpy_at(x, [2, 0, 2, 3], u, np_.multiply.at),
+            _numpy_at(x, [2, 0, 2], u[:3], np_.minimum.at),
+            _numpy_at(x, [2, 0, 2, 1], u, np_.maximum.at),
+            _numpy_at(x, ([1, 1, 2, 2], [0, 2, 0, 2]), -2.0, np_.add.at),
+            _numpy_at(x, [2, 0, 2, 3], u, lambda r, i, v: r.__setitem__(i, v)),
+        ),
+        operators=True,
+    ),
+    R(
+        "at with slices, ints, None, Ellipsis and masks",
+        lambda m, x: (
+            x.at[1:3, ::2].set(1.0),
+            x.at[::-1, 0].add(m.arange(4.0)),
+            x.at[None, 1].set(2.0),
+            x.at[..., -1].multiply(3.0),
+            x.at[1].apply(m.sin),
+            x.at[np.asarray([True, False, True, False])].set(-1.0),
+            x.at[1:, m.asarray([0, 0, 4])].add(1.0),
+            x.at[m.asarray([0, 0, 3])].apply(lambda v: v * 2.0 + 1.0),
+            x.at[2].divide(4.0),
+            x.at[m.asarray([1, 1])].power(2.0),
+        ),
+        inputs("f32[4,5]"),
+        ("f32",) * 10,
+        reference=lambda np_, x: (
+            _numpy_at(x, (slice(1, 3), slice(None, None, 2)), 1.0, lambda r, i, v: r.__setitem__(i, v)),
+            _numpy_at(x, (slice(None, None, -1), 0), np_.arange(4.0), np_.add.at),
+            _numpy_at(x, 1, 2.0, lambda r, i, v: r.__setitem__(i, v)),
+            _numpy_at(x, (Ellipsis, -1), 3.0, np_.multiply.at),
+            _numpy_at(x, 1, np_.sin(x[1]), lambda r, i, v: r.__setitem__(i, v)),
+            _numpy_at(x, [0, 2], -1.0, lambda r, i, v: r.__setitem__(i, v)),
+            _numpy_at(x, (slice(1, None), [0, 0, 4]), 1.0, np_.add.at),
+            _numpy_at(x, [0, 3], np_.stack([(x[0] * 2 + 1) * 2 + 1, x[3] * 2 + 1]),
+                      lambda r, i, v: r.__setitem__(i, v)),
+            _numpy_at(x, 2, x[2] / 4.0, lambda r, i, v: r.__setitem__(i, v)),
+            _numpy_at(x, 1, x[1] ** 4.0, lambda r, i, v: r.__setitem__(i, v)),
+        ),
+        operators=True,
+    ),
+    R(
+        "at get modes",
+        lambda m, x: (
+            x.at[m.asarray([1, 7, -1])].get(),
+            x.at[m.asarray([1, 7, -1])].get(mode="fill", fill_value=-3.0),
+            x.at[9].get(mode="fill", fill_value=5.0),
+        ),
+        inputs("f32[4]"),
+        ("f32",) * 3,
+        reference=lambda np_, x: (x[[1, 3, 3]], np_.where([True, False, True], x[[1, 0, 3]], -3.0).astype(x.dtype),
+                                  np_.float32(5.0)),
+        operators=True,
+    ),
 ]
 
 PRODUCTS = [
@@ -254,3 +322,10 @@ PRODUCTS = [
         atol=1e-5,
     ),
 ]
+
+
+def _numpy_at(x, index, values, combine):
+    """numpy's unbuffered form of ``x.at[index].<op>(values)``: a copy updated in place."""
+    result = x.copy()
+    combine(result, index, values)
+    return result

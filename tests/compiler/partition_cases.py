@@ -336,10 +336,6 @@ def reduction_records() -> list[Record]:
                [Case(("x,-", "-,x"))]),
         record("sort", "two_keys", ["i32[6,10]", "i32[6,10]", "f32[6,10]"],
                {"dimension": 0, "is_stable": False, "num_keys": 2}),
-        record("gather", "clip", [F, Operand("i32[5]", integers(-3, 11))], {"axis": 0, "mode": "clip"},
-               [Case(("-,x", "x")), Case((None, "x"))]),
-        record("gather", "fill", [UNEVEN, Operand("i32[2,3]", integers(-3, 13))], {"axis": 1, "mode": "fill"},
-               [Case(("x,-", "-,x")), Case(("y,-", "x,-")), Case(("y,-", "-,x"), pinned="y,-,x")]),
     ]
     return records
 
@@ -384,8 +380,59 @@ def constraint_records() -> list[Record]:
     ]
 
 
+def _gather(offset, collapsed, index_map, sizes, mode="clip", batching=((), ())):
+    return {"offset_dims": offset, "collapsed_slice_dims": collapsed, "start_index_map": index_map,
+            "operand_batching_dims": batching[0], "start_indices_batching_dims": batching[1],
+            "slice_sizes": sizes, "mode": mode}
+
+
+def _scatter(window, inserted, index_map, mode="fill", batching=((), ())):
+    return {"update_window_dims": window, "inserted_window_dims": inserted, "scatter_dims_to_operand_dims": index_map,
+            "operand_batching_dims": batching[0], "scatter_indices_batching_dims": batching[1], "mode": mode}
+
+
+IDS = Operand("i32[5,1]", integers(-3, 11))
+ROWS = _gather((1,), (0,), (0,), (1, 6))
+# the table's rows sharded (each device takes the rows it holds), the ids sharded, both, uneven
+TABLE_CASES = [Case(("x,-", None)), Case(("x,-", "-,-"), "-,-"), Case(("-,-", "x,-")),
+               Case(("x,y", "y,-")), Case(("y,-", "x,-")), Case(("xy,-", "-,-"))]
+
+
+def indexing_records() -> list[Record]:
+    # (rows 6 of the uneven operand do not split over 8: its result is gathered for the output)
+    scatter_cases = [Case(("x,-", None, None)), Case(("x,-", "-,-", "-,-"), "x,-", (), meshes=("2", "2x2", "2x4")),
+                     Case(("x,y", "y,-", "y,-")), Case(("-,-", "x,-", "x,-")), Case(("y,x", "x,-", None))]
+    records = [
+        record("gather", "rows", [F, IDS], ROWS, TABLE_CASES, samples=6),
+        # a table larger than the result: a masked local gather and one all_reduce, no gather
+        record("gather", "vocab", ["f32[32,4]", Operand("i32[3,1]", integers(-3, 35))], _gather((1,), (0,), (0,), (1, 4)),
+               [Case(("x,-", "-,-"), "-,-", ("all_reduce",)), Case(("x,-", "-,-"), "-,x", ("reduce_scatter",), meshes=("2", "2x2", "2x4")),
+                Case(("xy,-", "-,-"), "-,-", ("all_reduce",))], samples=3),
+        record("gather", "rows_fill", [UNEVEN, Operand("i32[5,1]", integers(-3, 9))],
+               _gather((1,), (0,), (0,), (1, 10), "fill"), TABLE_CASES[:4], samples=4),
+        record("gather", "batching", ["f32[4,6,2]", Operand("i32[4,3,1]", integers(-1, 7))],
+               _gather((2,), (1,), (1,), (1, 1, 2), batching=((0,), (0,))),
+               [Case(("x,y,-", "x,-,-")), Case(("-,x,-", None))], samples=3),
+        record("gather", "windows", [F, Operand("i32[3,2]", integers(-1, 9))], _gather((1, 2), (), (0, 1), (2, 3)),
+               [Case(("x,-", "x,-"))], samples=2),
+    ]
+    for name in ("scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max"):
+        records.append(record(name, "rows", [F, IDS, "f32[5,6]"], _scatter((1,), (0,), (0,)), scatter_cases,
+                              samples=5))
+    records += [
+        record("scatter_add", "clip_uneven", [UNEVEN, Operand("i32[5,1]", integers(-3, 9)), "f32[5,10]"],
+               _scatter((1,), (0,), (0,), "clip"), scatter_cases[:3], samples=3),
+        record("scatter_add", "batching", ["f32[4,6,2]", Operand("i32[4,3,1]", integers(-1, 7)), "f32[4,3,2]"],
+               _scatter((2,), (1,), (1,), batching=((0,), (0,))),
+               [Case(("x,y,-", "x,-,-", "x,-,-")), Case(("-,x,-", None, None))], samples=3),
+        record("scatter", "int_windows", [INT, Operand("i32[3,2]", integers(-1, 9)), "i32[3,2,3]"],
+               _scatter((1, 2), (), (0, 1)), [Case(("x,-", "x,-", None))], samples=2),
+    ]
+    return records
+
+
 RECORDS = (elementwise_records() + creation_records() + layout_records() + contraction_records()
-           + reduction_records() + constraint_records())
+           + reduction_records() + indexing_records() + constraint_records())
 
 
 def cases_for(record: Record, mesh_name: str) -> list[Case]:

@@ -282,17 +282,82 @@ def sort(attrs, *arrays):
     return tuple(results)
 
 
+def _window_start(attrs, index_map, batching, indices, batch, operand_shape, window):
+    """The clamped start of the window batch position ``batch`` picks, and whether it fits."""
+    start = [0] * len(operand_shape)
+    for component, dim in enumerate(index_map):
+        start[dim] = int(indices[tuple(batch) + (component,)])
+    for operand_dim, index_dim in batching:
+        start[operand_dim] = batch[index_dim]
+    fits = all(0 <= s <= size - w for s, size, w in zip(start, operand_shape, window))
+    clamped = [min(max(s, 0), size - w) for s, size, w in zip(start, operand_shape, window)]
+    return clamped, fits
+
+
 def gather(attrs, x, indices):
-    axis, size = attrs["axis"], x.shape[attrs["axis"]]
-    shape = x.shape[:axis] + indices.shape + x.shape[axis + 1 :]
-    fill = {"f": math.nan, "b": True}.get(x.dtype.kind, -(2 ** (x.dtype.itemsize * 8 - 1)))
+    """Element by element from XLA's definition: a result index splits into batch dims (an
+    index vector's position) and offset dims (a position inside the window)."""
+    sizes, offset_dims = attrs["slice_sizes"], attrs["offset_dims"]
+    dropped = set(attrs["collapsed_slice_dims"]) | set(attrs["operand_batching_dims"])
+    kept = [dim for dim in range(x.ndim) if dim not in dropped]
+    rank = len(offset_dims) + indices.ndim - 1
+    batch_dims = [dim for dim in range(rank) if dim not in offset_dims]
+    shape = [0] * rank
+    for position, size in zip(batch_dims, indices.shape[:-1]):
+        shape[position] = size
+    for position, dim in zip(offset_dims, kept):
+        shape[position] = sizes[dim]
+    batching = list(zip(attrs["operand_batching_dims"], attrs["start_indices_batching_dims"]))
+    fill = attrs.get("fill_value", {"f": math.nan, "b": True}.get(x.dtype.kind, -(2 ** (x.dtype.itemsize * 8 - 1))))
 
     def element(index):
-        position = int(indices[index[axis : axis + indices.ndim]])
-        if attrs["mode"] == "clip":
-            position = min(max(position, 0), size - 1)
-        elif not 0 <= position < size:
+        batch = [index[dim] for dim in batch_dims]
+        start, fits = _window_start(attrs, attrs["start_index_map"], batching, indices, batch, x.shape, sizes)
+        if attrs["mode"] == "fill" and not fits:
             return fill
-        return element_of(x, index[:axis] + (position,) + index[axis + indices.ndim :])
+        position = list(start)
+        for dim, result_dim in zip(kept, offset_dims):
+            position[dim] += index[result_dim]
+        return element_of(x, position)
 
-    return (build(shape, x.dtype, element),)
+    return (build(tuple(shape), x.dtype, element),)
+
+
+def scatter(combine):
+    """A scatter oracle: walk the updates in row-major order, writing each element into the
+    operand position it names, combined by ``combine(old, new)``."""
+
+    def oracle(attrs, x, indices, updates):
+        window_dims = attrs["update_window_dims"]
+        dropped = set(attrs["inserted_window_dims"]) | set(attrs["operand_batching_dims"])
+        kept = [dim for dim in range(x.ndim) if dim not in dropped]
+        scatter_dims = [dim for dim in range(updates.ndim) if dim not in window_dims]
+        window = [1] * x.ndim
+        for dim, update_dim in zip(kept, window_dims):
+            window[dim] = updates.shape[update_dim]
+        batching = list(zip(attrs["operand_batching_dims"], attrs["scatter_indices_batching_dims"]))
+        result = x.copy()
+        for index in np.ndindex(updates.shape):
+            batch = [index[dim] for dim in scatter_dims]
+            start, fits = _window_start(attrs, attrs["scatter_dims_to_operand_dims"], batching, indices, batch,
+                                        x.shape, window)
+            if attrs["mode"] == "fill" and not fits:
+                continue
+            position = list(start)
+            for dim, update_dim in zip(kept, window_dims):
+                position[dim] += index[update_dim]
+            with np.errstate(all="ignore"):
+                result[tuple(position)] = combine(result[tuple(position)], updates[index])
+        return (result,)
+
+    return oracle
+
+
+SCATTER_COMBINE = {
+    # numpy scalars in, so that int sums wrap as the op's do; min and max see Python numbers
+    "scatter": lambda old, new: new,
+    "scatter_add": lambda old, new: old | new if isinstance(old, np.bool_) else old + new,
+    "scatter_mul": lambda old, new: old & new if isinstance(old, np.bool_) else old * new,
+    "scatter_min": lambda old, new: minimum(old.item(), new.item()),
+    "scatter_max": lambda old, new: maximum(old.item(), new.item()),
+}

@@ -7,6 +7,7 @@ one record to its family's ``op_table_*`` file.
 from __future__ import annotations
 
 from op_table_elementwise import ELEMENTWISE_RECORDS
+from op_table_indexing import INDEXING_RECORDS
 from op_table_layout import CREATION_AND_SHAPE_RECORDS
 from op_table_reductions import CONTRACTION_RECORDS, REDUCTION_RECORDS
 from op_table_spmd import SPMD_RECORDS
@@ -16,6 +17,7 @@ RECORDS = (
     + CREATION_AND_SHAPE_RECORDS
     + CONTRACTION_RECORDS
     + REDUCTION_RECORDS
+    + INDEXING_RECORDS
     + SPMD_RECORDS
 )
 RECORDS_BY_NAME = {record.name: record for record in RECORDS}

@@ -34,6 +34,7 @@ from .elementwise import (
 )
 from .elementwise import clip as _clip
 from .elementwise_math import round as _round
+from .index_update import IndexUpdateHelper
 from .indexing import getitem
 from .linalg import dot, matmul
 from .reductions import all as _all
@@ -151,7 +152,7 @@ METHODS = {
     "repeat": repeat,
 }
 
-PROPERTIES = {"T": transpose, "mT": matrix_transpose}
+PROPERTIES = {"T": transpose, "mT": matrix_transpose, "at": IndexUpdateHelper}
 
 
 def install_array_methods(cls) -> None:
