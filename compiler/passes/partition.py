@@ -48,6 +48,8 @@ class _Partitioner:
         self.chooser = FactorChooser(self.mesh_name, self.mesh)
         self.locals: dict[int, Local] = {}
         self.consumers = _consumers(self.func)
+        # NOTE: the global op that defines each value, for rules that look through an operand
+        self.producers = {result.id: op for op in self.func.body.ops for result in op.results}
 
     @property
     def decisions(self) -> list[Decision]:

@@ -22,6 +22,7 @@ from ..frontend.autodiff.registries import (
     transpose_rules,
     type_of,
 )
+from ..halo_partition import partition_concatenate, partition_windowed
 from ..reshard import reshard
 from ..spmd_builder import describe
 from .registries import factor_rule, kernel_rules, partition_rules, sharding_rules, shifted_axes
@@ -380,3 +381,7 @@ def _partition_constraint(partitioner, op: Op) -> list:
             target = replace(target, unreduced=target.unreduced + kept,
                              reduction=passing.result_reduction)
     return [reshard(partitioner.builder, local, target, describe(op))]
+
+
+partition_rules.register("slice", "pad", "rev")(partition_windowed)
+partition_rules.register("concatenate")(partition_concatenate)
