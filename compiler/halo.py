@@ -139,6 +139,14 @@ class HaloFetch:
         numbers = [int(number) for number in numbers]
         if len(set(numbers)) == 1:
             return self.builder.scalar(numbers[0], "i32")
+        step = numbers[1] - numbers[0]
+        if all(number == numbers[0] + step * j for j, number in enumerate(numbers)):
+            # NOTE: an affine table is arithmetic on the shard position
+            scaled = self.builder.emit1("mul", [self.builder.shard_position(self.receivers),
+                                                self.builder.scalar(step, "i32")])
+            if not numbers[0]:
+                return scaled
+            return self.builder.emit1("add", [scaled, self.builder.scalar(numbers[0], "i32")])
         table = self.builder.constant(np.asarray(numbers, np.int32), "i32")
         entry = self.builder.emit1("dynamic_slice", [table, self.builder.shard_position(self.receivers)],
                                    {"slice_sizes": (1,)})
@@ -149,6 +157,8 @@ class HaloFetch:
 
     def rows(self, value: Value, start: int, stop: int) -> Value:
         shape = value.type.shape
+        if (start, stop) == (0, shape[self.dim]):
+            return value
         return self.builder.emit1("slice", [value], {
             "start_indices": tuple(start if d == self.dim else 0 for d in range(len(shape))),
             "limit_indices": tuple(stop if d == self.dim else extent for d, extent in enumerate(shape)),
@@ -343,3 +353,23 @@ def _fill_outside(mover: HaloFetch, window: Value, starts, width: int, fill: Val
                          {"direction": "lt"})
     inside = builder.emit1("and", [low, high])
     return builder.emit1("select", [inside, window, builder.broadcast_scalar(fill, shape)])
+
+
+def dilated_window(builder: SpmdBuilder, value: Value, dim: int, split: SplitDim, receivers, firsts, length: int,
+                   dilation: int, fill: Value, *, reason: str) -> Value:
+    """Every device's ``length`` rows of the operand dilated by ``dilation`` (``dilation - 1``
+    fill values between elements) and extended with fill values on both sides, from position
+    ``firsts[j]`` (position ``dilation * i`` holds element ``i``): the input window of a pad,
+    convolution or window reduction whose output shard is at position ``j``."""
+    if dilation == 1:
+        return fetch(builder, value, dim, split, receivers, firsts, length, fill, reason=reason)
+    starts = [first // dilation for first in firsts]
+    width = max((first + length - 1) // dilation - start + 1 for first, start in zip(firsts, starts))
+    window = fetch(builder, value, dim, split, receivers, starts, width, fill, reason=reason)
+    config = tuple((0, dilation + length, dilation - 1) if d == dim else (0, 0, 0) for d in range(value.type.rank))
+    spread = builder.emit1("pad", [window, fill], {"padding_config": config})
+    mover = HaloFetch(builder, spread, dim, split, receivers, reason)
+    offsets = [first - dilation * start for first, start in zip(firsts, starts)]
+    if len(set(offsets)) == 1:
+        return mover.rows(spread, offsets[0], offsets[0] + length)
+    return mover.dynamic_rows(spread, mover.per_device(offsets), length)

@@ -15,7 +15,7 @@ from meshjit.ir import DimSharding, Op, TensorSharding, Value
 
 from .collectives import COLLECTIVES
 from .factor_choice import Decision, collective_cost
-from .halo import HaloFetch, fetch, split_dim
+from .halo import dilated_window, fetch, split_dim
 from .reshard import reshard
 from .rules.registries import sharding_rules
 from .spmd_builder import Local, SpmdBuilder, describe
@@ -148,18 +148,9 @@ def _window_dim(builder: SpmdBuilder, op: Op, value: Value, dim: int, source_axe
         window = fetch(builder, value, dim, source, result_axes, starts, out.shard, zero, reason=reason)
         return builder.emit1("rev", [window], {"dimensions": (dim,)})
     low, _, interior = op.attrs["padding_config"][dim]
-    every = interior + 1
     firsts = [j * out.shard - low for j in positions]
-    starts = [first // every for first in firsts]
-    width = max((first + out.shard - 1) // every - start + 1 for first, start in zip(firsts, starts))
-    window = fetch(builder, value, dim, source, result_axes, starts, width, fill, reason=reason)
-    if every == 1:
-        return window
-    config = tuple((0, every + out.shard, interior) if d == dim else (0, 0, 0) for d in range(value.type.rank))
-    spread = builder.emit1("pad", [window, fill], {"padding_config": config})
-    mover = HaloFetch(builder, spread, dim, source, result_axes, reason)
-    offsets = [first - every * start for first, start in zip(firsts, starts)]
-    return mover.dynamic_rows(spread, mover.per_device(offsets), out.shard)
+    return dilated_window(builder, value, dim, source, result_axes, firsts, out.shard, interior + 1, fill,
+                          reason=reason)
 
 
 def _whole_dim(builder: SpmdBuilder, op: Op, value: Value, dim: int, fill) -> Value:

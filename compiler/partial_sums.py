@@ -69,7 +69,7 @@ def _max_min(op: Op) -> PartialRule:
     return PartialRule((0, 1), "some", MAX if op.name == "max" else MIN)
 
 
-@partial_sum_rules.register("mul", "dot_general")
+@partial_sum_rules.register("mul", "dot_general", "conv_general_dilated")
 def _bilinear(op: Op) -> PartialRule:
     # (a1 + a2) * b = a1 * b + a2 * b: linear in each operand separately, never in both at once
     # ((a1 + a2) * (b1 + b2) has cross terms).

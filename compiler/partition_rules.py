@@ -13,7 +13,8 @@ from meshjit.ir import Op
 from meshjit.ir.dtypes import to_numpy
 
 # reduction factors whose partial results combine with these all_reduce reductions
-PARTIAL_REDUCTION = {"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min", "dot_general": "sum"}
+PARTIAL_REDUCTION = {"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min", "dot_general": "sum",
+                     "conv_general_dilated": "sum"}
 
 
 def identity(reduction: str, dtype: str):

@@ -28,6 +28,14 @@ from meshjit.compiler.frontend.lax_slicing import scatter_apply as scatter_apply
 from meshjit.compiler.frontend.lax_slicing import scatter_max as scatter_max
 from meshjit.compiler.frontend.lax_slicing import scatter_min as scatter_min
 from meshjit.compiler.frontend.lax_slicing import scatter_mul as scatter_mul
+from meshjit.compiler.frontend.lax_windows import ConvDimensionNumbers as ConvDimensionNumbers
+from meshjit.compiler.frontend.lax_windows import conv as conv
+from meshjit.compiler.frontend.lax_windows import conv_dimension_numbers as conv_dimension_numbers
+from meshjit.compiler.frontend.lax_windows import conv_general_dilated as conv_general_dilated
+from meshjit.compiler.frontend.lax_windows import conv_general_permutations as conv_general_permutations
+from meshjit.compiler.frontend.lax_windows import conv_with_general_padding as conv_with_general_padding
+from meshjit.compiler.frontend.lax_windows import padtype_to_pads as padtype_to_pads
+from meshjit.compiler.frontend.lax_windows import reduce_window as reduce_window
 from meshjit.compiler.frontend.lax_ops import abs as abs
 from meshjit.compiler.frontend.lax_ops import add as add
 from meshjit.compiler.frontend.lax_ops import argmax as argmax

@@ -431,8 +431,45 @@ def indexing_records() -> list[Record]:
     return records
 
 
+def _conv(lhs_spec, rhs_spec, out_spec, strides, padding, lhs_dilation=(1, 1), rhs_dilation=(1, 1), groups=1):
+    return {"lhs_spec": lhs_spec, "rhs_spec": rhs_spec, "out_spec": out_spec, "window_strides": strides,
+            "padding": padding, "lhs_dilation": lhs_dilation, "rhs_dilation": rhs_dilation,
+            "feature_group_count": groups, "batch_group_count": 1}
+
+
+def _window(window, strides, padding, base=(1, 1), dilation=(1, 1)):
+    return {"window_dimensions": window, "window_strides": strides, "padding": padding, "base_dilation": base,
+            "window_dilation": dilation}
+
+
+NHWC = ((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2))
+
+
+def window_records() -> list[Record]:
+    # the spatial dims (H, W) sharded: halos; the batch; the input features (partial sums)
+    image_cases = [Case(("-,x,-,-", None)), Case(("-,x,y,-", None)), Case(("x,y,-,-", None)),
+                   Case(("-,-,-,x", "-,-,x,-")), Case(("-,xy,-,-", None))]
+    return [
+        record("conv_general_dilated", "same", ["f32[2,8,6,4]", "f32[3,3,4,2]"], _conv(*NHWC, (1, 1), ((1, 1), (1, 1))),
+               image_cases, samples=5),
+        record("conv_general_dilated", "strided_dilated", ["f32[1,10,7,2]", "f32[3,2,2,3]"],
+               _conv(*NHWC, (2, 1), ((2, 0), (-1, 1)), (1, 1), (2, 1)), image_cases[:3], samples=3),
+        record("conv_general_dilated", "lhs_dilation", ["f32[1,6,5,2]", "f32[2,2,2,2]"],
+               _conv(*NHWC, (1, 2), ((1, 1), (0, 0)), (2, 1)), image_cases[:2], samples=2),
+        record("conv_general_dilated", "groups", ["f32[2,4,8]", "f32[6,2,3]"],
+               _conv((0, 1, 2), (0, 1, 2), (0, 1, 2), (1,), ((1, 1),), (1,), (1,), 2),
+               [Case(("-,-,x", None)), Case(("x,-,-", None))], samples=2),
+        record("reduce_window_sum", "", ["f32[8,6]", "f32[]"], _window((3, 1), (1, 1), ((1, 1), (0, 0))),
+               [Case(("x,-", "")), Case(("x,y", ""))], samples=3),
+        record("reduce_window_max", "pool", [Operand("f32[8,6]", negative), "f32[]"],
+               _window((2, 3), (2, 2), ((0, 1), (1, 1))), [Case(("x,-", "")), Case(("y,x", ""))], samples=3),
+        record("reduce_window_min", "dilated", [Operand("f32[9,6]", positive), "f32[]"],
+               _window((2, 2), (1, 2), ((1, 0), (0, 0)), (2, 1), (1, 2)), [Case(("x,-", ""))], samples=3),
+    ]
+
+
 RECORDS = (elementwise_records() + creation_records() + layout_records() + contraction_records()
-           + reduction_records() + indexing_records() + constraint_records())
+           + reduction_records() + indexing_records() + window_records() + constraint_records())
 
 
 def cases_for(record: Record, mesh_name: str) -> list[Case]:

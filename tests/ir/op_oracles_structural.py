@@ -361,3 +361,80 @@ SCATTER_COMBINE = {
     "scatter_min": lambda old, new: minimum(old.item(), new.item()),
     "scatter_max": lambda old, new: maximum(old.item(), new.item()),
 }
+
+
+def _dilated_value(x, position, dims, dilation, padding, fill):
+    """The element at ``position`` of ``x`` dilated and padded along ``dims`` (fill elsewhere)."""
+    index = list(position)
+    for dim, step, (low, _) in zip(dims, dilation, padding):
+        offset = position[dim] - low
+        if offset < 0 or offset % step or offset // step >= x.shape[dim]:
+            return fill
+        index[dim] = offset // step
+    return x[tuple(index)]
+
+
+def conv_general_dilated(attrs, lhs, rhs):
+    """Element by element: each output sums input times kernel over its window, per group."""
+    lhs_spec, rhs_spec, out_spec = attrs["lhs_spec"], attrs["rhs_spec"], attrs["out_spec"]
+    spatial = len(lhs_spec) - 2
+    groups, batch_groups = attrs["feature_group_count"], attrs["batch_group_count"]
+    out_features, in_features = rhs.shape[rhs_spec[0]], rhs.shape[rhs_spec[1]]
+    sizes = []
+    for index in range(spatial):
+        size = (lhs.shape[lhs_spec[2 + index]] - 1) * attrs["lhs_dilation"][index] + 1 + sum(attrs["padding"][index])
+        kernel = (rhs.shape[rhs_spec[2 + index]] - 1) * attrs["rhs_dilation"][index] + 1
+        sizes.append(max((size - kernel) // attrs["window_strides"][index] + 1, 0) if size >= kernel else 0)
+    shape = [0] * len(lhs_spec)
+    shape[out_spec[0]], shape[out_spec[1]] = lhs.shape[lhs_spec[0]] // batch_groups, out_features
+    for index, size in enumerate(sizes):
+        shape[out_spec[2 + index]] = size
+    lhs_dims = list(lhs_spec[2:])
+
+    def element(index):
+        batch, feature = index[out_spec[0]], index[out_spec[1]]
+        group_size = out_features // max(groups, batch_groups)
+        group = feature // group_size
+        total = 0
+        for kernel_index in np.ndindex(*(rhs.shape[dim] for dim in rhs_spec[2:])):
+            for channel in range(in_features):
+                position = [0] * lhs.ndim
+                position[lhs_spec[0]] = batch + (group * shape[out_spec[0]] if batch_groups > 1 else 0)
+                position[lhs_spec[1]] = channel + (group * in_features if groups > 1 else 0)
+                for s in range(spatial):
+                    position[lhs_spec[2 + s]] = (index[out_spec[2 + s]] * attrs["window_strides"][s]
+                                                 + kernel_index[s] * attrs["rhs_dilation"][s])
+                value = _dilated_value(lhs, position, lhs_dims, attrs["lhs_dilation"], attrs["padding"], 0)
+                weight = [0] * rhs.ndim
+                weight[rhs_spec[0]], weight[rhs_spec[1]] = feature, channel
+                for s in range(spatial):
+                    weight[rhs_spec[2 + s]] = kernel_index[s]
+                with np.errstate(all="ignore"):
+                    total = total + value * rhs[tuple(weight)]
+        return total
+
+    return (build(tuple(shape), lhs.dtype, element),)
+
+
+def reduce_window(combine):
+    def oracle(attrs, x, init):
+        dims = list(range(x.ndim))
+        sizes = []
+        for dim in dims:
+            size = (x.shape[dim] - 1) * attrs["base_dilation"][dim] + 1 + sum(attrs["padding"][dim]) if x.shape[dim] \
+                else sum(attrs["padding"][dim])
+            window = (attrs["window_dimensions"][dim] - 1) * attrs["window_dilation"][dim] + 1
+            sizes.append(max((size - window) // attrs["window_strides"][dim] + 1, 0) if size >= window else 0)
+
+        def element(index):
+            result = init.item()
+            for offsets in np.ndindex(*attrs["window_dimensions"]):
+                position = [index[dim] * attrs["window_strides"][dim] + offsets[dim] * attrs["window_dilation"][dim]
+                            for dim in dims]
+                value = _dilated_value(x, position, dims, attrs["base_dilation"], attrs["padding"], init)
+                result = combine(result, value.item())
+            return result
+
+        return (build(tuple(sizes), x.dtype, element),)
+
+    return oracle

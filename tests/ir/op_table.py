@@ -11,6 +11,7 @@ from op_table_indexing import INDEXING_RECORDS
 from op_table_layout import CREATION_AND_SHAPE_RECORDS
 from op_table_reductions import CONTRACTION_RECORDS, REDUCTION_RECORDS
 from op_table_spmd import SPMD_RECORDS
+from op_table_windows import WINDOW_RECORDS
 
 RECORDS = (
     ELEMENTWISE_RECORDS
@@ -18,6 +19,7 @@ RECORDS = (
     + CONTRACTION_RECORDS
     + REDUCTION_RECORDS
     + INDEXING_RECORDS
+    + WINDOW_RECORDS
     + SPMD_RECORDS
 )
 RECORDS_BY_NAME = {record.name: record for record in RECORDS}
