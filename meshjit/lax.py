@@ -28,6 +28,7 @@ from meshjit.compiler.frontend.lax_slicing import scatter_apply as scatter_apply
 from meshjit.compiler.frontend.lax_slicing import scatter_max as scatter_max
 from meshjit.compiler.frontend.lax_slicing import scatter_min as scatter_min
 from meshjit.compiler.frontend.lax_slicing import scatter_mul as scatter_mul
+from meshjit.compiler.frontend.lax_slicing import top_k as top_k
 from meshjit.compiler.frontend.lax_windows import ConvDimensionNumbers as ConvDimensionNumbers
 from meshjit.compiler.frontend.lax_windows import conv as conv
 from meshjit.compiler.frontend.lax_windows import conv_dimension_numbers as conv_dimension_numbers

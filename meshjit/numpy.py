@@ -26,6 +26,8 @@ from meshjit.compiler.frontend.numpy_api.creation import tril as tril
 from meshjit.compiler.frontend.numpy_api.creation import triu as triu
 from meshjit.compiler.frontend.numpy_api.creation import zeros as zeros
 from meshjit.compiler.frontend.numpy_api.creation import zeros_like as zeros_like
+from meshjit.compiler.frontend.numpy_api.convolution import convolve as convolve
+from meshjit.compiler.frontend.numpy_api.convolution import correlate as correlate
 from meshjit.compiler.frontend.numpy_api.einsum import einsum as einsum
 from meshjit.compiler.frontend.numpy_api.elementwise import abs as abs
 from meshjit.compiler.frontend.numpy_api.elementwise import absolute as absolute
@@ -125,6 +127,7 @@ from meshjit.compiler.frontend.numpy_api.reductions import std as std
 from meshjit.compiler.frontend.numpy_api.reductions import sum as sum
 from meshjit.compiler.frontend.numpy_api.reductions import var as var
 from meshjit.compiler.frontend.numpy_api.scalar_types import bool_ as bool_
+from meshjit.compiler.frontend.numpy_api.search import searchsorted as searchsorted
 from meshjit.compiler.frontend.numpy_api.scalar_types import float32 as float32
 from meshjit.compiler.frontend.numpy_api.scalar_types import float64 as float64
 from meshjit.compiler.frontend.numpy_api.scalar_types import int32 as int32
@@ -148,7 +151,11 @@ from meshjit.compiler.frontend.numpy_api.shape_ops import stack as stack
 from meshjit.compiler.frontend.numpy_api.shape_ops import swapaxes as swapaxes
 from meshjit.compiler.frontend.numpy_api.shape_ops import tile as tile
 from meshjit.compiler.frontend.numpy_api.shape_ops import transpose as transpose
+from meshjit.compiler.frontend.numpy_api.shifts import diff as diff
+from meshjit.compiler.frontend.numpy_api.shifts import pad as pad
+from meshjit.compiler.frontend.numpy_api.shifts import roll as roll
 from meshjit.compiler.frontend.numpy_api.take import take as take
+from meshjit.compiler.frontend.numpy_api.take import put_along_axis as put_along_axis
 from meshjit.compiler.frontend.numpy_api.take import take_along_axis as take_along_axis
 from meshjit.runtime.array import Array as ndarray  # noqa: F401 - jnp.ndarray is meshjit.Array
 

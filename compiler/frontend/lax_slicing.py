@@ -22,9 +22,10 @@ from .lax_ops import (
     gt,
     reshape,
     select,
+    transpose,
 )
 from .operands import as_operand, dtype_of, is_python_scalar, shape_of
-from .trace import Tracer
+from .trace import Tracer, bind
 
 
 class GatherDimensionNumbers(NamedTuple):
@@ -170,6 +171,28 @@ def _most_repeats(operand_shape, indices, dimension_numbers, update_shape, mode)
     counts = reference_impls["scatter_add"](attrs, np.zeros(operand_shape, np.int32), np.asarray(indices),
                                             np.ones(update_shape, np.int32))[0]
     return int(np.max(counts, initial=0))
+
+
+def top_k(operand, k: int, *, axis: int = -1):
+    """The ``k`` largest elements along ``axis`` and their indices, largest first (NaN counts
+    as the largest; equal elements come in index order)."""
+    operand = as_operand(operand)
+    shape = shape_of(operand)
+    if not shape:
+        raise ValueError("top_k: operand must have at least one dimension")
+    axis = _dim(axis, len(shape), "top_k")
+    k = int(k)
+    if not 0 <= k <= shape[axis]:
+        raise ValueError(f"k argument to top_k must be no larger than size along axis; got k={k} with shape="
+                         f"{list(shape)} and axis={axis}")
+    last = len(shape) - 1
+    order = tuple(dim for dim in range(len(shape)) if dim != axis) + (axis,)
+    moved = operand if axis == last else transpose(operand, order)
+    values, indices = bind("top_k", [moved], {"k": k}, weak_type=dtype_of(operand).weak)
+    if axis != last:
+        inverse = tuple(order.index(dim) for dim in range(len(shape)))
+        values, indices = transpose(values, inverse), transpose(indices, inverse)
+    return values, indices
 
 
 # -- dynamic slices along one dim ----------------------------------------------------------------

@@ -26,6 +26,7 @@ from ..frontend.autodiff.registries import (
 )
 from ..frontend.trace import bind
 from ..gather_scatter_partition import partition_gather, partition_scatter
+from ..sort_partition import partition_sort, partition_top_k
 from .registries import factor_rule, partition_rules, sharding_rules
 
 # --- sharding ------------------------------------------------------------------------------------
@@ -59,6 +60,15 @@ def _sort(op: Op) -> FactorRule:
     operands = ", ".join([tensor] * len(op.operands))
     results = ", ".join([tensor] * len(op.results))
     return factor_rule(op, f"{operands} -> {results}", {names[op.attrs["dimension"]]: "replication"})
+
+
+@sharding_rules.register("top_k")
+def _top_k(op: Op) -> FactorRule:
+    # every dim but the last passes; the last needs the whole dim, and the k kept elements
+    # are a dim of their own
+    names = letters(op.operands[0].type.rank - 1)
+    kept = joined(names + ["q"])
+    return factor_rule(op, f"{joined(names + ['r'])} -> {kept}, {kept}", {"r": "replication", "q": "replication"})
 
 
 @sharding_rules.register("gather")
@@ -216,6 +226,24 @@ def _gather_transpose(op, cotangents, operands):
     return [single("scatter_add", [blank, indices, cotangents[0]], attrs), None]
 
 
+def take_last(values, indices):
+    """``values`` at ``indices`` along the last dim, elementwise in the others (a gather whose
+    leading dims are batching dims)."""
+    rank = type_of(values).rank
+    batch = tuple(range(rank - 1))
+    vectors = single("expand_dims", [indices], {"dimensions": (rank,)})
+    return single("gather", [values, vectors], {
+        "offset_dims": (), "collapsed_slice_dims": (rank - 1,), "start_index_map": (rank - 1,),
+        "operand_batching_dims": batch, "start_indices_batching_dims": batch, "slice_sizes": (1,) * rank,
+        "mode": "clip"})
+
+
+@jvp_rules.register("top_k")
+def _top_k_jvp(op, primals, tangents):
+    outputs = emit(op, primals)
+    return outputs, [take_last(tangents[0], outputs[1]), None]
+
+
 @transpose_rules.register("scatter_add")
 def _scatter_add_transpose(op, cotangents, operands):
     operand, indices, updates = operands
@@ -320,4 +348,6 @@ def _add_attrs(op) -> dict:
 # --- partitioning ----------------------------------------------------------------------------
 
 partition_rules.register("gather")(partition_gather)
+partition_rules.register("sort")(partition_sort)
+partition_rules.register("top_k")(partition_top_k)
 partition_rules.register(*SCATTERS)(partition_scatter)

@@ -11,6 +11,7 @@ from ..reference import reference_impls
 from ..gather_scatter import MODES, GatherDims, ScatterDims, check_gather, check_scatter
 from ..shape_rules import (
     INTS,
+    NUMERIC,
     bool_attr,
     check_dim,
     choice_attr,
@@ -24,9 +25,9 @@ from ..shape_rules import (
 )
 from ..types import TensorType
 
-OPS = ("dynamic_slice", "dynamic_update_slice", "sort", "gather", "scatter", "scatter_add", "scatter_mul",
+OPS = ("dynamic_slice", "dynamic_update_slice", "sort", "top_k", "gather", "scatter", "scatter_add", "scatter_mul",
        "scatter_min", "scatter_max")
-SCATTERS = OPS[4:]
+SCATTERS = OPS[5:]
 
 
 def _check_start_indices(op: str, operand: TensorType, starts) -> None:
@@ -79,6 +80,20 @@ def _sort(op, operands, attrs, regions, meshes):
     if not 1 <= num_keys <= len(operands):
         fail(op, f"num_keys {num_keys} must be between 1 and the {len(operands)} operands")
     return tuple(operands)
+
+
+@shape_rules.register("top_k")
+def _top_k(op, operands, attrs, regions, meshes):
+    expect_operand_count(op, operands, 1)
+    (operand,) = operands
+    expect_dtype(op, "operand", operand, NUMERIC)
+    if operand.rank == 0:
+        fail(op, f"operand {operand} needs a last dim to take the largest elements of")
+    k = int_attr(op, attrs, "k")
+    if not 0 <= k <= operand.shape[-1]:
+        fail(op, f"k {k} must be between 0 and the last dim {operand.shape[-1]} of {operand}")
+    shape = operand.shape[:-1] + (k,)
+    return (operand.with_shape(shape), TensorType(shape, "i32"))
 
 
 @shape_rules.register("gather")
@@ -138,6 +153,15 @@ def _sort(attrs, *operands):
     # and treats -0.0 and 0.0 as equal. A stable order is also a valid unstable one.
     order = np.lexsort(keys[::-1], axis=dimension)
     return tuple(np.take_along_axis(operand, order, axis=dimension) for operand in operands)
+
+
+@reference_impls.register("top_k")
+def _top_k(attrs, operand):
+    """The k largest along the last dim, largest first; NaN counts as the largest and equal
+    elements come in index order (as XLA's TopK)."""
+    positions = np.broadcast_to(np.arange(operand.shape[-1]), operand.shape)
+    order = np.lexsort((-positions, operand), axis=-1)[..., ::-1][..., : attrs["k"]]
+    return np.take_along_axis(operand, order, axis=-1), order.astype(np.int32)
 
 
 def fill_value(attrs, dtype: np.dtype):

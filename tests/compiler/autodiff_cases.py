@@ -357,4 +357,5 @@ CASES += [
          _uniform(-1, 1, 5, 6)),
     Case("reduce_window_min", ("reduce_window_min",),
          lambda x: lax.reduce_window(x, np.inf, lax.min, (3,), (2,), "SAME"), _uniform(-1, 1, 7)),
+    Case("top_k", ("top_k",), lambda x: lax.top_k(x, 3)[0] ** 2, _uniform(-1, 1, 3, 6)),
 ]

@@ -204,6 +204,59 @@ INDEXING = [
                                   np_.float32(5.0)),
         operators=True,
     ),
+    R(
+        "pad modes",
+        lambda m, x: (
+            m.pad(x, ((1, 2), (0, 3))),
+            m.pad(x, 2, constant_values=((1.0, 2.0), (3.0, 4.0))),
+            m.pad(x, ((2, 1), (5, 0)), mode="edge"),
+            m.pad(x, ((4, 1), (6, 2)), mode="wrap"),
+            m.pad(x, ((3, 5), (2, 1)), mode="reflect"),
+            m.pad(x, ((3, 5), (2, 1)), mode="symmetric"),
+            m.pad(x, ((3, 5), (2, 1)), mode="reflect", reflect_type="odd"),
+            m.pad(x, ((1, 2), (2, 2)), mode="linear_ramp", end_values=((1.0, -1.0), (0.0, 5.0))),
+            m.pad(x, ((1, 2), (2, 2)), mode="maximum", stat_length=2),
+            m.pad(x, ((1, 2), (2, 2)), mode="mean"),
+        ),
+        inputs("f32[3,4]"),
+        ("f32",) * 10,
+    ),
+    R(
+        "roll, diff, put_along_axis",
+        lambda m, x, i: (
+            m.roll(x, 1, axis=0),
+            m.roll(x, (-2, 7), axis=(0, 1)),
+            m.roll(x, 5),
+            m.diff(x),
+            m.diff(x, n=2, axis=0, prepend=1.5),
+            m.diff(x > 0, append=m.asarray([[True], [False], [True]])),
+            m.put_along_axis(x, i, -1.0, 1, inplace=False) if m is not np else _put(x, i, -1.0),
+        ),
+        inputs("f32[3,4]", ("i32[3,2]", 0, 3)),
+        ("f32", "f32", "f32", "f32", "f32", "bool", "f32"),
+    ),
+    R(
+        "searchsorted, convolve, correlate",
+        lambda m, a, v, x, w: (
+            m.searchsorted(m.sort(a), v),
+            m.searchsorted(m.sort(a), v, side="right"),
+            m.convolve(x, w),
+            m.convolve(w, x, mode="same"),
+            m.correlate(x, w, mode="valid"),
+            m.correlate(w, x, mode="full"),
+        ),
+        inputs(("i32[9]", -3, 3), ("i32[5]", -4, 4), "f32[9]", "f32[4]"),
+        ("i32", "i32", "f32", "f32", "f32", "f32"),
+    ),
+    R(
+        "sort and argsort descending, stable",
+        lambda m, x: (m.sort(x, axis=0, descending=True), m.argsort(x, axis=1, descending=True),
+                      m.argsort(x, axis=None, stable=True)),
+        inputs(("i32[4,6]", -2, 2)),
+        ("i32", "i32", "i32"),
+        reference=lambda np_, x: (np_.sort(x, axis=0)[::-1], _stable_descending(x), np_.argsort(x, axis=None,
+                                                                                              kind="stable")),
+    ),
 ]
 
 PRODUCTS = [
@@ -329,3 +382,14 @@ def _numpy_at(x, index, values, combine):
     result = x.copy()
     combine(result, index, values)
     return result
+
+
+def _put(x, indices, value):
+    result = x.copy()
+    np.put_along_axis(result, indices, value, 1)
+    return result
+
+
+def _stable_descending(x):
+    """argsort along axis 1, largest first, equal values in index order."""
+    return np.argsort(-x.astype(np.int64), axis=1, kind="stable")

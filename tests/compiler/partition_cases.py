@@ -334,6 +334,13 @@ def reduction_records() -> list[Record]:
         record("sort", "", [F], {"dimension": 0, "is_stable": True, "num_keys": 1}),
         record("sort", "key_value", [INT, F], {"dimension": 1, "is_stable": True, "num_keys": 1},
                [Case(("x,-", "-,x"))]),
+        record("sort", "rows_all_to_all", ["f32[8,16]"], {"dimension": 1, "is_stable": True, "num_keys": 1},
+               [Case(("-,x",), "-,x", ("all_to_all", "all_to_all"), meshes=("8",))], samples=2),
+        record("top_k", "", [Operand("f32[4,128]", normal)], {"k": 3},
+               [Case(("-,x",), None, ("all_gather", "all_gather"), meshes=("8",)), Case(("y,x",)), Case(("-,xy",))],
+               samples=3),
+        record("top_k", "uneven_i32", [Operand("i32[3,10]", integers(-4, 4))], {"k": 2},
+               [Case(("-,x",)), Case(("x,y",))], samples=3),
         record("sort", "two_keys", ["i32[6,10]", "i32[6,10]", "f32[6,10]"],
                {"dimension": 0, "is_stable": False, "num_keys": 2}),
     ]

@@ -438,3 +438,18 @@ def reduce_window(combine):
         return (build(tuple(sizes), x.dtype, element),)
 
     return oracle
+
+
+def top_k(attrs, x):
+    """Per row of the last dim: positions ranked by value (NaN largest), ties by position."""
+    k = attrs["k"]
+    values = np.empty(x.shape[:-1] + (k,), x.dtype)
+    indices = np.empty(x.shape[:-1] + (k,), np.int32)
+    for row in np.ndindex(*x.shape[:-1]):
+        line = [element.item() for element in x[row]]
+        ranked = sorted(range(len(line)), key=lambda i: (0 if math.isnan(line[i]) else 1, -line[i]
+                                                        if not math.isnan(line[i]) else 0, i))
+        for position, index in enumerate(ranked[:k]):
+            values[row + (position,)] = line[index]
+            indices[row + (position,)] = index
+    return values, indices

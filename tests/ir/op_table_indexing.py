@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import op_oracles_structural as oracles
-from op_records import ALL, NUMERIC, Bad, Case, OpRecord, random_array
+from op_records import ALL, NUMERIC, Bad, Case, OpRecord, random_array, tied_operands
 
 
 def _gather(offset, collapsed, index_map, sizes, batching=((), ()), mode="clip", **extra):
@@ -96,7 +96,20 @@ def _scatter_record(name: str, dtypes) -> OpRecord:
     )
 
 
-INDEXING_RECORDS = [GATHER_RECORD] + [
+TOP_K_RECORD = OpRecord(
+    "top_k",
+    NUMERIC,
+    (Case({"k": 3}, ((7,),)), Case({"k": 2}, ((3, 5),)), Case({"k": 0}, ((2, 4),)), Case({"k": 4}, ((2, 1, 4),))),
+    oracles.top_k,
+    (
+        Bad("f32[4]", {"k": 5}, "top_k: k 5 must be between 0 and the last dim 4 of f32[4]"),
+        Bad("f32[]", {"k": 0}, "top_k: operand f32[] needs a last dim"),
+        Bad("bool[3]", {"k": 1}, "top_k: operand has dtype bool"),
+    ),
+    make=tied_operands,
+)
+
+INDEXING_RECORDS = [GATHER_RECORD, TOP_K_RECORD] + [
     _scatter_record("scatter", ALL),
     _scatter_record("scatter_add", ALL),
     _scatter_record("scatter_mul", ALL),

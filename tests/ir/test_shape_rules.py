@@ -100,6 +100,7 @@ SPEC_OPS = {
         "cummax",
         "cummin",
         "sort",
+        "top_k",
         "gather",
         "scatter",
         "scatter_add",

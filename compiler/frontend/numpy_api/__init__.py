@@ -23,6 +23,8 @@ from .creation import tril as tril
 from .creation import triu as triu
 from .creation import zeros as zeros
 from .creation import zeros_like as zeros_like
+from .convolution import convolve as convolve
+from .convolution import correlate as correlate
 from .einsum import einsum as einsum
 from .elementwise import abs as abs
 from .elementwise import absolute as absolute
@@ -122,6 +124,7 @@ from .reductions import std as std
 from .reductions import sum as sum
 from .reductions import var as var
 from .scalar_types import bool_ as bool_
+from .search import searchsorted as searchsorted
 from .scalar_types import float32 as float32
 from .scalar_types import float64 as float64
 from .scalar_types import int32 as int32
@@ -145,7 +148,11 @@ from .shape_ops import stack as stack
 from .shape_ops import swapaxes as swapaxes
 from .shape_ops import tile as tile
 from .shape_ops import transpose as transpose
+from .shifts import diff as diff
+from .shifts import pad as pad
+from .shifts import roll as roll
 from .take import take as take
+from .take import put_along_axis as put_along_axis
 from .take import take_along_axis as take_along_axis
 
 install_array_methods(_Tracer)
