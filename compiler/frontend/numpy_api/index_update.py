@@ -176,7 +176,9 @@ def _update(ref: IndexUpdateRef, kind: str, values, mode, unique_indices, indice
             updated = values(region)
         else:
             values = broadcast_to_shape(values, target, "at[]") if shape_of(values) != target else values
-            updated = _COMBINE[kind](region, lax.reshape(values, shape_of(region)))
+            if shape_of(values) != shape_of(region):
+                values = lax.reshape(values, shape_of(region))
+            updated = _COMBINE[kind](region, values)
     else:
         updated = _scatter_region(region, entries, kind, values, mode, unique_indices, indices_are_sorted,
                                   wrap_negative)
@@ -265,7 +267,8 @@ def _scatter_region(region, entries, kind, values, mode, unique_indices, indices
                              mode=scatter_mode)
     target = _target_shape(update_shape, kinds, adjacent, len(index_shape))
     values = broadcast_to_shape(values, target, "at[]") if shape_of(values) != target else values
-    values = lax.reshape(values, tuple(update_shape))
+    if shape_of(values) != tuple(update_shape):
+        values = lax.reshape(values, tuple(update_shape))
     return _scatter(kind, region, indices, values, dimension_numbers, indices_are_sorted, unique_indices,
                     scatter_mode)
 
