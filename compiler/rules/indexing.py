@@ -26,8 +26,9 @@ from ..frontend.autodiff.registries import (
 )
 from ..frontend.trace import bind
 from ..gather_scatter_partition import partition_gather, partition_scatter
+from ..index_kernels import gather_kernel, scatter_kernel
 from ..sort_partition import partition_sort, partition_top_k
-from .registries import factor_rule, partition_rules, sharding_rules
+from .registries import factor_rule, kernel_rules, partition_rules, sharding_rules
 
 # --- sharding ------------------------------------------------------------------------------------
 
@@ -348,6 +349,8 @@ def _add_attrs(op) -> dict:
 # --- partitioning ----------------------------------------------------------------------------
 
 partition_rules.register("gather")(partition_gather)
+kernel_rules.register("gather")(gather_kernel)
+kernel_rules.register(*SCATTERS)(scatter_kernel)
 partition_rules.register("sort")(partition_sort)
 partition_rules.register("top_k")(partition_top_k)
 partition_rules.register(*SCATTERS)(partition_scatter)

@@ -29,8 +29,9 @@ from ..frontend.autodiff.registries import (
     type_of,
     zeros,
 )
+from ..index_kernels import conv_kernel, reduce_window_kernel
 from ..window_partition import partition_conv, partition_reduce_window, windowed_dims
-from .registries import factor_rule, partition_rules, sharding_rules
+from .registries import factor_rule, kernel_rules, partition_rules, sharding_rules
 
 # --- sharding ------------------------------------------------------------------------------------
 
@@ -257,7 +258,9 @@ def _reduce_window_extreme_jvp(op, primals, tangents):
     return outputs, [result]
 
 
-# --- partitioning -------------------------------------------------------------------
+# --- kernels and partitioning -------------------------------------------------------------------
 
 partition_rules.register("conv_general_dilated")(partition_conv)
+kernel_rules.register("conv_general_dilated")(conv_kernel)
+kernel_rules.register(*WINDOW_REDUCTIONS)(reduce_window_kernel)
 partition_rules.register(*WINDOW_REDUCTIONS)(partition_reduce_window)
