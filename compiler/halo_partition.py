@@ -47,35 +47,41 @@ def _bytes(builder: SpmdBuilder, mesh, start: int) -> float:
     return sum(collective_cost(op, mesh)[0] for op in builder.ops[start:] if op.name in COLLECTIVES)
 
 
-def _decide(partitioner, op: Op, emit_halo, sources=()) -> list[Local] | None:
-    """Price the halo plan (emitted into a scratch builder) against the generic partitioner;
-    emit the halo plan for real and return its results when it sends no more bytes. With
-    ``sources`` (values the op's operands were sliced from, read through), the generic plan is
-    priced as gathering them: what computing the slices whole takes."""
-    scratch = SpmdBuilder(partitioner.mesh_name, partitioner.mesh)
-    emit_halo(scratch)
-    halo_bytes = _bytes(scratch, partitioner.mesh, 0)
+HALO = "fetch each shard's window (halo exchange)"
+GENERIC = "gather the dim (generic)"
+
+
+def choose_plan(partitioner, op: Op, plans: dict, sources=()) -> list[Local]:
+    """Price each plan (``name -> emit(builder)``, emitted into a scratch builder with its
+    results brought to the layouts propagation chose) against the generic partitioner, keep
+    the choice for ``explain()``, and emit the cheapest (a plan before the generic one on ties).
+    With ``sources`` (values the op's operands were sliced from, read through), the generic
+    plan is priced as gathering them: what computing the slices whole takes."""
+    wanted = partitioner.result_shardings(op)
+    prices = {}
+    for name, emit in plans.items():
+        scratch = SpmdBuilder(partitioner.mesh_name, partitioner.mesh)
+        for local, target in zip(emit(scratch), wanted):
+            reshard(scratch, local, target, "pricing")
+        prices[name] = _bytes(scratch, partitioner.mesh, 0)
     rule = sharding_rules[op.name](op)
     operands = [partitioner.locals[value.id] for value in op.operands]
     chooser = partitioner.chooser
-    wanted = partitioner.result_shardings(op)
     strategy = chooser.choose(op, rule, operands, wanted, partitioner._passing(op, operands))
     generic_bytes = chooser.price(op, rule, operands, wanted, strategy)[0]
     dim = op.attrs.get("dimension")
+    scratch = SpmdBuilder(partitioner.mesh_name, partitioner.mesh)
     for source in sources:
         local = partitioner.locals[source.id]
-        whole = local.sharding.with_dims(tuple(
-            DimSharding(() if d == dim else tuple(target.axes)) for d, target in enumerate(wanted[0].dims)))
-        start = len(scratch.ops)
-        reshard(scratch, local, TensorSharding(whole.mesh_name, whole.dims), "pricing")
-        generic_bytes += _bytes(scratch, partitioner.mesh, start)
-    halo_name = "fetch each shard's window (halo exchange)"
-    chosen = halo_name if halo_bytes <= generic_bytes else "gather the dim"
-    chooser.decisions.append(Decision(op.name, op.location, chosen, {
-        f"{halo_name} (bytes/device)": halo_bytes, "gather the dim (bytes/device)": generic_bytes}))
-    if chosen != halo_name:
+        dims = tuple(DimSharding(() if d == dim else tuple(target.axes)) for d, target in enumerate(wanted[0].dims))
+        reshard(scratch, local, TensorSharding(local.sharding.mesh_name, dims), "pricing")
+    prices[GENERIC] = generic_bytes + _bytes(scratch, partitioner.mesh, 0)
+    chosen = min(prices, key=prices.get)
+    chooser.decisions.append(Decision(op.name, op.location, chosen,
+                                      {f"{name} (bytes/device)": price for name, price in prices.items()}))
+    if chosen == GENERIC:
         return partitioner.partition_generic(op, strategy)
-    return emit_halo(partitioner.builder)
+    return plans[chosen](partitioner.builder)
 
 
 # --- slice, pad, rev ----------------------------------------------------------------------------
@@ -123,7 +129,7 @@ def partition_windowed(partitioner, op: Op) -> list[Local]:
             value = _window_dim(builder, op, value, dim, target.dims[dim].axes, wanted.dims[dim].axes, fill)
         return [Local(value, result_sharding, op.result.type.shape)]
 
-    return _decide(partitioner, op, emit)
+    return choose_plan(partitioner, op, {HALO: emit})
 
 
 def _window_dim(builder: SpmdBuilder, op: Op, value: Value, dim: int, source_axes, result_axes, fill) -> Value:
@@ -250,7 +256,7 @@ def partition_concatenate(partitioner, op: Op) -> list[Local]:
         return [Local(value, wanted, op.result.type.shape)]
 
     sources = {piece[0].id: piece[0] for piece, operand in zip(pieces, op.operands) if piece[0] is not operand}
-    return _decide(partitioner, op, emit, list(sources.values()))
+    return choose_plan(partitioner, op, {HALO: emit}, list(sources.values()))
 
 
 def _source_target(local: Local, wanted: TensorSharding, dim: int) -> TensorSharding:

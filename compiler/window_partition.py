@@ -14,6 +14,7 @@ from meshjit.ir.ops.windows import dilated
 
 from .factor_choice import Strategy
 from .halo import dilated_window, split_dim
+from .halo_partition import HALO, choose_plan
 from .reshard import reshard
 from .rules.registries import sharding_rules
 from .spmd_builder import Local, describe
@@ -73,11 +74,24 @@ def partition_conv(partitioner, op: Op) -> list[Local]:
     lhs_spec, out_spec = op.attrs["lhs_spec"], op.attrs["out_spec"]
     rule = sharding_rules[op.name](op)
     spatial = {rule.results[0][out_spec[2 + index]][0]: out_spec[2 + index] for index in range(len(lhs_spec) - 2)}
+    plans = {}
     chosen = _windowed_strategy(partitioner, op, spatial)
-    if chosen is None:
+    if chosen is not None:
+        plans[HALO] = lambda builder: _conv_halo(partitioner, op, builder, *chosen)
+    split = _kernel_split(partitioner, op, rule)
+    if split is not None:
+        plans[KERNEL_SPLIT] = split
+    if not plans:
         return partitioner.partition_generic(op)
-    rule, operands, strategy = chosen
-    chooser, builder = partitioner.chooser, partitioner.builder
+    return choose_plan(partitioner, op, plans)
+
+
+KERNEL_SPLIT = "convolve each kernel part with the input under it, partial sums"
+
+
+def _conv_halo(partitioner, op: Op, builder, rule, operands, strategy) -> list[Local]:
+    lhs_spec, out_spec = op.attrs["lhs_spec"], op.attrs["out_spec"]
+    chooser = partitioner.chooser
     targets = chooser.operand_targets(rule, operands, strategy)
     for index in range(len(lhs_spec) - 2):
         dim = lhs_spec[2 + index]
@@ -86,7 +100,7 @@ def partition_conv(partitioner, op: Op) -> list[Local]:
             targets[0] = _with_dim(targets[0], dim, ())
     resharded = [reshard(builder, local, target, describe(op, index))
                  for index, (local, target) in enumerate(zip(operands, targets))]
-    resharded = partitioner._mask_partial_padding(op, rule, strategy.factor_axes, resharded)
+    resharded = partitioner._mask_partial_padding(op, rule, strategy.factor_axes, resharded, builder)
     (result,) = chooser.result_targets(op, rule, strategy)
     lhs = resharded[0]
     attrs = dict(op.attrs)
@@ -106,6 +120,59 @@ def partition_conv(partitioner, op: Op) -> list[Local]:
     attrs.update(padding=tuple(padding), lhs_dilation=tuple(lhs_dilation))
     local = builder.emit1(op.name, [value, resharded[1].value], attrs, location=op.location)
     return [Local(local, result, op.result.type.shape)]
+
+
+def _kernel_split(partitioner, op: Op, rule):
+    """A convolution whose kernel arrives split along a spatial dim the output keeps whole (the
+    weight gradient of a convolution with that spatial dim sharded, whose "kernel" is the
+    output's cotangent): each device convolves its kernel rows with the input window under
+    them (a halo fetch) and the results are partial sums over the kernel's axes. Returns the
+    plan's emit function, or None when no kernel dim arrives split."""
+    attrs = op.attrs
+    lhs_spec, rhs_spec, out_spec = attrs["lhs_spec"], attrs["rhs_spec"], attrs["out_spec"]
+    operands = [partitioner.locals[value.id] for value in op.operands]
+    (wanted,) = partitioner.result_shardings(op)
+    splits = {index: operands[1].sharding.dims[rhs_spec[2 + index]].axes for index in range(len(lhs_spec) - 2)
+              if operands[1].sharding.dims[rhs_spec[2 + index]].axes and attrs["lhs_dilation"][index] == 1}
+    if not splits or any(local.unreduced for local in operands) or op.result.type.dtype == "bool":
+        return None
+    index, axes = next(iter(splits.items()))
+    if wanted.dims[out_spec[2 + index]].axes:
+        wanted = _with_dim(wanted, out_spec[2 + index], ())
+    chooser = partitioner.chooser
+    strategy = chooser.choose(op, rule, operands, [wanted])
+    factor_axes = chooser.valid(rule, _cut(partitioner, strategy.factor_axes, axes))
+    targets = chooser.operand_targets(rule, operands, Strategy(factor_axes))
+    lhs_dim, rhs_dim = lhs_spec[2 + index], rhs_spec[2 + index]
+    own = operands[0].sharding.dims[lhs_dim].axes
+    targets[0] = _with_dim(targets[0], lhs_dim, axes if tuple(own) == tuple(axes) else ())
+    targets[1] = _with_dim(targets[1], rhs_dim, axes)
+    (result,) = chooser.result_targets(op, rule, Strategy(factor_axes))
+    result = replace(result, unreduced=tuple(result.unreduced) + tuple(axes), reduction="sum")
+
+    def emit(builder) -> list[Local]:
+        lhs, rhs = (reshard(builder, local, target, describe(op, position))
+                    for position, (local, target) in enumerate(zip(operands, targets)))
+        (lhs, rhs) = partitioner._mask_partial_padding(op, rule, factor_axes, [lhs, rhs], builder)
+        kernel = rhs.value
+        kernel = builder.mask_padding(kernel, rhs_dim, op.operands[1].type.shape[rhs_dim], axes, 0)
+        rows = kernel.type.shape[rhs_dim]
+        stride, dilation = attrs["window_strides"][index], attrs["rhs_dilation"][index]
+        count = op.result.type.shape[out_spec[2 + index]]
+        source = split_dim(builder, op.operands[0].type.shape[lhs_dim], targets[0].dims[lhs_dim].axes)
+        firsts = [dilation * j * rows - attrs["padding"][index][0] for j in range(builder.shard_count(axes))]
+        length = dilation * (rows - 1) + stride * (count - 1) + 1
+        reason = f"{op.name} with its kernel split over {[axis.name for axis in axes]}: the input under each part"
+        window = dilated_window(builder, lhs.value, lhs_dim, source, axes, firsts, length, 1,
+                                builder.scalar(0, lhs.value.type.dtype), reason=reason)
+        local_attrs = dict(attrs)
+        padding = list(attrs["padding"])
+        padding[index] = (0, 0)
+        local_attrs["padding"] = tuple(padding)
+        value = builder.emit1(op.name, [window, kernel], local_attrs, location=op.location)
+        return [Local(value, result, op.result.type.shape)]
+
+    return emit
 
 
 def windowed_dims(op: Op) -> list[int]:

@@ -93,9 +93,11 @@ class _Partitioner:
         single_use = [self.consumers[value.id] == 1 for value in op.operands]
         return pass_through(op, [local.sharding for local in operands], single_use)
 
-    def _mask_partial_padding(self, op: Op, rule: FactorRule, factor_axes, operands: list[Local]) -> list[Local]:
+    def _mask_partial_padding(self, op: Op, rule: FactorRule, factor_axes, operands: list[Local],
+                              builder: SpmdBuilder | None = None) -> list[Local]:
         """Uneven shards of a reduced dim carry padding: fill it with the reduction's identity
         (on both operands of a dot, since padding times zero need not be zero)."""
+        builder = builder or self.builder
         if op.name not in PARTIAL_REDUCTION:
             return operands
         masked = []
@@ -105,7 +107,7 @@ class _Partitioner:
             for dim, factors in enumerate(dims):
                 if any(rule.kinds[factor] == "reduction" and factor_axes[factor] for factor in factors):
                     axes = local.sharding.dims[dim].axes
-                    value = self.builder.mask_padding(value, dim, local.global_shape[dim], axes, fill)
+                    value = builder.mask_padding(value, dim, local.global_shape[dim], axes, fill)
             masked.append(Local(value, local.sharding, local.global_shape))
         return masked
 
