@@ -220,8 +220,36 @@ def _reduce_window_sum_transpose(op, cotangents, operands):
 
 
 def _window_views(op, value, fill):
-    """Per window offset, the strided slice of the padded ``value`` holding every output's
-    element at that offset (row-major offsets: the order XLA walks a window in)."""
+    """Per window offset (row-major: the order XLA walks a window in), every output's element at
+    that offset: a strided slice of the operand where the windows read it, padded with ``fill``
+    where they read padding (slicing before padding keeps a sharded dim's shards aligned)."""
+    attrs = op.attrs
+    shape = type_of(value).shape
+    out_shape = op.result.type.shape
+    if any(step != 1 for step in attrs["base_dilation"]):
+        return _padded_window_views(op, value, fill)
+    views = []
+    for offsets in itertools.product(*(range(window) for window in attrs["window_dimensions"])):
+        starts, limits, strides, config = [], [], [], []
+        for dim, (offset, size, count) in enumerate(zip(offsets, shape, out_shape)):
+            stride, shift = attrs["window_strides"][dim], offset * attrs["window_dilation"][dim] - attrs["padding"][dim][0]
+            first = min(max(-(-(-shift) // stride), 0), count)
+            last = min(max((size - 1 - shift) // stride + 1, first), count) if size else first
+            start = stride * first + shift if last > first else 0
+            starts.append(start)
+            limits.append(start + stride * (last - first - 1) + 1 if last > first else 0)
+            strides.append(stride)
+            config.append((first, count - last, 0))
+        piece = single("slice", [value], {"start_indices": tuple(starts), "limit_indices": tuple(limits),
+                                          "strides": tuple(strides)})
+        if any(entry != (0, 0, 0) for entry in config):
+            piece = single("pad", [piece, fill], {"padding_config": tuple(config)})
+        views.append(piece)
+    return views
+
+
+def _padded_window_views(op, value, fill):
+    """The views with base dilation: strided slices of the dilated, padded operand."""
     attrs = op.attrs
     rank = type_of(value).rank
     config = tuple((low, high, attrs["base_dilation"][dim] - 1) for dim, (low, high) in enumerate(attrs["padding"]))
