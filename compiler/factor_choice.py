@@ -27,10 +27,19 @@ from .collectives import COLLECTIVES
 from .factor_projection import merge_sub_axes, project_dim, unproject_dim
 from .factor_rules import FactorRule
 from .partial_sums import PassThrough
-from .rules.registries import partial_reduction
 from .reshard import reshard
 from .spmd_builder import Local, SpmdBuilder, local_type
 
+
+
+def partial_reduction(op: Op) -> str | None:
+    """The op's partial-result reduction (``compiler/rules``' ``partial_result_rules``).
+
+    NOTE: imported at call time: the rules families import the partition plans, which import
+    this module, so importing the rules here would be circular."""
+    from .rules.registries import partial_reduction as lookup
+
+    return lookup(op)
 
 @dataclass
 class Decision:

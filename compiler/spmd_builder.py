@@ -102,6 +102,10 @@ class SpmdBuilder:
             position = self.emit1("add", [scaled, self.axis_index(axis)])
         return position
 
+    def shard_count(self, axes) -> int:
+        """How many shards a dim split over ``axes`` has."""
+        return math.prod(axis.resolved_size(self.mesh) for axis in axes)
+
     def shard_offset(self, axes, local_size: int) -> Value:
         """Where this device's shard starts along a dim split over ``axes``."""
         position = self.shard_position(axes)

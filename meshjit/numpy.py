@@ -20,6 +20,10 @@ from meshjit.compiler.frontend.numpy_api.reductions import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.scalar_types import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.shape_ops import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.take import *  # noqa: F403
+from meshjit.compiler.frontend.numpy_api.convolution import *  # noqa: F403
+from meshjit.compiler.frontend.numpy_api.indexing import *  # noqa: F403
+from meshjit.compiler.frontend.numpy_api.search import *  # noqa: F403
+from meshjit.compiler.frontend.numpy_api.shifts import *  # noqa: F403
 from meshjit.runtime.array import Array as ndarray  # noqa: F401 - jnp.ndarray is meshjit.Array
 
 dtype = _numpy.dtype

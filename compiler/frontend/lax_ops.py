@@ -6,6 +6,7 @@ dtype and shape (as in JAX). Promotion and broadcasting belong to meshjit.numpy,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -369,26 +370,22 @@ def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True):
     return sort((keys, values), dimension, is_stable, num_keys=1)
 
 
-def top_k(operand, k: int):
-    """The ``k`` largest entries along the last dim and their indices (lax.top_k): descending,
-    the lower index first among equal values."""
-    operand = as_operand(operand)
-    shape = shape_of(operand)
-    if not shape:
-        raise TypeError("lax.top_k needs an operand of at least one dim, got a 0-d array")
-    if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k <= shape[-1]:
-        raise ValueError(f"lax.top_k k must be an int between 0 and {shape[-1]} (the last dim), got {k!r}")
-    indices = broadcasted_iota("i32", shape, len(shape) - 1)
-    # an ascending stable sort of the negated values keeps equal values in index order
-    negated, order = sort((_single("neg", [operand]), indices), len(shape) - 1, True, num_keys=1)
-    starts, limits = (0,) * len(shape), shape[:-1] + (k,)
-    return _single("neg", [slice(negated, starts, limits)]), slice(order, starts, limits)
-
-
-def gather_along_axis(operand, indices, axis: int, mode: str = "fill"):
-    """``jnp.take(operand, indices, axis)`` as the IR's gather op (indices must be in range
-    or handled by ``mode``: "clip" or "fill")."""
-    return _single("gather", [as_operand(operand), as_operand(indices)], {"axis": axis, "mode": mode})
+def gather_along_axis(operand, indices, axis: int, mode: str = "fill", fill_value=None):
+    """``jnp.take(operand, indices, axis)`` as a ``gather`` of single elements along ``axis``:
+    the result is ``operand.shape[:axis] + indices.shape + operand.shape[axis + 1:]``; indices
+    out of range are clamped (``mode="clip"``) or give ``fill_value`` (``mode="fill"``)."""
+    operand, indices = as_operand(operand), as_operand(indices)
+    shape, index_rank = shape_of(operand), len(shape_of(indices))
+    if shape[axis] == 0 and math.prod(shape_of(indices)) > 0:
+        raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
+    vectors = _single("expand_dims", [indices], {"dimensions": (index_rank,)})
+    attrs = {"offset_dims": tuple(range(axis)) + tuple(range(axis + index_rank, len(shape) - 1 + index_rank)),
+             "collapsed_slice_dims": (axis,), "start_index_map": (axis,), "operand_batching_dims": (),
+             "start_indices_batching_dims": (),
+             "slice_sizes": tuple(1 if dim == axis else size for dim, size in enumerate(shape)), "mode": mode}
+    if fill_value is not None and mode == "fill":
+        attrs["fill_value"] = fill_value
+    return _single("gather", [operand, vectors], attrs, weak_type=dtype_of(operand).weak)
 
 
 def with_sharding_constraint_ir(x, sharding):
@@ -436,5 +433,4 @@ __all__ = (
     "transpose",
     "bitcast_convert_type",
     "sort_key_val",
-    "top_k",
 )

@@ -49,6 +49,8 @@ class _Partitioner:
         self.chooser = FactorChooser(self.mesh_name, self.mesh)
         self.locals: dict[int, Local] = {}
         self.consumers = _consumers(self.func)
+        # NOTE: the global op that defines each value, for rules that look through an operand
+        self.producers = {result.id: op for op in self.func.body.ops for result in op.results}
 
     @property
     def decisions(self) -> list[Decision]:
@@ -69,11 +71,13 @@ class _Partitioner:
         return [_clean(self.sharding_of(result, op.sharding_of(index))) for index, result in enumerate(op.results)]
 
     # -- emitting one op --------------------------------------------------------------------
-    def partition_generic(self, op: Op) -> list[Local]:
-        """Reshard the operands to the chosen strategy and run the op on local shards."""
+    def partition_generic(self, op: Op, strategy=None) -> list[Local]:
+        """Reshard the operands to the chosen strategy (the cost model's, unless a partition
+        rule gives one) and run the op on local shards."""
         rule = rule_of(op)
         operands = [self.locals[value.id] for value in op.operands]
-        strategy = self.chooser.choose(op, rule, operands, self.result_shardings(op), self._passing(op, operands))
+        if strategy is None:
+            strategy = self.chooser.choose(op, rule, operands, self.result_shardings(op), self._passing(op, operands))
         targets = self.chooser.operand_targets(rule, operands, strategy)
         resharded = [reshard(self.builder, local, target, describe(op, index))
                      for index, (local, target) in enumerate(zip(operands, targets))]
@@ -90,9 +94,11 @@ class _Partitioner:
         single_use = [self.consumers[value.id] == 1 for value in op.operands]
         return pass_through(op, [local.sharding for local in operands], single_use)
 
-    def _mask_partial_padding(self, op: Op, rule: FactorRule, factor_axes, operands: list[Local]) -> list[Local]:
+    def _mask_partial_padding(self, op: Op, rule: FactorRule, factor_axes, operands: list[Local],
+                              builder: SpmdBuilder | None = None) -> list[Local]:
         """Uneven shards of a reduced dim carry padding: fill it with the reduction's identity
         (on both operands of a dot, since padding times zero need not be zero)."""
+        builder = builder or self.builder
         reduction = partial_reduction(op)
         if reduction is None:
             return operands
@@ -103,7 +109,7 @@ class _Partitioner:
             for dim, factors in enumerate(dims):
                 if any(rule.kinds[factor] == "reduction" and factor_axes[factor] for factor in factors):
                     axes = local.sharding.dims[dim].axes
-                    value = self.builder.mask_padding(value, dim, local.global_shape[dim], axes, fill)
+                    value = builder.mask_padding(value, dim, local.global_shape[dim], axes, fill)
             masked.append(Local(value, local.sharding, local.global_shape))
         return masked
 

@@ -9,7 +9,9 @@ from ..frontend.autodiff.registries import jvp_rules as jvp_rules
 from ..frontend.autodiff.registries import transpose_rules as transpose_rules
 
 # NOTE: importing the families fills the tables above.
-from . import collectives, creation, dot, elementwise, indexing, layout, random, reductions, regions  # noqa: E402, F401, I001
+from . import (  # noqa: E402, F401, I001
+    collectives, creation, dot, elementwise, indexing, layout, random, reductions, regions, windows,
+)
 from .registries import PER_DEVICE_OPS as PER_DEVICE_OPS
 from .registries import batching_rules as batching_rules
 from .registries import kernel_rules as kernel_rules

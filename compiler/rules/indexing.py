@@ -1,12 +1,15 @@
-"""The compiler's rules for dynamic_slice, dynamic_update_slice, sort and gather: the dims they
-index need the whole dim on every device; sort carries tangents as extra operands; gather's
-transpose is a one-hot contraction.
+"""The compiler's rules for dynamic_slice, dynamic_update_slice, sort, gather and the scatters:
+the dims they index need the whole dim on every device (gather and scatter have partition rules
+of their own, ``compiler/gather_scatter_partition.py``); sort carries tangents as extra
+operands; gather and scatter_add transpose into each other.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from meshjit.ir import Op
+from meshjit.ir import Op, TensorType
+from meshjit.ir.gather_scatter import GatherDims, ScatterDims
+from meshjit.ir.ops.indexing import SCATTERS
 
 from ..factor_rules import FactorRule, joined, letters
 from ..frontend import lax_ops as lax
@@ -14,16 +17,20 @@ from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import linear_jvp
 from ..frontend.autodiff.registries import (
     LinearInput,
+    add_tangents,
+    full,
     jvp_rules,
-    scalar,
     single,
     transpose_rules,
     type_of,
     zeros,
 )
 from ..frontend.trace import bind
-from ..frontend.vmap.batching import at_front, emit_like, move_dim, unrolled
-from .registries import batching_rules, factor_rule, local_attr_rules, sharding_rules
+from ..frontend.vmap.batching import at_front, emit_like, unrolled
+from ..gather_scatter_partition import partition_gather, partition_scatter
+from ..index_kernels import gather_kernel, scatter_kernel
+from ..sort_partition import partition_sort, partition_top_k
+from .registries import batching_rules, factor_rule, kernel_rules, local_attr_rules, partition_rules, sharding_rules
 
 # --- sharding ------------------------------------------------------------------------------------
 
@@ -58,21 +65,82 @@ def _sort(op: Op) -> FactorRule:
     return factor_rule(op, f"{operands} -> {results}", {names[op.attrs["dimension"]]: "replication"})
 
 
+@sharding_rules.register("top_k")
+def _top_k(op: Op) -> FactorRule:
+    # every dim but the last passes; the last needs the whole dim, and the k kept elements
+    # are a dim of their own
+    names = letters(op.operands[0].type.rank - 1)
+    kept = joined(names + ["q"])
+    return factor_rule(op, f"{joined(names + ['r'])} -> {kept}, {kept}", {"r": "replication", "q": "replication"})
+
+
 @sharding_rules.register("gather")
 def _gather(op: Op) -> FactorRule:
-    axis = op.attrs["axis"]
-    operand_rank, index_rank = op.operands[0].type.rank, op.operands[1].type.rank
-    operand = [f"o{dim}" for dim in range(operand_rank)]
-    indices = [f"x{dim}" for dim in range(index_rank)]
-    result = operand[:axis] + indices + operand[axis + 1:]
-    return factor_rule(op, f"{joined(operand)}, {joined(indices)} -> {joined(result)}",
-                 {operand[axis]: "replication"})
+    """Indices' batch dims pass to the result's batch dims; operand dims taken whole and not
+    indexed pass to their offset dims; batching dims join all three; the indexed dims and the
+    index vector need the whole dim."""
+    dims = GatherDims.of(op.attrs)
+    operand_shape, indices_rank = op.operands[0].type.shape, op.operands[1].type.rank
+    batching = dict(zip(dims.operand_batching_dims, dims.start_indices_batching_dims))
+    operand, kinds = [], {"v": "replication"}
+    for dim, size in enumerate(operand_shape):
+        if dim in batching:
+            operand.append(f"b{batching[dim]}")
+        elif dim not in dims.start_index_map and dims.slice_sizes[dim] == size:
+            operand.append(f"p{dim}")
+        else:
+            operand.append(f"o{dim}")
+            kinds[f"o{dim}"] = "replication"
+    indices = [f"b{dim}" for dim in range(indices_rank - 1)] + ["v"]
+    result_rank = len(dims.offset_dims) + indices_rank - 1
+    result = [""] * result_rank
+    for position, index_dim in zip(dims.batch_positions(result_rank), range(indices_rank - 1)):
+        result[position] = f"b{index_dim}"
+    for position, dim in zip(dims.offset_dims, dims.kept_dims(len(operand_shape))):
+        result[position] = operand[dim] if operand[dim][0] == "p" else f"w{dim}"
+        if result[position][0] == "w":
+            kinds[result[position]] = "replication"
+    return factor_rule(op, f"{joined(operand)}, {joined(indices)} -> {joined(result)}", kinds)
+
+
+@sharding_rules.register(*SCATTERS)
+def _scatter(op: Op) -> FactorRule:
+    """The result is the operand's layout, indexed dims included (the partition rule lets each
+    device apply the updates it owns); update window dims taken whole pass with their operand
+    dims; the indices' batch dims pair with the update scatter dims (partial results of
+    scatter_add/min/max when sharded); the index vector and partial windows need the whole dim."""
+    dims = ScatterDims.of(op.attrs)
+    operand_shape = op.operands[0].type.shape
+    indices_rank, updates_shape = op.operands[1].type.rank, op.operands[2].type.shape
+    batching = dict(zip(dims.operand_batching_dims, dims.scatter_indices_batching_dims))
+    window = dict(zip(dims.window_operand_dims(len(operand_shape)), dims.update_window_dims))
+    operand, kinds = [], {"v": "replication"}
+    updates = [""] * len(updates_shape)
+    for dim, size in enumerate(operand_shape):
+        if dim in batching:
+            operand.append(f"b{batching[dim]}")
+        elif dim in window and dim not in dims.scatter_dims_to_operand_dims and updates_shape[window[dim]] == size:
+            operand.append(f"p{dim}")
+            updates[window[dim]] = f"p{dim}"
+        else:
+            operand.append(f"o{dim}")
+            if dim in window:
+                updates[window[dim]] = f"u{dim}"
+                kinds[f"u{dim}"] = "replication"
+    indices = [f"b{dim}" if dim in dims.scatter_indices_batching_dims else f"s{dim}"
+               for dim in range(indices_rank - 1)] + ["v"]
+    for position, name in zip(dims.scatter_positions(len(updates_shape)), indices[:-1]):
+        updates[position] = name
+        if name[0] == "s":
+            kinds[name] = "reduction"
+    spec = f"{joined(operand)}, {joined(indices)}, {joined(updates)} -> {joined(operand)}"
+    return factor_rule(op, spec, kinds)
 
 
 # --- autodiff ------------------------------------------------------------------------------------
 
 
-jvp_rules.register("dynamic_slice", "dynamic_update_slice", "gather")(linear_jvp)
+jvp_rules.register("dynamic_slice", "dynamic_update_slice", "gather", "scatter", "scatter_add")(linear_jvp)
 
 
 @transpose_rules.register("dynamic_slice")
@@ -130,44 +198,172 @@ def _sort_transpose(op, cotangents, operands):
     return results
 
 
+def _scatter_attrs(gather_attrs, mode: str) -> dict:
+    """The scatter that writes back where a gather with ``gather_attrs`` read."""
+    return {"update_window_dims": gather_attrs["offset_dims"],
+            "inserted_window_dims": gather_attrs["collapsed_slice_dims"],
+            "scatter_dims_to_operand_dims": gather_attrs["start_index_map"],
+            "operand_batching_dims": gather_attrs["operand_batching_dims"],
+            "scatter_indices_batching_dims": gather_attrs["start_indices_batching_dims"],
+            "mode": mode, "indices_are_sorted": False, "unique_indices": False}
+
+
+def _gather_attrs(op, updates_type, fill=None) -> dict:
+    """The gather that reads where a scatter ``op`` writes, in its updates' layout."""
+    rank = op.operands[0].type.rank
+    dims = ScatterDims.of(op.attrs).as_gather(rank, updates_type.shape)
+    attrs = {name: getattr(dims, name) for name in GatherDims.NAMES}
+    attrs["mode"] = op.attrs["mode"]
+    if fill is not None:
+        attrs["fill_value"] = fill
+    return attrs
+
+
 @transpose_rules.register("gather")
 def _gather_transpose(op, cotangents, operands):
+    # every element read goes back to where it came from; windows filled with fill_value read
+    # nothing, and the scatter drops them alike
     operand, indices = operands
-    operand_type, index_type = type_of(operand), type_of(indices)
-    axis, size = op.attrs["axis"], operand_type.shape[op.attrs["axis"]]
-    if op.attrs["mode"] == "clip":
-        indices = single(
-            "clamp", [scalar(0, index_type.dtype), indices, scalar(size - 1, index_type.dtype)]
-        )
-    # Out-of-range indices (fill mode) match no position, so they scatter nothing.
-    onehot_shape = index_type.shape + (size,)
-    index_rank = index_type.rank
-    spread = single(
-        "broadcast_in_dim",
-        [indices],
-        {"shape": onehot_shape, "broadcast_dimensions": tuple(range(index_rank))},
-    )
-    positions = single(
-        "iota", [], {"dtype": index_type.dtype, "shape": onehot_shape, "dimension": index_rank}
-    )
+    blank = zeros(type_of(operand))
+    attrs = _scatter_attrs(op.attrs, op.attrs["mode"])
+    return [single("scatter_add", [blank, indices, cotangents[0]], attrs), None]
+
+
+def take_last(values, indices):
+    """``values`` at ``indices`` along the last dim, elementwise in the others (a gather whose
+    leading dims are batching dims)."""
+    rank = type_of(values).rank
+    batch = tuple(range(rank - 1))
+    vectors = single("expand_dims", [indices], {"dimensions": (rank,)})
+    return single("gather", [values, vectors], {
+        "offset_dims": (), "collapsed_slice_dims": (rank - 1,), "start_index_map": (rank - 1,),
+        "operand_batching_dims": batch, "start_indices_batching_dims": batch, "slice_sizes": (1,) * rank,
+        "mode": "clip"})
+
+
+@jvp_rules.register("top_k")
+def _top_k_jvp(op, primals, tangents):
+    outputs = emit(op, primals)
+    return outputs, [take_last(tangents[0], outputs[1]), None]
+
+
+@transpose_rules.register("scatter_add")
+def _scatter_add_transpose(op, cotangents, operands):
+    operand, indices, updates = operands
     cotangent = cotangents[0]
-    onehot = lax.convert_element_type(lax.eq(spread, positions), type_of(cotangent).dtype)
-    attrs = {
-        "contracting_dims": (tuple(range(axis, axis + index_rank)), tuple(range(index_rank))),
-        "batch_dims": ((), ()),
-    }
-    scattered = single("dot_general", [cotangent, onehot], attrs)
-    rank = operand_type.rank
-    permutation = tuple(range(axis)) + (rank - 1,) + tuple(range(axis, rank - 1))
-    if permutation != tuple(range(rank)):
-        scattered = single("transpose", [scattered], {"permutation": permutation})
-    return [scattered, None]
+    update_cotangent = None
+    if isinstance(updates, LinearInput):
+        attrs = _gather_attrs(op, type_of(updates), fill=0)
+        update_cotangent = single("gather", [cotangent, indices], attrs)
+    return [cotangent if isinstance(operand, LinearInput) else None, None, update_cotangent]
+
+
+@transpose_rules.register("scatter")
+def _scatter_transpose(op, cotangents, operands):
+    """The operand's cotangent is zero where an update landed; each update gets the cotangent
+    of its place if it is the one that won there (the last of repeated indices)."""
+    operand, indices, updates = operands
+    cotangent, updates_type = cotangents[0], type_of(updates)
+    operand_cotangent = update_cotangent = None
+    if isinstance(operand, LinearInput):
+        operand_cotangent = single("scatter", [cotangent, indices, zeros(updates_type)], op.attrs)
+    if isinstance(updates, LinearInput):
+        update_cotangent = single("gather", [cotangent, indices], _gather_attrs(op, updates_type, fill=0))
+        if not op.attrs.get("unique_indices", False):
+            ids = single("reshape", [single("iota", [], {"dtype": "i32", "shape": (updates_type.size,),
+                                                         "dimension": 0})], {"new_sizes": updates_type.shape})
+            blank = full(TensorType(type_of(operand).shape, "i32"), -1)
+            winners = single("scatter", [blank, indices, ids], op.attrs)
+            read = single("gather", [winners, indices], _gather_attrs(op, updates_type, fill=-1))
+            won = lax.eq(read, ids)
+            update_cotangent = lax.select(won, update_cotangent, zeros(updates_type))
+    return [operand_cotangent, None, update_cotangent]
+
+
+@transpose_rules.register("scatter_mul")
+def _scatter_mul_transpose(op, cotangents, operands):
+    # linear in the operand only: each element is multiplied by the updates landing on it
+    operand, indices, updates = operands
+    if isinstance(updates, LinearInput):
+        raise AssertionError("autodiff internal error: scatter_mul is linear in its operand only")
+    return [single("scatter_mul", [cotangents[0], indices, updates], op.attrs), None, None]
+
+
+@jvp_rules.register("scatter_mul")
+def _scatter_mul_jvp(op, primals, tangents):
+    """d(x * prod u) = dx * prod u + x * sum_i du_i * prod_(j != i) u_j over the updates landing
+    on an element; the product of the others is the product of the non-zero updates there
+    divided by u_i, or zero when another update there is zero."""
+    outputs = emit(op, primals)
+    operand, indices, updates = primals
+    operand_tangent, _, update_tangent = tangents
+    operand_type, updates_type = type_of(operand), type_of(updates)
+    result = None
+    if operand_tangent is not None:
+        result = single("scatter_mul", [operand_tangent, indices, updates], op.attrs)
+    if update_tangent is not None:
+        read = _gather_attrs(op, updates_type, fill=0)
+        zero = lax.eq(updates, zeros(updates_type))
+        safe = lax.select(zero, full(updates_type, 1), updates)
+        nonzero_product = single("scatter_mul", [full(operand_type, 1), indices, safe], op.attrs)
+        zero_count = single("scatter_add", [zeros(operand_type), indices,
+                                            lax.convert_element_type(zero, operand_type.dtype)], op.attrs)
+        others_zero = lax.sub(single("gather", [zero_count, indices], read),
+                              lax.convert_element_type(zero, operand_type.dtype))
+        others = lax.div(single("gather", [nonzero_product, indices], read), safe)
+        others = lax.select(lax.gt(others_zero, zeros(updates_type)), zeros(updates_type), others)
+        spread = single("scatter_add", [zeros(operand_type), indices, lax.mul(update_tangent, others)], op.attrs)
+        result = add_tangents(result, lax.mul(operand, spread))
+    return outputs, [result]
+
+
+@jvp_rules.register("scatter_min", "scatter_max")
+def _scatter_extremal_jvp(op, primals, tangents):
+    """The tangent of the element that won, averaged over ties (the operand's own value
+    counting as one of them), as JAX does."""
+    outputs = emit(op, primals)
+    operand, indices, updates = primals
+    operand_tangent, _, update_tangent = tangents
+    operand_type, updates_type = type_of(operand), type_of(updates)
+    read = _gather_attrs(op, updates_type, fill=0)
+    one = full(updates_type, 1)
+    won = lax.eq(updates, single("gather", [outputs[0], indices], read))
+    wins = single("scatter_add", [zeros(operand_type), indices,
+                                  lax.select(won, one, zeros(updates_type))], _add_attrs(op))
+    kept = lax.eq(operand, outputs[0])
+    ties = lax.add(wins, lax.convert_element_type(kept, operand_type.dtype))
+    share = lax.div(full(operand_type, 1), lax.max(ties, full(operand_type, 1)))
+    result = None
+    if operand_tangent is not None:
+        result = lax.mul(operand_tangent, lax.select(kept, share, zeros(operand_type)))
+    if update_tangent is not None:
+        weights = lax.select(won, single("gather", [share, indices], read), zeros(updates_type))
+        spread = single("scatter_add", [zeros(operand_type), indices, lax.mul(update_tangent, weights)],
+                        _add_attrs(op))
+        result = add_tangents(result, spread)
+    return outputs, [result]
+
+
+def _add_attrs(op) -> dict:
+    return {**op.attrs, "indices_are_sorted": False, "unique_indices": False}
+
+
+# --- partitioning ----------------------------------------------------------------------------
+
+partition_rules.register("gather")(partition_gather)
+kernel_rules.register("gather")(gather_kernel)
+kernel_rules.register(*SCATTERS)(scatter_kernel)
+partition_rules.register("sort")(partition_sort)
+partition_rules.register("top_k")(partition_top_k)
+partition_rules.register(*SCATTERS)(partition_scatter)
 
 
 # --- local attributes ------------------------------------------------------------------------
 
 local_attr_rules.register("dynamic_slice")(
     lambda op, local_result_shapes: {**op.attrs, "slice_sizes": tuple(local_result_shapes[0])})
+
+
 # --- vmap ----------------------------------------------------------------------------------------
 
 
@@ -193,43 +389,21 @@ def _batch_dynamic_slice(op: Op, operands, dims, size):
     return emit_like(op, arrays + starts, attrs), [0]
 
 
-@batching_rules.register("gather")
-def _batch_gather(op: Op, operands, dims, size):
-    """Only the operand batched: the gathered axis shifts past the batch dim. Only the indices:
-    the batch dim lands where the indices go, at ``axis``. Both: one gather from the examples
-    laid end to end along the gathered axis, each example's indices offset into its own part."""
-    (operand, indices), (operand_dim, index_dim) = operands, dims
-    axis = op.attrs["axis"]
-    if index_dim is None:
-        return emit_like(op, [at_front(operand, operand_dim, size), indices], {**op.attrs, "axis": axis + 1}), [0]
-    if operand_dim is None:
-        return emit_like(op, [operand, move_dim(indices, index_dim, 0)]), [axis]
-    return _gather_per_example(op, move_dim(operand, operand_dim, 0), move_dim(indices, index_dim, 0), size)
+@local_attr_rules.register("gather")
+def _gather_local_attrs(op: Op, local_result_shapes) -> dict:
+    """Operand dims a gather takes whole (offset dims) may be sharded: take the local extent."""
+    attrs = dict(op.attrs)
+    rank = op.operands[0].type.rank
+    dropped = set(attrs["collapsed_slice_dims"]) | set(attrs["operand_batching_dims"])
+    kept = [dim for dim in range(rank) if dim not in dropped]
+    sizes = list(attrs["slice_sizes"])
+    for dim, position in zip(kept, attrs["offset_dims"]):
+        if sizes[dim] == op.operands[0].type.shape[dim]:
+            sizes[dim] = local_result_shapes[0][position]
+    attrs["slice_sizes"] = tuple(sizes)
+    return attrs
 
 
-def _gather_per_example(op: Op, operand, indices, size):
-    axis, mode = op.attrs["axis"], op.attrs["mode"]
-    per_example = op.operands[0].type.shape
-    length = per_example[axis]
-    # (batch, gathered axis, the other dims) -> (batch * gathered, the other dims)
-    others = [dim + 1 for dim in range(len(per_example)) if dim != axis]
-    laid_out = lax.transpose(operand, (0, axis + 1, *others))
-    flat = lax.reshape(laid_out, (size * length,) + tuple(per_example[dim - 1] for dim in others))
-    index_type = type_of(indices)
-    dtype = index_type.dtype
-    offsets = lax.mul(lax.broadcasted_iota(dtype, index_type.shape, 0),
-                      lax.full(index_type.shape, length, dtype))
-    if mode == "clip":
-        local = lax.clamp(scalar(0, dtype), indices, scalar(max(length - 1, 0), dtype))
-    else:
-        inside = lax.bitwise_and(lax.ge(indices, lax.full(index_type.shape, 0, dtype)),
-                                 lax.lt(indices, lax.full(index_type.shape, length, dtype)))
-        # an index out of its example's range stays out of the whole range, so it is filled
-        local = lax.select(inside, indices, lax.full(index_type.shape, -1 - size * length, dtype))
-    gathered = emit_like(op, [flat, lax.add(local, offsets)], {**op.attrs, "axis": 0})[0]
-    # (batch, index dims, other dims) -> (batch, dims before axis, index dims, dims after axis)
-    index_rank = len(index_type.shape) - 1
-    before = [1 + index_rank + dim for dim in range(axis)]
-    after = [1 + index_rank + dim for dim in range(axis, len(per_example) - 1)]
-    order = (0, *before, *range(1, 1 + index_rank), *after)
-    return [lax.transpose(gathered, order)], [0]
+# NOTE: gather, the scatters and top_k batch by running once per example (vmap's generic rule);
+# a gather with the batch as one more batching dim would be the faster rule.
+batching_rules.register("gather", "top_k", *SCATTERS)(unrolled)

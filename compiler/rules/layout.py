@@ -26,6 +26,7 @@ from ..frontend.autodiff.registries import (
 from ..frontend.vmap.batching import at_front, emit_like, shift_attrs, shifted
 from ..frontend.vmap.transform import spmd_axes_of_current_batch
 from ..partial_sums import EVERY_REDUCTION, PartialRule, partial_sum_rules
+from ..halo_partition import partition_concatenate, partition_windowed
 from ..reshard import reshard
 from ..spmd_builder import describe
 from .registries import (
@@ -480,3 +481,9 @@ def _batch_pad(op: Op, operands, dims, size):
                        {"padding_config": config})[0]
     values = lax.broadcast_in_dim(at_front(operands[1], dims[1], size), type_of(padded).shape, (0,))
     return [lax.select(inside, padded, values)], [0]
+
+
+# --- partitioning: halo exchanges ---------------------------------------------------------------
+
+partition_rules.register("slice", "pad", "rev")(partition_windowed)
+partition_rules.register("concatenate")(partition_concatenate)

@@ -1,13 +1,17 @@
-"""The indexing ops: dynamic_slice, dynamic_update_slice, sort and gather, whose reads depend
-on index values."""
+"""The indexing ops: dynamic_slice, dynamic_update_slice, sort, gather and the scatters, whose
+reads or writes depend on index values. Gather and scatter take XLA's dimension numbers
+(``meshjit.ir.gather_scatter``); the scatters combine an update with what is there by
+replacing it (``scatter``), adding, multiplying, or keeping the min or max."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..reference import reference_impls
+from ..gather_scatter import MODES, GatherDims, ScatterDims, check_gather, check_scatter
 from ..shape_rules import (
     INTS,
+    NUMERIC,
     bool_attr,
     check_dim,
     choice_attr,
@@ -21,7 +25,9 @@ from ..shape_rules import (
 )
 from ..types import TensorType
 
-OPS = ("dynamic_slice", "dynamic_update_slice", "sort", "gather")
+OPS = ("dynamic_slice", "dynamic_update_slice", "sort", "top_k", "gather", "scatter", "scatter_add", "scatter_mul",
+       "scatter_min", "scatter_max")
+SCATTERS = OPS[5:]
 
 
 def _check_start_indices(op: str, operand: TensorType, starts) -> None:
@@ -76,18 +82,41 @@ def _sort(op, operands, attrs, regions, meshes):
     return tuple(operands)
 
 
+@shape_rules.register("top_k")
+def _top_k(op, operands, attrs, regions, meshes):
+    expect_operand_count(op, operands, 1)
+    (operand,) = operands
+    expect_dtype(op, "operand", operand, NUMERIC)
+    if operand.rank == 0:
+        fail(op, f"operand {operand} needs a last dim to take the largest elements of")
+    k = int_attr(op, attrs, "k")
+    if not 0 <= k <= operand.shape[-1]:
+        fail(op, f"k {k} must be between 0 and the last dim {operand.shape[-1]} of {operand}")
+    shape = operand.shape[:-1] + (k,)
+    return (operand.with_shape(shape), TensorType(shape, "i32"))
+
+
 @shape_rules.register("gather")
 def _gather(op, operands, attrs, regions, meshes):
     expect_operand_count(op, operands, 2)
     operand, indices = operands
-    expect_dtype(op, "indices", indices, INTS)
-    axis = int_attr(op, attrs, "axis")
-    check_dim(op, "axis", axis, operand.rank)
-    mode = choice_attr(op, attrs, "mode", ("clip", "fill"))
-    if mode == "clip" and operand.shape[axis] == 0 and indices.size > 0:
-        fail(op, f"mode 'clip' cannot take from the empty axis {axis} of {operand}")
-    shape = operand.shape[:axis] + indices.shape + operand.shape[axis + 1 :]
-    return (operand.with_shape(shape),)
+    dims = check_gather(op, attrs, operand, indices)
+    choice_attr(op, attrs, "mode", MODES)
+    if "fill_value" in attrs and not isinstance(attrs["fill_value"], (bool, int, float)):
+        fail(op, f"attribute 'fill_value' must be a number or a bool, got {attrs['fill_value']!r}")
+    return (operand.with_shape(dims.result_shape(operand.shape, indices.shape)),)
+
+
+@shape_rules.register(*SCATTERS)
+def _scatter(op, operands, attrs, regions, meshes):
+    expect_operand_count(op, operands, 3)
+    operand, indices, updates = operands
+    check_scatter(op, attrs, operand, indices, updates)
+    choice_attr(op, attrs, "mode", MODES)
+    for name in ("indices_are_sorted", "unique_indices"):
+        if not isinstance(attrs.get(name, False), bool):
+            fail(op, f"attribute {name!r} must be a bool, got {attrs[name]!r}")
+    return (operand,)
 
 
 # --- reference implementations ------------------------------------------------------------
@@ -126,8 +155,21 @@ def _sort(attrs, *operands):
     return tuple(np.take_along_axis(operand, order, axis=dimension) for operand in operands)
 
 
-def _fill_value(dtype: np.dtype):
-    # jnp.take's fill: NaN, True, the most negative signed value, the largest unsigned value
+@reference_impls.register("top_k")
+def _top_k(attrs, operand):
+    """The k largest along the last dim, largest first; NaN counts as the largest and equal
+    elements come in index order (as XLA's TopK)."""
+    positions = np.broadcast_to(np.arange(operand.shape[-1]), operand.shape)
+    order = np.lexsort((-positions, operand), axis=-1)[..., ::-1][..., : attrs["k"]]
+    return np.take_along_axis(operand, order, axis=-1), order.astype(np.int32)
+
+
+def fill_value(attrs, dtype: np.dtype):
+    """What a gather in mode "fill" gives for windows out of range: the ``fill_value`` attribute,
+    else NaN, True, the most negative signed int or the largest unsigned one (as JAX)."""
+    if "fill_value" in attrs:
+        with np.errstate(all="ignore"):
+            return np.asarray(attrs["fill_value"]).astype(dtype)
     if dtype.kind == "f":
         return np.nan
     if dtype.kind == "b":
@@ -137,14 +179,67 @@ def _fill_value(dtype: np.dtype):
 
 @reference_impls.register("gather")
 def _gather(attrs, operand, indices):
-    axis = attrs["axis"]
-    size = operand.shape[axis]
-    if attrs["mode"] == "clip":
-        return (np.asarray(np.take(operand, np.clip(indices, 0, size - 1), axis=axis)),)
-    shape = operand.shape[:axis] + indices.shape + operand.shape[axis + 1 :]
-    if size == 0:
-        return (np.full(shape, _fill_value(operand.dtype), dtype=operand.dtype),)
-    valid = (indices >= 0) & (indices < size)
-    taken = np.take(operand, np.where(valid, indices, 0), axis=axis)
-    valid = valid.reshape((1,) * axis + indices.shape + (1,) * (operand.ndim - axis - 1))
-    return (np.asarray(np.where(valid, taken, _fill_value(operand.dtype)), dtype=operand.dtype),)
+    dims = GatherDims.of(attrs)
+    positions, fits = dims.windows.positions(operand.shape, indices, attrs["mode"])
+    taken = operand[positions]
+    batch_rank = indices.ndim - 1
+    if not fits.all():
+        inside = fits.reshape(fits.shape + (1,) * operand.ndim)
+        taken = np.where(inside, taken, fill_value(attrs, operand.dtype)).astype(operand.dtype)
+    kept = dims.kept_dims(operand.ndim)
+    taken = taken.reshape(taken.shape[:batch_rank] + tuple(dims.slice_sizes[dim] for dim in kept))
+    # the batch axes go to the result dims that are not offset dims, in order
+    rank = taken.ndim
+    batch_positions = dims.batch_positions(rank)
+    order = [batch_positions.index(dim) if dim in batch_positions else batch_rank + dims.offset_dims.index(dim)
+             for dim in range(rank)]
+    return (np.transpose(taken, order).copy(),)
+
+
+def _last_writes(result: np.ndarray, positions, values: np.ndarray) -> None:
+    """``result[positions] = values`` where the last of repeated positions wins (as XLA's CPU
+    scatter, which applies updates in order)."""
+    flat = np.ravel_multi_index(positions, result.shape) if result.ndim else np.zeros(len(values), np.int64)
+    _, last = np.unique(flat[::-1], return_index=True)
+    keep = len(flat) - 1 - last
+    result.reshape(-1)[flat[keep]] = values[keep]
+
+
+_COMBINE = {
+    "scatter": _last_writes,
+    "scatter_add": np.add.at,
+    "scatter_mul": np.multiply.at,
+    "scatter_min": np.minimum.at,
+    "scatter_max": np.maximum.at,
+}
+
+
+def scatter_updates(attrs, operand, indices, updates):
+    """The operand positions a scatter writes (one flat array per operand dim) and the values
+    written there, in update order, without the windows that mode "fill" drops."""
+    dims = ScatterDims.of(attrs)
+    windows = dims.windows(operand.ndim, updates.shape)
+    positions, fits = windows.positions(operand.shape, indices, attrs["mode"])
+    batch_rank = indices.ndim - 1
+    moved = np.transpose(updates, dims.scatter_positions(updates.ndim) + list(dims.update_window_dims))
+    moved = moved.reshape(moved.shape[:batch_rank] + windows.sizes)
+    keep = np.broadcast_to(fits.reshape(fits.shape + (1,) * operand.ndim), moved.shape)
+    return tuple(position[keep] for position in positions), moved[keep]
+
+
+def _scatter_impl(name: str):
+    combine = _COMBINE[name]
+
+    def impl(attrs, operand, indices, updates):
+        positions, values = scatter_updates(attrs, operand, indices, updates)
+        result = operand.copy()
+        with np.errstate(all="ignore"):
+            combine(result, positions, values)
+        return (result,)
+
+    return impl
+
+
+for _name in SCATTERS:
+    reference_impls.register(_name)(_scatter_impl(_name))
+del _name

@@ -18,6 +18,11 @@ from meshjit import lax
 from meshjit.compiler.frontend import lax_ops
 
 
+# rows 2, 0, 2 and one dropped (out of range) of a [4, 3] operand: a repeated index
+_ROWS = np.array([[2], [0], [2], [7]], np.int32)
+_ROW_DIMS = lax.ScatterDimensionNumbers((1,), (0,), (0,))
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -327,4 +332,46 @@ CASES += [
         lambda x: lax.gather_along_axis(x, np.array([5, -3, 1], np.int32), 0, mode="clip") ** 2,
         _uniform(-1, 1, 4, 2),
     ),
+    Case(
+        "gather_windows_batching",
+        ("gather",),
+        lambda x: lax.gather(x, np.array([[[1], [3]], [[0], [2]]], np.int32),
+                             lax.GatherDimensionNumbers((2,), (1,), (1,), (0,), (0,)), (1, 1, 2)) ** 2,
+        _uniform(-1, 1, 2, 4, 2),
+    ),
+    Case("scatter_add", ("scatter_add",), lambda x, u: lax.scatter_add(x, _ROWS, u, _ROW_DIMS) ** 2,
+         lambda rng: (rng.uniform(-1, 1, (4, 3)), rng.uniform(-1, 1, (4, 3)))),
+    Case("scatter_repeated", ("scatter",), lambda x, u: lax.scatter(x, _ROWS, u * x[:1], _ROW_DIMS) ** 2,
+         lambda rng: (rng.uniform(-1, 1, (4, 3)), rng.uniform(-1, 1, (4, 3)))),
+    Case("scatter_mul_repeated", ("scatter_mul",), lambda x, u: lax.scatter_mul(x, _ROWS, u, _ROW_DIMS),
+         lambda rng: (rng.uniform(0.5, 1.5, (4, 3)), rng.uniform(-1.5, 1.5, (4, 3)))),
+    Case("scatter_mul_clip", ("scatter_mul",),
+         lambda x, u: lax.scatter_mul(x, np.array([[5], [-2]], np.int32), u, _ROW_DIMS, mode="clip"),
+         lambda rng: (rng.uniform(0.5, 1.5, (4, 3)), rng.uniform(-1.5, 1.5, (2, 3)))),
+    Case("scatter_max", ("scatter_max",), lambda x, u: lax.scatter_max(x, _ROWS, u, _ROW_DIMS),
+         lambda rng: (rng.uniform(-1, 1, (4, 3)), rng.uniform(-1, 1, (4, 3)))),
+    Case("scatter_min", ("scatter_min",), lambda x, u: lax.scatter_min(x, _ROWS, u, _ROW_DIMS),
+         lambda rng: (rng.uniform(-1, 1, (4, 3)), rng.uniform(-1, 1, (4, 3)))),
+    Case("conv_nchw", ("conv_general_dilated",),
+         lambda x, w: lax.conv_general_dilated(x, w, (1, 1), ((1, 1), (0, 1))),
+         lambda rng: (rng.uniform(-1, 1, (2, 3, 5, 4)), rng.uniform(-1, 1, (4, 3, 3, 2)))),
+    Case("conv_nhwc_strided_dilated", ("conv_general_dilated",),
+         lambda x, w: lax.conv_general_dilated(x, w, (2, 1), ((1, 2), (-1, 1)), (1, 1), (1, 2),
+                                               ("NHWC", "HWIO", "NHWC")),
+         lambda rng: (rng.uniform(-1, 1, (2, 6, 5, 2)), rng.uniform(-1, 1, (3, 2, 2, 3)))),
+    Case("conv_lhs_dilation_feature_groups", ("conv_general_dilated",),
+         lambda x, w: lax.conv_general_dilated(x, w, (2,), ((2, 1),), (2,), (1,), None, 2),
+         lambda rng: (rng.uniform(-1, 1, (2, 4, 5)), rng.uniform(-1, 1, (6, 2, 3)))),
+    Case("conv_batch_groups", ("conv_general_dilated",),
+         lambda x, w: lax.conv_general_dilated(x, w, (1,), ((0, 0),), None, (2,), ("NCH", "OIH", "NHC"), 1, 2),
+         lambda rng: (rng.uniform(-1, 1, (4, 3, 7)), rng.uniform(-1, 1, (6, 3, 2)))),
+    Case("reduce_window_sum", ("reduce_window_sum",),
+         lambda x: lax.reduce_window(x, 0.0, lax.add, (2, 3), (1, 2), ((1, 0), (1, 1)), (1, 2), (1, 1)) ** 2,
+         _uniform(-1, 1, 5, 4)),
+    Case("reduce_window_max", ("reduce_window_max",),
+         lambda x: lax.reduce_window(x, -np.inf, lax.max, (2, 2), (2, 1), ((0, 1), (1, 0)), None, (1, 2)),
+         _uniform(-1, 1, 5, 6)),
+    Case("reduce_window_min", ("reduce_window_min",),
+         lambda x: lax.reduce_window(x, np.inf, lax.min, (3,), (2,), "SAME"), _uniform(-1, 1, 7)),
+    Case("top_k", ("top_k",), lambda x: lax.top_k(x, 3)[0] ** 2, _uniform(-1, 1, 3, 6)),
 ]

@@ -166,6 +166,13 @@ def _matmul(pending_side: int) -> Callable[[Chain], Value]:
     return build
 
 
+def _dense_conv(chain: Chain) -> Value:
+    # a convolution without spatial dims is a matmul: (batch, features) by (out, in) features
+    attrs = {"lhs_spec": (0, 1), "rhs_spec": (0, 1), "out_spec": (0, 1), "window_strides": (), "padding": (),
+             "lhs_dilation": (), "rhs_dilation": (), "feature_group_count": 1, "batch_group_count": 1}
+    return chain.op("conv_general_dilated", [chain.pending("dot"), chain.free((3, SHAPE[1]))], attrs)
+
+
 def _both_matmul(chain: Chain) -> Value:
     flipped = chain.op("transpose", [chain.pending("dot")], {"permutation": (1, 0)})
     return chain.op("dot_general", [chain.pending("dot"), flipped], MATMUL)
@@ -181,6 +188,7 @@ CHAINS = [
     ChainCase("sub-i32", _binary("sub", "pending:reduce_sum", "pending:dot"), True, "i32"),
     ChainCase("mul-free", _binary("mul", "pending:dot", "free"), True),
     ChainCase("mul-free-first", _binary("mul", "free", "pending:reduce_sum"), True),
+    ChainCase("conv-free", _dense_conv, True),
     ChainCase("div-by-free", _binary("div", "pending:dot", "positive"), True),
     ChainCase("max-both", _binary("max", "pending:reduce_max", "pending:reduce_max"), True),
     ChainCase("max-free", _binary("max", "pending:reduce_max", "free"), True),

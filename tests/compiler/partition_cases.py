@@ -357,12 +357,15 @@ def reduction_records() -> list[Record]:
         record("sort", "", [F], {"dimension": 0, "is_stable": True, "num_keys": 1}),
         record("sort", "key_value", [INT, F], {"dimension": 1, "is_stable": True, "num_keys": 1},
                [Case(("x,-", "-,x"))]),
+        record("sort", "rows_all_to_all", ["f32[8,16]"], {"dimension": 1, "is_stable": True, "num_keys": 1},
+               [Case(("-,x",), "-,x", ("all_to_all", "all_to_all"), meshes=("8",))], samples=2),
+        record("top_k", "", [Operand("f32[4,128]", normal)], {"k": 3},
+               [Case(("-,x",), None, ("all_gather", "all_gather"), meshes=("8",)), Case(("y,x",)), Case(("-,xy",))],
+               samples=3),
+        record("top_k", "uneven_i32", [Operand("i32[3,10]", integers(-4, 4))], {"k": 2},
+               [Case(("-,x",)), Case(("x,y",))], samples=3),
         record("sort", "two_keys", ["i32[6,10]", "i32[6,10]", "f32[6,10]"],
                {"dimension": 0, "is_stable": False, "num_keys": 2}),
-        record("gather", "clip", [F, Operand("i32[5]", integers(-3, 11))], {"axis": 0, "mode": "clip"},
-               [Case(("-,x", "x")), Case((None, "x"))]),
-        record("gather", "fill", [UNEVEN, Operand("i32[2,3]", integers(-3, 13))], {"axis": 1, "mode": "fill"},
-               [Case(("x,-", "-,x")), Case(("y,-", "x,-")), Case(("y,-", "-,x"), pinned="y,-,x")]),
     ]
     return records
 
@@ -407,8 +410,96 @@ def constraint_records() -> list[Record]:
     ]
 
 
+def _gather(offset, collapsed, index_map, sizes, mode="clip", batching=((), ())):
+    return {"offset_dims": offset, "collapsed_slice_dims": collapsed, "start_index_map": index_map,
+            "operand_batching_dims": batching[0], "start_indices_batching_dims": batching[1],
+            "slice_sizes": sizes, "mode": mode}
+
+
+def _scatter(window, inserted, index_map, mode="fill", batching=((), ())):
+    return {"update_window_dims": window, "inserted_window_dims": inserted, "scatter_dims_to_operand_dims": index_map,
+            "operand_batching_dims": batching[0], "scatter_indices_batching_dims": batching[1], "mode": mode}
+
+
+IDS = Operand("i32[5,1]", integers(-3, 11))
+ROWS = _gather((1,), (0,), (0,), (1, 6))
+# the table's rows sharded (each device takes the rows it holds), the ids sharded, both, uneven
+TABLE_CASES = [Case(("x,-", None)), Case(("x,-", "-,-"), "-,-"), Case(("-,-", "x,-")),
+               Case(("x,y", "y,-")), Case(("y,-", "x,-")), Case(("xy,-", "-,-"))]
+
+
+def indexing_records() -> list[Record]:
+    # (rows 6 of the uneven operand do not split over 8: its result is gathered for the output)
+    scatter_cases = [Case(("x,-", None, None)), Case(("x,-", "-,-", "-,-"), "x,-", (), meshes=("2", "2x2", "2x4")),
+                     Case(("x,y", "y,-", "y,-")), Case(("-,-", "x,-", "x,-")), Case(("y,x", "x,-", None))]
+    records = [
+        record("gather", "rows", [F, IDS], ROWS, TABLE_CASES, samples=6),
+        # a table larger than the result: a masked local gather and one all_reduce, no gather
+        record("gather", "vocab", ["f32[32,4]", Operand("i32[3,1]", integers(-3, 35))], _gather((1,), (0,), (0,), (1, 4)),
+               [Case(("x,-", "-,-"), "-,-", ("all_reduce",)), Case(("x,-", "-,-"), "-,x", ("reduce_scatter",), meshes=("2", "2x2", "2x4")),
+                Case(("xy,-", "-,-"), "-,-", ("all_reduce",))], samples=3),
+        record("gather", "rows_fill", [UNEVEN, Operand("i32[5,1]", integers(-3, 9))],
+               _gather((1,), (0,), (0,), (1, 10), "fill"), TABLE_CASES[:4], samples=4),
+        record("gather", "batching", ["f32[4,6,2]", Operand("i32[4,3,1]", integers(-1, 7))],
+               _gather((2,), (1,), (1,), (1, 1, 2), batching=((0,), (0,))),
+               [Case(("x,y,-", "x,-,-")), Case(("-,x,-", None))], samples=3),
+        record("gather", "windows", [F, Operand("i32[3,2]", integers(-1, 9))], _gather((1, 2), (), (0, 1), (2, 3)),
+               [Case(("x,-", "x,-"))], samples=2),
+    ]
+    for name in ("scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max"):
+        records.append(record(name, "rows", [F, IDS, "f32[5,6]"], _scatter((1,), (0,), (0,)), scatter_cases,
+                              samples=5))
+    records += [
+        record("scatter_add", "clip_uneven", [UNEVEN, Operand("i32[5,1]", integers(-3, 9)), "f32[5,10]"],
+               _scatter((1,), (0,), (0,), "clip"), scatter_cases[:3], samples=3),
+        record("scatter_add", "batching", ["f32[4,6,2]", Operand("i32[4,3,1]", integers(-1, 7)), "f32[4,3,2]"],
+               _scatter((2,), (1,), (1,), batching=((0,), (0,))),
+               [Case(("x,y,-", "x,-,-", "x,-,-")), Case(("-,x,-", None, None))], samples=3),
+        record("scatter", "int_windows", [INT, Operand("i32[3,2]", integers(-1, 9)), "i32[3,2,3]"],
+               _scatter((1, 2), (), (0, 1)), [Case(("x,-", "x,-", None))], samples=2),
+    ]
+    return records
+
+
+def _conv(lhs_spec, rhs_spec, out_spec, strides, padding, lhs_dilation=(1, 1), rhs_dilation=(1, 1), groups=1):
+    return {"lhs_spec": lhs_spec, "rhs_spec": rhs_spec, "out_spec": out_spec, "window_strides": strides,
+            "padding": padding, "lhs_dilation": lhs_dilation, "rhs_dilation": rhs_dilation,
+            "feature_group_count": groups, "batch_group_count": 1}
+
+
+def _window(window, strides, padding, base=(1, 1), dilation=(1, 1)):
+    return {"window_dimensions": window, "window_strides": strides, "padding": padding, "base_dilation": base,
+            "window_dilation": dilation}
+
+
+NHWC = ((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2))
+
+
+def window_records() -> list[Record]:
+    # the spatial dims (H, W) sharded: halos; the batch; the input features (partial sums)
+    image_cases = [Case(("-,x,-,-", None)), Case(("-,x,y,-", None)), Case(("x,y,-,-", None)),
+                   Case(("-,-,-,x", "-,-,x,-")), Case(("-,xy,-,-", None))]
+    return [
+        record("conv_general_dilated", "same", ["f32[2,8,6,4]", "f32[3,3,4,2]"], _conv(*NHWC, (1, 1), ((1, 1), (1, 1))),
+               image_cases, samples=5),
+        record("conv_general_dilated", "strided_dilated", ["f32[1,10,7,2]", "f32[3,2,2,3]"],
+               _conv(*NHWC, (2, 1), ((2, 0), (-1, 1)), (1, 1), (2, 1)), image_cases[:3], samples=3),
+        record("conv_general_dilated", "lhs_dilation", ["f32[1,6,5,2]", "f32[2,2,2,2]"],
+               _conv(*NHWC, (1, 2), ((1, 1), (0, 0)), (2, 1)), image_cases[:2], samples=2),
+        record("conv_general_dilated", "groups", ["f32[2,4,8]", "f32[6,2,3]"],
+               _conv((0, 1, 2), (0, 1, 2), (0, 1, 2), (1,), ((1, 1),), (1,), (1,), 2),
+               [Case(("-,-,x", None)), Case(("x,-,-", None))], samples=2),
+        record("reduce_window_sum", "", ["f32[8,6]", "f32[]"], _window((3, 1), (1, 1), ((1, 1), (0, 0))),
+               [Case(("x,-", "")), Case(("x,y", ""))], samples=3),
+        record("reduce_window_max", "pool", [Operand("f32[8,6]", negative), "f32[]"],
+               _window((2, 3), (2, 2), ((0, 1), (1, 1))), [Case(("x,-", "")), Case(("y,x", ""))], samples=3),
+        record("reduce_window_min", "dilated", [Operand("f32[9,6]", positive), "f32[]"],
+               _window((2, 2), (1, 2), ((1, 0), (0, 0)), (2, 1), (1, 2)), [Case(("x,-", ""))], samples=3),
+    ]
+
+
 RECORDS = (elementwise_records() + random_records() + creation_records() + layout_records() + contraction_records()
-           + reduction_records() + constraint_records())
+           + reduction_records() + indexing_records() + window_records() + constraint_records())
 
 
 def cases_for(record: Record, mesh_name: str) -> list[Case]:

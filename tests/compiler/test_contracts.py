@@ -206,3 +206,95 @@ def test_full_rematerialization_warns_or_errors():
             g(a)
     finally:
         jax.config.update("full_remat", "warn")
+
+
+# --- halo exchange and the vocab-parallel lookup (issue 20) ---------------------------------------
+# XLA's bytes on the same programs (JAX 0.10.2, 8 CPU devices, the ring model of compiler/cost.py):
+# the conv 4096 (two collective-permutes of one row), the roll 1024 (one collective-permute), the
+# lookup 7168 (one all-reduce of the output); docs/partitioning.md lists them.
+
+
+def test_conv_3x3_same_with_h_sharded_moves_only_halo_rows():
+    mesh = _mesh((8,), ("x",))
+    x, w = _random(2, 64, 32, 8), _random(3, 3, 8, 16)
+    rows = NamedSharding(mesh, P(None, "x", None, None))
+    f = jit(lambda x, w: jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")),
+            in_shardings=(rows, NamedSharding(mesh, P())), out_shardings=rows)
+    compiled = f.lower(x, w).compile()
+    halo = 2 * 1 * 32 * 8 * 4
+    assert _kinds(compiled) == [("collective_permute", ("x",), halo, (2, 1, 32, 8))] * 2
+    assert sum(record.bytes for record in compiled.collectives()) <= 4096
+    expected = np.asarray(jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")))
+    np.testing.assert_allclose(np.asarray(f(x, w)), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_roll_by_one_moves_one_row_per_device():
+    mesh = _mesh((8,), ("x",))
+    a = _random(64, 256)
+    rows = NamedSharding(mesh, P("x", None))
+    f = jit(lambda a: jnp.roll(a, 1, axis=0), in_shardings=rows, out_shardings=rows)
+    compiled = f.lower(a).compile()
+    assert _kinds(compiled) == [("collective_permute", ("x",), 256 * 4, (1, 256))]
+    np.testing.assert_array_equal(np.asarray(f(a)), np.roll(a, 1, axis=0))
+
+
+def test_vocab_parallel_lookup_is_one_all_reduce_of_the_output():
+    mesh = _mesh((8,), ("x",))
+    table = _random(1024, 64)
+    ids = np.random.default_rng(4).integers(0, 1024, 16).astype(np.int32)
+    f = jit(lambda table, ids: table[ids], in_shardings=(NamedSharding(mesh, P("x", None)), NamedSharding(mesh, P())),
+            out_shardings=NamedSharding(mesh, P()))
+    compiled = f.lower(table, ids).compile()
+    assert _kinds(compiled) == [("all_reduce", ("x",), 2 * 7 * 16 * 64 * 4 // 8, (16, 64))]
+    assert "each device takes the indices in its rows" in compiled.explain()
+    np.testing.assert_array_equal(np.asarray(f(table, ids)), table[ids])
+
+
+def test_lookup_with_ids_sharded_and_table_replicated_moves_nothing():
+    mesh = _mesh((8,), ("x",))
+    table = _random(1024, 64)
+    ids = np.random.default_rng(5).integers(0, 1024, 64).astype(np.int32)
+    by_batch = NamedSharding(mesh, P("x"))
+    f = jit(lambda table, ids: table[ids], in_shardings=(NamedSharding(mesh, P()), by_batch),
+            out_shardings=NamedSharding(mesh, P("x", None)))
+    assert _kinds(f.lower(table, ids).compile()) == []
+    np.testing.assert_array_equal(np.asarray(f(table, ids)), table[ids])
+
+
+def test_scatter_add_into_row_sharded_table_applies_owned_updates():
+    # the embedding gradient: each device adds the updates that land in its rows; the ids and
+    # updates are replicated, so nothing moves
+    mesh = _mesh((8,), ("x",))
+    table, updates = _random(1024, 64), _random(16, 64, seed=1)
+    ids = np.random.default_rng(6).integers(0, 1024, 16).astype(np.int32)
+    rows = NamedSharding(mesh, P("x", None))
+    f = jit(lambda table, ids, updates: table.at[ids].add(updates),
+            in_shardings=(rows, NamedSharding(mesh, P()), NamedSharding(mesh, P())), out_shardings=rows)
+    assert _kinds(f.lower(table, ids, updates).compile()) == []
+    expected = table.copy()
+    np.add.at(expected, ids, updates)
+    np.testing.assert_allclose(np.asarray(f(table, ids, updates)), expected, rtol=1e-6)
+
+
+def test_conv_gradients_with_h_sharded_move_halos_and_one_all_reduce_of_the_kernel_gradient():
+    # the input gradient is a convolution (halo rows of the cotangent); the kernel gradient
+    # convolves each device's cotangent rows with the input under them and sums the partial
+    # kernel gradients: XLA sends 2036 bytes per device here
+    mesh = _mesh((8,), ("x",))
+    x, w = _random(2, 32, 8, 3), _random(3, 3, 3, 4)
+    rows = NamedSharding(mesh, P(None, "x", None, None))
+    replicated = NamedSharding(mesh, P())
+
+    def loss(x, w):
+        return (jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")) ** 2).sum()
+
+    f = jit(jax.grad(loss, argnums=(0, 1)), in_shardings=(rows, replicated), out_shardings=(rows, replicated))
+    compiled = f.lower(x, w).compile()
+    assert sorted(_kinds(compiled)) == sorted([("collective_permute", ("x",), 192, (2, 1, 8, 3))] * 2
+                                              + [("collective_permute", ("x",), 256, (2, 1, 8, 4))] * 2
+                                              + [("all_reduce", ("x",), 2 * 7 * 108 * 4 // 8, (3, 3, 3, 4))])
+    assert sum(record.bytes for record in compiled.collectives()) <= 2036
+    got_x, got_w = f(x, w)
+    want_x, want_w = jax.grad(loss, argnums=(0, 1))(x, w)
+    np.testing.assert_allclose(np.asarray(got_x), np.asarray(want_x), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np.asarray(got_w), np.asarray(want_w), rtol=1e-4, atol=1e-3)

@@ -24,6 +24,7 @@ from meshjit.compiler.pipeline import normalize_boundaries
 from meshjit.compiler.rules import sharding_rules
 from meshjit.ir import (
     Block,
+    DenseAttr,
     Func,
     MeshAttr,
     Module,
@@ -395,8 +396,51 @@ class RandomProgram:
         return self.emit("slice", [value], {"start_indices": tuple(starts), "limit_indices": tuple(limits),
                                             "strides": tuple(strides)})
 
+    def constant(self, array: np.ndarray) -> Value:
+        return self.builder.emit("constant", [], {"value": DenseAttr.from_array(array)})[0]
+
+    def pad(self):
+        value = self.pick(2)
+        if value is None:
+            return None
+        dim = self.draw(st.integers(0, 1))
+        config = [(0, 0, 0), (0, 0, 0)]
+        config[dim] = (self.draw(st.integers(-1, 2)), self.draw(st.integers(0, 2)), self.draw(st.integers(0, 1)))
+        padding = self.constant(np.asarray(0.5, np.float64))
+        return self.emit("pad", [value, padding], {"padding_config": tuple(config)})
+
+    def roll(self):
+        """jnp.roll's two slices and concatenate along a dim."""
+        value = self.pick(2)
+        if value is None:
+            return None
+        dim = self.draw(st.integers(0, 1))
+        size = value.type.shape[dim]
+        shift = self.draw(st.integers(1, size - 1)) if size > 1 else 0
+        if not shift:
+            return None
+        pieces = []
+        for start, limit in ((size - shift, size), (0, size - shift)):
+            starts, limits = [0, 0], list(value.type.shape)
+            starts[dim], limits[dim] = start, limit
+            pieces.append(self.builder.emit("slice", [value], {"start_indices": tuple(starts),
+                                                               "limit_indices": tuple(limits),
+                                                               "strides": (1, 1)})[0])
+        return self.emit("concatenate", pieces, {"dimension": dim})
+
+    def take_rows(self):
+        value = self.pick(2)
+        if value is None:
+            return None
+        rows = value.type.shape[0]
+        ids = np.asarray(self.draw(st.lists(st.integers(-1, rows), min_size=1, max_size=6)), np.int32)
+        attrs = {"offset_dims": (1,), "collapsed_slice_dims": (0,), "start_index_map": (0,),
+                 "operand_batching_dims": (), "start_indices_batching_dims": (),
+                 "slice_sizes": (1, value.type.shape[1]), "mode": "clip"}
+        return self.emit("gather", [value, self.constant(ids.reshape(-1, 1))], attrs)
+
     STEPS = ("unary", "binary", "constrain", "reduce", "broadcast", "transpose", "dot", "reshape", "scan",
-             "slice")
+             "slice", "pad", "roll", "take_rows")
 
     def build(self) -> Module:
         rows, inner, cols = (self.draw(st.sampled_from(SIZES)) for _ in range(3))

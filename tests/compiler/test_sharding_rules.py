@@ -110,8 +110,14 @@ RULES = [
     ("%k: f32[4,16], %v: i32[4,16]",
      "%0, %1 = sort(%k, %v) {dimension = 1, is_stable = true, num_keys = 1} : f32[4,16], i32[4,16]",
      "i j, i j -> i j, i j  {i=4 j=16} [j:replication]"),
-    ("%t: f32[100,8], %i: i32[5,3]", '%0 = gather(%t, %i) {axis = 0, mode = "clip"} : f32[5,3,8]',
-     "i j, k l -> k l j  {i=100 j=8 k=5 l=3} [i:replication]"),
+    ("%t: f32[100,8], %i: i32[5,3,1]",
+     '%0 = gather(%t, %i) {collapsed_slice_dims = [0], mode = "clip", offset_dims = [2], operand_batching_dims = [], '
+     'slice_sizes = [1, 8], start_index_map = [0], start_indices_batching_dims = []} : f32[5,3,8]',
+     "i j, k l m -> k l j  {i=100 j=8 k=5 l=3 m=1} [i:replication, m:replication]"),
+    ("%t: f32[100,8], %i: i32[5,1], %u: f32[5,8]",
+     '%0 = scatter_add(%t, %i, %u) {inserted_window_dims = [0], mode = "fill", operand_batching_dims = [], '
+     'scatter_dims_to_operand_dims = [0], scatter_indices_batching_dims = [], update_window_dims = [1]} : f32[100,8]',
+     "i j, k l, k j -> i j  {i=100 j=8 k=5 l=1} [k:reduction, l:replication]"),
     ("", '%0 = iota() {dimension = 1, dtype = "i32", shape = [3, 4]} : i32[3,4]',
      " -> i j  {i=3 j=4}"),
 ]

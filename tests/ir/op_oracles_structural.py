@@ -282,19 +282,176 @@ def sort(attrs, *arrays):
     return tuple(results)
 
 
+def _window_start(attrs, index_map, batching, indices, batch, operand_shape, window):
+    """The clamped start of the window batch position ``batch`` picks, and whether it fits."""
+    start = [0] * len(operand_shape)
+    for component, dim in enumerate(index_map):
+        start[dim] = int(indices[tuple(batch) + (component,)])
+    for operand_dim, index_dim in batching:
+        start[operand_dim] = batch[index_dim]
+    fits = all(0 <= s <= size - w for s, size, w in zip(start, operand_shape, window))
+    clamped = [min(max(s, 0), size - w) for s, size, w in zip(start, operand_shape, window)]
+    return clamped, fits
+
+
 def gather(attrs, x, indices):
-    axis, size = attrs["axis"], x.shape[attrs["axis"]]
-    shape = x.shape[:axis] + indices.shape + x.shape[axis + 1 :]
-    # NaN, True, the most negative signed value, the largest unsigned value (jnp.take's fill)
+    """Element by element from XLA's definition: a result index splits into batch dims (an
+    index vector's position) and offset dims (a position inside the window)."""
+    sizes, offset_dims = attrs["slice_sizes"], attrs["offset_dims"]
+    dropped = set(attrs["collapsed_slice_dims"]) | set(attrs["operand_batching_dims"])
+    kept = [dim for dim in range(x.ndim) if dim not in dropped]
+    rank = len(offset_dims) + indices.ndim - 1
+    batch_dims = [dim for dim in range(rank) if dim not in offset_dims]
+    shape = [0] * rank
+    for position, size in zip(batch_dims, indices.shape[:-1]):
+        shape[position] = size
+    for position, dim in zip(offset_dims, kept):
+        shape[position] = sizes[dim]
+    batching = list(zip(attrs["operand_batching_dims"], attrs["start_indices_batching_dims"]))
+    # NaN, True, the most negative signed value, the largest unsigned value (as JAX)
     bits = x.dtype.itemsize * 8
-    fill = {"f": math.nan, "b": True, "u": 2**bits - 1}.get(x.dtype.kind, -(2 ** (bits - 1)))
+    fill = attrs.get("fill_value", {"f": math.nan, "b": True, "u": 2**bits - 1}.get(x.dtype.kind, -(2 ** (bits - 1))))
 
     def element(index):
-        position = int(indices[index[axis : axis + indices.ndim]])
-        if attrs["mode"] == "clip":
-            position = min(max(position, 0), size - 1)
-        elif not 0 <= position < size:
+        batch = [index[dim] for dim in batch_dims]
+        start, fits = _window_start(attrs, attrs["start_index_map"], batching, indices, batch, x.shape, sizes)
+        if attrs["mode"] == "fill" and not fits:
             return fill
-        return element_of(x, index[:axis] + (position,) + index[axis + indices.ndim :])
+        position = list(start)
+        for dim, result_dim in zip(kept, offset_dims):
+            position[dim] += index[result_dim]
+        return element_of(x, position)
 
-    return (build(shape, x.dtype, element),)
+    return (build(tuple(shape), x.dtype, element),)
+
+
+def scatter(combine):
+    """A scatter oracle: walk the updates in row-major order, writing each element into the
+    operand position it names, combined by ``combine(old, new)``."""
+
+    def oracle(attrs, x, indices, updates):
+        window_dims = attrs["update_window_dims"]
+        dropped = set(attrs["inserted_window_dims"]) | set(attrs["operand_batching_dims"])
+        kept = [dim for dim in range(x.ndim) if dim not in dropped]
+        scatter_dims = [dim for dim in range(updates.ndim) if dim not in window_dims]
+        window = [1] * x.ndim
+        for dim, update_dim in zip(kept, window_dims):
+            window[dim] = updates.shape[update_dim]
+        batching = list(zip(attrs["operand_batching_dims"], attrs["scatter_indices_batching_dims"]))
+        result = x.copy()
+        for index in np.ndindex(updates.shape):
+            batch = [index[dim] for dim in scatter_dims]
+            start, fits = _window_start(attrs, attrs["scatter_dims_to_operand_dims"], batching, indices, batch,
+                                        x.shape, window)
+            if attrs["mode"] == "fill" and not fits:
+                continue
+            position = list(start)
+            for dim, update_dim in zip(kept, window_dims):
+                position[dim] += index[update_dim]
+            with np.errstate(all="ignore"):
+                result[tuple(position)] = combine(result[tuple(position)], updates[index])
+        return (result,)
+
+    return oracle
+
+
+SCATTER_COMBINE = {
+    # numpy scalars in, so that int sums wrap as the op's do; min and max see Python numbers
+    "scatter": lambda old, new: new,
+    "scatter_add": lambda old, new: old | new if isinstance(old, np.bool_) else old + new,
+    "scatter_mul": lambda old, new: old & new if isinstance(old, np.bool_) else old * new,
+    "scatter_min": lambda old, new: minimum(old.item(), new.item()),
+    "scatter_max": lambda old, new: maximum(old.item(), new.item()),
+}
+
+
+def _dilated_value(x, position, dims, dilation, padding, fill):
+    """The element at ``position`` of ``x`` dilated and padded along ``dims`` (fill elsewhere)."""
+    index = list(position)
+    for dim, step, (low, _) in zip(dims, dilation, padding):
+        offset = position[dim] - low
+        if offset < 0 or offset % step or offset // step >= x.shape[dim]:
+            return fill
+        index[dim] = offset // step
+    return x[tuple(index)]
+
+
+def conv_general_dilated(attrs, lhs, rhs):
+    """Element by element: each output sums input times kernel over its window, per group."""
+    lhs_spec, rhs_spec, out_spec = attrs["lhs_spec"], attrs["rhs_spec"], attrs["out_spec"]
+    spatial = len(lhs_spec) - 2
+    groups, batch_groups = attrs["feature_group_count"], attrs["batch_group_count"]
+    out_features, in_features = rhs.shape[rhs_spec[0]], rhs.shape[rhs_spec[1]]
+    sizes = []
+    for index in range(spatial):
+        size = (lhs.shape[lhs_spec[2 + index]] - 1) * attrs["lhs_dilation"][index] + 1 + sum(attrs["padding"][index])
+        kernel = (rhs.shape[rhs_spec[2 + index]] - 1) * attrs["rhs_dilation"][index] + 1
+        sizes.append(max((size - kernel) // attrs["window_strides"][index] + 1, 0) if size >= kernel else 0)
+    shape = [0] * len(lhs_spec)
+    shape[out_spec[0]], shape[out_spec[1]] = lhs.shape[lhs_spec[0]] // batch_groups, out_features
+    for index, size in enumerate(sizes):
+        shape[out_spec[2 + index]] = size
+    lhs_dims = list(lhs_spec[2:])
+
+    def element(index):
+        batch, feature = index[out_spec[0]], index[out_spec[1]]
+        group_size = out_features // max(groups, batch_groups)
+        group = feature // group_size
+        total = 0
+        for kernel_index in np.ndindex(*(rhs.shape[dim] for dim in rhs_spec[2:])):
+            for channel in range(in_features):
+                position = [0] * lhs.ndim
+                position[lhs_spec[0]] = batch + (group * shape[out_spec[0]] if batch_groups > 1 else 0)
+                position[lhs_spec[1]] = channel + (group * in_features if groups > 1 else 0)
+                for s in range(spatial):
+                    position[lhs_spec[2 + s]] = (index[out_spec[2 + s]] * attrs["window_strides"][s]
+                                                 + kernel_index[s] * attrs["rhs_dilation"][s])
+                value = _dilated_value(lhs, position, lhs_dims, attrs["lhs_dilation"], attrs["padding"], 0)
+                weight = [0] * rhs.ndim
+                weight[rhs_spec[0]], weight[rhs_spec[1]] = feature, channel
+                for s in range(spatial):
+                    weight[rhs_spec[2 + s]] = kernel_index[s]
+                with np.errstate(all="ignore"):
+                    total = total + value * rhs[tuple(weight)]
+        return total
+
+    return (build(tuple(shape), lhs.dtype, element),)
+
+
+def reduce_window(combine):
+    def oracle(attrs, x, init):
+        dims = list(range(x.ndim))
+        sizes = []
+        for dim in dims:
+            size = (x.shape[dim] - 1) * attrs["base_dilation"][dim] + 1 + sum(attrs["padding"][dim]) if x.shape[dim] \
+                else sum(attrs["padding"][dim])
+            window = (attrs["window_dimensions"][dim] - 1) * attrs["window_dilation"][dim] + 1
+            sizes.append(max((size - window) // attrs["window_strides"][dim] + 1, 0) if size >= window else 0)
+
+        def element(index):
+            result = init.item()
+            for offsets in np.ndindex(*attrs["window_dimensions"]):
+                position = [index[dim] * attrs["window_strides"][dim] + offsets[dim] * attrs["window_dilation"][dim]
+                            for dim in dims]
+                value = _dilated_value(x, position, dims, attrs["base_dilation"], attrs["padding"], init)
+                result = combine(result, value.item())
+            return result
+
+        return (build(tuple(sizes), x.dtype, element),)
+
+    return oracle
+
+
+def top_k(attrs, x):
+    """Per row of the last dim: positions ranked by value (NaN largest), ties by position."""
+    k = attrs["k"]
+    values = np.empty(x.shape[:-1] + (k,), x.dtype)
+    indices = np.empty(x.shape[:-1] + (k,), np.int32)
+    for row in np.ndindex(*x.shape[:-1]):
+        line = [element.item() for element in x[row]]
+        ranked = sorted(range(len(line)), key=lambda i: (0 if math.isnan(line[i]) else 1, -line[i]
+                                                        if not math.isnan(line[i]) else 0, i))
+        for position, index in enumerate(ranked[:k]):
+            values[row + (position,)] = line[index]
+            indices[row + (position,)] = index
+    return values, indices

@@ -135,12 +135,6 @@ def with_start_indices(count: int):
     return make
 
 
-def gather_operands(rng, shapes, dtype, attrs):
-    size = shapes[0][attrs["axis"]]
-    indices = np.asarray(rng.integers(-2, size + 3, shapes[1]), np.int32)
-    return [random_array(rng, shapes[0], dtype), indices]
-
-
 @dataclass(frozen=True)
 class OpRecord:
     name: str

@@ -7,10 +7,12 @@ one record to its family's ``op_table_*`` file.
 from __future__ import annotations
 
 from op_table_elementwise import ELEMENTWISE_RECORDS
+from op_table_indexing import INDEXING_RECORDS
 from op_table_layout import CREATION_AND_SHAPE_RECORDS
 from op_table_random import RANDOM_RECORDS
 from op_table_reductions import CONTRACTION_RECORDS, REDUCTION_RECORDS
 from op_table_spmd import SPMD_RECORDS
+from op_table_windows import WINDOW_RECORDS
 
 RECORDS = (
     ELEMENTWISE_RECORDS
@@ -18,6 +20,8 @@ RECORDS = (
     + CONTRACTION_RECORDS
     + REDUCTION_RECORDS
     + RANDOM_RECORDS
+    + INDEXING_RECORDS
+    + WINDOW_RECORDS
     + SPMD_RECORDS
 )
 RECORDS_BY_NAME = {record.name: record for record in RECORDS}

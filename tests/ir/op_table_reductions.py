@@ -1,4 +1,4 @@
-"""Op-table rows of dot_general, the reductions and scans, sort and gather."""
+"""Op-table rows of dot_general, the reductions and scans, and sort."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from op_records import (
     Case,
     OpRecord,
     finite_operands,
-    gather_operands,
     random_operands,
     tied_operands,
 )
@@ -240,48 +239,5 @@ REDUCTION_RECORDS = [
             ),
         ),
         make=tied_operands,
-    ),
-    OpRecord(
-        "gather",
-        ALL,
-        tuple(
-            Case({"axis": axis, "mode": mode}, shapes)
-            for axis, shapes in (
-                (0, ((5,), (3,))),
-                (1, ((2, 3), (2, 2))),
-                (0, ((3,), ())),
-                (2, ((3, 1, 2), (4,))),
-                (0, ((2, 3), (0,))),
-            )
-            for mode in ("clip", "fill")
-        )
-        + (
-            Case({"axis": 0, "mode": "fill"}, ((0,), (2,))),
-            Case({"axis": 0, "mode": "clip"}, ((0, 2), (0, 1))),
-        ),
-        oracles.gather,
-        (
-            Bad(
-                "f32[5] f32[2]",
-                {"axis": 0, "mode": "clip"},
-                "gather: indices has dtype f32, expected i32 or i64",
-            ),
-            Bad(
-                "f32[5] i32[2]",
-                {"axis": 0, "mode": "wrap"},
-                "gather: attribute 'mode' must be one of 'clip', 'fill', got 'wrap'",
-            ),
-            Bad(
-                "f32[0] i32[2]",
-                {"axis": 0, "mode": "clip"},
-                "gather: mode 'clip' cannot take from the empty axis 0 of f32[0]",
-            ),
-            Bad(
-                "f32[] i32[2]",
-                {"axis": 0, "mode": "clip"},
-                "gather: axis 0 is out of range for rank 0",
-            ),
-        ),
-        make=gather_operands,
     ),
 ]

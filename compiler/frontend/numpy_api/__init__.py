@@ -16,5 +16,8 @@ from .reductions import *  # noqa: F403
 from .scalar_types import *  # noqa: F403
 from .shape_ops import *  # noqa: F403
 from .take import *  # noqa: F403
+from .convolution import *  # noqa: F403
+from .search import *  # noqa: F403
+from .shifts import *  # noqa: F403
 
 install_array_methods(_Tracer)

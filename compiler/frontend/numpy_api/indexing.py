@@ -200,21 +200,22 @@ def _apply_basic(operand, entries, advanced: bool):
     return operand
 
 
-def _normalized_index(index, size: int):
-    """An index array with negatives counted from the end and clamped into ``[0, size)``."""
+def _normalized_index(index, size: int, clamp: bool = True):
+    """An index array with negatives counted from the end and, with ``clamp``, clamped into
+    ``[0, size)``."""
     index = convert_operand(index, default_int(x64()))
     if isinstance(index, np.ndarray):
         # Concrete indices are normalised here rather than by staged ops.
-        return np.clip(np.where(index < 0, index + size, index), 0, max(size - 1, 0)).astype(
-            index.dtype
-        )
+        wrapped = np.where(index < 0, index + size, index)
+        return (np.clip(wrapped, 0, max(size - 1, 0)) if clamp else wrapped).astype(index.dtype)
     index = lax.select(lax.lt(index, 0), lax.add(index, size), index)
-    return lax.clamp(0, index, max(size - 1, 0))
+    return lax.clamp(0, index, max(size - 1, 0)) if clamp else index
 
 
-def _gather_advanced(operand, advanced: list[_Advanced], adjacent: bool):
+def _gather_advanced(operand, advanced: list[_Advanced], adjacent: bool, mode: str = "clip", fill_value=None):
     """Take the advanced entries' elements; their broadcast dims replace the indexed dims, in
-    place when ``adjacent`` and first otherwise."""
+    place when ``adjacent`` and first otherwise. In mode "fill" an index out of range gives
+    ``fill_value`` instead of the clamped element."""
     shape = shape_of(operand)
     dims = [item.dim for item in advanced]
     index_shape = broadcast_shapes("indexing", *(shape_of(item.index) for item in advanced))
@@ -230,15 +231,20 @@ def _gather_advanced(operand, advanced: list[_Advanced], adjacent: bool):
     merged = math.prod(shape[dim] for dim in dims)
     if len(dims) > 1:
         operand = lax.reshape(operand, shape[:first] + (merged,) + shape[dims[-1] + 1 :])
-    linear = None
+    linear = inside = None
     for item, dim in zip(advanced, dims):
-        index = broadcast_to_shape(
-            _normalized_index(item.index, shape[dim]), index_shape, "indexing"
-        )
+        index = _normalized_index(item.index, shape[dim], clamp=mode != "fill")
+        index = broadcast_to_shape(index, index_shape, "indexing")
+        if mode == "fill":
+            fits = lax.bitwise_and(lax.ge(index, 0), lax.lt(index, shape[dim]))
+            inside = fits if inside is None else lax.bitwise_and(inside, fits)
         stride = math.prod(shape[later] for later in dims if later > dim)
         term = lax.mul(index, stride) if stride != 1 else index
         linear = term if linear is None else lax.add(linear, term)
-    return lax.gather_along_axis(operand, linear, first, mode="clip")
+    if mode == "fill":
+        # a component out of its dim may still land inside the merged dim: send it out
+        linear = lax.select(inside, linear, lax.full(index_shape, -1, dtype_of(linear).name))
+    return lax.gather_along_axis(operand, linear, first, mode=mode, fill_value=fill_value)
 
 
 def _final_layout(result, entries, advanced_rank: int, adjacent: bool):
@@ -263,9 +269,10 @@ def _final_layout(result, entries, advanced_rank: int, adjacent: bool):
     return lax.expand_dims(result, positions) if positions else result
 
 
-def getitem(array, index):
+def getitem(array, index, mode: str = "clip", fill_value=None):
     """``array[index]`` with numpy's basic and integer-array indexing (out-of-range array
-    indices are clamped as in JAX; static ints out of range raise IndexError)."""
+    indices are clamped as in JAX, or give ``fill_value`` in mode "fill"; static ints out of
+    range raise IndexError)."""
     operand = array_operand(array, "indexing")
     entries = [_classify(entry) for entry in (index if isinstance(index, tuple) else (index,))]
     entries = _fill_ellipsis(entries, len(shape_of(operand)))
@@ -293,7 +300,7 @@ def getitem(array, index):
     adjacent = positions == list(range(positions[0], positions[-1] + 1))
     advanced = [marked[position] for position in positions]
     index_rank = len(broadcast_shapes("indexing", *(shape_of(item.index) for item in advanced)))
-    result = _gather_advanced(operand, advanced, adjacent)
+    result = _gather_advanced(operand, advanced, adjacent, mode, fill_value)
     return with_weak_type(
         _final_layout(result, marked, index_rank, adjacent), dtype_of(operand).weak
     )

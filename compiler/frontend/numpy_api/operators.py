@@ -35,6 +35,7 @@ from .elementwise import (
 )
 from .elementwise import clip as _clip
 from .elementwise_math import round as _round
+from .index_update import IndexUpdateHelper
 from .indexing import getitem
 from .linalg import dot, matmul
 from .reductions import all as _all
@@ -46,6 +47,7 @@ from .reductions import sort as _sort
 from .reductions import sum as _sum
 from .shape_ops import matrix_transpose, ravel, repeat, reshape, squeeze, swapaxes, transpose
 from .take import take
+
 
 
 def _operator(function):
@@ -152,7 +154,7 @@ METHODS = {
     "repeat": repeat,
 }
 
-PROPERTIES = {"T": transpose, "mT": matrix_transpose}
+PROPERTIES = {"T": transpose, "mT": matrix_transpose, "at": IndexUpdateHelper}
 
 
 def install_array_methods(cls) -> None:

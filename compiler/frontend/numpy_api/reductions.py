@@ -50,7 +50,6 @@ __all__ = (
     "std",
     "sum",
     "var",
-    "searchsorted",
 )
 
 
@@ -224,49 +223,41 @@ cumsum = _scan("cumsum", lax.cumsum)
 cumprod = _scan("cumprod", lax.cumprod)
 
 
-def sort(a, axis=-1):
-    """Sorted copy along ``axis`` (None: of the flattened array); NaNs sort last."""
+def _check_sort_options(function: str, kind, order) -> None:
+    if order is not None:
+        raise TypeError(f"{function}: order is not supported (meshjit arrays have no record fields), got {order!r}")
+    if kind is not None and kind not in ("quicksort", "mergesort", "heapsort", "stable"):
+        raise ValueError(f"{function}: kind must be one of quicksort, mergesort, heapsort, stable, got {kind!r}")
+
+
+def sort(a, axis=-1, *, kind=None, order=None, stable: bool = True, descending: bool = False):
+    """Sorted copy along ``axis`` (None: of the flattened array); NaNs sort last (first when
+    ``descending``)."""
+    _check_sort_options("sort", kind, order)
     value = as_array_argument(a, "sort")
     operand, dim = _flatten_or_axis("sort", convert_operand(value, dtype_of(value).name), axis)
-    return with_weak_type(lax.sort(operand, dim), dtype_of(value).weak)
+    result = lax.sort(operand, dim, is_stable=bool(stable))
+    if descending:
+        result = lax.rev(result, (dim,))
+    return with_weak_type(result, dtype_of(value).weak)
 
 
-def argsort(a, axis=-1):
-    """Indices that sort ``a`` along ``axis`` (stable): a sort of (values, positions) pairs."""
+def argsort(a, axis=-1, *, kind=None, order=None, stable: bool = True, descending: bool = False, dtype=None):
+    """Indices that sort ``a`` along ``axis``: a sort of (values, positions) pairs; equal
+    values keep their order when ``stable`` (also when ``descending``)."""
+    _check_sort_options("argsort", kind, order)
     value = as_array_argument(a, "argsort")
     operand, dim = _flatten_or_axis("argsort", convert_operand(value, dtype_of(value).name), axis)
-    positions = lax.broadcasted_iota(default_int(x64()), shape_of(operand), dim)
-    return lax.sort([operand, positions], dim, is_stable=True, num_keys=1)[1]
-
-
-def searchsorted(a, v, side: str = "left", sorter=None, *, method: str = "scan"):
-    """Where ``v``'s elements would go in the sorted 1-d ``a`` to keep it sorted: per element,
-    how many entries of ``a`` are below it (``side="left"``) or not above it ("right").
-
-    Counted by comparing every pair (``method`` names JAX's algorithms, which all give these
-    indices), so it suits the short sorted arrays it is used with (cumulative weights)."""
-    if side not in ("left", "right"):
-        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
-    if method not in ("scan", "scan_unrolled", "sort", "compare_all"):
-        raise ValueError(f"searchsorted: method must be one of 'scan', 'scan_unrolled', 'sort', "
-                         f"'compare_all', got {method!r}")
-    values = [as_array_argument(value, "searchsorted") for value in (a, v)]
-    dtype = result_dtype(*values).name
-    sorted_array, queries = (convert_operand(value, dtype) for value in values)
-    if len(shape_of(sorted_array)) != 1:
-        raise ValueError(f"searchsorted: a must be 1-dimensional, got shape {shape_of(sorted_array)}")
-    if sorter is not None:
-        from .take import take
-
-        sorted_array = take(sorted_array, sorter)
-    query_shape = shape_of(queries)
-    pairs = query_shape + shape_of(sorted_array)
-    entries = lax.broadcast_in_dim(sorted_array, pairs, (len(query_shape),))
-    targets = lax.broadcast_in_dim(queries, pairs, tuple(range(len(query_shape))))
-    before = lax.lt(entries, targets) if side == "left" else lax.le(entries, targets)
-    index_dtype = default_int(x64())
-    counts = lax.convert_element_type(before, index_dtype)
-    return lax.reduce_sum(counts, (len(query_shape),))
+    index_dtype = default_int(x64()) if dtype is None else dtype_argument(dtype, "argsort")
+    if descending:
+        # sort the reversed values and count positions from the end: ties keep their order
+        operand = lax.rev(operand, (dim,))
+    positions = lax.broadcasted_iota(index_dtype, shape_of(operand), dim)
+    order = lax.sort([operand, positions], dim, is_stable=bool(stable), num_keys=1)[1]
+    if descending:
+        last = lax.full(shape_of(order), shape_of(operand)[dim] - 1, index_dtype)
+        order = lax.rev(lax.sub(last, order), (dim,))
+    return order
 
 
 # -- closeness and equality of whole arrays -------------------------------------------------------

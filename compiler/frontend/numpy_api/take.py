@@ -1,4 +1,5 @@
-"""``take`` and ``take_along_axis``: gathers along one axis with JAX's out-of-range modes.
+"""``take``, ``take_along_axis`` and ``put_along_axis``: gathers (and a scatter) along one axis
+with JAX's out-of-range modes.
 
 In mode "fill" (the default) negative indices count from the end and indices still out of range
 give ``fill_value`` (by default NaN, the most negative int, or True); "clip" and
@@ -28,6 +29,7 @@ from .elementwise import remainder
 __all__ = (
     "take",
     "take_along_axis",
+    "put_along_axis",
 )
 
 _MODES = ("fill", "clip", "wrap", "promise_in_bounds")
@@ -148,3 +150,32 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
     if mode != "fill" or fill_value is None:
         return result
     return _with_fill_value(result, inside, fill_value)
+
+
+def put_along_axis(arr, indices, values, axis, inplace: bool = True, *, mode=None):
+    """``arr`` with ``values`` written at ``indices`` along ``axis`` (the other dims matched
+    elementwise, as ``take_along_axis`` reads them); ``inplace=False`` is required, as in JAX."""
+    if inplace:
+        raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are "
+                         "immutable. Pass inplace=False to instead return an updated array.")
+    from .index_update import IndexUpdateHelper
+
+    operand = array_operand(arr, "put_along_axis")
+    index = _index_operand(indices, "put_along_axis")
+    if axis is None:
+        flat = lax.reshape(operand, (math.prod(shape_of(operand)),))
+        flat_index = lax.reshape(index, (math.prod(shape_of(index)),))
+        return lax.reshape(put_along_axis(flat, flat_index, values, 0, inplace=False, mode=mode), shape_of(operand))
+    shape = shape_of(operand)
+    dim = normalize_axis(axis, len(shape), "put_along_axis")
+    if len(shape_of(index)) != len(shape):
+        raise ValueError(f"put_along_axis: indices of shape {shape_of(index)} must have the rank of arr {shape}")
+    entries = []
+    for position in range(len(shape)):
+        if position == dim:
+            entries.append(index)
+        else:
+            coordinates = lax.broadcasted_iota(default_int(x64()), (shape[position],), 0)
+            entries.append(lax.reshape(coordinates, tuple(shape[position] if d == position else 1
+                                                            for d in range(len(shape)))))
+    return IndexUpdateHelper(operand)[tuple(entries)].set(values, mode=mode)

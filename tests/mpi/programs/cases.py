@@ -101,10 +101,30 @@ def ring_all_reduce() -> dict:
     }
 
 
+def halos_and_lookups() -> dict:
+    """Halo exchange across processes (a roll and a 3x3 convolution with rows split over 8
+    devices: collective_permutes between neighbours) and a vocab-parallel lookup (a masked local
+    gather and one all_reduce)."""
+    line, grid = _meshes()
+    rows = NamedSharding(line, P("x", None))
+    a = jax.device_put(_data(16, 6, seed=7), rows)
+    image = jax.device_put(_data(2, 16, 5, 3, seed=8), NamedSharding(line, P(None, "x", None, None)))
+    kernel = _data(3, 3, 3, 2, seed=9)
+    table = jax.device_put(_data(32, 4, seed=10), NamedSharding(grid, P(("x", "y"), None)))
+    ids = np.array([3, 31, 0, 17, 17], np.int32)
+    conv = jax.jit(lambda x: jax.lax.conv_general_dilated(x, kernel, (1, 1), "SAME",
+                                                          dimension_numbers=("NHWC", "HWIO", "NHWC")))
+    return {
+        "roll": jax.jit(lambda v: jnp.roll(v, 3, axis=0), out_shardings=rows)(a),
+        "conv_halo": conv(image),
+        "lookup": jax.jit(lambda t: t[ids])(table),
+    }
+
+
 CASES = {"megatron_mlp": megatron_mlp, "sharded_reduction": sharded_reduction, "reshards": reshards,
-         "ring_all_reduce": ring_all_reduce}
+         "ring_all_reduce": ring_all_reduce, "halos_and_lookups": halos_and_lookups}
 
 # Outputs whose collectives move or compare values without adding floats across processes (the
 # ring adds in program order, so it is exact too).
 EXACT = {"max_axis0", "all_to_all_line", "all_to_all_grid", "all_gather_grid", "ring", "all_to_all_two_axes",
-         "axis_index"}
+         "axis_index", "roll", "lookup"}
