@@ -292,17 +292,26 @@ def group_ops(ops, returns, expression_of, worth_fusing) -> list:
     placed: list = []
     pending = dict(grouper.scalar_broadcasts)
 
+    def place_pending(value_id: int) -> None:
+        # a deferred broadcast goes in before its first reader, after whatever it reads (which
+        # may be a deferred broadcast itself: a rank-0 to rank-0 broadcast)
+        broadcast = pending.pop(value_id, None)
+        if broadcast is not None:
+            for operand in broadcast.operands:
+                place_pending(operand.id)
+            placed.append(broadcast)
+
     def place(op) -> None:
         for operand in op.operands:
-            broadcast = pending.pop(operand.id, None)
-            if broadcast is not None:
-                placed.append(broadcast)
+            place_pending(operand.id)
         placed.append(op)
 
     for item in grouper.items:
         if not isinstance(item, Group):
             place(item)
         elif worth_fusing(item):
+            for value in item.inputs_read():
+                place_pending(value.id)
             placed.append(item)
         else:
             for op in item.ops:

@@ -110,7 +110,9 @@ def partition_windowed(partitioner, op: Op) -> list[Local]:
     if passing is not None:
         wanted = _short_of(partitioner, wanted, passing.axes)
     changed = _changed_dims(op)
-    if not any(wanted.dims[dim].axes for dim in changed):
+    if not any(wanted.dims[dim].axes for dim in changed) or 0 in op.operands[0].type.shape \
+            or 0 in op.result.type.shape:
+        # NOTE: an empty operand or result has no rows to exchange: the generic plan builds it
         return partitioner.partition_generic(op)
     target = _operand_target(local, wanted, changed)
     result_sharding = wanted
@@ -225,7 +227,8 @@ def partition_concatenate(partitioner, op: Op) -> list[Local]:
     dim = op.attrs["dimension"]
     (wanted,) = partitioner.result_shardings(op)
     axes = wanted.dims[dim].axes
-    if not axes:
+    if not axes or op.result.type.shape[dim] == 0:
+        # NOTE: an empty result reads no rows: the generic plan builds it without a halo
         return partitioner.partition_generic(op)
     pieces = _pieces(partitioner, op, dim)
     out_size = op.result.type.shape[dim]

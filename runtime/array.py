@@ -282,7 +282,7 @@ ARRAY_METHODS = (
     "all", "any", "cumsum", "cumprod", "sort", "argsort", "swapaxes", "squeeze", "ravel", "flatten", "take",
     "clip", "round", "dot", "repeat",
 )
-ARRAY_PROPERTIES = ("T", "mT")
+ARRAY_PROPERTIES = ("T", "mT", "at")
 
 _dispatcher = None
 

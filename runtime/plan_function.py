@@ -31,9 +31,12 @@ def _collective(step: CollectiveStep, mesh_shape):
     options = dict(step.params)
     if step.kind != "all_reduce":
         options["lead"] = len(mesh_shape)
-    function = getattr(inprocess_collectives, step.kind)
-    return functools.partial(lambda value, **keywords: function(value, step.axes, mesh_shape, **keywords),
-                             **options)
+    kind = step.kind
+    # NOTE: looked up per call, so a replaced implementation (a test's fault injection, a
+    # debugging wrapper) takes effect in plans compiled before it
+    return functools.partial(
+        lambda value, **keywords: getattr(inprocess_collectives, kind)(value, step.axes, mesh_shape, **keywords),
+        **options)
 
 
 def compile_plan(plan: Plan, layout=None):

@@ -405,7 +405,8 @@ class RandomProgram:
             return None
         dim = self.draw(st.integers(0, 1))
         config = [(0, 0, 0), (0, 0, 0)]
-        config[dim] = (self.draw(st.integers(-1, 2)), self.draw(st.integers(0, 2)), self.draw(st.integers(0, 1)))
+        crop = -1 if value.type.shape[dim] else 0  # NOTE: an empty dim has nothing to crop
+        config[dim] = (self.draw(st.integers(crop, 2)), self.draw(st.integers(0, 2)), self.draw(st.integers(0, 1)))
         padding = self.constant(np.asarray(0.5, np.float64))
         return self.emit("pad", [value, padding], {"padding_config": tuple(config)})
 
@@ -430,8 +431,8 @@ class RandomProgram:
 
     def take_rows(self):
         value = self.pick(2)
-        if value is None:
-            return None
+        if value is None or value.type.shape[0] == 0:
+            return None  # a row taken from no rows is an error, not a program
         rows = value.type.shape[0]
         ids = np.asarray(self.draw(st.lists(st.integers(-1, rows), min_size=1, max_size=6)), np.int32)
         attrs = {"offset_dims": (1,), "collapsed_slice_dims": (0,), "start_index_map": (0,),

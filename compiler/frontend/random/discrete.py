@@ -11,6 +11,7 @@ import numpy as np
 from meshjit.ir.dtypes import to_numpy
 
 from .. import lax_ops as lax
+from ..lax_slicing import top_k
 from .. import numpy_api as jnp
 from ..operands import as_operand, dtype_of, shape_of, x64
 from ..promotion import default_int
@@ -107,7 +108,7 @@ def categorical(key, logits, axis: int, shape, replace: bool, mode: str):
             f"Number of samples without replacement ({count}) cannot exceed number of "
             f"categories ({logits_shape[axis]})."
         )
-    _, indices = lax.top_k(jnp.moveaxis(noisy, axis, -1), count)
+    _, indices = top_k(jnp.moveaxis(noisy, axis, -1), count)
     # indices is batch_shape + (count,); the samples go to the front
     return lax.reshape(indices, shape, (len(batch_shape),) + tuple(range(len(batch_shape))))
 
@@ -171,7 +172,7 @@ def _weighted_indices(key, p, count: int, shape, replace: bool, mode: str):
         r = jnp.multiply(last, jnp.subtract(_constant(shape, 1.0, dtype), u))
         return jnp.searchsorted(totals, r).astype(to_numpy(index_dtype))
     noisy = jnp.add(gumbel(key, (count,), dtype, mode), _log(p))
-    return lax.top_k(noisy, math.prod(shape))[1].astype(to_numpy(index_dtype))
+    return top_k(noisy, math.prod(shape))[1].astype(to_numpy(index_dtype))
 
 
 def _place(result, array, shape, axis: int, scalar: bool):
