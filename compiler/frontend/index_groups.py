@@ -1,13 +1,15 @@
 """Collectives within groups of devices along one mesh axis (``axis_index_groups``), as pmap's
 docstring examples use them: every device gathers the axis, then keeps its own group's part,
-picked by its axis index from a constant table of the groups."""
+picked by its axis index from a constant table of the groups. ``lax_collectives`` calls the
+``grouped_*`` functions when a collective is given groups."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from . import lax_ops as lax
-from .operands import dtype_of, shape_of
+from .numpy_api.arguments import normalize_axis
+from .operands import as_operand, dtype_of, shape_of
 
 
 def checked_groups(axis_index_groups, size: int, function: str) -> np.ndarray:
@@ -78,3 +80,86 @@ def scatter_block(total, groups: np.ndarray, index, dim: int, tiled: bool):
 
 def is_bool(value) -> bool:
     return dtype_of(value).name == "bool"
+
+
+# --- the grouped collectives (lax_collectives calls these when axis_index_groups is given) ------
+
+
+def _collectives():
+    from . import lax_collectives  # NOTE: it imports this module
+
+    return lax_collectives
+
+
+def _grouped(axis_name, axis_index_groups, function: str):
+    """The environment, the one mesh axis, the groups' table and this device's index along the
+    axis, for a collective within ``axis_index_groups``."""
+    collectives = _collectives()
+    environment, axes = collectives._bound(axis_name, function)
+    if len(axes) != 1:
+        raise ValueError(f"{function}: axis_index_groups needs a single mesh axis name, got {axes}")
+    groups = checked_groups(axis_index_groups, environment.group_size(axes), function)
+    return environment, axes, groups, collectives.axis_index(axes)
+
+
+def _gathered(leaf, environment, axes):
+    """Every device's ``leaf`` along ``axes``, stacked along a new dim 0."""
+    attrs = {"axes": axes, "dim": 0}
+    return _collectives()._bind_collective("all_gather", lax.expand_dims(leaf, (0,)), environment, attrs)
+
+
+def grouped_reduce(x, axis_name, axis_index_groups, reduction: str, function: str):
+    """psum / pmax / pmin within groups (bools: psum counts them)."""
+    environment, axes, groups, index = _grouped(axis_name, axis_index_groups, function)
+
+    def reduce_leaf(leaf):
+        leaf = as_operand(leaf)
+        flag = is_bool(leaf)
+        if flag:
+            leaf = lax.convert_element_type(leaf, "i32")
+        result = reduce_my_group(_gathered(leaf, environment, axes), groups, index, reduction)
+        return lax.convert_element_type(result, "bool") if flag and reduction != "sum" else result
+
+    return _collectives()._tree_map(reduce_leaf, x)
+
+
+def grouped_all_gather(x, axis_name, axis_index_groups, axis: int, tiled: bool):
+    """all_gather within groups: the group's values in group order, stacked at ``axis`` (or
+    concatenated along it when ``tiled``)."""
+    environment, axes, groups, index = _grouped(axis_name, axis_index_groups, "all_gather")
+
+    def gather(leaf):
+        leaf = as_operand(leaf)
+        rank = len(shape_of(leaf))
+        mine = gather_my_group(_gathered(leaf, environment, axes), groups, index)
+        if not tiled:
+            return lax.transpose(mine, _moved(0, normalize_axis(axis, rank + 1, "all_gather"), rank + 1))
+        dim = normalize_axis(axis, rank, "all_gather")
+        moved = lax.transpose(mine, _moved(0, dim, rank + 1))
+        shape = shape_of(moved)
+        return lax.reshape(moved, shape[:dim] + (shape[dim] * shape[dim + 1],) + shape[dim + 2:])
+
+    return _collectives()._tree_map(gather, x)
+
+
+def _moved(source: int, target: int, rank: int) -> tuple[int, ...]:
+    order = [dim for dim in range(rank) if dim != source]
+    order.insert(target, source)
+    return tuple(order)
+
+
+def grouped_psum_scatter(x, axis_name, axis_index_groups, scatter_dimension, tiled: bool):
+    """psum_scatter within groups: each device keeps the block at its position in its group."""
+    collectives = _collectives()
+    environment, axes, groups, index = _grouped(axis_name, axis_index_groups, "psum_scatter")
+    members = groups.shape[1]
+
+    def scatter(leaf):
+        leaf = as_operand(leaf)
+        shape = shape_of(leaf)
+        dim = normalize_axis(scatter_dimension, len(shape), "psum_scatter")
+        collectives._check_split_dim("psum_scatter", "scatter_dimension", dim, shape, members, axes, tiled)
+        total = reduce_my_group(_gathered(leaf, environment, axes), groups, index, "sum")
+        return scatter_block(total, groups, index, dim, tiled)
+
+    return collectives._tree_map(scatter, x)

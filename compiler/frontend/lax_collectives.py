@@ -173,35 +173,6 @@ def _no_groups(axis_index_groups, function: str) -> None:
                          f"into two named axes and use the one that forms the groups")
 
 
-def _grouped(axis_name, axis_index_groups, function: str):
-    """The environment, the one mesh axis, the groups' table and this device's index along the
-    axis, for a collective within ``axis_index_groups``."""
-    environment, axes = _bound(axis_name, function)
-    if len(axes) != 1:
-        raise ValueError(f"{function}: axis_index_groups needs a single mesh axis name, got {axes}")
-    groups = index_groups.checked_groups(axis_index_groups, environment.group_size(axes), function)
-    return environment, axes, groups, axis_index(axes)
-
-
-def _gathered(leaf, environment, axes):
-    """Every device's ``leaf`` along ``axes``, stacked along a new dim 0."""
-    return _bind_collective("all_gather", lax_ops.expand_dims(leaf, (0,)), environment, {"axes": axes, "dim": 0})
-
-
-def _grouped_reduce(x, axis_name, axis_index_groups, reduction: str, function: str):
-    environment, axes, groups, index = _grouped(axis_name, axis_index_groups, function)
-
-    def reduce_leaf(leaf):
-        leaf = as_operand(leaf)
-        is_bool = index_groups.is_bool(leaf)
-        if is_bool:
-            leaf = lax_ops.convert_element_type(leaf, "i32")
-        result = index_groups.reduce_my_group(_gathered(leaf, environment, axes), groups, index, reduction)
-        return lax_ops.convert_element_type(result, "bool") if is_bool and reduction != "sum" else result
-
-    return _tree_map(reduce_leaf, x)
-
-
 def _bind_collective(name: str, leaf, environment: AxisEnvironment, attrs: dict):
     attrs = {"mesh": SymbolRef(environment.mesh_name), **attrs}
     return bind(name, [leaf], attrs, weak_type=dtype_of(leaf).weak)[0]
@@ -243,28 +214,28 @@ def _all_reduce(x, axis_name, reduction: str, function: str):
 def psum(x, axis_name, *, axis_index_groups=None):
     """The sum of ``x`` over the devices along ``axis_name`` (one axis or a tuple of axes)."""
     if axis_index_groups is not None:
-        return _grouped_reduce(x, axis_name, axis_index_groups, "sum", "psum")
+        return index_groups.grouped_reduce(x, axis_name, axis_index_groups, "sum", "psum")
     return _all_reduce(x, axis_name, "sum", "psum")
 
 
 def pmax(x, axis_name, *, axis_index_groups=None):
     """The elementwise maximum of ``x`` over the devices along ``axis_name``."""
     if axis_index_groups is not None:
-        return _grouped_reduce(x, axis_name, axis_index_groups, "max", "pmax")
+        return index_groups.grouped_reduce(x, axis_name, axis_index_groups, "max", "pmax")
     return _all_reduce(x, axis_name, "max", "pmax")
 
 
 def pmin(x, axis_name, *, axis_index_groups=None):
     """The elementwise minimum of ``x`` over the devices along ``axis_name``."""
     if axis_index_groups is not None:
-        return _grouped_reduce(x, axis_name, axis_index_groups, "min", "pmin")
+        return index_groups.grouped_reduce(x, axis_name, axis_index_groups, "min", "pmin")
     return _all_reduce(x, axis_name, "min", "pmin")
 
 
 def pmean(x, axis_name, *, axis_index_groups=None):
     """The mean of ``x`` over the devices along ``axis_name`` (integers divide as floats)."""
     if axis_index_groups is not None:
-        total = _grouped_reduce(x, axis_name, axis_index_groups, "sum", "pmean")
+        total = index_groups.grouped_reduce(x, axis_name, axis_index_groups, "sum", "pmean")
         members = len(axis_index_groups[0])
         return _tree_map(lambda leaf: true_divide(leaf, members), total)
     if isinstance(axis_name, (tuple, list)) and not axis_name:
@@ -294,7 +265,7 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to=
         _no_groups(axis_index_groups, "all_gather over a vmap axis")
         return named_axes.all_gather(x, batch_axis, dim=axis, tiled=tiled)
     if axis_index_groups is not None:
-        return _grouped_all_gather(x, axis_name, axis_index_groups, axis, tiled)
+        return index_groups.grouped_all_gather(x, axis_name, axis_index_groups, axis, tiled)
     environment, axes = _bound(axis_name, "all_gather")
 
     def gather(leaf):
@@ -311,29 +282,6 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to=
         return result
 
     return _tree_map(gather, x)
-
-
-def _grouped_all_gather(x, axis_name, axis_index_groups, axis: int, tiled: bool):
-    environment, axes, groups, index = _grouped(axis_name, axis_index_groups, "all_gather")
-
-    def gather(leaf):
-        leaf = as_operand(leaf)
-        rank = len(shape_of(leaf))
-        mine = index_groups.gather_my_group(_gathered(leaf, environment, axes), groups, index)
-        if not tiled:
-            return lax_ops.transpose(mine, _moved(0, normalize_axis(axis, rank + 1, "all_gather"), rank + 1))
-        dim = normalize_axis(axis, rank, "all_gather")
-        moved = lax_ops.transpose(mine, _moved(0, dim, rank + 1))
-        shape = shape_of(moved)
-        return lax_ops.reshape(moved, shape[:dim] + (shape[dim] * shape[dim + 1],) + shape[dim + 2:])
-
-    return _tree_map(gather, x)
-
-
-def _moved(source: int, target: int, rank: int) -> tuple[int, ...]:
-    order = [dim for dim in range(rank) if dim != source]
-    order.insert(target, source)
-    return tuple(order)
 
 
 def _check_split_dim(function: str, argument: str, dim: int, shape, size: int, axes, tiled: bool) -> None:
@@ -355,7 +303,7 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
         _no_groups(axis_index_groups, "psum_scatter over a vmap axis")
         return named_axes.psum_scatter(x, batch_axis, dimension=scatter_dimension, tiled=tiled)
     if axis_index_groups is not None:
-        return _grouped_psum_scatter(x, axis_name, axis_index_groups, scatter_dimension, tiled)
+        return index_groups.grouped_psum_scatter(x, axis_name, axis_index_groups, scatter_dimension, tiled)
     environment, axes = _bound(axis_name, "psum_scatter")
     size = environment.group_size(axes)
 
@@ -367,21 +315,6 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
         attrs = {"axes": axes, "dim": dim, "reduction": "sum"}
         result = _bind_collective("reduce_scatter", leaf, environment, attrs)
         return result if tiled else lax_ops.squeeze(result, (dim,))
-
-    return _tree_map(scatter, x)
-
-
-def _grouped_psum_scatter(x, axis_name, axis_index_groups, scatter_dimension, tiled: bool):
-    environment, axes, groups, index = _grouped(axis_name, axis_index_groups, "psum_scatter")
-    members = groups.shape[1]
-
-    def scatter(leaf):
-        leaf = as_operand(leaf)
-        shape = shape_of(leaf)
-        dim = normalize_axis(scatter_dimension, len(shape), "psum_scatter")
-        _check_split_dim("psum_scatter", "scatter_dimension", dim, shape, members, axes, tiled)
-        total = index_groups.reduce_my_group(_gathered(leaf, environment, axes), groups, index, "sum")
-        return index_groups.scatter_block(total, groups, index, dim, tiled)
 
     return _tree_map(scatter, x)
 

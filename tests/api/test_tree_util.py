@@ -170,3 +170,13 @@ def test_make_jaxpr_prints_the_traced_program():
 def test_make_jaxpr_static_argnums():
     text = str(jax.make_jaxpr(lambda x, n: x * n, static_argnums=1)(np.ones(2, np.float32), 3))
     assert "func @main(%x: f32[2])" in text and "3.0" in text
+
+
+def test_custom_nodes_through_vmap():
+    model = _model()
+    xs = np.ones((5, 3), np.float32)
+    out = jax.vmap(lambda model, x: model.layer(x) * model.scale, in_axes=(None, 0))(model, xs)
+    np.testing.assert_allclose(np.asarray(out), (xs @ model.layer.weight + model.layer.bias) * 2.0, rtol=1e-6)
+    stacked = Affine(np.ones((4, 3, 2), np.float32), np.zeros((4, 2), np.float32))
+    per_layer = jax.vmap(lambda layer: layer(np.ones(3, np.float32)))(stacked)
+    np.testing.assert_allclose(np.asarray(per_layer), np.full((4, 2), 3.0))

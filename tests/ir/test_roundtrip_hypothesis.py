@@ -215,7 +215,7 @@ class Builder:
             self.emit("concatenate", [value, value], {"dimension": dimension})
 
     def constant(self):
-        dtype = self.draw(st.sampled_from(("f32", "f64", "i32", "bool")))
+        dtype = self.draw(st.sampled_from(("f32", "f64", "i32", "u32", "u64", "bool")))
         shape = tuple(self.draw(st.lists(st.sampled_from((0, 1, 2, 3, 9)), max_size=3)))
         size = math.prod(shape)
         if dtype in ("f32", "f64"):
@@ -226,6 +226,10 @@ class Builder:
             array = np.array(bits, dtype=unsigned).view(
                 np.float32 if dtype == "f32" else np.float64
             )
+        elif dtype in ("u32", "u64"):
+            unsigned = np.uint32 if dtype == "u32" else np.uint64
+            words = st.integers(0, np.iinfo(unsigned).max)
+            array = np.array(self.draw(st.lists(words, min_size=size, max_size=size)), dtype=unsigned)
         else:
             array = np.array(self.draw(st.lists(st.integers(-9, 9), min_size=size, max_size=size)))
             array = array.astype(np.bool_ if dtype == "bool" else np.int32)
@@ -352,7 +356,7 @@ attribute_leaves = (
     | st.just(math.nan)
     | st.text()
     | st.text().map(SymbolRef)
-    | st.builds(TensorType, shapes(), st.sampled_from(("bool", "i32", "i64", "f32", "f64")))
+    | st.builds(TensorType, shapes(), st.sampled_from(("bool", "i32", "i64", "u32", "u64", "f32", "f64")))
 )
 attribute_values = st.recursive(
     attribute_leaves, lambda inner: st.lists(inner, max_size=4).map(tuple), max_leaves=12
