@@ -88,12 +88,15 @@ def chunk_bounds(total: int, chunks: int, alignment: int = ALIGNMENT) -> list[in
     return bounds
 
 
-def parallel_for(function, total: int, arguments: tuple, *, grain: int, alignment: int = ALIGNMENT) -> None:
+def parallel_for(function, total: int, arguments: tuple, *, grain: int, alignment: int = ALIGNMENT,
+                 indexed: bool = False) -> None:
     """``function(start, stop, *arguments)`` over chunks covering ``range(total)``, one chunk
-    per thread, each at least ``grain`` long (so small work stays on the calling thread)."""
+    per thread, each at least ``grain`` long (so small work stays on the calling thread).
+    ``indexed`` passes each chunk's number (below ``thread_count()``) after ``stop``, for
+    per-thread scratch space."""
     chunks = min(_POOL.size, total // max(grain, 1))
     if chunks <= 1:
-        function(0, total, *arguments)
+        function(0, total, *((0,) if indexed else ()), *arguments)
         return
     if len(_POOL.queues) < chunks - 1:
         _POOL.start()
@@ -102,10 +105,11 @@ def parallel_for(function, total: int, arguments: tuple, *, grain: int, alignmen
         done = _DONE.queue = queue.SimpleQueue()
     bounds = chunk_bounds(total, chunks, alignment)
     for index in range(1, chunks):
-        _POOL.queues[index - 1].put((function, bounds[index], bounds[index + 1], arguments, done))
+        chunk_arguments = ((index,) + arguments) if indexed else arguments
+        _POOL.queues[index - 1].put((function, bounds[index], bounds[index + 1], chunk_arguments, done))
     failure = None
     try:
-        function(bounds[0], bounds[1], *arguments)
+        function(bounds[0], bounds[1], *((0,) if indexed else ()), *arguments)
     except BaseException as error:
         failure = error
     for _ in range(1, chunks):
