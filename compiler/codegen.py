@@ -11,12 +11,11 @@ machine code instead of compiling.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
-import sys
 import threading
 
 from .codegen_math import PRELUDE
+from .kernel_objects import ObjectKernel
 
 
 def cache_directory() -> str:
@@ -56,16 +55,17 @@ def kernel_source(row_lines: list[str], element_lines: list[str], parameters: li
     return PRELUDE + "\n\n" + entry
 
 
-_LOADED: dict[str, object] = {}
+_LOADED: dict[str, ObjectKernel] = {}
 _LOCK = threading.Lock()
 
 
-def load_kernel(source: str, entry: str = "kernel"):
-    """The function ``entry`` of ``source``, written to the cache directory and imported."""
+def load_kernel(source: str, entry: str = "kernel") -> ObjectKernel:
+    """The function ``entry`` of ``source``, written to the cache directory; it runs from the
+    cached object code (kernel_objects.py), or through Numba the first time."""
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
     with _LOCK:
-        module = _LOADED.get(digest)
-        if module is None:
+        kernel = _LOADED.get((digest, entry))
+        if kernel is None:
             directory = os.path.join(cache_directory(), "kernels")
             os.makedirs(directory, exist_ok=True)
             path = os.path.join(directory, f"fused_{digest}.py")
@@ -74,10 +74,5 @@ def load_kernel(source: str, entry: str = "kernel"):
                 with open(temporary, "w") as handle:
                     handle.write(source)
                 os.replace(temporary, path)  # atomic: concurrent processes never see half a file
-            name = f"meshjit_kernels.fused_{digest}"
-            spec = importlib.util.spec_from_file_location(name, path)
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module
-            spec.loader.exec_module(module)
-            _LOADED[digest] = module
-    return getattr(module, entry)
+            kernel = _LOADED[(digest, entry)] = ObjectKernel(path, digest, entry)
+    return kernel

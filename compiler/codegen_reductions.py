@@ -30,11 +30,14 @@ _ALIASES = ("broadcast_in_dim", "reshape", "expand_dims", "squeeze")
 
 @dataclass
 class KernelSource:
-    """A generated entry point ``kernel(start, stop, rows, n, in0, map0, ..., out0, ...)``."""
+    """A generated entry point ``kernel(start, stop, rows, n, in0, map0, ..., out0, ...)``, or
+    ``kernel(start, stop, slot, rows, n, ..., out0, ..., scratch_rows0, ...)`` when it keeps
+    values in scratch (one row of each ``scratch_rows`` array per thread ``slot``)."""
 
     entry: str
     inputs: list[tuple[Value, str]]    # (value, "full" | "row" | "col" | "scalar")
     outputs: list[tuple[Value, str]]   # (value, "full" | "row" | "col")
+    scratch: list[str]                 # dtype per scratch row
 
 
 def _cast(value: Value) -> str:
@@ -234,8 +237,9 @@ class _RowsKernel(_Kernel):
                 if self.level[op.result.id] == "row" and op.name not in REDUCERS and self.phase[op.result.id] == phase]
 
     def entry(self) -> str:
-        lines = [f"scratch{index} = np.empty(n, {_cast(self.op_of[value].result)})"
-                 for index, value in enumerate(self.stored)]
+        # NOTE: scratch rows come from the caller, one per thread (``slot``): a kernel that
+        # allocates needs Numba's runtime, which the cached object code does without
+        lines = [f"scratch{index} = scratch_rows{index}[slot]" for index in range(len(self.stored))]
         lines.append("for position in range(start, stop):")
         body = ["lead = position // rows", "row = position - lead * rows"]
         body += self.input_lines(("full", "row", "col", "scalar"), "row")
@@ -248,7 +252,14 @@ class _RowsKernel(_Kernel):
         body += [f"out{index}[lead, row] = {self.name(value)}" for index, (value, kind) in enumerate(self.outputs)
                  if kind == "row"]
         lines += ["    " + line for line in body]
-        return f"{DECORATOR}\ndef kernel({self.signature()}):\n" + "\n".join("    " + line for line in lines) + "\n"
+        signature = self.signature()
+        if self.stored:
+            signature = signature.replace("start, stop, ", "start, stop, slot, ", 1)
+            signature += "".join(f", scratch_rows{index}" for index in range(len(self.stored)))
+        return f"{DECORATOR}\ndef kernel({signature}):\n" + "\n".join("    " + line for line in lines) + "\n"
+
+    def scratch_dtypes(self) -> list[str]:
+        return [self.op_of[value].result.type.dtype for value in self.stored]
 
 
 class _ColumnsKernel(_Kernel):
@@ -293,4 +304,5 @@ def row_kernel_source(group: Group, outputs: list[Value]) -> KernelSource:
     """The entry point for ``group`` writing ``outputs`` (leading-reduction groups also write
     every reduction result)."""
     kernel = (_ColumnsKernel if group.leading else _RowsKernel)(group, outputs)
-    return KernelSource(kernel.entry(), kernel.inputs, kernel.outputs)
+    scratch = kernel.scratch_dtypes() if isinstance(kernel, _RowsKernel) else []
+    return KernelSource(kernel.entry(), kernel.inputs, kernel.outputs, scratch)

@@ -110,6 +110,6 @@ def _build_rows_kernel(group: Group, outputs: list[Value]) -> FusedKernel:
     source = row_kernel_source(group, outputs)
     function = load_kernel(PRELUDE + "\n\n" + source.entry)
     launcher = rows_launcher(function, source.inputs, source.outputs, group.rows, group.columns, group.leading,
-                             PARALLEL_MIN_ELEMENTS)
+                             PARALLEL_MIN_ELEMENTS, source.scratch)
     return FusedKernel(_label(group), group.ops, [value for value, _ in source.inputs],
                        [value for value, _ in source.outputs], launcher)

@@ -132,6 +132,11 @@ class _Grouper:
 
     def add(self, op: Op) -> None:
         if isinstance(op, Op) and is_scalar_broadcast(op):
+            # NOTE: whoever reads the broadcast (or its operand, in a group) runs after this
+            # point, so a group computing the operand must be emitted first
+            producer = self.owner.get(op.operands[0].id)
+            if producer is not None:
+                self.close(producer)
             self.scalar_broadcasts[op.result.id] = op
             return
         # NOTE: a deferred scalar broadcast reads a scalar another open group may compute: that

@@ -10,7 +10,7 @@ import numpy as np
 
 from meshjit.ir import Value
 from meshjit.ir.dtypes import to_numpy
-from meshjit.runtime.threads import parallel_for
+from meshjit.runtime.threads import parallel_for, thread_count
 
 
 class LeadMaps:
@@ -52,11 +52,13 @@ def elementwise_launcher(function, inputs: list[Value], outputs: list[Value], lo
     return run
 
 
-def rows_launcher(function, inputs, outputs, rows: int, columns: int, leading: bool, grain: int):
+def rows_launcher(function, inputs, outputs, rows: int, columns: int, leading: bool, grain: int,
+                  scratch=()):
     """``function(start, stop, rows, n, in0, map0, ..., out0, ...)``: ``inputs`` and
     ``outputs`` are (value, kind) pairs (codegen_reductions.KernelSource). A rows kernel's
     range is the flattened (position, row) pairs, a columns kernel's the (position, column)
-    pairs."""
+    pairs. ``scratch`` holds the dtypes of the rows a kernel keeps values in, one per thread."""
+    scratch_dtypes = [to_numpy(dtype) for dtype in scratch]
     shapes = {"full": (rows, columns), "row": (rows,), "col": (columns,), "scalar": (1,)}
     input_views = [shapes[kind] for _, kind in inputs]
     output_forms = [(shapes[kind], to_numpy(value.type.dtype), value.type.shape) for value, kind in outputs]
@@ -72,7 +74,11 @@ def rows_launcher(function, inputs, outputs, rows: int, columns: int, leading: b
             arguments.append(np.ascontiguousarray(buffer).reshape((-1,) + view))
             arguments.append(maps(buffer.shape[:lead], full))
         results = [np.empty((count,) + view, dtype) for view, dtype, _ in output_forms]
-        if leading:
+        if scratch_dtypes:
+            rows_of_scratch = [np.empty((thread_count(), columns), dtype) for dtype in scratch_dtypes]
+            parallel_for(function, count * rows, (*arguments, *results, *rows_of_scratch),
+                         grain=max(1, grain // columns), alignment=1, indexed=True)
+        elif leading:
             parallel_for(function, count * columns, (*arguments, *results), grain=max(64, grain // rows))
         else:
             parallel_for(function, count * rows, (*arguments, *results), grain=max(1, grain // columns),

@@ -177,9 +177,11 @@ class Resharder:
         for index, point in enumerate(points):
             holders.setdefault(self._blocks(self.dims, point), []).append(index)
         needs = [self._blocks([dim.axes for dim in target.dims], point) for point in points]
-        sources = [index if index in holders[block] else None for index, block in enumerate(needs)]
-        for index, block in enumerate(needs):
-            holders[block] = [holder for holder in holders[block] if holder not in sources]
+        holding = {block: set(indices) for block, indices in holders.items()}
+        sources = [index if index in holding[block] else None for index, block in enumerate(needs)]
+        kept = set(sources)
+        for block in set(needs):
+            holders[block] = [holder for holder in holders[block] if holder not in kept]
         sources = [holders[block].pop(0) if source is None else source for source, block in zip(sources, needs)]
         if sources != list(range(len(points))):
             pairs = tuple((source, destination) for destination, source in enumerate(sources))

@@ -91,8 +91,8 @@ def _rows(value: Array, sharding: Sharding, lead_shape, mesh_shape) -> tuple[lis
     cached = _ROWS_CACHE.get(key)
     if cached is None:
         grid = _mesh_grid(sharding, mesh_shape)
-        own_order = value.sharding._addressable_device_assignment
-        rows = [value._block_of_device[own_order.index(grid[position])] for position in np.ndindex(lead_shape)]
+        own_position = {device: position for position, device in enumerate(value.sharding._addressable_device_assignment)}
+        rows = [value._block_of_device[own_position[grid[position]]] for position in np.ndindex(lead_shape)]
         cached = _ROWS_CACHE[key] = (rows, rows == list(range(len(value._blocks))))
     return cached
 

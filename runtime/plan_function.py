@@ -9,8 +9,6 @@ kinds need no change here.
 
 from __future__ import annotations
 
-import functools
-
 from . import inprocess_collectives, mpi_collectives
 from .executor import run_step
 from .plan import CollectiveStep, FreeStep, KernelStep, Plan
@@ -31,12 +29,13 @@ def _collective(step: CollectiveStep, mesh_shape):
     options = dict(step.params)
     if step.kind != "all_reduce":
         options["lead"] = len(mesh_shape)
-    kind = step.kind
-    # NOTE: looked up per call, so a replaced implementation (a test's fault injection, a
-    # debugging wrapper) takes effect in plans compiled before it
-    return functools.partial(
-        lambda value, **keywords: getattr(inprocess_collectives, kind)(value, step.axes, mesh_shape, **keywords),
-        **options)
+    kind, axes = step.kind, step.axes
+
+    def collective(value):
+        # NOTE: looked up per call, so the module's functions can be replaced (tests do)
+        return getattr(inprocess_collectives, kind)(value, axes, mesh_shape, **options)
+
+    return collective
 
 
 def compile_plan(plan: Plan, layout=None):

@@ -1,18 +1,22 @@
 """Running a kernel's independent chunks on every core: a few worker threads that call
-``nogil`` Numba kernels while the calling thread runs its own share.
+``nogil`` Numba kernels (or numpy's matmul) while the calling thread runs its own share.
 
 Why threads and not Numba's ``parallel=True``: measured on the 2-core machine (docs/execution.md,
 "Using both cores"), Numba's workqueue layer was slower than one core, OpenMP is not always
-installed, and both initialise a threading layer at start-up. Steps run one after another, so
-these threads and BLAS's never compute at the same time: a worker waits on a queue (no
-spinning) while a matmul has the cores.
+installed, and both initialise a threading layer at start-up. Matmuls run on the same threads
+with BLAS held to one thread meanwhile (``matmul``), so BLAS's own threads never wake up to
+compete with ours: on a busy machine their hand-offs cost milliseconds per small GEMM.
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
 import queue
 import threading
+
+import numpy as np
 
 # NOTE: chunk boundaries are multiples of this many elements (a 64-byte cache line of float32
 # and more), so two threads never write the same cache line of an output
@@ -84,12 +88,15 @@ def chunk_bounds(total: int, chunks: int, alignment: int = ALIGNMENT) -> list[in
     return bounds
 
 
-def parallel_for(function, total: int, arguments: tuple, *, grain: int, alignment: int = ALIGNMENT) -> None:
+def parallel_for(function, total: int, arguments: tuple, *, grain: int, alignment: int = ALIGNMENT,
+                 indexed: bool = False) -> None:
     """``function(start, stop, *arguments)`` over chunks covering ``range(total)``, one chunk
-    per thread, each at least ``grain`` long (so small work stays on the calling thread)."""
+    per thread, each at least ``grain`` long (so small work stays on the calling thread).
+    ``indexed`` passes each chunk's number (below ``thread_count()``) after ``stop``, for
+    per-thread scratch space."""
     chunks = min(_POOL.size, total // max(grain, 1))
     if chunks <= 1:
-        function(0, total, *arguments)
+        function(0, total, *((0,) if indexed else ()), *arguments)
         return
     if len(_POOL.queues) < chunks - 1:
         _POOL.start()
@@ -98,10 +105,11 @@ def parallel_for(function, total: int, arguments: tuple, *, grain: int, alignmen
         done = _DONE.queue = queue.SimpleQueue()
     bounds = chunk_bounds(total, chunks, alignment)
     for index in range(1, chunks):
-        _POOL.queues[index - 1].put((function, bounds[index], bounds[index + 1], arguments, done))
+        chunk_arguments = ((index,) + arguments) if indexed else arguments
+        _POOL.queues[index - 1].put((function, bounds[index], bounds[index + 1], chunk_arguments, done))
     failure = None
     try:
-        function(bounds[0], bounds[1], *arguments)
+        function(bounds[0], bounds[1], *((0,) if indexed else ()), *arguments)
     except BaseException as error:
         failure = error
     for _ in range(1, chunks):
@@ -109,3 +117,74 @@ def parallel_for(function, total: int, arguments: tuple, *, grain: int, alignmen
         failure = failure or error
     if failure is not None:
         raise failure
+
+
+# NOTE: a matmul under this many multiply-adds runs on the calling thread alone
+MATMUL_GRAIN = 1 << 21
+
+
+class _Blas:
+    """BLAS libraries' thread counts, through threadpoolctl when it is installed."""
+
+    def __init__(self):
+        self.libraries = None
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.saved: list[int] = []
+
+    def load(self) -> list:
+        if self.libraries is None:
+            try:
+                from threadpoolctl import ThreadpoolController
+                self.libraries = list(ThreadpoolController().select(user_api="blas").lib_controllers)
+            except Exception:  # no threadpoolctl, or a BLAS it cannot drive: leave BLAS alone
+                self.libraries = []
+        return self.libraries
+
+    def enter(self) -> None:
+        with self.lock:
+            if self.depth == 0:
+                libraries = self.load()
+                self.saved = [library.num_threads for library in libraries]
+                for library in libraries:
+                    library.set_num_threads(1)
+            self.depth += 1
+
+    def exit(self) -> None:
+        with self.lock:
+            self.depth -= 1
+            if self.depth == 0:
+                for library, count in zip(self.libraries, self.saved):
+                    library.set_num_threads(count)
+
+
+_BLAS = _Blas()
+
+
+@contextlib.contextmanager
+def single_threaded_blas():
+    """BLAS on one thread inside the block (nested blocks and threads share one setting)."""
+    _BLAS.enter()
+    try:
+        yield
+    finally:
+        _BLAS.exit()
+
+
+def _matmul_rows(start: int, stop: int, left, right, out) -> None:
+    np.matmul(left[..., start:stop, :], right, out=out[..., start:stop, :])
+
+
+def matmul(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """``np.matmul(left, right)`` with the rows of ``left`` split over the threads and BLAS on
+    one thread in each (see the module docstring)."""
+    rows, inner, columns = left.shape[-2], left.shape[-1], right.shape[-1]
+    batch = np.broadcast_shapes(left.shape[:-2], right.shape[:-2])
+    work = math.prod(batch) * rows * inner * columns
+    if work < 1 << 16:
+        return np.matmul(left, right)
+    out = np.empty(batch + (rows, columns), np.result_type(left, right))
+    grain = max(1, rows * MATMUL_GRAIN // max(work, 1))
+    with single_threaded_blas():
+        parallel_for(_matmul_rows, rows, (left, right, out), grain=grain, alignment=1)
+    return out

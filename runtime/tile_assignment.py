@@ -65,13 +65,13 @@ class TileAssignment:
                 f"tile assignment {self} has {len(self.tiles)} tiled dims but the array has rank "
                 f"{len(global_shape)}"
             )
+        # NOTE: one slice per (dim, coordinate), shared by every device with that coordinate
+        per_dim = [[slice(None) if tiles == 1 else slice(coordinate * (size // tiles), (coordinate + 1) * (size // tiles))
+                    for coordinate in range(tiles)] for tiles, size in zip(self.tiles, global_shape)]
+        ids = self.id_array
         result = {}
-        for position in np.ndindex(self.id_array.shape):
-            index = tuple(
-                slice(None) if tiles == 1 else slice(coordinate * (size // tiles), (coordinate + 1) * (size // tiles))
-                for coordinate, tiles, size in zip(position, self.tiles, global_shape)
-            )
-            result[int(self.id_array[position])] = index
+        for position, device_id in zip(np.ndindex(ids.shape), ids.flat):
+            result[int(device_id)] = tuple(slices[coordinate] for slices, coordinate in zip(per_dim, position))
         return result
 
     def __str__(self) -> str:

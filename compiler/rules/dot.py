@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 from meshjit.ir import Op
 from meshjit.ir.dtypes import to_numpy
+from meshjit.runtime.threads import matmul
 
 from ..factor_rules import FactorRule, joined
 from ..frontend import lax_ops as lax
@@ -87,9 +88,9 @@ def _dot_general(op: Op, lead: int):
             # the right operand is the same on every device: one GEMM with the devices' rows
             # stacked, instead of one small GEMM per device
             stacked_rows = int(np.prod(lhs.shape[:lead], dtype=int)) * rows
-            product = np.matmul(left.reshape(stacked_rows, inner), right.reshape(inner, columns))
+            product = matmul(left.reshape(stacked_rows, inner), right.reshape(inner, columns))
             return (product.reshape(lhs.shape[:lead] + result_local),)
-        product = np.matmul(left, right)
+        product = matmul(left, right)
         return (product.reshape(product.shape[:lead] + result_local),)
 
     return run
@@ -127,7 +128,7 @@ def reduced_contraction(dot: Op, reduce_axes: tuple[int, ...], lead: int):
         right = np.broadcast_to(rhs, tuple(full) + rhs.shape[lead:]).transpose(rhs_order)
         left = left.reshape(other_shape + batch_shape + (rows, group * inner)).astype(dtype, copy=False)
         right = right.reshape(other_shape + batch_shape + (group * inner, columns)).astype(dtype, copy=False)
-        product = np.matmul(left, right)
+        product = matmul(left, right)
         lead_shape = tuple(1 if axis in reduce_axes else full[axis] for axis in range(lead))
         return (product.reshape(lead_shape + result_local),)
 

@@ -117,7 +117,7 @@ def test_helper_is_within_one_ulp_over_a_dense_sweep(helper, cache_directory):
     got = _apply(_kernel(helper), values, dtype)
     errors = _ulp_errors(got, exact)
     worst = int(np.argmax(errors))
-    # measured: float32 at most 0.71 ulp, float64 at most 1.0 ulp from the exact value
+    # measured: float32 at most 0.91 ulp (exp; the others 0.71), float64 at most 1.0 ulp
     assert errors[worst] <= 1.0, (helper, values[worst], got[worst], exact[worst])
     assert np.array_equal(np.isnan(got), np.isnan(exact))
 
@@ -208,13 +208,14 @@ def vector_loop_report(assembly: str) -> dict:
 def test_loops_calling_the_helpers_are_vectorised(helper, cache_directory):
     kernel = _kernel(helper)
     _apply(kernel, np.ones(64), _dtype(helper))
-    report = vector_loop_report(kernel.inspect_asm(kernel.signatures[0]))
+    dispatcher = kernel.numba_function  # compiled for the call above, on the way to the object code
+    report = vector_loop_report(dispatcher.inspect_asm(dispatcher.signatures[0]))
     # packed ymm arithmetic only appears when LLVM vectorised the loop; a scalar int <-> float
     # conversion would mean some lanes are done one at a time, and a libm call shows by name
     assert report["packed"] >= 8 and report["scalar conversions"] == 0 and not report["libm"], report
 
 
-def test_helpers_cache_without_warnings(cache_directory, monkeypatch):
+def test_helpers_compile_without_warnings_and_load_without_numba(cache_directory, monkeypatch):
     monkeypatch.setattr(codegen, "_LOADED", {})  # write and compile afresh under this directory
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -222,18 +223,21 @@ def test_helpers_cache_without_warnings(cache_directory, monkeypatch):
             _apply(_kernel(helper), np.ones(8), _dtype(helper))
     messages = [str(warning.message) for warning in caught]
     assert not [message for message in messages if "Cannot cache" in message or "dynamic globals" in message]
-    cached = os.listdir(cache_directory / "kernels" / "__pycache__")
-    for helper in ("kernel", "_expm1_reduced", "_expm1_reduced_f64", *sorted(HELPERS)):
-        assert any(f".{helper}-" in name and name.endswith(".nbi") for name in cached), (helper, cached)
-    # a second process loads every kernel's machine code from that cache instead of compiling
+    objects = [name for name in os.listdir(cache_directory / "kernels") if name.endswith(".o")]
+    assert len(objects) == len(HELPERS), objects
+    # a second process links every kernel's object code, without importing Numba
     script = textwrap.dedent("""
+        import sys
         import numpy as np
-        from tests.compiler.test_fast_math import HELPERS, _apply, _kernel
-        from tests.compiler.test_fast_math import _dtype
+        from tests.compiler.test_fast_math import FUNCTIONS, HELPERS, _apply, _dtype, _kernel
         for helper in sorted(HELPERS):
-            kernel = _kernel(helper)
-            _apply(kernel, np.ones(8), _dtype(helper))
-            assert kernel.stats.cache_hits and not kernel.stats.cache_misses, (helper, kernel.stats)
+            values = np.linspace(-3, 3, 50).astype(_dtype(helper))
+            got = _apply(_kernel(helper), values, _dtype(helper))
+            with np.errstate(all="ignore"):
+                expected = HELPERS[helper](values.astype(np.float64)).astype(values.dtype)
+            np.testing.assert_allclose(got, expected, rtol=3e-7 if values.dtype == np.float32 else 1e-15,
+                                       equal_nan=True)
+        assert "numba" not in sys.modules
         print("ok")
     """)
     env = {**os.environ, "MESHJIT_CACHE_DIR": str(cache_directory)}

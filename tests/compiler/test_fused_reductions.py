@@ -188,3 +188,21 @@ def test_kernels_with_reductions_run_with_numba_jit_disabled(tmp_path):
                             timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().endswith("ok")
+
+
+def test_a_warm_kernel_cache_runs_fused_programs_without_importing_numba(tmp_path):
+    script = textwrap.dedent("""
+        import sys
+        import numpy as np
+        import meshjit as jax, meshjit.nn as nn, meshjit.numpy as jnp
+        x = np.random.default_rng(0).standard_normal((64, 256)).astype(np.float32)
+        got = jax.jit(lambda x: (nn.softmax(x, -1), jnp.tanh(x * 2 + 1)))(x)
+        np.testing.assert_allclose(np.asarray(got[0]), np.exp(x) / np.exp(x).sum(-1, keepdims=True), rtol=1e-5)
+        np.testing.assert_allclose(np.asarray(got[1]), np.tanh(x * 2 + 1), rtol=1e-6)
+        print("numba" in sys.modules)
+    """)
+    env = {**os.environ, "MESHJIT_CACHE_DIR": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT,
+                           timeout=300) for _ in range(2)]
+    assert all(run.returncode == 0 for run in runs), [run.stderr for run in runs]
+    assert [run.stdout.split()[-1] for run in runs] == ["True", "False"]  # compiled, then only loaded
