@@ -11,7 +11,7 @@ import numpy as np
 
 from meshjit.ir import Module, interpret
 
-from . import inprocess_collectives, mpi_collectives
+from . import control_flow_steps, inprocess_collectives, mpi_collectives
 from .plan import CollectiveStep, FreeStep, KernelStep, Plan
 
 from .array import Array, index_key
@@ -181,6 +181,12 @@ def run_plan(plan: Plan, arguments: list[np.ndarray], layout=None) -> list[np.nd
     buffers: list = [None] * plan.num_slots
     for slot, value in zip(plan.arg_slots, arguments):
         buffers[slot] = value
+    run_steps(plan, buffers, layout)
+    return [buffers[slot] for slot in plan.result_slots]
+
+
+def run_steps(plan: Plan, buffers: list, layout=None) -> None:
+    """Run ``plan``'s steps on ``buffers`` (one entry per slot, arguments already in place)."""
     for step in plan.steps:
         if isinstance(step, KernelStep):
             outputs = step.function(*(buffers[slot] for slot in step.inputs))
@@ -193,4 +199,5 @@ def run_plan(plan: Plan, arguments: list[np.ndarray], layout=None) -> list[np.nd
         elif isinstance(step, FreeStep):
             for slot in step.slots:
                 buffers[slot] = None
-    return [buffers[slot] for slot in plan.result_slots]
+        else:
+            control_flow_steps.run(step, buffers, layout, run_steps)

@@ -103,6 +103,9 @@ SPEC_OPS = {
         "gather",
         "sharding_constraint",
         "manual_computation",
+        "scan",
+        "while",
+        "cond",
     ],
     *[
         "all_reduce",
