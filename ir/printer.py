@@ -150,7 +150,9 @@ def op_lines(op: Op, names: dict[int, str], indent: str = "") -> list[str]:
     for index, region in enumerate(op.regions):
         if index:
             lines.append(f"{indent}}}, {{")
-        arguments = ", ".join(f"{_value_name(arg, names)}: {arg.type}" for arg in region.args)
+        arguments = ", ".join(f"{_value_name(arg, names)}: {arg.type}"
+                              f"{_sharding_suffix(region.arg_sharding(position))}"
+                              for position, arg in enumerate(region.args))
         lines.append(f"{indent}^{region_label(op.name, index)}({arguments}):")
         lines.extend(block_lines(region, names, indent + INDENT))
     lines.append(f"{indent}}})" + tail)
