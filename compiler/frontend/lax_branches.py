@@ -41,12 +41,15 @@ def _shown(value) -> str:
     return repr(value) if isinstance(value, Tracer) else str(np.asarray(value))
 
 
-def _predicate_index(pred):
-    """``pred`` as the cond's i32 index: 0 for false, 1 for true."""
+def _check_predicate(pred) -> None:
     if not is_array_like(pred):
         raise TypeError(f"Pred must be a scalar, got {pred} of type {type(pred)}")
     if tuple(shape_of(pred)) != ():
         raise TypeError(f"Pred must be a scalar, got {_shown(pred)} of shape {tuple(shape_of(pred))}.")
+
+
+def _predicate_index(pred):
+    """``pred`` as the cond's i32 index: 0 for false, 1 for true."""
     pred = as_operand(pred)
     if dtype_of(pred).name != "bool":
         pred = ne(pred, 0)
@@ -59,8 +62,9 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_O
     for name, fun in (("true_fun", true_fun), ("false_fun", false_fun)):
         if not callable(fun):
             raise TypeError(f"lax.cond: {name} argument should be callable.")
+    _check_predicate(pred)
     leaves, _ = flatten(operands)
-    if is_eager([pred] + leaves if is_array_like(pred) else leaves):
+    if is_eager([pred] + leaves):
         return run_eagerly("cond", lambda pred, operands: cond(pred, true_fun, false_fun, *operands),
                            (pred, operands))
     index = _predicate_index(pred)

@@ -63,7 +63,7 @@ def _scan_length(xs_leaves, length) -> int:
     if not sizes:
         raise ValueError("scan got no values to scan over and `length` not provided.")
     if len(set(sizes)) > 1:
-        raise ValueError(f"scan got values with different leading axis sizes: {', '.join(map(str, sizes))}.")
+        raise ValueError(f"scan got values with different leading axis sizes: {', '.join(str(size) for size in sizes)}.")
     return sizes[0]
 
 
