@@ -41,6 +41,9 @@ from .ad_api import jvp as jvp
 from .ad_api import linearize as linearize
 from .ad_api import value_and_grad as value_and_grad
 from .ad_api import vjp as vjp
+from .checkpoint_api import checkpoint as checkpoint
+from .checkpoint_api import remat as remat
+from . import checkpoint_policies as checkpoint_policies
 from .jit_api import jit as jit
 from .shard_map_api import shard_map as shard_map
 from . import experimental as experimental

@@ -1,6 +1,7 @@
 """lax's branches: ``cond`` and ``switch``, traced into the ``cond`` region op (one region per
 branch) with JAX's semantics, pytrees and errors. Every branch is traced, even when the
-predicate is a Python bool, and all must return the same pytree of the same types."""
+predicate is a Python bool, and all must return the same pytree of the same types. Also
+``optimization_barrier``, which keeps values from being moved or merged across it."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from .lax_ops import clamp, convert_element_type, ne
 from .operands import as_operand, dtype_of, is_array_like, shape_of
 from .trace import Tracer, bind
 
-__all__ = ["cond", "switch"]
+__all__ = ["cond", "optimization_barrier", "switch"]
 
 _NO_OPERAND = object()
 
@@ -135,3 +136,15 @@ def _captured_last(block, explicit: int, before, after):
     back = tuple(Value.fresh(value_type) for value_type in after)
     args = block.args[:explicit] + front + block.args[explicit:] + back
     return Block(args, block.ops, block.returns)
+
+
+def optimization_barrier(operand):
+    """``operand`` (a pytree) unchanged, through an op no optimisation sees through, as
+    ``jax.lax.optimization_barrier``."""
+    leaves, tree = flatten(operand)
+    if not leaves:
+        return operand
+    weak = [weak_of(leaf) for leaf in leaves]
+    results = bind("optimization_barrier", [operand_leaf(leaf, "operand") for leaf in leaves])
+    return unflatten(tree, [Tracer(result.trace, result.value, flag) if isinstance(result, Tracer) else result
+                            for result, flag in zip(results, weak)])

@@ -9,7 +9,7 @@ from ..frontend.autodiff.registries import jvp_rules as jvp_rules
 from ..frontend.autodiff.registries import transpose_rules as transpose_rules
 
 # NOTE: importing the families fills the tables above.
-from . import collectives, creation, dot, elementwise, indexing, layout, reductions, regions  # noqa: E402, F401, I001
+from . import barriers, collectives, creation, dot, elementwise, indexing, layout, reductions, regions  # noqa: E402, F401, I001
 # NOTE: the regions family spans files: manual_computation in ``regions``, control flow in
 # ``regions_control_flow`` (sharding rules, data flow), ``regions_partition`` and
 # ``regions_autodiff`` (JVP) and ``regions_transpose`` (partial evaluation, transposition).

@@ -7,11 +7,11 @@ for the same names live in ``compiler/rules/<family>.py``.
 
 from __future__ import annotations
 
-from . import collectives, creation, dot, elementwise, indexing, layout, reductions, regions
+from . import barriers, collectives, creation, dot, elementwise, indexing, layout, reductions, regions
 
 FAMILIES: dict[str, tuple[str, ...]] = {
     module.__name__.rsplit(".", 1)[1]: module.OPS
-    for module in (elementwise, creation, layout, dot, reductions, indexing, regions, collectives)
+    for module in (elementwise, creation, layout, dot, reductions, indexing, regions, collectives, barriers)
 }
 
 ALL_OPS: tuple[str, ...] = tuple(sorted(name for names in FAMILIES.values() for name in names))

@@ -353,3 +353,27 @@ CASES += [
     Case("cond_traced_predicate", ("cond",), _cond, _pair(0.1, 1.0, 4)),
     Case("switch_clamped", ("cond",), _switch, _pair(-1, 1, 3)),
 ]
+
+
+def _barrier(x, y):
+    first, second = lax.optimization_barrier((lax.sin(x), y))
+    return first * second
+
+
+def _checkpointed_scan(w, xs):
+    from meshjit import checkpoint, checkpoint_policies
+
+    @checkpoint
+    def cell(h, x):
+        return lax.tanh(lax.dot(h, w) + x)
+
+    cheap = checkpoint(lambda h: lax.sin(h) * h, policy=checkpoint_policies.dots_saveable)
+    last, ys = lax.scan(lambda h, x: (cheap(cell(h, x)), h), xs[0], xs)
+    return last + lax.reduce_sum(ys, (0,))
+
+
+CASES += [
+    Case("optimization_barrier", ("optimization_barrier",), _barrier, _pair(-1, 1, 3)),
+    Case("checkpointed_scan", ("scan",), _checkpointed_scan,
+         lambda rng: (rng.uniform(-0.5, 0.5, (3, 3)), rng.uniform(-1, 1, (4, 3)))),
+]

@@ -46,7 +46,7 @@ def test_every_op_has_a_jvp_rule():
 
 def test_linear_ops_are_ops_with_transpose_rules():
     assert linear_ops() <= set(ALL_OPS)
-    assert linear_ops() | {"custom_vjp_linear"} == set(transpose_rules)
+    assert linear_ops() | {"custom_vjp_linear", "checkpoint"} == set(transpose_rules)
     assert {"add", "dot_general", "reduce_sum", "all_gather"} <= linear_ops()
 
 

@@ -38,7 +38,9 @@ def split_ops(ops: Sequence[Op], linear_ids: set[int]) -> tuple[list[Op], list[O
         if not any(flags):
             known_ops.append(op)
             continue
-        if op.name in partial_eval_rules:
+        # NOTE: only an op with known results is split; one whose results are all linear (the
+        # linear part of an earlier split) stays whole, its transpose handling what it recomputes.
+        if op.name in partial_eval_rules and not all(dependence_rules[op.name](op, flags)):
             known_op, linear_op = partial_eval_rules[op.name](op, flags)
         else:
             known_op, linear_op = None, op

@@ -52,7 +52,7 @@ def linear_ops() -> frozenset[str]:
 
 
 # Ops that exist only inside autodiff's own traces (see ``markers``); never in a compiled module.
-MARKER_OPS = ("stop_gradient", "custom_jvp_call", "custom_vjp_call", "custom_vjp_linear")
+MARKER_OPS = ("stop_gradient", "custom_jvp_call", "custom_vjp_call", "custom_vjp_linear", "checkpoint")
 
 
 @dataclass(frozen=True)
