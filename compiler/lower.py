@@ -1,6 +1,7 @@
 """Lowering a per-device module to a Plan: one step per op (or per fused group), buffer slots,
 and frees at each buffer's last use. Ops with regions (scan, while, cond) become loop and
-branch steps over nested plans, lowered the same way (compiler/lower_regions.py).
+branch steps over nested plans, lowered the same way (compiler/lower_regions.py), after their
+loop-invariant code is hoisted out of the bodies (compiler/loop_invariants.py).
 
 Plan buffers carry the mesh's axes as leading dims, of size 1 where a value is the same on
 every device along that axis (see runtime/plan.py), so the analysis here tracks, per value,
@@ -16,6 +17,7 @@ from meshjit.runtime.plan import CollectiveStep, FreeStep, KernelStep, Plan
 
 from .contraction_fusion import ReducedContraction, fuse_contraction_reductions
 from .fusion import FusedKernel, fuse_elementwise
+from .loop_invariants import hoist_loop_invariants
 from .lower_regions import lower_region_op
 from .rules import kernel_rules
 
@@ -107,7 +109,7 @@ def lower_block(block: Block, layout: MeshLayout, kept_args=None, arg_shardings=
     others are freed at their last use like intermediates."""
     lowering = _Lowering(layout)
     arg_slots = tuple(lowering.slot(arg) for arg in block.args)
-    ops = block.ops
+    ops = hoist_loop_invariants(block.ops)
     if layout.whole_mesh and layout.lead:
         ops = fuse_contraction_reductions(ops, block.returns, layout.axis_names, layout.lead)
     ops = fuse_elementwise(ops, block.returns)

@@ -211,6 +211,7 @@ def elementwise_records() -> list[Record]:
         record("convert", "f32_to_bool", [F], {"new_dtype": "bool"}, samples=1),
         record("integer_pow", "cube", [F], {"y": 3}, samples=2),
         record("integer_pow", "inverse_square", [Operand(F, positive)], {"y": -2}, samples=1),
+        record("optimization_barrier", "pair", [F, UNEVEN], samples=3),
     ]
     return records
 
