@@ -8,6 +8,8 @@ result's. The initial value is resharded to it before the loop, and consumers of
 reshard after it, so a carry is made consistent outside the loop whenever the body allows.
 Scanned operands keep their loop dim whole (resharded before the loop if it came split); a cond
 index and a while predicate are made replicated, since every device must take the same branch.
+A scan carry that accumulates partial sums may stay pending over their axes for the whole loop,
+so the all-reduce runs once after it (XLA's all-reduce code motion), when that saves traffic.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from collections.abc import Sequence
 from meshjit.ir import Block, DimSharding, Op, TensorSharding, Value
 from meshjit.ir.ops.regions import scan_parts
 
+from ..collectives import COLLECTIVES
+from ..cost import value_bytes
 from ..reshard import reshard
 from ..spmd_builder import Local, SpmdBuilder, describe, local_type, replicated
 from .registries import partition_rules
@@ -111,12 +115,11 @@ def _emit(partitioner, op: Op, operands: list[Local], regions, layouts) -> list[
     return [Local(value, layout, result.type.shape) for value, layout, result in zip(values, layouts, op.results)]
 
 
-@partition_rules.register("scan")
-def _partition_scan(partitioner, op: Op) -> list[Local]:
+def _scan_with(partitioner, op: Op, carry_layouts: list[TensorSharding]) -> tuple[list[Local], Block]:
+    """The per-device scan with its carries laid out as ``carry_layouts``, and its body."""
     body = op.regions[0]
     num_consts, num_carry = op.attrs["num_consts"], op.attrs["num_carry"]
     consts, _, xs = scan_parts(range(len(op.operands)), num_consts, num_carry)
-    carry_layouts = [_loop_layout(partitioner, op, body, index) for index in range(num_carry)]
     operands = [_operand(partitioner, op, index, _argument_layout(partitioner, op, [body], index, index))
                 for index in consts]
     operands += [_operand(partitioner, op, num_consts + index, layout) for index, layout in enumerate(carry_layouts)]
@@ -131,7 +134,75 @@ def _partition_scan(partitioner, op: Op) -> list[Local]:
     arg_layouts = [local.sharding for local in operands[:num_consts + num_carry]]
     arg_layouts += [_sliced(local.sharding) for local in operands[num_consts + num_carry:]]
     region = partition_region(partitioner, op, body, arg_layouts, carry_layouts + y_layouts, "body")
-    return _emit(partitioner, op, operands, [region], carry_layouts + [_stacked(layout) for layout in y_layouts])
+    layouts = carry_layouts + [_stacked(layout) for layout in y_layouts]
+    return _emit(partitioner, op, operands, [region], layouts), region
+
+
+@partition_rules.register("scan")
+def _partition_scan(partitioner, op: Op) -> list[Local]:
+    """The scan with one layout per carry; a carry that accumulates partial sums (a gradient
+    summed over the steps) is tried pending over their axes too, and kept so when its body then
+    communicates less: the all-reduce runs once after the loop instead of on every step."""
+    body = op.regions[0]
+    carry_layouts = [_loop_layout(partitioner, op, body, index) for index in range(op.attrs["num_carry"])]
+    before = _Snapshot(partitioner)
+    results, region = _scan_with(partitioner, op, carry_layouts)
+    pending = [_pending_layout(partitioner, body, index, layout) for index, layout in enumerate(carry_layouts)]
+    if pending == carry_layouts:
+        return results
+    cost = _collective_bytes(region)
+    before.restore(partitioner)
+    pending_results, pending_region = _scan_with(partitioner, op, pending)
+    if _collective_bytes(pending_region) < cost:
+        return pending_results
+    before.restore(partitioner)
+    return _scan_with(partitioner, op, carry_layouts)[0]
+
+
+class _Snapshot:
+    """What the partitioner has emitted so far, to go back to after a trial."""
+
+    def __init__(self, partitioner):
+        builder = partitioner.builder
+        self.ops = len(builder.ops)
+        self.reasons = dict(builder.collective_reasons)
+        self.rematerializations = len(builder.rematerializations)
+        self.axis_indices = dict(builder._axis_index_cache)
+        self.decisions = len(partitioner.chooser.decisions)
+
+    def restore(self, partitioner) -> None:
+        builder = partitioner.builder
+        del builder.ops[self.ops:]
+        builder.collective_reasons = dict(self.reasons)
+        del builder.rematerializations[self.rematerializations:]
+        builder._axis_index_cache = dict(self.axis_indices)
+        del partitioner.chooser.decisions[self.decisions:]
+
+
+def _pending_layout(partitioner, body: Block, index: int, layout: TensorSharding) -> TensorSharding:
+    """``layout`` pending over the sum axes of the partial results the op computing carry
+    ``index``'s next value read (as partitioned in the last trial), or ``layout`` if none."""
+    returned = body.returns[index]
+    if returned.type.dtype not in ("f32", "f64") or layout.unreduced:
+        return layout
+    defining = next((op for op in body.ops if returned in op.results), None)
+    if defining is None:
+        return layout
+    taken = layout.used_axes()
+    axes = []
+    for operand in defining.operands:
+        local = partitioner.locals.get(operand.id)
+        if local is None or local.sharding.reduction != "sum":
+            continue
+        axes += [axis for axis in local.unreduced if axis not in axes and axis not in taken]
+    if not axes:
+        return layout
+    return TensorSharding(layout.mesh_name, layout.dims, layout.replicated, tuple(axes), "sum")
+
+
+def _collective_bytes(region: Block) -> int:
+    """What one trip of a loop body sends (operand bytes of its collectives)."""
+    return sum(value_bytes(op.operands[0]) for op in region.walk() if op.name in COLLECTIVES)
 
 
 @partition_rules.register("while")

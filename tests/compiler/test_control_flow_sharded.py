@@ -104,9 +104,14 @@ def test_sharded_rnn_gradient_equals_finite_differences():
 
 def test_gradient_of_the_rnn_is_a_forward_and_a_reverse_loop():
     compiled = jax.jit(jax.grad(rnn_loss), in_shardings=RNN_SHARDINGS).lower(*RNN_ARGS).compile()
-    loops = [op for op in compiled.program.partitioned.main.body.ops if op.name == "scan"]
+    module = compiled.program.partitioned
+    loops = [op for op in module.main.body.ops if op.name == "scan"]
     assert [loop.attrs["reverse"] for loop in loops] == [False, True]
-    assert all(record.trips == T for record in compiled.collectives())
+    # dW sums partial products over the batch ("data") on every step: the accumulator stays
+    # pending through the reverse loop and is all-reduced once after it
+    assert ("all_reduce", ("data",), 1) in [(record.kind, record.axes, record.trips) for record in compiled.collectives()]
+    assert not [op for op in loops[1].regions[0].walk() if op.name == "all_reduce"]
+    assert all(record.trips == T for record in compiled.collectives() if record.kind != "all_reduce")
 
 
 # --- propagation ---------------------------------------------------------------------------------
