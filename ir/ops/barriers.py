@@ -5,13 +5,15 @@ so that common-subexpression elimination cannot merge the recomputation with the
 from __future__ import annotations
 
 from ..reference import reference_impls
-from ..shape_rules import shape_rules
+from ..shape_rules import fail, shape_rules
 
 OPS = ("optimization_barrier",)
 
 
 @shape_rules.register("optimization_barrier")
 def _optimization_barrier(op, operands, attrs, regions, meshes):
+    if not operands:
+        fail(op, "expected at least one operand")
     return tuple(operands)
 
 

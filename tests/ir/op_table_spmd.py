@@ -76,6 +76,13 @@ SPMD_RECORDS = [
             ),
         ),
     ),
+    OpRecord(
+        "optimization_barrier",
+        ALL,
+        (Case({}, ((2, 3), (4,))), Case({}, ((),))),
+        lambda attrs, *operands: tuple(operands),
+        (Bad("", {}, "optimization_barrier: expected at least one operand"),),
+    ),
     # Control flow ops: their regions make them a poor fit for rows too; test_control_flow_ops
     # covers their shape rules, verifier messages and interpretation.
     OpRecord(

@@ -117,6 +117,7 @@ SPEC_OPS = {
     ],
     "partition_id",
     "pvary",
+    "optimization_barrier",
 }
 NUMPY_TO_IR = {numpy_dtype: name for name, numpy_dtype in NUMPY_DTYPES.items()}
 
