@@ -72,31 +72,41 @@ class _Stacked:
 
 
 def _scan(step: ScanStep, operands: list, layout, run_steps: Callable) -> list:
-    body, lead = step.body, step.lead
     consts = operands[:step.num_consts]
     carry = operands[step.num_consts:step.num_consts + step.num_carry]
     xs = operands[step.num_consts + step.num_carry:]
-    ys = [_Stacked(step.length, lead, shape, dtype) for shape, dtype in step.ys_types]
+    ys = [_Stacked(step.length, step.lead, shape, dtype) for shape, dtype in step.ys_types]
+    order = list(range(step.length - 1, -1, -1) if step.reverse else range(step.length))
+    whole = step.length - step.length % step.unroll if step.unrolled is not None else 0
+    if whole:
+        carry = _trips(step, step.unrolled, step.unroll, consts, carry, xs, ys, order[:whole], layout, run_steps)
+    carry = _trips(step, step.body, 1, consts, carry, xs, ys, order[whole:], layout, run_steps)
+    return list(carry) + [stacked.buffer for stacked in ys]
+
+
+def _trips(step: ScanStep, body: Plan, per_trip: int, consts, carry, xs, ys, indices, layout,
+           run_steps: Callable) -> list:
+    """Run ``body`` (``per_trip`` steps a trip) over the steps ``indices``, in that order."""
     buffers: list = [None] * body.num_slots
     const_slots = body.arg_slots[:step.num_consts]
     carry_slots = body.arg_slots[step.num_consts:step.num_consts + step.num_carry]
     x_slots = body.arg_slots[step.num_consts + step.num_carry:]
     carry_results = body.result_slots[:step.num_carry]
     y_results = body.result_slots[step.num_carry:]
-    prefix = (slice(None),) * lead
-    order = range(step.length - 1, -1, -1) if step.reverse else range(step.length)
-    for index in order:
+    prefix = (slice(None),) * step.lead
+    for start in range(0, len(indices), per_trip):
+        trip = indices[start:start + per_trip]
         for slot, value in zip(const_slots, consts):
             buffers[slot] = value
         for slot, value in zip(carry_slots, carry):
             buffers[slot] = value
-        for slot, x in zip(x_slots, xs):
+        for slot, (index, x) in zip(x_slots, ((index, x) for index in trip for x in xs)):
             buffers[slot] = x[prefix + (index,)]
         run_steps(body, buffers, layout)
         carry = [buffers[slot] for slot in carry_results]
-        for stacked, slot in zip(ys, y_results):
+        for slot, (index, stacked) in zip(y_results, ((index, stacked) for index in trip for stacked in ys)):
             stacked.write(index, buffers[slot])
-    return list(carry) + [stacked.buffer for stacked in ys]
+    return carry
 
 
 def _while(step: WhileStep, operands: list, layout, run_steps: Callable) -> list:

@@ -48,7 +48,9 @@ class ScanStep:
     slices), ``length`` times, on ``inputs`` = consts, initial carries, xs; ``outputs`` = final
     carries, ys. Scanned buffers have the loop dim right after the ``lead`` mesh dims; ys are
     written in place into one buffer each (``ys_types``: their per-step local shape and numpy
-    dtype, for a loop of length 0)."""
+    dtype, for a loop of length 0). With ``unroll`` > 1, ``unrolled`` runs that many steps per
+    trip: it takes the consts, the carries and each step's x slices in turn, and gives the
+    carries and each step's y slices; the last ``length % unroll`` steps run ``body``."""
 
     body: Plan
     inputs: tuple[int, ...]
@@ -59,6 +61,8 @@ class ScanStep:
     reverse: bool
     lead: int
     ys_types: tuple[tuple[tuple[int, ...], str], ...] = ()
+    unroll: int = 1
+    unrolled: Plan | None = None
 
 
 @dataclass(frozen=True)

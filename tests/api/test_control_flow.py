@@ -56,6 +56,18 @@ def test_scan_reverse_and_unroll_equal_numpy(mode, reverse, unroll):
     _close(ys, expected_ys)
 
 
+def test_unroll_runs_several_steps_per_trip_of_the_loop():
+    function = jax.jit(lambda xs: lax.scan(lambda c, x: (c * 0.5 + x, c), jnp.zeros(3), xs, unroll=3))
+    plan = function.lower(_random(7, 3)).compile().runtime_executable().plan
+    [loop] = [step for step in plan.steps if hasattr(step, "unrolled")]
+    assert loop.unroll == 3 and len(loop.unrolled.arg_slots) == 1 + 3 and len(loop.unrolled.result_slots) == 1 + 3
+    carry, expected = np.zeros(3, np.float32), []
+    for x in _random(7, 3):
+        expected.append(carry)
+        carry = carry * 0.5 + x
+    _close(function(_random(7, 3))[1], np.stack(expected))
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_scan_with_pytree_carry_and_xs(mode):
     xs = {"a": _random(5, 2), "b": (_random(5, seed=1), _random(5, 4, seed=2))}
