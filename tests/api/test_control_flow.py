@@ -60,7 +60,8 @@ def test_unroll_runs_several_steps_per_trip_of_the_loop():
     function = jax.jit(lambda xs: lax.scan(lambda c, x: (c * 0.5 + x, c), jnp.zeros(3), xs, unroll=3))
     plan = function.lower(_random(7, 3)).compile().runtime_executable().plan
     [loop] = [step for step in plan.steps if hasattr(step, "unrolled")]
-    assert loop.unroll == 3 and len(loop.unrolled.arg_slots) == 1 + 3 and len(loop.unrolled.result_slots) == 1 + 3
+    assert loop.unroll == 3 and len(loop.unrolled.arg_slots) == loop.num_consts + 1 + 3
+    assert len(loop.unrolled.result_slots) == 1 + 3
     carry, expected = np.zeros(3, np.float32), []
     for x in _random(7, 3):
         expected.append(carry)
