@@ -440,13 +440,17 @@ class RandomProgram:
         return final
 
     def branch(self):
-        """A cond on the sign of a reduction: one branch maps a pool value, the other mixes it
-        with a second one."""
+        """A cond on the size of a pool value: one branch maps it, the other mixes it with a
+        second one."""
         value = self.pick()
         other = self.draw(st.sampled_from([item for item in self.pool if item.type == value.type]))
-        total = self.emit("reduce_sum", [value], {"axes": tuple(range(value.type.rank))})
-        zero = self.builder.emit("constant", [], {"value": DenseAttr.from_array(np.zeros((), np.float64))})[0]
-        positive = self.builder.emit("compare", [total, zero], {"direction": "gt"})[0]
+        # NOTE: a sum of squares against the element count, never a sum against zero, whose
+        # sign a different summation order may flip when it is zero up to rounding
+        square = self.builder.emit("mul", [value, value], {})[0]
+        total = self.emit("reduce_sum", [square], {"axes": tuple(range(value.type.rank))})
+        size = DenseAttr.from_array(np.asarray(float(value.type.size) / 2, np.float64))
+        threshold = self.builder.emit("constant", [], {"value": size})[0]
+        positive = self.builder.emit("compare", [total, threshold], {"direction": "gt"})[0]
         index = self.builder.emit("convert", [positive], {"new_dtype": "i32"})[0]
         branches = []
         for name in ("tanh", "mul"):
