@@ -194,7 +194,7 @@ def _while_jvp(op: Op, primals, tangents):
     carry_moving = [flag and is_float(value.type.dtype) for flag, value in zip(carry_moving, op.results)]
     if not any(carry_moving):
         return emit(op, primals), [None] * len(op.results)
-    const_count, carry_count = num_consts + sum(const_moving), len(init) + sum(carry_moving)
+    const_count = num_consts + sum(const_moving)
 
     def split(arguments):
         const_part, carry_part = arguments[:const_count], arguments[const_count:]
@@ -211,7 +211,6 @@ def _while_jvp(op: Op, primals, tangents):
 
     init_tangents = [instantiate(t, type_of(value)) for t, value in _present(zip(tangents[num_consts:], init), carry_moving)]
     results = bind_while(consts + _present(tangents[:num_consts], const_moving), init + init_tangents, cond_fun, body_fun)
-    assert len(results) == carry_count
     return results[:len(init)], _scatter(carry_moving, results[len(init):])
 
 
