@@ -44,6 +44,17 @@ def _axis_lines(axis, record) -> list[str]:
     return [f"{text} via {path}", detail]
 
 
+def _entries(block):
+    """(value id, what defines it, location) for every value propagation saw, in program order:
+    op results, and the arguments and values of control flow regions."""
+    for op in block.ops:
+        if op.name != "manual_computation":
+            for region in op.regions:
+                yield from ((arg.id, f"region argument of {op.name}", op.location) for arg in region.args)
+                yield from _entries(region)
+        yield from ((value.id, op.name, op.location) for value in op.results)
+
+
 def format_provenance(module: Module, result: PropagationResult, strategy_name: str) -> str:
     """One paragraph per value: its sharding, then a line per mesh axis with its origin and path."""
     func = module.main
@@ -51,8 +62,7 @@ def format_provenance(module: Module, result: PropagationResult, strategy_name: 
     if result.mesh_name is None:
         return "no shardings: the program names no mesh, so every value is unsharded\n"
     lines = [f"sharding propagation ({strategy_name}) over @{result.mesh_name}", ""]
-    entries = [(arg.id, None, None) for arg in func.args]
-    entries += [(value.id, op.name, op.location) for op in func.body.ops for value in op.results]
+    entries = [(arg.id, None, None) for arg in func.args] + list(_entries(func.body))
     for value_id, op_name, location in entries:
         sharding = result.shardings.get(value_id)
         lines.append(f"{_describe_value(names[value_id], op_name, location)}")

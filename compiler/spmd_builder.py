@@ -52,13 +52,14 @@ class SpmdBuilder:
             return self.scalar(np.nan, dtype)
         return self.scalar(True if numpy_dtype.kind == "b" else 1_000_003, dtype)
 
-    def emit(self, name: str, operands, attrs=None, *, location=None, reason: str | None = None) -> list[Value]:
+    def emit(self, name: str, operands, attrs=None, *, location=None, reason: str | None = None,
+             regions=()) -> list[Value]:
         attrs = dict(attrs or {})
         operand_values = tuple(operands)
         types = infer_result_types(name, tuple(value.type for value in operand_values), attrs,
-                                   meshes={self.mesh_name: self.mesh})
+                                   tuple(regions), meshes={self.mesh_name: self.mesh})
         results = tuple(Value.fresh(result_type) for result_type in types)
-        self.ops.append(Op(name, operand_values, results, attrs, location=location))
+        self.ops.append(Op(name, operand_values, results, attrs, tuple(regions), location=location))
         if reason is not None:
             self.collective_reasons[results[0].id] = reason
         return list(results)

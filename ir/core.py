@@ -153,11 +153,27 @@ class Op:
 
 @dataclass(frozen=True, slots=True)
 class Block:
-    """A straight-line list of ops with arguments and returned values (a region's body)."""
+    """A straight-line list of ops with arguments and returned values (a region's body).
+
+    ``arg_shardings`` is empty or holds one entry (or ``None``) per argument: propagation's
+    sharding of a control flow region's arguments (a function's are on the Func).
+    """
 
     args: tuple[Value, ...]
     ops: tuple[Op, ...]
     returns: tuple[Value, ...]
+    arg_shardings: tuple[TensorSharding | None, ...] = ()
+
+    def __post_init__(self):
+        if self.arg_shardings and all(sharding is None for sharding in self.arg_shardings):
+            # NOTE: one spelling for "no argument sharding", as for Op.shardings
+            object.__setattr__(self, "arg_shardings", ())
+        if self.arg_shardings and len(self.arg_shardings) != len(self.args):
+            raise ValueError(f"a block with {len(self.args)} arguments has {len(self.arg_shardings)} "
+                             f"argument shardings")
+
+    def arg_sharding(self, index: int) -> TensorSharding | None:
+        return self.arg_shardings[index] if self.arg_shardings else None
 
     def walk(self) -> Iterator[Op]:
         """Every op, nested regions included, in program order (an op before its regions' ops)."""
@@ -270,7 +286,7 @@ def renumber(module: Module) -> Module:
             regions = tuple(block(region) for region in op.regions)
             results = tuple(define(result) for result in op.results)
             ops.append(replace(op, operands=operands, results=results, regions=regions))
-        return Block(args, tuple(ops), tuple(use(value) for value in old.returns))
+        return Block(args, tuple(ops), tuple(use(value) for value in old.returns), old.arg_shardings)
 
     funcs = tuple(replace(func, body=block(func.body)) for func in module.funcs)
     return replace(module, funcs=funcs)

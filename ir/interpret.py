@@ -185,3 +185,7 @@ def _manual_computation(op: Op, operands, context: _Context) -> tuple[np.ndarray
         _assemble(result, manual_part(sharding, manual_axes), grid)
         for result, sharding in zip(results, out_shardings)
     )
+
+
+# NOTE: imported last: the control flow ops register into ``region_impls`` above.
+from . import interpret_control_flow as _control_flow  # noqa: E402, F401

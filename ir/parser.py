@@ -290,13 +290,11 @@ class _FunctionBuilder:
     def region(self, text: RegionText) -> Block:
         self.scopes.append({})
         arguments = tuple(self.define(argument.token, argument.type) for argument in text.arguments)
-        for argument in text.arguments:
-            if argument.sharding is not None:
-                fail("region arguments take no sharding", argument.sharding.mesh_token)
+        shardings = tuple(self.sharding(argument.sharding) for argument in text.arguments)
         ops = tuple(self.operation(op) for op in text.ops)
         returns = self.returned(text.returned)
         self.scopes.pop()
-        return Block(arguments, ops, returns)
+        return Block(arguments, ops, returns, shardings)
 
     def returned(self, text: ReturnText) -> tuple[Value, ...]:
         return tuple(self.lookup(token) for token in text.values)

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from .core import Block, DenseAttr, Func, Module, Op, SymbolRef, Value
 from .dense_text import format_dense
+from .ops.regions import region_label
 from .sharding import AxisRef, DimSharding, MeshAttr, TensorSharding
 from .types import TensorType
 
@@ -149,8 +150,10 @@ def op_lines(op: Op, names: dict[int, str], indent: str = "") -> list[str]:
     for index, region in enumerate(op.regions):
         if index:
             lines.append(f"{indent}}}, {{")
-        arguments = ", ".join(f"{_value_name(arg, names)}: {arg.type}" for arg in region.args)
-        lines.append(f"{indent}^body({arguments}):")
+        arguments = ", ".join(f"{_value_name(arg, names)}: {arg.type}"
+                              f"{_sharding_suffix(region.arg_sharding(position))}"
+                              for position, arg in enumerate(region.args))
+        lines.append(f"{indent}^{region_label(op.name, index)}({arguments}):")
         lines.extend(block_lines(region, names, indent + INDENT))
     lines.append(f"{indent}}})" + tail)
     return lines

@@ -155,6 +155,7 @@ class _FunctionVerifier:
             self.check_attribute_kind(name, value, op)
         for region in op.regions:
             region_scope = self.define(region.args, op)
+            self.check_region_arg_shardings(op, region)
             self.check_block(region, scopes + [region_scope], self.region_context(op, context))
         self.check_per_device(op, context)
         self.check_result_types(op)
@@ -202,6 +203,15 @@ class _FunctionVerifier:
         for name, value in op.attrs.items():
             for sharding in _shardings_in(value):
                 self.check_sharding(sharding, None, f"attribute {name!r}", op)
+
+    def check_region_arg_shardings(self, op: Op, region: Block) -> None:
+        if region.arg_shardings and op.name == "manual_computation":
+            self.fail("a manual_computation body's arguments take no sharding: its in_shardings "
+                      "give their layout", op)
+        for index, sharding in enumerate(region.arg_shardings):
+            if sharding is not None:
+                self.check_sharding(sharding, region.args[index].type.rank,
+                                    f"region argument {index}", op)
 
     def check_sharding(self, sharding, rank: int | None, what: str, op: Op | None) -> None:
         if not isinstance(sharding, TensorSharding):

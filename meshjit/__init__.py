@@ -46,6 +46,9 @@ from .ad_api import vjp as vjp
 from .jacobian_api import hessian as hessian
 from .jacobian_api import jacfwd as jacfwd
 from .jacobian_api import jacrev as jacrev
+from .checkpoint_api import checkpoint as checkpoint
+from .checkpoint_api import remat as remat
+from . import checkpoint_policies as checkpoint_policies
 from .jit_api import jit as jit
 from .pmap_api import pmap as pmap
 from .vmap_api import vmap as vmap

@@ -7,7 +7,9 @@ registration, both made by ``install()`` (``meshjit/__init__`` calls it once):
   ``a.sum()``, ``a.T``) to ``apply_array_method``
   (``meshjit.runtime.array.register_array_dispatcher``);
 - the compiler's ``bind`` hands an op on concrete values, outside any trace, to ``run_op``
-  (``meshjit.compiler.frontend.trace.set_eager_executor``), which is how ``jnp.sin(x)`` runs eagerly.
+  (``meshjit.compiler.frontend.trace.set_eager_executor``), which is how ``jnp.sin(x)`` runs
+  eagerly; control flow on concrete values runs as one program through ``run_program``
+  (``set_program_runner``).
 
 Calls then only go down: the runtime calls up through its one registered dispatcher, the facade
 looks up (or traces and compiles, through the compiler) a Jitted program, and its Executable
@@ -20,7 +22,13 @@ from __future__ import annotations
 
 from meshjit.compiler.frontend.numpy_api.operators import METHODS, OPERATORS, PROPERTIES
 from meshjit.compiler.frontend.operands import is_array_like
-from meshjit.compiler.frontend.trace import Tracer, bind, current_trace, set_eager_executor
+from meshjit.compiler.frontend.trace import (
+    Tracer,
+    bind,
+    current_trace,
+    set_eager_executor,
+    set_program_runner,
+)
 from meshjit.ir import Attrs
 from meshjit.runtime import array as runtime_array
 
@@ -82,7 +90,18 @@ def run_op(name: str, operands, attrs: dict, weak_type: bool) -> list:
     return list(program(*operands))
 
 
+def run_program(name: str, fun, operands) -> list:
+    """Run ``fun`` (flat operands to a flat list, binding ops) on concrete values as one jitted
+    program: what control flow (``lax.scan`` and friends) does outside jit."""
+    def program(*values):
+        return list(fun(*values))
+
+    program.__name__ = program.__qualname__ = name
+    return list(Jitted(program)(*operands))
+
+
 def install() -> None:
     """Register the dispatchers with the runtime and the compiler (once, at import)."""
     runtime_array.register_array_dispatcher(apply_array_method)
     set_eager_executor(run_op)
+    set_program_runner(run_program)

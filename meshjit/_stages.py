@@ -76,7 +76,7 @@ class Compiled:
 
     def cost_analysis(self) -> dict[str, float]:
         analysis = module_cost_analysis(self._program.propagated)
-        analysis["collective bytes per device"] = float(sum(record.bytes for record in self.collectives()))
+        analysis["collective bytes per device"] = float(sum(record.total_bytes for record in self.collectives()))
         return analysis
 
     def collectives(self) -> list[CollectiveRecord]:

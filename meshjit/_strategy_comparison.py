@@ -43,5 +43,5 @@ def compare_propagation(fun, *args, strategies: Sequence = ("shardy", "gspmd"), 
     for strategy in strategies:
         name = _strategy_name(strategy)
         records = _rejit(fun, strategy).lower(*args, **kwargs).compile().collectives()
-        reports[name] = StrategyReport(name, records, sum(record.bytes for record in records))
+        reports[name] = StrategyReport(name, records, sum(record.total_bytes for record in records))
     return reports

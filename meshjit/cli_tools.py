@@ -268,11 +268,12 @@ def collectives_table(records: list) -> Table:
     table.add_column("kind", footer="total")
     table.add_column("axes")
     table.add_column("operand (per device)")
-    total = sum(record.bytes for record in records)
+    total = sum(record.total_bytes for record in records)
     table.add_column("bytes/device", justify="right", footer=f"{total:,}")
     table.add_column("reason")
     for index, record in enumerate(records):
-        cells = (str(index), record.kind, ",".join(record.axes), operand_text(record), f"{record.bytes:,}",
+        steps = "" if record.trips == 1 else f" x {'?' if record.trips is None else record.trips} steps"
+        cells = (str(index), record.kind, ",".join(record.axes), operand_text(record), f"{record.bytes:,}{steps}",
                  record.reason)
         table.add_row(*(Text(cell) for cell in cells))
     return table

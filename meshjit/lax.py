@@ -1,8 +1,12 @@
 """meshjit.lax: the primitives by their jax.lax names, with lax's strict typing (no implicit
 broadcasting or promotion; Python scalars take the other operand's dtype), and the collectives
-a shard_map body calls by mesh axis name (psum, all_gather, ppermute, ...)."""
+a shard_map body calls by mesh axis name (psum, all_gather, ppermute, ...), and the control
+flow (scan, fori_loop, while_loop, cond, switch, map)."""
+
+from meshjit.compiler.frontend.lax_branches import *  # noqa: F403
 
 from meshjit.compiler.frontend.lax_collectives import *  # noqa: F403
+from meshjit.compiler.frontend.lax_loops import *  # noqa: F403
 from meshjit.compiler.frontend.lax_ops import *  # noqa: F403
 from meshjit.compiler.frontend.lax_slicing import *  # noqa: F403
 from meshjit.compiler.frontend.lax_windows import *  # noqa: F403

@@ -59,7 +59,7 @@ def _expectation_problems(records: list[CollectiveRecord], expected: list) -> li
 
 
 def _failure_message(name: str, problems: list[str], records: list[CollectiveRecord]) -> str:
-    total = sum(record.bytes for record in records)
+    total = sum(record.total_bytes for record in records)
     lines = [f"collectives of {name} do not match:"] + [f"  - {problem}" for problem in problems]
     lines.append(f"actual collectives ({len(records)}, {total} bytes per device in total):")
     lines += [f"  {index}. {record}" for index, record in enumerate(records)] or ["  (none)"]
@@ -92,7 +92,7 @@ def assert_collectives(fn, *args, expect=None, max_bytes: int | None = None,
         count = sum(record.kind == kind for record in records)
         if count:
             problems.append(f"{kind} is forbidden, found {count}")
-    total = sum(record.bytes for record in records)
+    total = sum(record.total_bytes for record in records)
     if max_bytes is not None and total > max_bytes:
         problems.append(f"{total} bytes per device exceed max_bytes={max_bytes}")
     if problems:

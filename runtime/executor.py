@@ -13,7 +13,7 @@ import numpy as np
 
 from meshjit.ir import Module, interpret
 
-from . import inprocess_collectives, mpi_collectives
+from . import control_flow_steps, inprocess_collectives, mpi_collectives
 from .plan import CollectiveStep, FreeStep, KernelStep, Plan
 
 from .array import Array, index_key
@@ -189,7 +189,8 @@ def run_step(step, buffers: list, mesh_shape, layout=None) -> None:
         for slot in step.slots:
             buffers[slot] = None
     else:
-        raise TypeError(f"run_step: unknown plan step {step!r}")
+        # loop and branch steps over nested plans
+        control_flow_steps.run(step, buffers, layout, run_steps)
 
 
 def run_plan(plan: Plan, arguments: list[np.ndarray], layout=None) -> list[np.ndarray]:
@@ -201,6 +202,11 @@ def run_plan(plan: Plan, arguments: list[np.ndarray], layout=None) -> list[np.nd
     buffers: list = [None] * plan.num_slots
     for slot, value in zip(plan.arg_slots, arguments):
         buffers[slot] = value
+    run_steps(plan, buffers, layout)
+    return [buffers[slot] for slot in plan.result_slots]
+
+
+def run_steps(plan: Plan, buffers: list, layout=None) -> None:
+    """Run ``plan``'s steps on ``buffers`` (one entry per slot, arguments already in place)."""
     for step in plan.steps:
         run_step(step, buffers, plan.mesh_shape, layout)
-    return [buffers[slot] for slot in plan.result_slots]

@@ -146,10 +146,48 @@ def varying_axes(block: Block, argument_axes: Sequence[frozenset[str]],
             result = operands - axes
         elif op.name in _VARYING_OVER_AXES:
             result = operands | axes
+        elif op.name in _CONTROL_FLOW:
+            results, inner = _control_flow_varying(op, [varying[value.id] for value in op.operands],
+                                                   invariant_results)
+            varying.update(inner)
+            varying.update({value.id: axes for value, axes in zip(op.results, results)})
+            continue
         else:
             result = operands | _axes_varied_inside(op)
         varying.update({value.id: result for value in op.results})
     return varying
+
+
+_CONTROL_FLOW = frozenset({"scan", "while", "cond"})
+
+
+def _control_flow_varying(op: Op, operand_axes: list[frozenset[str]], invariant_results):
+    """The axes each result of a scan, while or cond varies along, and the analysis of its
+    regions: a loop carry varies along what its initial value and the body make it vary along
+    (a fixpoint); a scan's ys along what the body gives them; a cond's results along what any
+    branch gives them, and along the index's axes."""
+    if op.name == "cond":
+        inner = {}
+        for branch in op.regions:
+            inner.update(varying_axes(branch, operand_axes[1:], invariant_results))
+        results = [frozenset(operand_axes[0]).union(*(inner[branch.returns[index].id] for branch in op.regions))
+                   for index in range(len(op.results))]
+        return results, inner
+    num_consts = op.attrs["num_consts"]
+    num_carry = op.attrs["num_carry"] if op.name == "scan" else len(op.results)
+    body = op.regions[-1]
+    consts = list(operand_axes[:num_consts])
+    carry = list(operand_axes[num_consts:num_consts + num_carry])
+    rest = list(operand_axes[num_consts + num_carry:])
+    while True:
+        inner = varying_axes(body, consts + carry + rest, invariant_results)
+        grown = [axes | inner[value.id] for axes, value in zip(carry, body.returns)]
+        if grown == carry:
+            break
+        carry = grown
+    if op.name == "while":
+        inner.update(varying_axes(op.regions[0], consts + carry, invariant_results))
+    return carry + [inner[value.id] for value in body.returns[num_carry:]], inner
 
 
 def _axes_varied_inside(op: Op) -> frozenset[str]:

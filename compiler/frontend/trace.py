@@ -246,6 +246,32 @@ def set_eager_executor(executor: Callable) -> None:
     _eager_executor[0] = executor
 
 
+def _default_program_runner(name: str, fun: Callable, operands) -> list:
+    """Trace ``fun`` over ``operands`` and run it with the reference interpreter (numpy)."""
+    from meshjit.ir import interpret
+
+    arrays = [np.asarray(operand) for operand in operands]
+    types = [TensorType(array.shape, from_numpy(array.dtype)) for array in arrays]
+    traced, _ = trace_flat(fun, types, [None] * len(types), name=name)
+    return list(interpret(traced.module, *arrays, *(np.asarray(array) for array in traced.captured)))
+
+
+_program_runner: list[Callable] = [_default_program_runner]
+
+
+def set_program_runner(runner: Callable) -> None:
+    """Install how a staged-only function runs on concrete values outside any trace:
+    ``runner(name, fun, operands)`` traces ``fun`` (flat operands to a flat list of outputs) and
+    runs it as one program. Control flow ops (their regions) are never run op by op, so
+    ``lax.scan`` on concrete arrays runs this way; meshjit's facade registers jit here."""
+    _program_runner[0] = runner
+
+
+def run_as_program(name: str, fun: Callable, operands) -> list:
+    """``fun(*operands)`` staged as one program named ``name`` and run (see set_program_runner)."""
+    return _program_runner[0](name, fun, list(operands))
+
+
 def is_concrete_array(value) -> bool:
     """A device array the trace should capture rather than embed (the runtime's Array marks
     its class with ``is_device_array``; the compiler never imports the runtime)."""

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from meshjit.ir import Module, Op
+from meshjit.ir import Block, Module, Op
 
-from .rewrite_util import definitions, use_counts, with_ops
+from .rewrite_util import definitions, use_counts, with_ops, with_regions
 
 
 def _mergeable(inner: Op | None, outer: Op, uses: dict[int, int]) -> bool:
@@ -28,10 +28,18 @@ def _mergeable(inner: Op | None, outer: Op, uses: dict[int, int]) -> bool:
 def merge_chained_collectives(module: Module) -> Module:
     func = module.main
     defs, uses = definitions(func), use_counts(func)
+    return with_ops(module, _merged(func.body.ops, defs, uses))
+
+
+def _merged(source, defs: dict[int, Op], uses: dict[int, int]) -> list[Op]:
+    """``source`` with chains merged; a region body is merged on its own (its all-reduces run
+    on every trip, so a chain inside a loop body merges inside it)."""
     # NOTE: an op merged into its user is looked up here, so a chain of three merges into one
     merged: dict[int, Op] = {}
     ops = []
-    for op in func.body.ops:
+    for op in source:
+        op = with_regions(op, lambda block: Block(block.args, tuple(_merged(block.ops, defs, uses)),
+                                                  block.returns, block.arg_shardings))
         inner = merged.get(op.operands[0].id, defs.get(op.operands[0].id)) if op.operands else None
         if not _mergeable(inner, op, uses):
             ops.append(op)
@@ -41,4 +49,4 @@ def merge_chained_collectives(module: Module) -> Module:
         merged[op.result.id] = combined
         ops = [existing for existing in ops if all(result.id != inner.result.id for result in existing.results)]
         ops.append(combined)
-    return with_ops(module, ops)
+    return ops

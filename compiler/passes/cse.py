@@ -1,24 +1,36 @@
 """Common-subexpression elimination: identical ops on identical operands are computed once.
 
 Every IR op is pure, so two ops with the same name, operands and attributes (and no regions)
-always give the same results.
+always give the same results. Each region body (a loop body, a branch) is a scope of its own:
+its values are never visible outside it, and it sees no outer values.
 """
 
 from __future__ import annotations
 
-from meshjit.ir import Module, Value
+from meshjit.ir import Block, Module, Value
 
-from .rewrite_util import rename_operands, with_ops
+from .rewrite_util import rename_operands, with_ops, with_regions
 
 
 def eliminate_common_subexpressions(module: Module) -> Module:
+    ops, renamed = _unique_ops(module.main.body.ops)
+    return with_ops(module, ops, renamed)
+
+
+def _in_region(block: Block) -> Block:
+    ops, renamed = _unique_ops(block.ops)
+    returns = tuple(renamed.get(value.id, value) for value in block.returns)
+    return Block(block.args, tuple(ops), returns, block.arg_shardings)
+
+
+def _unique_ops(source) -> tuple[list, dict[int, Value]]:
     seen: dict[tuple, tuple[Value, ...]] = {}
     renamed: dict[int, Value] = {}
     ops = []
-    for op in module.main.body.ops:
+    for op in source:
         op = rename_operands(op, renamed)
         if op.regions:
-            ops.append(op)
+            ops.append(with_regions(op, _in_region))
             continue
         key = (op.name, tuple(operand.id for operand in op.operands), op.attrs, op.shardings,
                tuple(result.type for result in op.results))
@@ -28,4 +40,4 @@ def eliminate_common_subexpressions(module: Module) -> Module:
             ops.append(op)
             continue
         renamed.update({result.id: earlier for result, earlier in zip(op.results, previous)})
-    return with_ops(module, ops, renamed)
+    return ops, renamed

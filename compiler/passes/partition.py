@@ -142,10 +142,12 @@ class _Partitioner:
 
 
 def _consumers(func: Func) -> Counter:
-    """How many ops (each counted once) and function results use each value."""
+    """How many ops (each counted once) and function and region results use each value."""
     counts = Counter()
-    for op in func.body.ops:
+    for op in func.body.walk():
         counts.update({operand.id for operand in op.operands})
+        for region in op.regions:
+            counts.update(value.id for value in region.returns)
     counts.update(value.id for value in func.returns)
     return counts
 

@@ -21,6 +21,7 @@ from meshjit.ir.printer import name_values
 from ..factor_projection import overlaps_any, refines
 from ..factor_rules import FactorRule, rule_from_spec
 from ..provenance import Hop, Origin, ProvenanceTable
+from ..rules.regions_control_flow import Tie, data_flow_ties
 from ..rules.registries import rule_of
 from .propagation_state import Edge, TensorState
 from .propagation_step import DimGrowth, StepContext, step
@@ -69,6 +70,16 @@ def identity_rule(shape) -> FactorRule:
     return rule_from_spec(f"{names} -> {names}", [shape], [shape])
 
 
+def _tie_rule(tie: Tie) -> FactorRule:
+    """Identity between the tied values; a stacked outer value's loop dim is its own factor,
+    which never takes axes (a scanned dim stays whole)."""
+    if not tie.stacked:
+        return identity_rule(tie.inner.type.shape)
+    names = " ".join(f"d{dim}" for dim in range(tie.inner.type.rank))
+    return rule_from_spec(f"loop {names} -> {names or '[]'}", [tie.outer.type.shape],
+                          [tie.inner.type.shape], {"loop": "replication"})
+
+
 class _Propagator:
     """Builds one TensorState per value and one Edge per op, then runs the stages."""
 
@@ -109,6 +120,20 @@ class _Propagator:
         rule = rule_of(op)
         keys = [value.id for value in op.operands + op.results]
         self.edges.append(Edge(op.name, rule, keys, len(op.operands), op.location))
+        if op.name != "manual_computation":
+            self._add_regions(op)
+
+    def _add_regions(self, op: Op) -> None:
+        """A control flow op's region values are propagated with the program; data-flow edges
+        tie each to the values outside it must share a sharding with (its ties)."""
+        for region in op.regions:
+            for arg in region.args:
+                self.states[arg.id] = TensorState.unsharded(arg.id, self.names[arg.id], arg.type.shape)
+            for inner in region.ops:
+                self._add_op(inner)
+        for tie in data_flow_ties(op):
+            self.edges.append(Edge("data_flow", _tie_rule(tie), [tie.outer.id, tie.inner.id], 1,
+                                   op.location))
 
     def _seed_result(self, op: Op, index: int, result: Value) -> None:
         label = self.names[result.id]
@@ -248,13 +273,23 @@ def _all_shardings(module: Module):
     func = module.main
     yield from func.arg_shardings
     yield from func.result_shardings
-    for op in func.body.ops:
+    for op in _propagated_ops(func.body):
         yield from op.shardings
         if op.name == "sharding_constraint":
             yield op.attrs["sharding"]
         if op.name == "manual_computation":
             yield from op.attrs["in_shardings"]
             yield from op.attrs["out_shardings"]
+
+
+def _propagated_ops(block: Block):
+    """The ops propagation sees: the block's, and those of control flow regions in it (not
+    those inside manual computation bodies)."""
+    for op in block.ops:
+        yield op
+        if op.name != "manual_computation":
+            for region in op.regions:
+                yield from _propagated_ops(region)
 
 
 def analyze_shardings(module: Module, strategy: str | Strategy = "shardy") -> PropagationResult:
@@ -271,14 +306,24 @@ def apply_shardings(module: Module, result: PropagationResult) -> Module:
     if result.mesh_name is None:
         return module
     func = module.main
-    shardings = result.shardings
-    ops = tuple(replace(op, shardings=tuple(shardings[value.id] for value in op.results))
-                for op in func.body.ops)
-    body = Block(func.body.args, ops, func.body.returns)
-    new_func = replace(func, body=body, arg_shardings=tuple(shardings[arg.id] for arg in func.args),
+    body = _with_shardings(func.body, result.shardings)
+    new_func = replace(func, body=body, arg_shardings=tuple(result.shardings[arg.id] for arg in func.args),
                        result_shardings=result.result_shardings)
     funcs = tuple(new_func if other is func else other for other in module.funcs)
     return replace(module, funcs=funcs)
+
+
+def _with_shardings(block: Block, shardings: dict[int, TensorSharding], *, region: bool = False) -> Block:
+    """``block`` with every op's result shardings written, and control flow regions' argument
+    and op shardings."""
+    ops = []
+    for op in block.ops:
+        regions = op.regions
+        if op.name != "manual_computation":
+            regions = tuple(_with_shardings(inner, shardings, region=True) for inner in regions)
+        ops.append(replace(op, regions=regions, shardings=tuple(shardings[value.id] for value in op.results)))
+    arg_shardings = tuple(shardings[arg.id] for arg in block.args) if region else ()
+    return Block(block.args, tuple(ops), block.returns, arg_shardings)
 
 
 def propagate_shardings(module: Module, strategy: str | Strategy | Callable = "shardy") -> Module:

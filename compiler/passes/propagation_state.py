@@ -76,9 +76,10 @@ class TensorState:
 class Edge:
     """An op seen through its factor rule; ``tensors`` are state keys, operands first.
 
-    Besides real ops there are two virtual kinds, identities to a value's user sharding:
-    ``return`` (to a function result sharding) and ``manual_input`` (to a manual
-    computation's in_sharding), like Shardy's data-flow edges.
+    Besides real ops there are three virtual kinds, like Shardy's data-flow edges: ``return``
+    (an identity to a function result sharding), ``manual_input`` (to a manual computation's
+    in_sharding) and ``data_flow`` (a control flow value to its region counterpart, see
+    compiler/rules/regions_control_flow.py).
     """
 
     name: str

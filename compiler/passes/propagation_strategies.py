@@ -11,9 +11,11 @@ from meshjit.ir import AxisRef
 from meshjit.ir.ops import elementwise
 
 # Ops that move every element to one place of the result: Shardy's and GSPMD's first stage.
-# ``return`` and ``manual_input`` are the virtual edges to user shardings (propagation_state.Edge).
+# ``return`` and ``manual_input`` are the virtual edges to user shardings, ``data_flow`` those
+# that tie control flow values to their region counterparts (propagation_state.Edge).
 PASS_THROUGH_OPS = frozenset(elementwise.OPS) | {
     "sharding_constraint", "transpose", "reshape", "squeeze", "expand_dims", "return", "manual_input",
+    "data_flow",
 }
 DYNAMIC_SLICES = frozenset({"dynamic_slice", "dynamic_update_slice"})
 BROADCAST = frozenset({"broadcast_in_dim"})

@@ -18,7 +18,15 @@ def use_counts(func: Func) -> dict[int, int]:
 
 
 def definitions(func: Func) -> dict[int, Op]:
-    return {result.id: op for op in func.body.ops for result in op.results}
+    return {result.id: op for op in func.body.walk() for result in op.results}
+
+
+def with_regions(op: Op, rewrite) -> Op:
+    """``op`` with ``rewrite`` (Block -> Block) applied to each of its regions: a pass runs on a
+    control flow body as on the function, each region on its own (regions are isolated)."""
+    if not op.regions:
+        return op
+    return replace(op, regions=tuple(rewrite(region) for region in op.regions))
 
 
 def rename_operands(op: Op, renamed: dict[int, Value]) -> Op:

@@ -188,7 +188,8 @@ def _partition_manual(partitioner, op: Op) -> list:
         mapping[arg.id] = reshard(builder, partitioner.locals[value.id], target, describe(op, index)).value
     for inner in body.ops:
         operands = [mapping[value.id] for value in inner.operands]
-        results = builder.emit(inner.name, operands, dict(inner.attrs), location=inner.location)
+        results = builder.emit(inner.name, operands, dict(inner.attrs), location=inner.location,
+                               regions=inner.regions)
         mapping.update({old.id: new for old, new in zip(inner.results, results)})
     return [Local(mapping[value.id], manual_part(sharding, manual_axes), result.type.shape)
             for value, sharding, result in zip(body.returns, op.attrs["out_shardings"], op.results)]

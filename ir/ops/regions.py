@@ -1,15 +1,38 @@
-"""manual_computation, the op with a region: a shard_map body whose operand and result types
-are per-device along the manual axes."""
+"""The ops with regions: manual_computation (a shard_map body whose operand and result types are
+per-device along the manual axes) and the control flow ops scan, while and cond, whose region
+signatures follow from their operands (loop-carried values keep one type throughout)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..shape_rules import check_sharding, fail, find_mesh, shape_rules, strings_attr, typed_attr
+from ..shape_rules import (
+    bool_attr,
+    check_sharding,
+    expect_scalar,
+    fail,
+    find_mesh,
+    int_attr,
+    shape_rules,
+    strings_attr,
+    typed_attr,
+)
 from ..sharding import DimSharding, MeshAttr, TensorSharding
 from ..types import TensorType
 
-OPS = ("manual_computation",)
+OPS = ("manual_computation", "scan", "while", "cond")
+
+# How the printer labels an op's regions (the parser reads any label).
+_REGION_LABELS = {"while": ("cond", "body")}
+
+
+def region_label(op_name: str, index: int) -> str:
+    """``^cond`` and ``^body`` for a while, ``^branch0``, ``^branch1``, ... for a cond, else
+    ``^body``."""
+    if op_name == "cond":
+        return f"branch{index}"
+    labels = _REGION_LABELS.get(op_name, ())
+    return labels[index] if index < len(labels) else "body"
 
 
 def manual_part(sharding: TensorSharding, manual_axes: Sequence[str]) -> TensorSharding:
@@ -105,3 +128,100 @@ def _manual_computation(op, operands, attrs, regions, meshes):
     manual_axes = _manual_axes(op, attrs, mesh)
     _check_body_arguments(op, operands, in_shardings, regions[0], mesh, manual_axes)
     return _global_result_types(op, regions[0], out_shardings, mesh, manual_axes)
+
+
+# --- control flow ----------------------------------------------------------------------------
+
+
+def _types(what: str, values) -> str:
+    return "(" + ", ".join(str(value) for value in values) + ")" if values else f"no {what}"
+
+
+def _expect_signature(op: str, what: str, found, expected) -> None:
+    found, expected = tuple(found), tuple(expected)
+    if found != expected:
+        fail(op, f"{what} are {_types(what, found)}, expected {_types(what, expected)}")
+
+
+def _count_attr(op: str, attrs, name: str, available: int) -> int:
+    count = int_attr(op, attrs, name)
+    if not 0 <= count <= available:
+        fail(op, f"{name} = {count} does not fit {available} operands")
+    return count
+
+
+def scan_parts(operands, num_consts: int, num_carry: int) -> tuple[tuple, tuple, tuple]:
+    """A scan's operands (or its body's arguments) split into consts, carries and xs."""
+    operands = tuple(operands)
+    return (operands[:num_consts], operands[num_consts:num_consts + num_carry],
+            operands[num_consts + num_carry:])
+
+
+@shape_rules.register("scan")
+def _scan(op, operands, attrs, regions, meshes):
+    """``scan(consts..., init..., xs...)``: the body maps (consts, carry, x slices) to (carry,
+    y slices); results are the final carry then the ys stacked along a new leading dim."""
+    length = int_attr(op, attrs, "length")
+    if length < 0:
+        fail(op, f"length must be >= 0, got {length}")
+    num_consts = _count_attr(op, attrs, "num_consts", len(operands))
+    num_carry = _count_attr(op, attrs, "num_carry", len(operands) - num_consts)
+    bool_attr(op, attrs, "reverse")
+    if int_attr(op, attrs, "unroll") < 1:
+        fail(op, f"unroll must be >= 1, got {attrs['unroll']}")
+    if len(regions) != 1:
+        fail(op, f"expected one region (the body), got {len(regions)}")
+    consts, carry, xs = scan_parts(operands, num_consts, num_carry)
+    for index, x in enumerate(xs):
+        if not x.shape or x.shape[0] != length:
+            fail(op, f"scanned operand {index} {x} must have a leading dim of the length {length}")
+    body = regions[0]
+    slices = tuple(x.with_shape(x.shape[1:]) for x in xs)
+    _expect_signature(op, "the body's argument types", (arg.type for arg in body.args),
+                      consts + carry + slices)
+    returned = tuple(value.type for value in body.returns)
+    if len(returned) < num_carry:
+        fail(op, f"the body returns {len(returned)} values, fewer than the {num_carry} carries")
+    _expect_signature(op, "the body's carry result types", returned[:num_carry], carry)
+    ys = tuple(y.with_shape((length,) + y.shape) for y in returned[num_carry:])
+    return carry + ys
+
+
+@shape_rules.register("while")
+def _while(op, operands, attrs, regions, meshes):
+    """``while(consts..., init...)``: ``cond`` and ``body`` take (consts, carry); cond returns a
+    bool scalar, body the next carry; results are the final carry."""
+    num_consts = _count_attr(op, attrs, "num_consts", len(operands))
+    if len(regions) != 2:
+        fail(op, f"expected two regions (cond and body), got {len(regions)}")
+    cond, body = regions
+    expected = tuple(operands)
+    _expect_signature(op, "the cond's argument types", (arg.type for arg in cond.args), expected)
+    _expect_signature(op, "the body's argument types", (arg.type for arg in body.args), expected)
+    predicate = tuple(value.type for value in cond.returns)
+    if len(predicate) != 1 or predicate[0].shape != () or predicate[0].dtype != "bool":
+        fail(op, f"the cond must return one bool[] value, got {_types('values', predicate)}")
+    carry = expected[num_consts:]
+    _expect_signature(op, "the body's result types", (value.type for value in body.returns), carry)
+    return carry
+
+
+@shape_rules.register("cond")
+def _cond(op, operands, attrs, regions, meshes):
+    """``cond(index, operands...)``: runs branch ``clamp(index, 0, n - 1)`` on the operands; every
+    branch takes the operands and returns values of the same types."""
+    if not operands:
+        fail(op, "expected an index operand")
+    index, rest = operands[0], tuple(operands[1:])
+    expect_scalar(op, "the index", index)
+    if index.dtype != "i32":
+        fail(op, f"the index has dtype {index.dtype}, expected i32")
+    if not regions:
+        fail(op, "expected at least one region (a branch)")
+    results = tuple(value.type for value in regions[0].returns)
+    for number, branch in enumerate(regions):
+        _expect_signature(op, f"branch {number}'s argument types",
+                          (arg.type for arg in branch.args), rest)
+        _expect_signature(op, f"branch {number}'s result types",
+                          (value.type for value in branch.returns), results)
+    return results

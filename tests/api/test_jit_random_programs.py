@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import meshjit as jax
 import meshjit.numpy as jnp
+from meshjit import lax
 from meshjit.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 # NOTE: random layouts include reshards the partitioner can only do by gathering a dim whole;
@@ -31,10 +32,56 @@ UNARY = {
     "row_mean": (lambda v: jnp.mean(v, axis=1, keepdims=True) - v, lambda v: v.mean(1, keepdims=True) - v),
     "col_max": (lambda v: jnp.max(v, axis=0) + v, lambda v: v.max(0) + v),
 }
+# Control flow: loops and branches whose bodies the partitioner lays out like any code. The
+# branch predicates compare a sum of squares with a threshold, never a sum with zero: programs
+# such as row_mean make sums that are zero up to rounding, whose sign float32 and the float64
+# reference need not agree on.
+def _numpy_scan_rows(v):
+    total, rows = np.zeros(v.shape[1]), []
+    for row in v:
+        rows.append(np.tanh(total))
+        total = total + row
+    return np.stack(rows)
+
+
+def _numpy_fori(v):
+    carry = v
+    for _ in range(3):
+        carry = np.tanh(carry) * 0.5 + v
+    return carry
+
+
+def _numpy_halve(v):
+    while np.max(np.abs(v)) > 1.0:
+        v = v * 0.5
+    return v
+
+
+def _numpy_rnn(a, b):
+    h, ys = a[0], []
+    for x in a:
+        ys.append(h)
+        h = np.tanh(h @ b / 8.0 + x)
+    return np.stack(ys) + h
+
+
+UNARY |= {
+    "scan_rows": (lambda v: lax.scan(lambda c, row: (c + row, jnp.tanh(c)), jnp.zeros(v.shape[1]), v)[1],
+                  _numpy_scan_rows),
+    "fori": (lambda v: lax.fori_loop(0, 3, lambda i, c: jnp.tanh(c) * 0.5 + v, v), _numpy_fori),
+    "cond_norm": (lambda v: lax.cond(jnp.sum(v * v) > 64.0, lambda u: u * 0.5, lambda u: -u, v),
+                  lambda v: v * 0.5 if (v * v).sum() > 64.0 else -v),
+    "while_halve": (lambda v: lax.while_loop(lambda c: jnp.max(jnp.abs(c)) > 1.0, lambda c: c * 0.5, v),
+                    _numpy_halve),
+}
 BINARY = {
     "add": (lambda a, b: a + b, lambda a, b: a + b),
     "mul": (lambda a, b: a * b, lambda a, b: a * b),
     "matmul": (lambda a, b: jnp.tanh(a @ b.T / 8.0), lambda a, b: np.tanh(a @ b.T / 8.0)),
+    "scan_rnn": (lambda a, b: (lambda out: out[1] + out[0])(
+        lax.scan(lambda h, x: (jnp.tanh(h @ b / 8.0 + x), h), a[0], a)), _numpy_rnn),
+    "switch": (lambda a, b: lax.switch((jnp.sum(a * a) > 64.0).astype(jnp.int32), [lambda: a - b, lambda: a * b]),
+               lambda a, b: a * b if (a * a).sum() > 64.0 else a - b),
 }
 
 

@@ -375,3 +375,68 @@ CASES += [
          lambda x: lax.reduce_window(x, np.inf, lax.min, (3,), (2,), "SAME"), _uniform(-1, 1, 7)),
     Case("top_k", ("top_k",), lambda x: lax.top_k(x, 3)[0] ** 2, _uniform(-1, 1, 3, 6)),
 ]
+
+
+# --- control flow ------------------------------------------------------------------------------
+
+
+def _rnn(w, h, xs):
+    def body(carry, x):
+        state = lax.tanh(lax.dot(carry, w) + x)
+        return state, lax.mul(state, state)
+
+    last, ys = lax.scan(body, h, xs)
+    return lax.reduce_sum(ys, (0,)) + last
+
+
+def _pytree_scan(a, xs):
+    def body(carry, x):
+        total, product = carry
+        return (total + lax.sin(x) * product, product * a), {"scaled": x * total}
+
+    (total, product), ys = lax.scan(body, (lax.mul(a, 0.0), a), xs, reverse=True, unroll=2)
+    return total * product + lax.reduce_sum(ys["scaled"], (0,))
+
+
+def _switch(x, y):
+    branches = [lambda u, v: lax.sin(u) * v, lambda u, v: u * u + v, lambda u, v: lax.exp(u) - v]
+    return lax.switch(np.int32(1), branches, x, y) + lax.switch(np.int32(7), branches, y, x)
+
+
+def _cond(x, y):
+    return lax.cond(lax.reduce_sum(x, (0,)) > 0, lambda u, v: lax.tanh(u * v), lambda u, v: u - v, x, y)
+
+
+CASES += [
+    Case("scan_rnn", ("scan",), _rnn,
+         lambda rng: (rng.uniform(-0.5, 0.5, (3, 3)), rng.uniform(-1, 1, (2, 3)), rng.uniform(-1, 1, (4, 2, 3)))),
+    Case("scan_pytree_reverse_unrolled", ("scan",), _pytree_scan, _pair(0.5, 1.0, 5)),
+    Case("fori_loop_static", ("scan",), lambda x: lax.fori_loop(0, 4, lambda i, c: lax.sin(c) * x + i, x),
+         _uniform(-1, 1, 3)),
+    Case("cond_traced_predicate", ("cond",), _cond, _pair(0.1, 1.0, 4)),
+    Case("switch_clamped", ("cond",), _switch, _pair(-1, 1, 3)),
+]
+
+
+def _barrier(x, y):
+    first, second = lax.optimization_barrier((lax.sin(x), y))
+    return first * second
+
+
+def _checkpointed_scan(w, xs):
+    from meshjit import checkpoint, checkpoint_policies
+
+    @checkpoint
+    def cell(h, x):
+        return lax.tanh(lax.dot(h, w) + x)
+
+    cheap = checkpoint(lambda h: lax.sin(h) * h, policy=checkpoint_policies.dots_saveable)
+    last, ys = lax.scan(lambda h, x: (cheap(cell(h, x)), h), xs[0], xs)
+    return last + lax.reduce_sum(ys, (0,))
+
+
+CASES += [
+    Case("optimization_barrier", ("optimization_barrier",), _barrier, _pair(-1, 1, 3)),
+    Case("checkpointed_scan", ("scan",), _checkpointed_scan,
+         lambda rng: (rng.uniform(-0.5, 0.5, (3, 3)), rng.uniform(-1, 1, (4, 3)))),
+]

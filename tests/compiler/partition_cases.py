@@ -229,6 +229,7 @@ def elementwise_records() -> list[Record]:
         record("bitcast_convert_type", "widening", [Operand("u32[8,6,2]", words)], {"new_dtype": "f64"},
                cases=[Case(("x,-,-",)), Case(("-,y,-",))], samples=2),
         record("add", "u32", [Operand(U32, words), Operand(U32, words)], samples=1),
+        record("optimization_barrier", "pair", [F, UNEVEN], samples=3),
     ]
     return records
 

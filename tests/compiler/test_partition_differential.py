@@ -183,7 +183,9 @@ def collective_kinds(module: Module) -> Counter:
 
 
 def test_every_global_op_has_a_record():
-    covered = {op_record.op for op_record in RECORDS} | {"manual_computation"}
+    # NOTE: the ops with regions are drawn by the random programs below (loop, branch) and
+    # tested as whole programs in test_control_flow_sharded.py.
+    covered = {op_record.op for op_record in RECORDS} | {"manual_computation", "scan", "while", "cond"}
     missing = sorted(name for name in sharding_rules if name not in covered)
     assert not missing, f"ops without a record in partition_cases.RECORDS: {missing}"
 
@@ -442,6 +444,75 @@ class RandomProgram:
 
     STEPS = ("unary", "binary", "constrain", "reduce", "broadcast", "transpose", "dot", "reshape", "scan",
              "slice", "pad", "roll", "take_rows")
+
+    def region_op(self, name: str, operands, results, attrs, regions) -> list[Value]:
+        types = infer_result_types(name, [value.type for value in operands], attrs, regions,
+                                   meshes={"mesh": self.builder.mesh})
+        values = [Value.fresh(value_type) for value_type in types]
+        self.builder.ops.append(Op(name, tuple(operands), tuple(values), attrs, tuple(regions)))
+        return values
+
+    def body_op(self, ops: list, name: str, operands, attrs=None, pinned: str | None = None) -> Value:
+        """An op inside a region, its result sometimes pinned to a layout (a user sharding)."""
+        attrs = dict(attrs or {})
+        result = Value.fresh(infer_result_types(name, [value.type for value in operands], attrs)[0])
+        shardings = () if pinned is None else (layout(pinned),)
+        ops.append(Op(name, tuple(operands), (result,), attrs, shardings=shardings))
+        return result
+
+    def maybe_pinned(self, value_type: TensorType) -> str | None:
+        if value_type.rank not in (1, 2) or not self.draw(st.booleans()):
+            return None
+        return self.draw(st.sampled_from({1: LAYOUTS_1D, 2: LAYOUTS_2D}[value_type.rank][self.mesh_name]))
+
+    def loop(self):
+        """A scan carrying a pool value, scanning the rows of another (when one has that row
+        shape) and closing over a third; its ys are the carry after each step."""
+        carry = self.pick()
+        scanned = [value for value in self.pool if value.type.rank == carry.type.rank + 1
+                   and value.type.shape[1:] == carry.type.shape]
+        xs = [self.draw(st.sampled_from(scanned))] if scanned and self.draw(st.booleans()) else []
+        const = self.draw(st.sampled_from([value for value in self.pool if value.type == carry.type]))
+        length = xs[0].type.shape[0] if xs else self.draw(st.integers(1, 3))
+        args = [Value.fresh(const.type), Value.fresh(carry.type)] + [Value.fresh(carry.type) for _ in xs]
+        ops: list[Op] = []
+        mixed = self.body_op(ops, "mul", [args[1], args[0]], pinned=self.maybe_pinned(carry.type))
+        if xs:
+            mixed = self.body_op(ops, "add", [mixed, args[2]])
+        new = self.body_op(ops, self.draw(st.sampled_from(["tanh", "cos", "logistic"])), [mixed],
+                           pinned=self.maybe_pinned(carry.type))
+        attrs = {"length": length, "num_consts": 1, "num_carry": 1, "reverse": self.draw(st.booleans()),
+                 "unroll": 1}
+        body = Block(tuple(args), tuple(ops), (new, mixed))
+        final, stacked = self.region_op("scan", [const, carry] + xs, None, attrs, [body])
+        # NOTE: the pool holds ranks 1 and 2, so stacked matrices are summed over the steps
+        self.pool.append(stacked if stacked.type.rank < 3 else self.emit("reduce_sum", [stacked], {"axes": (0,)}))
+        return final
+
+    def branch(self):
+        """A cond on the size of a pool value: one branch maps it, the other mixes it with a
+        second one."""
+        value = self.pick()
+        other = self.draw(st.sampled_from([item for item in self.pool if item.type == value.type]))
+        # NOTE: a sum of squares against the element count, never a sum against zero, whose
+        # sign a different summation order may flip when it is zero up to rounding
+        square = self.builder.emit("mul", [value, value], {})[0]
+        total = self.emit("reduce_sum", [square], {"axes": tuple(range(value.type.rank))})
+        size = DenseAttr.from_array(np.asarray(float(value.type.size) / 2, np.float64))
+        threshold = self.builder.emit("constant", [], {"value": size})[0]
+        positive = self.builder.emit("compare", [total, threshold], {"direction": "gt"})[0]
+        index = self.builder.emit("convert", [positive], {"new_dtype": "i32"})[0]
+        branches = []
+        for name in ("tanh", "mul"):
+            args = (Value.fresh(value.type), Value.fresh(value.type))
+            ops: list[Op] = []
+            operands = [args[0]] if name == "tanh" else [args[0], args[1]]
+            result = self.body_op(ops, name, operands, pinned=self.maybe_pinned(value.type))
+            branches.append(Block(args, tuple(ops), (result,)))
+        return self.region_op("cond", [index, value, other], None, {}, branches)[0]
+
+    STEPS = ("unary", "binary", "constrain", "reduce", "broadcast", "transpose", "dot", "reshape", "scan",
+             "slice", "loop", "branch")
 
     def build(self) -> Module:
         rows, inner, cols = (self.draw(st.sampled_from(SIZES)) for _ in range(3))

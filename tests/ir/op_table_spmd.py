@@ -76,6 +76,47 @@ SPMD_RECORDS = [
             ),
         ),
     ),
+    OpRecord(
+        "optimization_barrier",
+        ALL,
+        (Case({}, ((2, 3), (4,))), Case({}, ((),))),
+        lambda attrs, *operands: tuple(operands),
+        (Bad("", {}, "optimization_barrier: expected at least one operand"),),
+    ),
+    # Control flow ops: their regions make them a poor fit for rows too; test_control_flow_ops
+    # covers their shape rules, verifier messages and interpretation.
+    OpRecord(
+        "scan",
+        ALL,
+        (),
+        None,
+        (
+            Bad("f32[4]", {"length": 4, "num_consts": 0, "num_carry": 2, "reverse": False, "unroll": 1},
+                "scan: num_carry = 2 does not fit 1 operands"),
+            Bad("f32[3]", {"length": 4, "num_consts": 0, "num_carry": 0, "reverse": False, "unroll": 1},
+                "scan: expected one region (the body), got 0"),
+            Bad("f32[4]", {"length": 4, "num_consts": 0, "num_carry": 0, "reverse": False, "unroll": 0},
+                "scan: unroll must be >= 1, got 0"),
+        ),
+    ),
+    OpRecord(
+        "while",
+        ALL,
+        (),
+        None,
+        (Bad("f32[4]", {"num_consts": 0}, "while: expected two regions (cond and body), got 0"),),
+    ),
+    OpRecord(
+        "cond",
+        ALL,
+        (),
+        None,
+        (
+            Bad("f32[] f32[4]", {}, "cond: the index has dtype f32, expected i32"),
+            Bad("i32[2]", {}, "cond: the index must be 0-d, got i32[2]"),
+            Bad("i32[]", {}, "cond: expected at least one region (a branch)"),
+        ),
+    ),
     _collective(
         "all_reduce",
         NUMERIC,

@@ -97,7 +97,6 @@ CASES = [
     ("sub-axis pre-size zero", MESH + func('  %0 = tanh(%x) : f32[8] <@m, [{"y":(0)2}]>\n  return %0\n'), ParseError, (3, 38), "pre-size must be a positive integer"),
     ("unknown argument attribute", MESH + func("  return %x\n", "(%x: f32[8] {donate = true}) -> (f32[8])"), ParseError, (2, 21), "unknown argument attribute 'donate'"),
     ("argument sharding is not a sharding", MESH + func("  return %x\n", "(%x: f32[8] {sharding = 1}) -> (f32[8])"), ParseError, (2, 21), "argument sharding must look like"),
-    ("region argument with a sharding", MESH + func(manual("    return %arg1\n").replace("%arg1: f32[4]", '%arg1: f32[4] {sharding = <@m, [{}]>}')), ParseError, (4, 36), "region arguments take no sharding"),
     ("mesh axis declared twice", 'mesh @m = <["x"=2, "x"=4]>\n', ParseError, (1, 20), "mesh axis 'x' is declared twice"),
     ("mesh axis of size zero", 'mesh @m = <["x"=0]>\n', ParseError, (1, 17), "a mesh axis size must be a positive integer"),
     ("device ids repeated", 'mesh @m = <["x"=2], device_ids=[0, 0]>\n', ParseError, (1, 21), "device_ids must be 2 distinct"),
@@ -134,6 +133,7 @@ CASES = [
     ("collective axes that are a bool", MESH + func('  %0 = all_reduce(%x) {axes = true, mesh = @m, reduction = "sum"} : f32[8]\n  return %0\n', attributes=" attributes {spmd_mesh = @m}"), VerifyError, None, "attribute 'axes' must be a list of mesh axis names, got True"),
     ("collective axes that are an int", MESH + func('  %0 = all_reduce(%x) {axes = 7, mesh = @m, reduction = "sum"} : f32[8]\n  return %0\n', attributes=" attributes {spmd_mesh = @m}"), VerifyError, None, "got 7"),
     ("collective axes that are a symbol", MESH + func('  %0 = all_reduce(%x) {axes = @m, mesh = @m, reduction = "sum"} : f32[8]\n  return %0\n', attributes=" attributes {spmd_mesh = @m}"), VerifyError, None, "attribute 'axes' must be a list"),
+    ("manual body argument with a sharding", MESH + func(manual("    return %arg1\n").replace("%arg1: f32[4]", '%arg1: f32[4] {sharding = <@m, [{}]>}')), VerifyError, None, "a manual_computation body's arguments take no sharding"),
     ("manual axes that are not a list", MESH + func(manual("    return %arg1\n").replace('manual_axes = ["x"]', "manual_axes = 7")), VerifyError, None, "attribute 'manual_axes' must be a list of mesh axis names, got 7"),
     ("manual axes that are a symbol", MESH + func(manual("    return %arg1\n").replace('manual_axes = ["x"]', "manual_axes = @m")), VerifyError, None, "attribute 'manual_axes' must be a list"),
 ]

@@ -138,8 +138,55 @@ class Builder:
             self.sort,
             self.compare_select,
             self.constraint,
+            self.loop,
+            self.branch,
         )
         self.draw(st.sampled_from(makers))()
+
+    def region(self, arg_types, count=2):
+        """A region over fresh arguments of ``arg_types`` (some sharded) with a few unary ops;
+        returns the body builder, for the caller to pick what it returns."""
+        args = [Value.fresh(type, self.draw(st.sampled_from(HINTS))) for type in arg_types]
+        body = Builder(self.draw, self.meshes, args)
+        for _ in range(self.draw(st.integers(0, count))):
+            body.unary()
+        shardings = tuple(self.maybe_sharding(arg.type.rank) for arg in args)
+        return body, args, shardings
+
+    def loop(self):
+        """A scan carrying a float value over a stack of it, or a while whose body keeps it."""
+        if (value := self.floats()) is None:
+            return
+        if self.draw(st.booleans()):
+            stacked = TensorType((self.draw(st.sampled_from((0, 1, 3))),) + value.type.shape, "f32")
+            (xs,) = self.emit("broadcast_in_dim", [value], {"shape": stacked.shape,
+                                                            "broadcast_dimensions": tuple(range(1, stacked.rank))})
+            body, args, shardings = self.region([value.type, value.type])
+            carry = self.draw(st.sampled_from([item for item in body.values if item.type == value.type]))
+            region = Block(tuple(args), tuple(body.ops), (carry, args[1]), shardings)
+            attrs = {"length": stacked.shape[0], "num_consts": 0, "num_carry": 1,
+                     "reverse": self.draw(st.booleans()), "unroll": self.draw(st.integers(1, 3))}
+            self.emit("scan", [value, xs], attrs, (region,))
+            return
+        body, args, shardings = self.region([value.type])
+        test, _, _ = self.region([value.type], count=0)
+        zero = Value.fresh(TensorType((), "bool"))
+        test.ops.append(Op("constant", (), (zero,), {"value": DenseAttr.from_array(np.zeros((), np.bool_))}))
+        cond = Block(tuple(test.values[:1]), tuple(test.ops), (zero,))
+        carry = self.draw(st.sampled_from([item for item in body.values if item.type == value.type]))
+        self.emit("while", [value], {"num_consts": 0}, (cond, Block(tuple(args), tuple(body.ops), (carry,), shardings)))
+
+    def branch(self):
+        """A cond on an i32 constant over two or three branches of one float value."""
+        if (value := self.floats()) is None:
+            return
+        (index,) = self.emit("constant", [], {"value": DenseAttr.from_array(np.int32(self.draw(st.integers(-1, 3))))})
+        regions = []
+        for _ in range(self.draw(st.integers(1, 3))):
+            body, args, shardings = self.region([value.type])
+            result = self.draw(st.sampled_from([item for item in body.values if item.type == value.type]))
+            regions.append(Block(tuple(args), tuple(body.ops), (result,), shardings))
+        self.emit("cond", [index, value], {}, tuple(regions))
 
     def floats(self, min_rank=0):
         return self.pick(lambda type: type.dtype == "f32" and type.rank >= min_rank)

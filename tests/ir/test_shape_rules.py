@@ -115,6 +115,9 @@ SPEC_OPS = {
         "reduce_window_min",
         "sharding_constraint",
         "manual_computation",
+        "scan",
+        "while",
+        "cond",
     ],
     *[
         "all_reduce",
@@ -126,6 +129,7 @@ SPEC_OPS = {
     ],
     "partition_id",
     "pvary",
+    "optimization_barrier",
 }
 NUMPY_TO_IR = {numpy_dtype: name for name, numpy_dtype in NUMPY_DTYPES.items()}
 

@@ -8,7 +8,9 @@ trace, so results can be jitted, differentiated again and partitioned like any p
 
 from meshjit.compiler import rules as _rules  # noqa: F401  (the op families fill the tables)
 
+from . import checkpoint as _checkpoint  # noqa: F401
 from . import markers as _markers  # noqa: F401
+from .checkpoint import checkpoint_call as checkpoint_call
 from .markers import CustomJVPRule as CustomJVPRule
 from .markers import CustomVJPRule as CustomVJPRule
 from .markers import call_with_custom_rule as call_with_custom_rule

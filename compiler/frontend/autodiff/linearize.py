@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from meshjit.ir import Block, MeshAttr, Op, SymbolRef, TensorSharding, TensorType
+from meshjit.ir import Block, MeshAttr, SymbolRef, TensorSharding, TensorType
 
 from ..trace import current_trace
 from .evaluate import evaluate_ops
 from .jvp import jvp_block
-from .registries import MARKER_OPS, instantiate, is_float, type_of, zeros
+from .partial_eval import split_block
+from .registries import instantiate, is_float, type_of, zeros
 from .tracing import trace_for_differentiation
 
 
@@ -96,27 +97,16 @@ def _split(
     """Partially evaluate the traced JVP: emit the known ops, keep the linear ones."""
     tangent_args = jvp.args[primal_count : primal_count + tangent_count]
     known_args = jvp.args[:primal_count] + jvp.args[primal_count + tangent_count :]
-    linear_ids = {argument.id for argument in tangent_args}
-    known_ops, linear_ops = [], []
-    for op in jvp.ops:
-        is_linear = any(operand.id in linear_ids for operand in op.operands)
-        (linear_ops if is_linear else known_ops).append(op)
-        if is_linear:
-            linear_ids.update(result.id for result in op.results)
     output_count = len(jvp.returns) // 2
     outputs, tangent_outputs = jvp.returns[:output_count], jvp.returns[output_count:]
-    if any(value.id in linear_ids for value in outputs):
+    split = split_block(jvp, [argument in tangent_args for argument in jvp.args], tangent_outputs)
+    if any(value.id in split.linear_ids for value in outputs):
         raise AssertionError("autodiff internal error: a primal output depends on a tangent")
-    constant_ops = _constant_ops(known_ops)
-    recomputed = _needed(constant_ops, linear_ops, tangent_outputs)
     environment = {argument.id: value for argument, value in zip(known_args, inputs, strict=True)}
-    evaluate_ops(known_ops, environment)
-    residuals = _residuals(linear_ops, tangent_outputs, linear_ids, recomputed)
-    linear_block = Block(
-        tuple(residuals) + tuple(tangent_args),
-        tuple(recomputed) + tuple(linear_ops),
-        tuple(tangent_outputs),
-    )
+    evaluate_ops(split.known_ops, environment)
+    residuals = split.residuals
+    linear_block = Block(tuple(residuals) + tuple(tangent_args), tuple(split.linear_ops),
+                         tuple(tangent_outputs))
     linear = LinearFunction(
         linear_block,
         [environment[value.id] for value in residuals],
@@ -124,42 +114,3 @@ def _split(
         dict(current_trace().meshes),
     )
     return [environment[value.id] for value in outputs], linear
-
-
-def _constant_ops(known_ops: Sequence[Op]) -> dict[int, Op]:
-    """The known ops computed from no input (by result id): cheaper to recompute than to save."""
-    constant: dict[int, Op] = {}
-    for op in known_ops:
-        if op.regions or op.name in MARKER_OPS:
-            continue
-        if all(operand.id in constant for operand in op.operands):
-            constant.update((result.id, op) for result in op.results)
-    return constant
-
-
-def _needed(constant_ops: dict[int, Op], linear_ops: Sequence[Op], returns) -> list[Op]:
-    """The constant ops the linear part uses, directly or through other constants, in order."""
-    wanted = [operand.id for op in linear_ops for operand in op.operands] + [
-        value.id for value in returns
-    ]
-    chosen: dict[int, Op] = {}
-    while wanted:
-        op = constant_ops.get(wanted.pop())
-        if op is None or id(op) in chosen:
-            continue
-        chosen[id(op)] = op
-        wanted.extend(operand.id for operand in op.operands)
-    order = {id(op): index for index, op in enumerate(dict.fromkeys(constant_ops.values()))}
-    return sorted(chosen.values(), key=lambda op: order[id(op)])
-
-
-def _residuals(
-    linear_ops: Sequence[Op], returns, linear_ids: set[int], recomputed: Sequence[Op]
-) -> list:
-    """The known values the linear part reads, in first-use order (constants excluded)."""
-    local = {result.id for op in recomputed for result in op.results}
-    residuals = {}
-    for value in [operand for op in linear_ops for operand in op.operands] + list(returns):
-        if value.id not in linear_ids and value.id not in local:
-            residuals.setdefault(value.id, value)
-    return list(residuals.values())

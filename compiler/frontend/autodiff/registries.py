@@ -22,6 +22,22 @@ from ..trace import Tracer, bind
 jvp_rules = Registry("JVP rule")
 transpose_rules = Registry("transpose rule")
 
+# Ops with regions whose JVP mixes primal and tangent values in one op (scan, while, cond):
+# ``partial_eval_rules[name](op, linear) -> (known_op, linear_op)`` splits such an op, given
+# which operands are linear, into an op computing its known results (plus the residuals the
+# linear part needs) and an op computing its linear results (either may be None); see
+# partial_eval.py. ``dependence_rules[name](op, linear) -> flags`` says which results depend
+# on the linear operands (the named default: all of them, if any operand is linear).
+partial_eval_rules = Registry("partial evaluation rule")
+
+
+def any_operand_dependence(op, linear) -> list[bool]:
+    """The named default dependence rule: every result depends on every operand."""
+    return [any(linear)] * len(op.results)
+
+
+dependence_rules = Registry("dependence rule", default=any_operand_dependence)
+
 def non_differentiable_ops() -> frozenset[str]:
     """The ops whose results carry no tangent: those whose JVP rule is ``jvp.no_tangent``."""
     from .jvp import no_tangent
@@ -36,7 +52,7 @@ def linear_ops() -> frozenset[str]:
 
 
 # Ops that exist only inside autodiff's own traces (see ``markers``); never in a compiled module.
-MARKER_OPS = ("stop_gradient", "custom_jvp_call", "custom_vjp_call", "custom_vjp_linear")
+MARKER_OPS = ("stop_gradient", "custom_jvp_call", "custom_vjp_call", "custom_vjp_linear", "checkpoint")
 
 # Ops another transformation records in its traces and rewrites before compiling (vmap's
 # collectives over a mapped axis); autodiff re-emits them as they are, through their rules.

@@ -23,6 +23,7 @@ from meshjit.ir.ops import COLLECTIVE_OPS
 
 from ..trace import located_at, user_location
 from .evaluate import emit
+from .partial_eval import split_ops
 from .registries import LinearInput, add_tangents, single, transpose_rules, type_of
 
 _NONE = frozenset()
@@ -109,12 +110,10 @@ def backward_pass(
     environment = {
         argument.id: value for argument, value, flag in zip(block.args, inputs, linear) if not flag
     }
-    linear_ops = []
-    for op in block.ops:
-        if any(operand.id in linear_ids for operand in op.operands):
-            linear_ops.append(op)
-            linear_ids.update(result.id for result in op.results)
-            continue
+    # NOTE: a control flow op mixing known and linear values (a JVP'd scan in a shard_map body)
+    # is split by partial evaluation first; its known part runs forward with the rest.
+    known_ops, linear_ops = split_ops(block.ops, linear_ids)
+    for op in known_ops:
         results = emit(op, [environment[operand.id] for operand in op.operands])
         environment.update((value.id, result) for value, result in zip(op.results, results))
     received = _Cotangents(varying)

@@ -44,8 +44,8 @@ def shifted(dims: Sequence[int], by: int = 1) -> tuple[int, ...]:
 
 
 def emit_like(op: Op, operands: Sequence, attrs: dict | None = None) -> list:
-    """Bind ``op``'s name with ``operands`` and ``attrs`` (default ``op``'s)."""
-    return bind(op.name, list(operands), dict(op.attrs if attrs is None else attrs))
+    """Bind ``op``'s name with ``operands`` and ``attrs`` (default ``op``'s), and its regions."""
+    return bind(op.name, list(operands), dict(op.attrs if attrs is None else attrs), regions=op.regions)
 
 
 # --- generic rules ---------------------------------------------------------------------------------

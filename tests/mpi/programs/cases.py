@@ -121,10 +121,40 @@ def halos_and_lookups() -> dict:
     }
 
 
+def control_flow() -> dict:
+    """Loops and branches whose collectives run inside them: the sharded RNN (batch on x, W on
+    y) and its gradient, a while loop whose predicate reduces over every device, and a cond on
+    a sharded operand."""
+    line, grid = _meshes()
+    w, h, xs = _data(16, 16, seed=9) / 4, _data(8, 16, seed=10), _data(6, 8, 16, seed=11)
+    shardings = (NamedSharding(grid, P(None, "y")), NamedSharding(grid, P("x")), NamedSharding(grid, P(None, "x")))
+
+    def rnn(w, h, xs):
+        return jax.lax.scan(lambda h, x: (jnp.tanh(h @ w + x), h), h, xs)
+
+    def loss(w, h, xs):
+        last, ys = rnn(w, h, xs)
+        return jnp.sum(last ** 2) + jnp.sum(ys)
+
+    def newton(a):
+        def body(state):
+            return state[0] + 1, 0.5 * (state[1] + a / state[1])
+        return jax.lax.while_loop(lambda state: jnp.max(jnp.abs(state[1] * state[1] - a)) > 1e-5, body, (0, a))
+
+    targets = jax.device_put(np.linspace(1.0, 9.0, 16).astype(np.float32), NamedSharding(line, P("x")))
+    v = jax.device_put(_data(16, 8, seed=12), NamedSharding(grid, P("x", "y")))
+    branch = jax.jit(lambda v: jax.lax.cond(jnp.sum(v) > 0, lambda u: u @ u.T, lambda u: -u @ u.T, v))
+    last, ys = jax.jit(rnn, in_shardings=shardings)(w, h, xs)
+    steps, roots = jax.jit(newton)(targets)
+    return {"rnn_last": last, "rnn_ys": ys, "rnn_grad": jax.jit(jax.grad(loss), in_shardings=shardings)(w, h, xs),
+            "newton_steps": steps, "newton_roots": roots, "cond": branch(v)}
+
+
 CASES = {"megatron_mlp": megatron_mlp, "sharded_reduction": sharded_reduction, "reshards": reshards,
-         "ring_all_reduce": ring_all_reduce, "halos_and_lookups": halos_and_lookups}
+         "ring_all_reduce": ring_all_reduce, "halos_and_lookups": halos_and_lookups,
+         "control_flow": control_flow}
 
 # Outputs whose collectives move or compare values without adding floats across processes (the
 # ring adds in program order, so it is exact too).
 EXACT = {"max_axis0", "all_to_all_line", "all_to_all_grid", "all_gather_grid", "ring", "all_to_all_two_axes",
-         "axis_index", "roll", "lookup"}
+         "axis_index", "roll", "lookup", "newton_steps"}
