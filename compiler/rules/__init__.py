@@ -9,14 +9,26 @@ from ..frontend.autodiff.registries import jvp_rules as jvp_rules
 from ..frontend.autodiff.registries import transpose_rules as transpose_rules
 
 # NOTE: importing the families fills the tables above.
-from . import (  # noqa: E402, F401, I001
-    barriers, collectives, creation, dot, elementwise, indexing, layout, random, reductions, regions,
-    windows,
-)
 # NOTE: the regions family spans files: manual_computation in ``regions``, control flow in
 # ``regions_control_flow`` (sharding rules, data flow), ``regions_partition`` and
 # ``regions_autodiff`` (JVP) and ``regions_transpose`` (partial evaluation, transposition).
-from . import regions_autodiff, regions_control_flow, regions_partition, regions_transpose  # noqa: E402, F401, I001
+from . import (  # noqa: E402, F401, I001  # noqa: E402, F401, I001
+    barriers,
+    collectives,
+    creation,
+    dot,
+    elementwise,
+    indexing,
+    layout,
+    random,
+    reductions,
+    regions,
+    regions_autodiff,
+    regions_control_flow,
+    regions_partition,
+    regions_transpose,
+    windows,
+)
 from .registries import PER_DEVICE_OPS as PER_DEVICE_OPS
 from .registries import batching_rules as batching_rules
 from .registries import kernel_rules as kernel_rules

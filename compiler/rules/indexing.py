@@ -28,9 +28,16 @@ from ..frontend.autodiff.registries import (
 from ..frontend.trace import bind
 from ..frontend.vmap.batching import at_front, emit_like, unrolled
 from ..gather_scatter_partition import partition_gather, partition_scatter
-from ..index_kernels import gather_kernel, scatter_kernel
 from ..sort_partition import partition_sort, partition_top_k
-from .registries import batching_rules, factor_rule, kernel_rules, local_attr_rules, partition_rules, sharding_rules
+from .registries import (
+    batching_rules,
+    factor_rule,
+    kernel_rules,
+    lazy_kernel,
+    local_attr_rules,
+    partition_rules,
+    sharding_rules,
+)
 
 # --- sharding ------------------------------------------------------------------------------------
 
@@ -351,8 +358,8 @@ def _add_attrs(op) -> dict:
 # --- partitioning ----------------------------------------------------------------------------
 
 partition_rules.register("gather")(partition_gather)
-kernel_rules.register("gather")(gather_kernel)
-kernel_rules.register(*SCATTERS)(scatter_kernel)
+kernel_rules.register("gather")(lazy_kernel("index_kernels", "gather_kernel"))
+kernel_rules.register(*SCATTERS)(lazy_kernel("index_kernels", "scatter_kernel"))
 partition_rules.register("sort")(partition_sort)
 partition_rules.register("top_k")(partition_top_k)
 partition_rules.register(*SCATTERS)(partition_scatter)

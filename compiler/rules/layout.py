@@ -25,8 +25,8 @@ from ..frontend.autodiff.registries import (
 )
 from ..frontend.vmap.batching import at_front, emit_like, shift_attrs, shifted
 from ..frontend.vmap.transform import spmd_axes_of_current_batch
-from ..partial_sums import EVERY_REDUCTION, PartialRule, partial_sum_rules
 from ..halo_partition import partition_concatenate, partition_windowed
+from ..partial_sums import EVERY_REDUCTION, PartialRule, partial_sum_rules
 from ..reshard import reshard
 from ..spmd_builder import describe
 from .registries import (

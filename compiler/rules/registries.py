@@ -14,6 +14,8 @@ Autodiff's ``jvp_rules`` and ``transpose_rules`` are defined beside their helper
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 from meshjit.ir import Op
 from meshjit.ir.ops import COLLECTIVE_OPS
@@ -89,6 +91,17 @@ def run_per_leading_position(op: Op, lead: int):
 def shifted_axes(axes, lead: int) -> tuple[int, ...]:
     """Local dims ``axes`` as dims of a plan buffer with ``lead`` leading (mesh) dims."""
     return tuple(lead + axis for axis in axes)
+
+
+
+def lazy_kernel(module: str, name: str):
+    """The kernel rule ``name`` of ``meshjit.compiler.<module>``, imported when a program uses it:
+    modules of Numba loops stay unimported (and Numba unstarted) until a program needs them."""
+    def rule(op: Op, lead: int):
+        return getattr(importlib.import_module(f"meshjit.compiler.{module}"), name)(op, lead)
+
+    rule.__name__ = name
+    return rule
 
 
 kernel_rules = Registry("kernel rule", default=run_per_leading_position)

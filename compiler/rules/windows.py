@@ -29,14 +29,14 @@ from ..frontend.autodiff.registries import (
     type_of,
     zeros,
 )
-from ..index_kernels import conv_kernel, reduce_window_kernel
-from ..window_partition import partition_conv, partition_reduce_window, windowed_dims
 from ..frontend.vmap.batching import unrolled
 from ..partial_sums import SUM, PartialRule, partial_sum_rules
+from ..window_partition import partition_conv, partition_reduce_window, windowed_dims
 from .registries import (
     batching_rules,
     factor_rule,
     kernel_rules,
+    lazy_kernel,
     partial_result_rules,
     partition_rules,
     sharding_rules,
@@ -298,8 +298,8 @@ def _reduce_window_extreme_jvp(op, primals, tangents):
 # --- kernels and partitioning -------------------------------------------------------------------
 
 partition_rules.register("conv_general_dilated")(partition_conv)
-kernel_rules.register("conv_general_dilated")(conv_kernel)
-kernel_rules.register(*WINDOW_REDUCTIONS)(reduce_window_kernel)
+kernel_rules.register("conv_general_dilated")(lazy_kernel("index_kernels", "conv_kernel"))
+kernel_rules.register(*WINDOW_REDUCTIONS)(lazy_kernel("index_kernels", "reduce_window_kernel"))
 partition_rules.register(*WINDOW_REDUCTIONS)(partition_reduce_window)
 
 

@@ -463,7 +463,7 @@ class RandomProgram:
     def maybe_pinned(self, value_type: TensorType) -> str | None:
         if value_type.rank not in (1, 2) or not self.draw(st.booleans()):
             return None
-        return self.draw(st.sampled_from({1: LAYOUTS_1D, 2: LAYOUTS_2D}[value_type.rank][self.mesh_name]))
+        return self.draw(st.sampled_from({1: LAYOUTS_1D, 2: RANDOM_LAYOUTS_2D}[value_type.rank][self.mesh_name]))
 
     def loop(self):
         """A scan carrying a pool value, scanning the rows of another (when one has that row
