@@ -25,7 +25,7 @@ from ._arguments import abstract_argument, is_sharding_leaf
 from ._check import run_checked
 from ._inspection import report_inspected_shardings
 from ._placement import Placement
-from ._shardings import from_ir_sharding, runtime_mesh
+from ._shardings import from_ir_sharding, result_sharding, runtime_mesh
 from .tree_util import NAMESPACE
 
 
@@ -182,8 +182,10 @@ class Lowered:
             layout = process_layout(runtime_mesh(mesh))
             arg_shardings = [from_ir_sharding(sharding, mesh, value.type.rank)
                              for sharding, value in zip(partitioned.arg_shardings, func.args)]
-            result_shardings = [from_ir_sharding(sharding, mesh, len(shape))
-                                for sharding, shape in zip(partitioned.result_shardings, result_shapes)]
+            out_types = traced.out_sharding_types or [None] * len(result_shapes)
+            result_shardings = [result_sharding(sharding, mesh, len(shape), out_type)
+                                for sharding, shape, out_type in zip(partitioned.result_shardings, result_shapes,
+                                                                     out_types)]
         return Executable(program.plan, arg_shardings=arg_shardings,
                           arg_dtypes=[to_numpy(value.type.dtype) for value in func.args],
                           result_shardings=result_shardings, result_shapes=result_shapes,

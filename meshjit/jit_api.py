@@ -21,7 +21,15 @@ from meshjit.runtime.array import Array
 from meshjit.runtime.sharding import SingleDeviceSharding
 
 from ._check import run_checked
-from ._shardings import as_named_sharding, mesh_attr, resolve_spec, settle_unconstrained, to_ir_sharding
+from ._shardings import (
+    as_named_sharding,
+    known_mesh_attrs,
+    mesh_attr,
+    resolve_spec,
+    settle_unconstrained,
+    sharding_type_of,
+    to_ir_sharding,
+)
 from ._arguments import abstract_argument, is_sharding_leaf
 from ._placement import check_in_shardings, place
 from ._stages import Compiled, Lowered
@@ -198,9 +206,13 @@ class Jitted:
             return [_output_operand(leaf, index) for index, leaf in enumerate(out_leaves)]
 
         hints = [_hint(path, names) for path in paths]
+        # NOTE: as JAX, an argument's sharding type is its own layout's; in_shardings do not
+        # change the type of an argument that has none.
+        arg_types = [sharding_type_of(spec.sharding, spec.type.rank) for spec in specs]
         traced, _ = trace_flat(flat_fun, [spec.type for spec in specs], hints, name="main",
                                arg_weak_types=[spec.weak_type for spec in specs],
-                               arg_shardings=arg_shardings, meshes=meshes)
+                               arg_shardings=arg_shardings, meshes=meshes, arg_sharding_types=arg_types,
+                               known_meshes=known_mesh_attrs(input_leaves))
         out_treedef = out_treedef_box[0]
         explicit_out = self._explicit_out_shardings(out_treedef)
         placement = place(self.__name__, labels, specs, jit_in_shardings, explicit_out, traced.module)

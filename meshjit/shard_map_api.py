@@ -259,7 +259,7 @@ def _spec_axes(spec, rank: int, mesh: Mesh, manual, kind: str, what: str) -> Dim
     if not isinstance(spec, PartitionSpec):
         raise TypeError(f"shard_map {kind} must be a pytree of PartitionSpecs, but the entry for {what} is "
                         f"{spec!r} of type {type(spec).__name__}")
-    if any(entry is UNCONSTRAINED for entry in spec):
+    if any(entry is UNCONSTRAINED for entry in spec.partitions):
         raise ValueError(f"shard_map {kind} entry {spec} for {what} uses P.UNCONSTRAINED; shard_map specs "
                          f"name manual mesh axes only")
     for name in spec.used_axes():

@@ -2,25 +2,15 @@
 
 from __future__ import annotations
 
-import enum
 import math
 import threading
 from collections import OrderedDict
 
 import numpy as np
 
+from meshjit.ir.abstract_mesh import AbstractMesh, AxisType, normalise_axis_types
+
 from .devices import CpuDevice, devices as all_devices, is_addressable
-
-
-class AxisType(enum.Enum):
-    """How a mesh axis is treated by sharding-in-types: left to propagation, explicit, or manual."""
-
-    Auto = enum.auto()
-    Explicit = enum.auto()
-    Manual = enum.auto()
-
-    def __repr__(self) -> str:
-        return self.name
 
 
 def _normalise_axis_names(axis_names) -> tuple[str, ...]:
@@ -60,23 +50,6 @@ def _normalise_devices(devices, axis_names) -> np.ndarray:
     return array
 
 
-def _normalise_axis_types(axis_types, axis_names) -> tuple[AxisType, ...]:
-    if axis_types is None:
-        return (AxisType.Auto,) * len(axis_names)
-    if isinstance(axis_types, AxisType):
-        axis_types = (axis_types,) * len(axis_names)
-    axis_types = tuple(axis_types)
-    if len(axis_types) != len(axis_names):
-        raise ValueError(
-            f"Number of axis names should match the number of axis_types. Got "
-            f"axis_names={axis_names} and axis_types={axis_types}"
-        )
-    for axis_type in axis_types:
-        if not isinstance(axis_type, AxisType):
-            raise TypeError(f"axis_types entries must be AxisType, got {axis_type!r}")
-    return axis_types
-
-
 class Mesh:
     """An N-d array of devices whose axes have names, e.g. ``Mesh(devices.reshape(2, 4), ('x', 'y'))``.
 
@@ -86,7 +59,7 @@ class Mesh:
     def __init__(self, devices, axis_names, *, axis_types=None):
         self.axis_names = _normalise_axis_names(axis_names)
         self.devices = _normalise_devices(devices, self.axis_names)
-        self.axis_types = _normalise_axis_types(axis_types, self.axis_names)
+        self.axis_types = normalise_axis_types(axis_types, self.axis_names)
         self._key = (tuple(device.id for device in self.flat_devices), self.devices.shape,
                      self.axis_names, self.axis_types)
         self._hash = hash(self._key)
@@ -146,6 +119,13 @@ class Mesh:
     @property
     def are_all_axes_explicit(self) -> bool:
         return all(kind is AxisType.Explicit for kind in self.axis_types)
+
+    @property
+    def abstract_mesh(self) -> AbstractMesh:
+        """The mesh without its devices: what ``get_abstract_mesh()`` returns under ``set_mesh``."""
+        if self.empty:
+            return AbstractMesh((), ())
+        return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types, device_kind="cpu")
 
     def axis_size(self, name: str) -> int:
         return self.shape[name]

@@ -15,3 +15,4 @@ from .registries import batching_rules as batching_rules
 from .registries import kernel_rules as kernel_rules
 from .registries import partition_rules as partition_rules
 from .registries import sharding_rules as sharding_rules
+from .registries import sharding_type_rules as sharding_type_rules

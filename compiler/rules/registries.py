@@ -6,7 +6,10 @@
 - ``kernel_rules[name](op, lead) -> function``: how the op runs on plan buffers whose ``lead``
   leading dims are the mesh's axes; the named default runs the reference implementation once
   per distinct leading position;
-- ``batching_rules[name]``: vmap's rule per op (the slot the vmap transformation fills).
+- ``batching_rules[name]``: vmap's rule per op (the slot the vmap transformation fills);
+- ``sharding_type_rules[name](op, operands, mesh) -> [ShardingType]``: the results' sharding
+  types in explicit mode, from the operands' (``meshjit.compiler.frontend.sharding_types``); the
+  named default evaluates the op's factor rule on them (``compiler/factor_types.py``).
 
 Autodiff's ``jvp_rules`` and ``transpose_rules`` are defined beside their helpers in
 ``compiler/frontend/autodiff/registries.py``; the families fill them too.
@@ -21,6 +24,9 @@ from meshjit.ir.reference import reference_impls
 from meshjit.ir.registry import Registry
 
 from ..factor_rules import FactorRule, rule_from_spec
+from ..factor_types import result_dims
+from ..frontend.sharding_types import ShardingType, ShardingTypeError
+
 
 sharding_rules = Registry("sharding rule")
 
@@ -76,3 +82,41 @@ def partition_by_factors(partitioner, op: Op) -> list:
 partition_rules = Registry("partition rule", default=partition_by_factors)
 
 batching_rules = Registry("batching rule")
+
+
+def unreduced_not_implemented(op: Op, operands) -> None:
+    """JAX's answer for an op without an unreduced rule given an unreduced operand."""
+    if any(operand.unreduced for operand in operands):
+        raise NotImplementedError(f"unreduced rule for {op.name} is not implemented. Please file an issue at "
+                                  f"https://github.com/jax-ml/jax/issues")
+
+
+def common_reduced(op: Op, operands) -> frozenset[str]:
+    """The reduced axes of the result: those of its operands, which must agree; an operand of
+    rank > 0 that is merely replicated over them is an error (JAX's nary reduced rule)."""
+    reduced = {operand.reduced for operand in operands if operand.reduced}
+    if len(reduced) > 1:
+        raise ShardingTypeError(f"All inputs should be reduced across the same mesh axes. Got specs: "
+                                        f"{reduced}")
+    if not reduced:
+        return frozenset()
+    (axes,) = reduced
+    for operand in operands:
+        if operand.rank and not operand.reduced and not (set(operand.used_axes) & axes):
+            raise ShardingTypeError(
+                f"Inputs cannot be replicated on the same axes that another input is reduced on. Got input "
+                f"sharding: {operand.dims} and reduced spec: {axes}")
+    return axes
+
+
+def factor_sharding_types(op: Op, operands, mesh) -> list:
+    """The named default: the op's factor rule evaluated on its operands' sharding types."""
+    unreduced_not_implemented(op, operands)
+    rule = sharding_rules[op.name](op)
+    dims = result_dims(rule, [operand.dims for operand in operands], [value.type.shape for value in op.operands],
+                       [value.type.shape for value in op.results], mesh, op.name)
+    reduced = common_reduced(op, operands)
+    return [ShardingType(mesh, result, reduced=reduced) for result in dims]
+
+
+sharding_type_rules = Registry("sharding type rule", default=factor_sharding_types)
