@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from meshjit.ir.abstract_mesh import AbstractMesh
+from meshjit.ir.dtypes import to_numpy
 
 from .factor_rules import FactorRule
 from .frontend.sharding_types import ShardingTypeError, format_type, is_lenient
@@ -140,3 +141,49 @@ def illegal_result_message(name: str, operand_texts: Sequence[str], result_text:
 
 def short_type(shape, dtype, sharding) -> str:
     return format_type(shape, dtype, sharding, short=True)
+
+
+def spec_repr(sharding) -> str:
+    """A ShardingType's spec as JAX prints a PartitionSpec: ``P('X', None)``."""
+    parts = [repr(entry) for entry in sharding.entries()]
+    if len(parts) == 1 and not (sharding.unreduced or sharding.reduced):
+        parts[0] += ","
+    for name, axes in (("unreduced", sharding.unreduced), ("reduced", sharding.reduced)):
+        if axes:
+            parts.append(f"{name}={{{', '.join(repr(axis) for axis in sorted(axes))}}}")
+    return f"P({', '.join(parts)})"
+
+
+def named_sharding_text(sharding) -> str:
+    """A ShardingType as JAX prints the NamedSharding of a type."""
+    return f"NamedSharding(mesh={sharding.mesh!r}, spec={spec_repr(sharding)})"
+
+
+def varying_out_shape(name: str, operand, shape, dtype, out_shape):
+    """The result type of an op whose result dims may be shorter or longer than its operand's
+    (slice, pad, dynamic_slice, split): the operand's, where every changed dim that is split
+    still divides by its shard count (JAX's rule for these ops)."""
+    for dim, (size, out_size, axes) in enumerate(zip(shape, out_shape, operand.dims)):
+        count = _count(operand.mesh, axes)
+        if size != out_size and axes and out_size % count:
+            entry = axes[0] if len(axes) == 1 else axes
+            raise ShardingTypeError(
+                f"{name} on sharded dims where out dim ({out_size}) is not divisible by mesh axes ({count}) with "
+                f"spec ({entry}) is not implemented. Got input type={short_type(shape, to_numpy(dtype), operand)} and "
+                f"output shape={tuple(out_shape)}")
+    return operand
+
+
+def same_unreduced(name: str, operands) -> frozenset[str]:
+    """Operands that pass a pending sum on must all hold it over the same axes."""
+    specs = {operand.unreduced for operand in operands if operand.unreduced}
+    if len(specs) > 1:
+        raise ShardingTypeError(f"All operands should be unreduced along the same mesh axes. Got unreduced specs: "
+                                f"{specs}")
+    return next(iter(specs), frozenset())
+
+
+def operand_type_text(op, index: int, sharding, *, short: bool = False) -> str:
+    """Operand ``index`` of ``op`` printed as JAX prints its type: ``float32[8,16]{U:X}``."""
+    value = op.operands[index]
+    return format_type(value.type.shape, to_numpy(value.type.dtype), sharding, short=short)

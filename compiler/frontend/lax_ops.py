@@ -14,7 +14,7 @@ from meshjit.ir import DenseAttr
 from meshjit.ir.dtypes import from_numpy
 
 from .operands import as_operand, canonical_numpy, dtype_of, is_python_scalar, shape_of
-from .sharding_types import ShardingTypeError, resolve_sharding
+from .sharding_types import ShardingType, ShardingTypeError, resolve_sharding
 from .trace import Tracer, bind, operand_sharding_type
 
 
@@ -58,12 +58,22 @@ def _unary(name: str):
     return apply
 
 
+def layout_of(other):
+    """The sharding type a constant made to combine with ``other`` takes in explicit mode (a
+    broadcast Python scalar, a fill value, an iota): ``other``'s layout, reduced where it is
+    (never its pending sum), as a JAX scalar has; None off explicit meshes."""
+    sharding = operand_sharding_type(other)
+    if not sharding.mesh.explicit_axes:
+        return None
+    return ShardingType(sharding.mesh, sharding.dims, reduced=sharding.reduced)
+
+
 def _match_scalars(name: str, x, y):
     """Give Python scalars the other operand's dtype and shape; check the rest match."""
     if is_python_scalar(x) and not is_python_scalar(y):
-        x = full(shape_of(y), x, dtype_of(y).name)
+        x = full(shape_of(y), x, dtype_of(y).name, sharding=layout_of(y))
     elif is_python_scalar(y) and not is_python_scalar(x):
-        y = full(shape_of(x), y, dtype_of(x).name)
+        y = full(shape_of(x), y, dtype_of(x).name, sharding=layout_of(x))
     x, y = as_operand(x), as_operand(y)
     if shape_of(x) != shape_of(y) or dtype_of(x).name != dtype_of(y).name:
         raise TypeError(
@@ -187,9 +197,11 @@ def iota(dtype, size: int):
     return broadcasted_iota(dtype, (size,), 0)
 
 
-def broadcasted_iota(dtype, shape, dimension: int):
+def broadcasted_iota(dtype, shape, dimension: int, *, out_sharding=None):
     shape = tuple(int(size) for size in shape)
-    return _single("iota", [], {"dtype": _ir_dtype(dtype), "shape": shape, "dimension": dimension})
+    sharding = resolve_sharding(out_sharding, len(shape), "broadcasted_iota")
+    return _single("iota", [], {"dtype": _ir_dtype(dtype), "shape": shape, "dimension": dimension},
+                   out_sharding=sharding)
 
 
 def full(shape, fill_value, dtype=None, *, sharding=None):

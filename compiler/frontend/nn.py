@@ -106,7 +106,8 @@ def _shifted(operand, axes):
     """
     maximum = lax.expand_dims(lax.reduce_max(operand, axes), axes)
     maximum = lax.select(
-        lax.is_finite(maximum), maximum, lax.full(shape_of(maximum), 0, dtype_of(maximum).name)
+        lax.is_finite(maximum), maximum,
+        lax.full(shape_of(maximum), 0, dtype_of(maximum).name, sharding=lax.layout_of(maximum))
     )
     shape = shape_of(operand)
     broadcast = lax.broadcast_in_dim(maximum, shape, tuple(range(len(shape))))

@@ -6,6 +6,7 @@ transpose is a one-hot contraction.
 from __future__ import annotations
 
 from meshjit.ir import Op
+from meshjit.ir.dtypes import to_numpy
 
 from ..factor_rules import FactorRule, joined, letters
 from ..frontend import lax_ops as lax
@@ -21,7 +22,9 @@ from ..frontend.autodiff.registries import (
     zeros,
 )
 from ..frontend.trace import bind
-from .registries import factor_rule, sharding_rules
+from ..factor_types import check_unique, named_sharding_text, operand_type_text, varying_out_shape
+from ..frontend.sharding_types import ShardingTypeError, format_type
+from .registries import factor_rule, sharding_rules, sharding_type_rules, typed, unreduced_not_implemented
 
 # --- sharding ------------------------------------------------------------------------------------
 
@@ -65,6 +68,78 @@ def _gather(op: Op) -> FactorRule:
     result = operand[:axis] + indices + operand[axis + 1:]
     return factor_rule(op, f"{joined(operand)}, {joined(indices)} -> {joined(result)}",
                  {operand[axis]: "replication"})
+
+
+# --- sharding types (explicit mode) -------------------------------------------------------------
+
+
+@sharding_type_rules.register("dynamic_slice")
+def _dynamic_slice_type(op: Op, operands, mesh) -> list:
+    unreduced_not_implemented(op, operands)
+    operand = operands[0]
+    value = op.operands[0]
+    varying_out_shape("dynamic_slice", operand, value.type.shape, value.type.dtype, op.result.type.shape)
+    return typed(mesh, [operand.dims], reduced=operand.reduced)
+
+
+@sharding_type_rules.register("dynamic_update_slice")
+def _dynamic_update_slice_type(op: Op, operands, mesh) -> list:
+    operand, update = operands[:2]
+    for what, attribute in (("sharding", "dims"), ("unreduced", "unreduced"), ("reduced", "reduced")):
+        if getattr(operand, attribute) != getattr(update, attribute):
+            verb = "sharding must be equal to update sharding" if what == "sharding" else (
+                f"and update must be {what} along the same axes")
+            raise ShardingTypeError(
+                f"dynamic_update_slice operand {verb}, got operand sharding "
+                f"{_with_axis_types(op, 0, operand)} and update sharding {_with_axis_types(op, 1, update)}.")
+    return typed(mesh, [operand.dims], operand.unreduced, operand.reduced)
+
+
+def _with_axis_types(op: Op, index: int, sharding) -> str:
+    value = op.operands[index]
+    return format_type(value.type.shape, to_numpy(value.type.dtype), sharding, mesh_axis_types=True)
+
+
+@sharding_type_rules.register("sort")
+def _sort_type(op: Op, operands, mesh) -> list:
+    unreduced_not_implemented(op, operands)
+    dimension = op.attrs["dimension"]
+    placed = [operand for operand in operands if not operand.mesh.empty]
+    for operand in placed:
+        if operand.dims[dimension]:
+            raise ShardingTypeError(f"Arguments to sort must be unsharded over the sorting dimension. Got arg "
+                                    f"sharding={named_sharding_text(operand)} and sorting dimension={dimension}")
+        if operand.dims != placed[0].dims:
+            raise ShardingTypeError(f"Arguments to sort must have equal shardings, got: "
+                                    f"{' '.join(named_sharding_text(other) for other in placed)}")
+    dims = placed[0].dims if placed else operands[0].dims
+    return typed(mesh, [dims] * len(op.results))
+
+
+def _indices_text(op: Op, indices) -> str:
+    """The indices as JAX's gather sees them: with a trailing index-vector dim of size 1."""
+    value = op.operands[1]
+    shape = value.type.shape + (1,)
+    return format_type(shape, to_numpy(value.type.dtype), indices.with_dims(indices.dims + ((),)))
+
+
+@sharding_type_rules.register("gather")
+def _gather_type(op: Op, operands, mesh) -> list:
+    """The gathered dim must be unsplit; the result's dims are the operand's around the
+    indices' (JAX asks for ``out_sharding`` when that is ambiguous)."""
+    unreduced_not_implemented(op, operands)
+    operand, indices = operands
+    axis = op.attrs["axis"]
+    dims = operand.dims[:axis] + indices.dims + operand.dims[axis + 1:]
+    used = [name for axes in dims for name in axes]
+    if operand.dims[axis] or len(set(used)) != len(used):
+        raise ShardingTypeError(
+            "Use `.at[...].get(out_sharding=)` to provide output PartitionSpec for the gather indexing as out "
+            "sharding could not be resolved unambiguously (or would require collectives on inputs). Got "
+            f"operand=ShapedArray({operand_type_text(op, 0, operand)}), "
+            f"indices=ShapedArray({_indices_text(op, indices)})")
+    check_unique(dims)
+    return typed(mesh, [dims])
 
 
 # --- autodiff ------------------------------------------------------------------------------------

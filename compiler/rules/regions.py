@@ -24,7 +24,7 @@ from ..frontend.shard_map import varying_axes
 from ..frontend.trace import bind, current_trace, trace_region
 from ..reshard import reshard
 from ..spmd_builder import Local, describe
-from .registries import factor_rule, partition_rules, sharding_rules
+from .registries import factor_rule, partition_rules, sharding_rules, sharding_type_rules, typed
 
 # --- sharding ------------------------------------------------------------------------------------
 
@@ -39,6 +39,16 @@ def _manual_computation(op: Op) -> FactorRule:
     names = [name for spec in operand_specs + result_specs for name in spec.split() if name != "[]"]
     return factor_rule(op, f"{', '.join(operand_specs)} -> {', '.join(result_specs)}",
                  {name: "replication" for name in names})
+
+
+@sharding_type_rules.register("manual_computation")
+def _manual_computation_type(op: Op, operands, mesh) -> list:
+    """A shard_map's results are laid out as its out_specs say: their types keep the Explicit
+    axes of those layouts."""
+    explicit = set(mesh.explicit_axes)
+    dims = [tuple(tuple(axis.name for axis in dim.axes if axis.name in explicit) for dim in sharding.dims)
+            for sharding in op.attrs["out_shardings"]]
+    return typed(mesh, dims)
 
 
 # --- autodiff ------------------------------------------------------------------------------------

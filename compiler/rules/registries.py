@@ -109,14 +109,25 @@ def common_reduced(op: Op, operands) -> frozenset[str]:
     return axes
 
 
-def factor_sharding_types(op: Op, operands, mesh) -> list:
-    """The named default: the op's factor rule evaluated on its operands' sharding types."""
-    unreduced_not_implemented(op, operands)
+def factor_result_dims(op: Op, operands, mesh) -> list:
+    """Each result's dims: the op's factor rule evaluated on its operands' dims."""
     rule = sharding_rules[op.name](op)
-    dims = result_dims(rule, [operand.dims for operand in operands], [value.type.shape for value in op.operands],
+    return result_dims(rule, [operand.dims for operand in operands], [value.type.shape for value in op.operands],
                        [value.type.shape for value in op.results], mesh, op.name)
-    reduced = common_reduced(op, operands)
-    return [ShardingType(mesh, result, reduced=reduced) for result in dims]
+
+
+def typed(mesh, dims_list, unreduced=frozenset(), reduced=frozenset()) -> list:
+    return [ShardingType(mesh, tuple(dims), frozenset(unreduced), frozenset(reduced)) for dims in dims_list]
+
+
+def factor_sharding_types(op: Op, operands, mesh) -> list:
+    """The named default: the op's factor rule evaluated on its operands' sharding types; no
+    operand may be unreduced, and the reduced axes of the operands carry over."""
+    unreduced_not_implemented(op, operands)
+    if op.name not in sharding_rules:
+        # NOTE: per-device ops (a shard_map body's collectives) have no factor rule
+        return typed(mesh, [((),) * result.type.rank for result in op.results])
+    return typed(mesh, factor_result_dims(op, operands, mesh), reduced=common_reduced(op, operands))
 
 
 sharding_type_rules = Registry("sharding type rule", default=factor_sharding_types)

@@ -234,7 +234,8 @@ def argsort(a, axis=-1):
     """Indices that sort ``a`` along ``axis`` (stable): a sort of (values, positions) pairs."""
     value = as_array_argument(a, "argsort")
     operand, dim = _flatten_or_axis("argsort", convert_operand(value, dtype_of(value).name), axis)
-    positions = lax.broadcasted_iota(default_int(x64()), shape_of(operand), dim)
+    positions = lax.broadcasted_iota(default_int(x64()), shape_of(operand), dim,
+                                     out_sharding=lax.layout_of(operand))
     return lax.sort([operand, positions], dim, is_stable=True, num_keys=1)[1]
 
 
