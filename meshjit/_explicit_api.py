@@ -4,13 +4,15 @@
 
 from __future__ import annotations
 
+import functools
+
 import optree
 
 from meshjit.compiler.frontend.lax_ops import reshard_to
-from meshjit.compiler.frontend.sharding_types import resolve_sharding
+from meshjit.compiler.frontend.sharding_types import cast_type, context_abstract_mesh, resolve_sharding
 from meshjit.compiler.frontend.sharding_types import use_abstract_mesh as _use_abstract_mesh
 from meshjit.compiler.frontend.trace import Tracer, current_trace
-from meshjit.ir.abstract_mesh import AbstractMesh
+from meshjit.ir.abstract_mesh import AbstractMesh, AxisType
 from meshjit.runtime.mesh import get_mesh
 from meshjit.runtime.partition_spec import PartitionSpec
 from meshjit.runtime.sharding import NamedSharding
@@ -73,3 +75,112 @@ def use_abstract_mesh(mesh: AbstractMesh):
         raise TypeError(f"use_abstract_mesh expects an AbstractMesh, got {type(mesh).__name__}: {mesh!r}")
     return _use_abstract_mesh(mesh)
 
+
+
+def _axes_argument(axes, mesh: AbstractMesh, function: str) -> tuple[str, ...]:
+    if axes is None:
+        return mesh.axis_names
+    names = (axes,) if isinstance(axes, str) else tuple(axes)
+    for name in names:
+        if name not in mesh.axis_names:
+            raise ValueError(f"{function}: axes {names} name {name!r}, which is not an axis of the mesh in context "
+                             f"{mesh}")
+    return names
+
+
+def _context_mesh(function: str) -> AbstractMesh:
+    mesh = context_abstract_mesh()
+    if mesh is None:
+        raise ValueError(f"{function} needs a mesh in context: call it under `meshjit.set_mesh(mesh)`")
+    return mesh
+
+
+def _cast_leaves(tree, mesh: AbstractMesh):
+    """Every traced leaf of ``tree`` moved onto abstract mesh ``mesh``: its type keeps only the
+    axes that are Explicit there (the others are left to propagation)."""
+    def cast(leaf):
+        if not isinstance(leaf, Tracer):
+            return leaf
+        return reshard_to(leaf, cast_type(leaf.sharding_type, mesh))
+
+    return optree.tree_map(cast, tree, namespace=NAMESPACE)
+
+
+def _retyped_call(fun, args, kwargs, inner: AbstractMesh, outer: AbstractMesh, before, after):
+    """Run ``fun`` with ``inner`` as the mesh in context: its arguments go through ``before``
+    (inside), its outputs through ``after`` (back under ``outer``)."""
+    with _use_abstract_mesh(inner):
+        args, kwargs = before((args, kwargs))
+        outputs = fun(*args, **kwargs)
+    with _use_abstract_mesh(outer):
+        return after(outputs)
+
+
+def _traced_or_jitted(run, args, kwargs):
+    """Call ``run`` inside a trace: at once when one is running, else as a jitted program."""
+    if current_trace() is not None:
+        return run(*args, **kwargs)
+    from .jit_api import jit
+
+    return jit(run)(*args, **kwargs)
+
+
+def auto_axes(fun=None, /, *, axes=None, out_sharding=None):
+    """Decorator: run ``fun`` with ``axes`` (default: every axis) of the mesh in context made
+    Auto, so propagation shards its values there; its outputs are resharded to
+    ``out_sharding`` (a keyword of the call when not given here) on the Explicit mesh."""
+    if fun is None:
+        return functools.partial(auto_axes, axes=axes, out_sharding=out_sharding)
+    default = out_sharding
+
+    @functools.wraps(fun)
+    def wrapped(*args, out_sharding=default, **kwargs):
+        if out_sharding is None:
+            raise TypeError("Missing required keyword argument: 'out_sharding'")
+        outer = _context_mesh("auto_axes")
+        names = _axes_argument(axes, outer, "auto_axes")
+        if any(outer.axis_type(name) is AxisType.Manual for name in names):
+            raise ValueError(f"auto_axes cannot make Manual axes Auto; got axes {names} of {outer}")
+        inner = outer.update_axis_types({names: AxisType.Auto})
+
+        def run(*args, **kwargs):
+            def reshard_outputs(outputs):
+                return reshard(outputs, out_sharding)
+
+            return _retyped_call(fun, args, kwargs, inner, outer, lambda tree: _cast_leaves(tree, inner),
+                                 reshard_outputs)
+
+        return _traced_or_jitted(run, args, kwargs)
+
+    return wrapped
+
+
+def explicit_axes(fun=None, /, *, axes=None, in_sharding=None):
+    """Decorator: run ``fun`` with ``axes`` (default: every axis) of the mesh in context made
+    Explicit, its arguments resharded to ``in_sharding`` (a keyword of the call when not given
+    here); its outputs go back to the mesh in context, where those axes are left to propagation."""
+    if fun is None:
+        return functools.partial(explicit_axes, axes=axes, in_sharding=in_sharding)
+    default = in_sharding
+
+    @functools.wraps(fun)
+    def wrapped(*args, in_sharding=default, **kwargs):
+        if in_sharding is None:
+            raise TypeError("Missing required keyword argument: 'in_sharding'")
+        outer = _context_mesh("explicit_axes")
+        names = _axes_argument(axes, outer, "explicit_axes")
+        if any(outer.axis_type(name) is AxisType.Manual for name in names):
+            raise ValueError(f"explicit_axes cannot make Manual axes Explicit; got axes {names} of {outer}")
+        inner = outer.update_axis_types({names: AxisType.Explicit})
+
+        def run(*args, **kwargs):
+            def reshard_arguments(tree):
+                call_args, call_kwargs = tree
+                return reshard(call_args, in_sharding), call_kwargs
+
+            return _retyped_call(fun, args, kwargs, inner, outer, reshard_arguments,
+                                 lambda outputs: _cast_leaves(outputs, outer))
+
+        return _traced_or_jitted(run, args, kwargs)
+
+    return wrapped

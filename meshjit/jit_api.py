@@ -15,10 +15,12 @@ import optree
 
 from meshjit.compiler.frontend.operands import canonical_numpy
 from meshjit.compiler.passes.propagate_shardings import resolve_propagation
-from meshjit.compiler.frontend.trace import Tracer, trace_flat
+from meshjit.compiler.factor_types import spec_repr
+from meshjit.compiler.frontend.trace import Tracer, operand_sharding_type, trace_flat
 from meshjit.ir.config import config
 from meshjit.runtime.array import Array
-from meshjit.runtime.sharding import SingleDeviceSharding
+from meshjit.runtime.partition_spec import PartitionSpec
+from meshjit.runtime.sharding import NamedSharding, SingleDeviceSharding
 
 from ._check import run_checked
 from ._shardings import (
@@ -400,6 +402,23 @@ def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None, s
                   static_argnames=static_argnames, donate_argnums=donate_argnums, propagation=propagation, check=check)
 
 
+def _assert_explicit_part(leaf, sharding, ndim: int) -> None:
+    """On Explicit axes a sharding constraint is an assertion (as JAX): the value's type must
+    already split its dims over them as the constraint says."""
+    if not isinstance(sharding, NamedSharding) or not sharding.mesh.abstract_mesh.explicit_axes:
+        return
+    wanted = sharding_type_of(sharding, ndim)
+    have = operand_sharding_type(leaf)
+    entries = sharding.spec.partitions
+    free = {dim for dim, entry in enumerate(entries) if entry is PartitionSpec.UNCONSTRAINED}
+    if all(have.dims[dim] == wanted.dims[dim] for dim in range(ndim) if dim not in free):
+        return
+    raise AssertionError(
+        f"`with_sharding_constraint` acts as an assert when all axes of mesh are of type `Explicit`. The array "
+        f"sharding: {spec_repr(have)} did not match the sharding provided: {sharding.spec!r}. Please use "
+        f"`jax.sharding.reshard` to shard your input to the sharding you want.")
+
+
 def with_sharding_constraint(x, shardings):
     """Ask for ``x`` (a pytree) to be laid out as ``shardings`` (a pytree prefix of Shardings or
     PartitionSpecs; ``P.UNCONSTRAINED`` dims are left to propagation). Outside jit it reshards."""
@@ -423,8 +442,9 @@ def with_sharding_constraint(x, shardings):
         if not is_sharding_leaf(sharding):
             raise TypeError(f"{argument} must be a Sharding, a PartitionSpec or None, got "
                             f"{type(sharding).__name__}: {sharding!r}")
+        ndim = leaf.ndim if hasattr(leaf, "ndim") else np.ndim(leaf)
+        _assert_explicit_part(leaf, sharding, ndim)
         if not isinstance(leaf, Tracer):
-            ndim = leaf.ndim if hasattr(leaf, "ndim") else np.ndim(leaf)
             results.append(device_put(leaf, settle_unconstrained(sharding, getattr(leaf, "sharding", None), ndim)))
             continue
         named = as_named_sharding(sharding, leaf.ndim, argument)

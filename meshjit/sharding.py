@@ -28,3 +28,5 @@ P = PartitionSpec
 from ._explicit_api import reshard as reshard  # noqa: E402
 from ._explicit_api import use_abstract_mesh as use_abstract_mesh  # noqa: E402
 from ._types import get_abstract_mesh as get_abstract_mesh  # noqa: E402
+from ._explicit_api import auto_axes as auto_axes  # noqa: E402
+from ._explicit_api import explicit_axes as explicit_axes  # noqa: E402

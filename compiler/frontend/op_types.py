@@ -48,11 +48,14 @@ def type_results(op: Op, operands: Sequence[ShardingType], context: AbstractMesh
     """Each result's sharding type; raises ShardingTypeError where JAX does."""
     shapes = [value.type.shape for value in op.operands]
     dtypes = [to_numpy(value.type.dtype) for value in op.operands]
-    mesh = result_mesh(op.name, operands, shapes, dtypes, context)
     if out_sharding is not None:
+        if op.name != "sharding_constraint":
+            # NOTE: a reshard may move a value between abstract meshes of the same devices
+            result_mesh(op.name, operands, shapes, dtypes, context)
         for given, result in zip(out_sharding, op.results):
             check_divisible(given, result.type.shape, f"out_sharding of {op.name}")
         return list(out_sharding)
+    mesh = result_mesh(op.name, operands, shapes, dtypes, context)
     varying = frozenset().union(*(operand.varying for operand in operands)) if operands else frozenset()
     if not mesh.explicit_axes:
         return [ShardingType(mesh, ((),) * result.type.rank, varying=varying) for result in op.results]

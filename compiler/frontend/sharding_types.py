@@ -262,6 +262,14 @@ def resolve_sharding(value, rank: int, function: str) -> ShardingType | None:
     return type_from_spec(abstract, spec, rank)
 
 
+def cast_type(sharding: ShardingType, mesh: AbstractMesh) -> ShardingType:
+    """``sharding`` seen on abstract mesh ``mesh`` (the same axes, other types): only the axes
+    Explicit there stay in the type."""
+    keep = set(mesh.explicit_axes)
+    return ShardingType(mesh, tuple(tuple(axis for axis in axes if axis in keep) for axes in sharding.dims),
+                        frozenset(sharding.unreduced & keep), frozenset(sharding.reduced & keep), sharding.varying)
+
+
 def check_divisible(sharding: ShardingType, shape, what: str) -> None:
     """A type's sharding splits every dim evenly (JAX's ValueError otherwise)."""
     for dim, (size, axes) in enumerate(zip(shape, sharding.dims)):
