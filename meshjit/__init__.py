@@ -41,7 +41,9 @@ from .ad_api import jvp as jvp
 from .ad_api import linearize as linearize
 from .ad_api import value_and_grad as value_and_grad
 from .ad_api import vjp as vjp
+from .jit_api import eval_shape as eval_shape
 from .jit_api import jit as jit
+from ._arguments import ShapeDtypeStruct as ShapeDtypeStruct
 from ._explicit_api import reshard as reshard
 from ._types import typeof as typeof
 from .shard_map_api import shard_map as shard_map

@@ -146,5 +146,6 @@ def result_sharding(sharding: TensorSharding | None, mesh: MeshAttr, rank: int, 
     named = from_ir_sharding(sharding, mesh, rank)
     if out_type is None or not out_type.mesh.explicit_axes:
         return named
-    entries = list(named.spec.partitions) + [None] * (rank - len(named.spec))
+    length = rank if out_type.spec_length is None else max(out_type.spec_length, len(named.spec))
+    entries = list(named.spec.partitions) + [None] * (length - len(named.spec))
     return NamedSharding(named.mesh, PartitionSpec(*entries))

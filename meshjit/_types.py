@@ -18,6 +18,12 @@ from meshjit.runtime.partition_spec import PartitionSpec
 from meshjit.runtime.sharding import NamedSharding
 
 
+def type_sharding(sharding: ShardingType) -> NamedSharding:
+    """A ShardingType as JAX shows a type's sharding: a NamedSharding over the abstract mesh."""
+    spec = PartitionSpec(*sharding.entries(), unreduced=sharding.unreduced, reduced=sharding.reduced)
+    return NamedSharding(sharding.mesh, spec)
+
+
 class ShapedArray:
     """An array's type: shape, dtype, weak type, and its sharding over the Explicit axes of its
     mesh (``NamedSharding(AbstractMesh, P)``); ``vma`` are the manual axes it varies along inside
@@ -41,9 +47,7 @@ class ShapedArray:
 
     @property
     def sharding(self) -> NamedSharding:
-        sharding = self.sharding_type
-        spec = PartitionSpec(*sharding.entries(), unreduced=sharding.unreduced, reduced=sharding.reduced)
-        return NamedSharding(sharding.mesh, spec)
+        return type_sharding(self.sharding_type)
 
     @property
     def vma(self) -> frozenset[str]:

@@ -34,7 +34,7 @@ from ._shardings import (
 )
 from ._arguments import abstract_argument, is_sharding_leaf
 from ._placement import check_in_shardings, place
-from ._stages import Compiled, Lowered
+from ._stages import Compiled, Lowered, Traced
 from .tree_util import NAMESPACE
 
 
@@ -144,6 +144,15 @@ class Jitted:
             lowered = self._trace(args, kwargs, static_positions, treedef, specs, len(dynamic_args))
             self._cache[key] = lowered
         return lowered
+
+    def trace(self, *args, **kwargs) -> Traced:
+        """The traced program for these arguments (arrays or ShapeDtypeStructs): ``out_info``
+        and ``lower()`` (``jax.stages.Traced``)."""
+        return Traced(self.lower(*args, **kwargs), self.__name__)
+
+    def eval_shape(self, *args, **kwargs):
+        """The outputs' shapes, dtypes and sharding types, as ShapeDtypeStructs, without running."""
+        return self.trace(*args, **kwargs).out_info
 
     def __call__(self, *args, **kwargs):
         fast_key = None
@@ -451,3 +460,11 @@ def with_sharding_constraint(x, shardings):
         mesh_name = leaf.trace.add_mesh(mesh_attr(named.mesh))
         results.append(with_sharding_constraint_ir(leaf, to_ir_sharding(named, leaf.ndim, mesh_name)))
     return optree.tree_unflatten(treedef, results)
+
+
+def eval_shape(fun: Callable, *args, **kwargs):
+    """``fun``'s outputs as ShapeDtypeStructs (shape, dtype, sharding type) for arguments given as
+    arrays or ShapeDtypeStructs, without running it (``jax.eval_shape``)."""
+    if not callable(fun):
+        raise TypeError(f"eval_shape expects a callable, got {type(fun).__name__}: {fun!r}")
+    return Jitted(fun).eval_shape(*args, **kwargs)

@@ -14,7 +14,8 @@ from meshjit.ir import DenseAttr
 from meshjit.ir.dtypes import from_numpy
 
 from .operands import as_operand, canonical_numpy, dtype_of, is_python_scalar, shape_of
-from .sharding_types import ShardingType, ShardingTypeError, resolve_sharding
+from .sharding_ops import layout_of as _layout_of
+from .sharding_types import ShardingTypeError, resolve_sharding
 from .trace import Tracer, bind, operand_sharding_type
 
 
@@ -22,19 +23,6 @@ from .trace import Tracer, bind, operand_sharding_type
 def _single(name: str, operands, attrs=None, *, weak_type: bool = False, out_sharding=None):
     out_sharding = None if out_sharding is None else [out_sharding]
     return bind(name, operands, attrs, weak_type=weak_type, out_sharding=out_sharding)[0]
-
-
-def reshard_to(x, sharding):
-    """``x`` resharded to the ShardingType ``sharding`` (a sharding_constraint whose result has
-    that type); on a concrete array the eager executor moves its shards."""
-    x = as_operand(x)
-    return _single("sharding_constraint", [x], {}, weak_type=dtype_of(x).weak, out_sharding=sharding)
-
-
-def apply_out_sharding(result, out_sharding, function: str):
-    """``result`` resharded to a user's ``out_sharding`` (None: unchanged)."""
-    sharding = resolve_sharding(out_sharding, len(shape_of(result)), function)
-    return result if sharding is None else reshard_to(result, sharding)
 
 
 def _ir_dtype(dtype) -> str:
@@ -58,22 +46,12 @@ def _unary(name: str):
     return apply
 
 
-def layout_of(other):
-    """The sharding type a constant made to combine with ``other`` takes in explicit mode (a
-    broadcast Python scalar, a fill value, an iota): ``other``'s layout, reduced where it is
-    (never its pending sum), as a JAX scalar has; None off explicit meshes."""
-    sharding = operand_sharding_type(other)
-    if not sharding.mesh.explicit_axes:
-        return None
-    return ShardingType(sharding.mesh, sharding.dims, reduced=sharding.reduced)
-
-
 def _match_scalars(name: str, x, y):
     """Give Python scalars the other operand's dtype and shape; check the rest match."""
     if is_python_scalar(x) and not is_python_scalar(y):
-        x = full(shape_of(y), x, dtype_of(y).name, sharding=layout_of(y))
+        x = full(shape_of(y), x, dtype_of(y).name, sharding=_layout_of(y))
     elif is_python_scalar(y) and not is_python_scalar(x):
-        y = full(shape_of(x), y, dtype_of(x).name, sharding=layout_of(x))
+        y = full(shape_of(x), y, dtype_of(x).name, sharding=_layout_of(x))
     x, y = as_operand(x), as_operand(y)
     if shape_of(x) != shape_of(y) or dtype_of(x).name != dtype_of(y).name:
         raise TypeError(

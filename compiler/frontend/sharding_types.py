@@ -37,6 +37,9 @@ class ShardingType:
     unreduced: frozenset[str] = field(default_factory=frozenset)
     reduced: frozenset[str] = field(default_factory=frozenset)
     varying: frozenset[str] = field(default_factory=frozenset)
+    # NOTE: how many dims a result Array's PartitionSpec lists (None: all, as JAX's types do;
+    # a shard_map's results keep their out_specs' length)
+    spec_length: int | None = field(default=None, compare=False)
 
     @staticmethod
     def replicated(mesh: AbstractMesh, rank: int) -> ShardingType:

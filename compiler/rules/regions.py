@@ -24,7 +24,8 @@ from ..frontend.shard_map import varying_axes
 from ..frontend.trace import bind, current_trace, trace_region
 from ..reshard import reshard
 from ..spmd_builder import Local, describe
-from .registries import factor_rule, partition_rules, sharding_rules, sharding_type_rules, typed
+from ..frontend.sharding_types import ShardingType
+from .registries import factor_rule, partition_rules, sharding_rules, sharding_type_rules
 
 # --- sharding ------------------------------------------------------------------------------------
 
@@ -46,9 +47,12 @@ def _manual_computation_type(op: Op, operands, mesh) -> list:
     """A shard_map's results are laid out as its out_specs say: their types keep the Explicit
     axes of those layouts."""
     explicit = set(mesh.explicit_axes)
-    dims = [tuple(tuple(axis.name for axis in dim.axes if axis.name in explicit) for dim in sharding.dims)
-            for sharding in op.attrs["out_shardings"]]
-    return typed(mesh, dims)
+    types = []
+    for sharding in op.attrs["out_shardings"]:
+        dims = tuple(tuple(axis.name for axis in dim.axes if axis.name in explicit) for dim in sharding.dims)
+        length = max((index + 1 for index, dim in enumerate(sharding.dims) if dim.axes), default=0)
+        types.append(ShardingType(mesh, dims, spec_length=length))
+    return types
 
 
 # --- autodiff ------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import operator
 import numpy as np
 
 from .. import lax_ops as lax
+from .. import sharding_ops
 from ..operands import canonical_numpy, dtype_of, is_python_scalar, shape_of, x64
 from ..promotion import default_float, default_int
 from ..trace import ConcretizationTypeError, Tracer, is_concrete_array, operand_sharding_type
@@ -77,7 +78,7 @@ def array(object, dtype=None, copy: bool = True, ndmin: int = 0, *, device=None,
         result = with_weak_type(lax._constant(constant), weak)
     missing = ndmin - len(shape_of(result))
     result = lax.reshape(result, (1,) * missing + shape_of(result)) if missing > 0 else result
-    return lax.apply_out_sharding(result, out_sharding, "jnp.array")
+    return sharding_ops.apply_out_sharding(result, out_sharding, "jnp.array")
 
 
 def copy(a, order=None):
@@ -94,7 +95,7 @@ def copy(a, order=None):
 def asarray(a, dtype=None, order=None, *, copy=None, device=None, out_sharding=None):
     """``a`` as an array; arrays and traced values of the right dtype come back unchanged."""
     _no_device(device, "asarray")
-    return lax.apply_out_sharding(array(a, dtype), out_sharding, "jnp.asarray")
+    return sharding_ops.apply_out_sharding(array(a, dtype), out_sharding, "jnp.asarray")
 
 
 def _no_device(device, function: str) -> None:
@@ -115,7 +116,7 @@ def full(shape, fill_value, dtype=None, *, device=None, out_sharding=None):
     _no_device(device, "full")
     shape = _shape_argument(shape, "full")
     if out_sharding is not None:
-        return lax.apply_out_sharding(full(shape, fill_value, dtype), out_sharding, "jnp.full")
+        return sharding_ops.apply_out_sharding(full(shape, fill_value, dtype), out_sharding, "jnp.full")
     if any(size < 0 for size in shape):
         raise TypeError(f"full: negative dimensions are not allowed, got shape {shape}")
     if is_python_scalar(fill_value) or (
@@ -132,7 +133,7 @@ def full(shape, fill_value, dtype=None, *, device=None, out_sharding=None):
 def _filled(function: str, shape, fill, dtype, device, out_sharding):
     _no_device(device, function)
     result = full(shape, fill, dtype or default_float(x64()))
-    return lax.apply_out_sharding(result, out_sharding, f"jnp.{function}")
+    return sharding_ops.apply_out_sharding(result, out_sharding, f"jnp.{function}")
 
 
 def zeros(shape, dtype=None, *, device=None, out_sharding=None):
@@ -159,9 +160,9 @@ def _like(function: str, a, fill_value, dtype, shape, device, out_sharding):
     if out_sharding is None and shape is None:
         like = operand_sharding_type(value)
         if not like.is_trivial:
-            result = lax.reshard_to(result, like)
+            result = sharding_ops.reshard_to(result, like)
     else:
-        result = lax.apply_out_sharding(result, out_sharding, f"jnp.{function}")
+        result = sharding_ops.apply_out_sharding(result, out_sharding, f"jnp.{function}")
     return with_weak_type(result, weak)
 
 
@@ -215,7 +216,7 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding
     as ``out_sharding`` when given."""
     _no_device(device, "arange")
     if out_sharding is not None:
-        return lax.apply_out_sharding(arange(start, stop, step, dtype), out_sharding, "jnp.arange")
+        return sharding_ops.apply_out_sharding(arange(start, stop, step, dtype), out_sharding, "jnp.arange")
     bounds = {"start": start, "stop": stop, "step": step}
     numbers = {
         key: _concrete_number(value, "arange", key)

@@ -10,8 +10,9 @@ from collections import Counter
 from collections.abc import Hashable, Sequence
 
 from .. import lax_ops as lax
+from .. import sharding_ops
 from ..operands import dtype_of, shape_of
-from ..sharding_types import ShardingType, resolve_sharding
+from ..sharding_types import resolve_sharding
 from .arguments import (
     as_array_argument,
     convert_operand,
@@ -246,7 +247,7 @@ def einsum(subscripts: str, *operands, optimize=None, preferred_element_type=Non
     result, labels = _sum_out(result, list(labels), set(output))
     result = _arrange(result, labels, output)
     if out_axes is not None and len(values) == 1:
-        result = lax.reshard_to(result, out_axes[None])
+        result = sharding_ops.reshard_to(result, out_axes[None])
     if dtype.name == "bool":
         return lax.ne(result, 0)
     return with_weak_type(result, dtype.weak and dtype_of(result).name == dtype.name)

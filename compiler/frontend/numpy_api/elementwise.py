@@ -15,7 +15,6 @@ from .arguments import (
     as_array_argument,
     broadcast_shapes,
     broadcast_together,
-    broadcast_to_shape,
     check_dtype_kind,
     convert_operand,
     inexact_dtype,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import operator
 
 from .. import lax_ops as lax
+from .. import sharding_ops
 from ..operands import shape_of
 from .arguments import (
     as_array_argument,
@@ -91,7 +92,7 @@ def dot(a, b, *, preferred_element_type=None, out_sharding=None):
     (lhs, rhs), dtype = _operands("dot", a, b)
     lhs_shape, rhs_shape = shape_of(lhs), shape_of(rhs)
     if not lhs_shape or not rhs_shape:
-        return lax.apply_out_sharding(multiply(a, b), out_sharding, "dot_general")
+        return sharding_ops.apply_out_sharding(multiply(a, b), out_sharding, "dot_general")
     rhs_dim = len(rhs_shape) - 2 if len(rhs_shape) > 1 else 0
     if lhs_shape[-1] != rhs_shape[rhs_dim]:
         raise TypeError(

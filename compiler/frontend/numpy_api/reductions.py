@@ -10,6 +10,7 @@ import builtins
 import math
 
 from .. import lax_ops as lax
+from .. import sharding_ops
 from ..operands import dtype_of, shape_of, x64
 from ..promotion import DType, default_int, is_float, is_int
 from .arguments import (
@@ -235,7 +236,7 @@ def argsort(a, axis=-1):
     value = as_array_argument(a, "argsort")
     operand, dim = _flatten_or_axis("argsort", convert_operand(value, dtype_of(value).name), axis)
     positions = lax.broadcasted_iota(default_int(x64()), shape_of(operand), dim,
-                                     out_sharding=lax.layout_of(operand))
+                                     out_sharding=sharding_ops.layout_of(operand))
     return lax.sort([operand, positions], dim, is_stable=True, num_keys=1)[1]
 
 

@@ -11,6 +11,7 @@ import operator
 import numpy as np
 
 from .. import lax_ops as lax
+from .. import sharding_ops
 from ..operands import shape_of
 from .arguments import (
     array_operand,
@@ -191,7 +192,7 @@ def broadcast_to(array, shape, *, out_sharding=None):
     """``array`` broadcast to ``shape`` by numpy's rule."""
     operand = array_operand(array, "broadcast_to")
     result = broadcast_to_shape(operand, _shape_argument(shape, "broadcast_to"), "broadcast_to")
-    return lax.apply_out_sharding(result, out_sharding, "broadcast_to")
+    return sharding_ops.apply_out_sharding(result, out_sharding, "broadcast_to")
 
 
 def broadcast_arrays(*args):
