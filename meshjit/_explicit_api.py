@@ -13,7 +13,8 @@ from meshjit.compiler.frontend.sharding_types import cast_type, context_abstract
 from meshjit.compiler.frontend.sharding_types import use_abstract_mesh as _use_abstract_mesh
 from meshjit.compiler.frontend.trace import Tracer, current_trace
 from meshjit.ir.abstract_mesh import AbstractMesh, AxisType
-from meshjit.runtime.mesh import get_mesh
+from meshjit.runtime.array import Array
+from meshjit.runtime.mesh import Mesh, get_mesh
 from meshjit.runtime.partition_spec import PartitionSpec
 from meshjit.runtime.sharding import NamedSharding
 from meshjit.runtime.transfer import device_put
@@ -32,16 +33,24 @@ def _spec_leaves(shardings, tree, function: str) -> list:
     return optree.tree_leaves(expanded, is_leaf=is_sharding_leaf, none_is_leaf=True, namespace=NAMESPACE)
 
 
+def retyped_mesh(mesh: Mesh, abstract: AbstractMesh | None) -> Mesh:
+    """``mesh`` with the axis types of ``abstract`` when that is the same mesh under other types
+    (inside ``auto_axes`` or ``explicit_axes``), else ``mesh``."""
+    if abstract is None or abstract.shape_tuple != mesh.shape_tuple or abstract.axis_types == mesh.axis_types:
+        return mesh
+    return Mesh(mesh.devices, mesh.axis_names, axis_types=abstract.axis_types)
+
+
 def _concrete_target(sharding, function: str) -> NamedSharding:
     """Where ``device_put`` moves a concrete array: a NamedSharding, or a PartitionSpec over the
-    mesh in context (``set_mesh``)."""
+    mesh in context (``set_mesh``'s, with the axis types of the abstract mesh in context)."""
     if isinstance(sharding, NamedSharding):
         return sharding
     mesh = get_mesh()
     if mesh.empty:
         raise ValueError(f"{function}: the PartitionSpec {sharding!r} needs a mesh; use `meshjit.set_mesh(mesh)` or "
                          f"pass NamedSharding(mesh, spec)")
-    return NamedSharding(mesh, sharding)
+    return NamedSharding(retyped_mesh(mesh, context_abstract_mesh()), sharding)
 
 
 def _reshard_leaf(leaf, sharding, function: str):
@@ -96,12 +105,16 @@ def _context_mesh(function: str) -> AbstractMesh:
 
 
 def _cast_leaves(tree, mesh: AbstractMesh):
-    """Every traced leaf of ``tree`` moved onto abstract mesh ``mesh``: its type keeps only the
-    axes that are Explicit there (the others are left to propagation)."""
+    """Every array leaf of ``tree`` moved onto abstract mesh ``mesh`` (the same devices, other
+    axis types): a traced value's type keeps only the axes Explicit there (the others are left
+    to propagation); a concrete array keeps its data and layout on the retyped mesh."""
     def cast(leaf):
-        if not isinstance(leaf, Tracer):
-            return leaf
-        return reshard_to(leaf, cast_type(leaf.sharding_type, mesh))
+        if isinstance(leaf, Tracer):
+            return reshard_to(leaf, cast_type(leaf.sharding_type, mesh))
+        sharding = getattr(leaf, "sharding", None)
+        if isinstance(leaf, Array) and isinstance(sharding, NamedSharding):
+            return device_put(leaf, NamedSharding(retyped_mesh(sharding.mesh, mesh), sharding.spec))
+        return leaf
 
     return optree.tree_map(cast, tree, namespace=NAMESPACE)
 
@@ -116,19 +129,11 @@ def _retyped_call(fun, args, kwargs, inner: AbstractMesh, outer: AbstractMesh, b
         return after(outputs)
 
 
-def _traced_or_jitted(run, args, kwargs):
-    """Call ``run`` inside a trace: at once when one is running, else as a jitted program."""
-    if current_trace() is not None:
-        return run(*args, **kwargs)
-    from .jit_api import jit
-
-    return jit(run)(*args, **kwargs)
-
-
 def auto_axes(fun=None, /, *, axes=None, out_sharding=None):
     """Decorator: run ``fun`` with ``axes`` (default: every axis) of the mesh in context made
-    Auto, so propagation shards its values there; its outputs are resharded to
-    ``out_sharding`` (a keyword of the call when not given here) on the Explicit mesh."""
+    Auto, so propagation shards its values there (called outside jit, its ops run eagerly on
+    the retyped mesh); its outputs are resharded to ``out_sharding`` (a keyword of the call when
+    not given here) on the Explicit mesh."""
     if fun is None:
         return functools.partial(auto_axes, axes=axes, out_sharding=out_sharding)
     default = out_sharding
@@ -150,7 +155,7 @@ def auto_axes(fun=None, /, *, axes=None, out_sharding=None):
             return _retyped_call(fun, args, kwargs, inner, outer, lambda tree: _cast_leaves(tree, inner),
                                  reshard_outputs)
 
-        return _traced_or_jitted(run, args, kwargs)
+        return run(*args, **kwargs)
 
     return wrapped
 
@@ -181,6 +186,6 @@ def explicit_axes(fun=None, /, *, axes=None, in_sharding=None):
             return _retyped_call(fun, args, kwargs, inner, outer, reshard_arguments,
                                  lambda outputs: _cast_leaves(outputs, outer))
 
-        return _traced_or_jitted(run, args, kwargs)
+        return run(*args, **kwargs)
 
     return wrapped

@@ -20,6 +20,37 @@ from ..factor_types import DuplicateAxisError, illegal_result_message, short_typ
 from .sharding_types import ShardingType, ShardingTypeError, check_divisible, format_type
 
 
+_VARYING_OVER_AXES = frozenset({"all_gather", "reduce_scatter", "all_to_all", "collective_permute", "pvary"})
+
+
+def result_varying(op: Op, operands: Sequence[frozenset[str]], invariant: bool = False) -> frozenset[str]:
+    """The manual axes along which an op's results vary (JAX's vma), from its operands':
+    ``axis_index`` varies along its axis; ``all_reduce`` is invariant along the axes it reduces
+    over (as is an ``all_gather`` marked ``invariant``); the other collectives and ``pvary`` vary
+    along theirs; every other op along the union of its operands' axes (and, for an op with
+    regions, of every axis a per-device op inside may vary along)."""
+    union = frozenset().union(*operands)
+    axes = frozenset(op.attrs.get("axes", ()))
+    if op.name == "axis_index":
+        return frozenset({op.attrs["axis"]})
+    if op.name == "all_reduce" or (op.name == "all_gather" and invariant):
+        return union - axes
+    if op.name in _VARYING_OVER_AXES:
+        return union | axes
+    return union | _axes_varied_inside(op)
+
+
+def _axes_varied_inside(op: Op) -> frozenset[str]:
+    axes = set()
+    for region in op.regions:
+        for inner in region.walk():
+            if inner.name == "axis_index":
+                axes.add(inner.attrs["axis"])
+            elif inner.name in _VARYING_OVER_AXES:
+                axes.update(inner.attrs["axes"])
+    return frozenset(axes)
+
+
 def result_mesh(name: str, operands: Sequence[ShardingType], shapes, dtypes,
                 context: AbstractMesh | None) -> AbstractMesh:
     """The mesh an op's results belong to: its operands' (which must agree), else the one in
@@ -56,7 +87,7 @@ def type_results(op: Op, operands: Sequence[ShardingType], context: AbstractMesh
             check_divisible(given, result.type.shape, f"out_sharding of {op.name}")
         return list(out_sharding)
     mesh = result_mesh(op.name, operands, shapes, dtypes, context)
-    varying = frozenset().union(*(operand.varying for operand in operands)) if operands else frozenset()
+    varying = result_varying(op, [operand.varying for operand in operands]) if mesh.manual_axes else frozenset()
     if not mesh.explicit_axes:
         return [ShardingType(mesh, ((),) * result.type.rank, varying=varying) for result in op.results]
     # NOTE: imported here because the rules families import the front end (their JVP and
