@@ -17,7 +17,7 @@ from meshjit.ir.abstract_mesh import AbstractMesh
 from meshjit.ir.dtypes import to_numpy
 
 from .factor_rules import FactorRule
-from .frontend.sharding_types import ShardingTypeError, format_type, is_lenient
+from .frontend.sharding_types import ShardingTypeError, format_type, is_lenient, named_sharding_text, spec_repr
 
 Dims = tuple[tuple[str, ...], ...]
 
@@ -141,22 +141,6 @@ def illegal_result_message(name: str, operand_texts: Sequence[str], result_text:
 
 def short_type(shape, dtype, sharding) -> str:
     return format_type(shape, dtype, sharding, short=True)
-
-
-def spec_repr(sharding) -> str:
-    """A ShardingType's spec as JAX prints a PartitionSpec: ``P('X', None)``."""
-    parts = [repr(entry) for entry in sharding.entries()]
-    if len(parts) == 1 and not (sharding.unreduced or sharding.reduced):
-        parts[0] += ","
-    for name, axes in (("unreduced", sharding.unreduced), ("reduced", sharding.reduced)):
-        if axes:
-            parts.append(f"{name}={{{', '.join(repr(axis) for axis in sorted(axes))}}}")
-    return f"P({', '.join(parts)})"
-
-
-def named_sharding_text(sharding) -> str:
-    """A ShardingType as JAX prints the NamedSharding of a type."""
-    return f"NamedSharding(mesh={sharding.mesh!r}, spec={spec_repr(sharding)})"
 
 
 def varying_out_shape(name: str, operand, shape, dtype, out_shape):

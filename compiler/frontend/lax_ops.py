@@ -311,7 +311,7 @@ def _check_unreduced_dot(lhs, rhs, contracting, sharding) -> None:
     if sharding.unreduced != flat:
         raise ShardingTypeError(
             f"out_sharding's unreduced axes should be equal to the contracting specs. Got unreduced "
-            f"axes={set(sharding.unreduced)} and contracting spec={lhs_spec}")
+            f"axes={sharding.unreduced} and contracting spec={lhs_spec}")
 
 
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None, *, out_sharding=None):

@@ -84,7 +84,7 @@ def type_results(op: Op, operands: Sequence[ShardingType], context: AbstractMesh
             # NOTE: a reshard may move a value between abstract meshes of the same devices
             result_mesh(op.name, operands, shapes, dtypes, context)
         for given, result in zip(out_sharding, op.results):
-            check_divisible(given, result.type.shape, f"out_sharding of {op.name}")
+            check_divisible(given, result.type.shape)
         return list(out_sharding)
     mesh = result_mesh(op.name, operands, shapes, dtypes, context)
     varying = result_varying(op, [operand.varying for operand in operands]) if mesh.manual_axes else frozenset()

@@ -122,6 +122,22 @@ def format_type(shape, dtype, sharding: ShardingType | None, *, short: bool = Fa
     return text
 
 
+def spec_repr(sharding) -> str:
+    """A ShardingType's spec as JAX prints a PartitionSpec: ``P('X', None)``."""
+    parts = [repr(entry) for entry in sharding.entries()]
+    if len(parts) == 1 and not (sharding.unreduced or sharding.reduced):
+        parts[0] += ","
+    for name, axes in (("unreduced", sharding.unreduced), ("reduced", sharding.reduced)):
+        if axes:
+            parts.append(f"{name}={{{', '.join(repr(axis) for axis in sorted(axes))}}}")
+    return f"P({', '.join(parts)})"
+
+
+def named_sharding_text(sharding) -> str:
+    """A ShardingType as JAX prints the NamedSharding of a type."""
+    return f"NamedSharding(mesh={sharding.mesh!r}, spec={spec_repr(sharding)})"
+
+
 # --- the abstract mesh in context ---------------------------------------------------------------
 
 
@@ -273,12 +289,12 @@ def cast_type(sharding: ShardingType, mesh: AbstractMesh) -> ShardingType:
                         frozenset(sharding.unreduced & keep), frozenset(sharding.reduced & keep), sharding.varying)
 
 
-def check_divisible(sharding: ShardingType, shape, what: str) -> None:
+def check_divisible(sharding: ShardingType, shape) -> None:
     """A type's sharding splits every dim evenly (JAX's ValueError otherwise)."""
     for dim, (size, axes) in enumerate(zip(shape, sharding.dims)):
         count = sharding.shards(dim)
         if axes and size % count:
-            entry = axes[0] if len(axes) == 1 else axes
             raise ValueError(
-                f"Sharding spec ({entry!r},) implies that array axis {dim} is partitioned {count} times, but does "
-                f"not evenly divide the dimension size {size}. Got shape: {tuple(shape)} ({what})")
+                f"Sharding spec {axes!r} implies that array axis {dim} is partitioned {count} times, but does not "
+                f"evenly divide the dimension size {size}. Got shape: {tuple(shape)} and sharding "
+                f"{named_sharding_text(sharding)}")

@@ -73,7 +73,7 @@ def _add_type(op: Op, operands, mesh) -> list:
     reduced = common_reduced(op, operands)
     if lhs.unreduced and rhs.unreduced and lhs.unreduced != rhs.unreduced:
         raise ShardingTypeError(f"lhs and rhs to `add` must be unreduced along the same mesh axes. Got "
-                                f"lhs={set(lhs.unreduced)}, rhs={set(rhs.unreduced)}")
+                                f"lhs={lhs.unreduced}, rhs={rhs.unreduced}")
     if bool(lhs.unreduced) != bool(rhs.unreduced):
         pending, other = ("lhs", "rhs") if lhs.unreduced else ("rhs", "lhs")
         raise ShardingTypeError(f"{pending} is unreduced while {other} is not. `add` operation does not allow this "
@@ -88,7 +88,7 @@ def _mul_type(op: Op, operands, mesh) -> list:
     reduced = common_reduced(op, [operand for operand in operands if not operand.unreduced])
     if lhs.unreduced and rhs.unreduced:
         raise ShardingTypeError(f"lhs and rhs to `mul` cannot be unreduced since mul is bilinear. Got "
-                                f"lhs={set(lhs.unreduced)}, rhs={set(rhs.unreduced)}")
+                                f"lhs={lhs.unreduced}, rhs={rhs.unreduced}")
     for pending, other, names in ((lhs, rhs, ("RHS", "LHS")), (rhs, lhs, ("LHS", "RHS"))):
         if pending.unreduced and other.reduced != pending.unreduced:
             raise ShardingTypeError(f"{names[0]} should be reduced along the same axes {names[1]} is unreduced on. "

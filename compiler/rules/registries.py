@@ -24,7 +24,7 @@ from meshjit.ir.reference import reference_impls
 from meshjit.ir.registry import Registry
 
 from ..factor_rules import FactorRule, rule_from_spec
-from ..factor_types import result_dims
+from ..factor_types import operand_type_text, result_dims
 from ..frontend.sharding_types import ShardingType, ShardingTypeError
 
 
@@ -101,11 +101,11 @@ def common_reduced(op: Op, operands) -> frozenset[str]:
     if not reduced:
         return frozenset()
     (axes,) = reduced
-    for operand in operands:
+    for index, operand in enumerate(operands):
         if operand.rank and not operand.reduced and not (set(operand.used_axes) & axes):
             raise ShardingTypeError(
-                f"Inputs cannot be replicated on the same axes that another input is reduced on. Got input "
-                f"sharding: {operand.dims} and reduced spec: {axes}")
+                f"Inputs cannot be replicated on the same axes that another input is reduced on. Got input type: "
+                f"{operand_type_text(op, index, operand)} and reduced spec: {axes}")
     return axes
 
 
