@@ -15,7 +15,7 @@ import optree
 
 from meshjit.compiler.frontend.operands import canonical_numpy
 from meshjit.compiler.passes.propagate_shardings import resolve_propagation
-from meshjit.compiler.factor_types import spec_repr
+from meshjit.compiler.frontend.sharding_types import spec_repr
 from meshjit.compiler.frontend.trace import Tracer, operand_sharding_type, trace_flat
 from meshjit.ir.config import config
 from meshjit.runtime.array import Array

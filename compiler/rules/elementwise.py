@@ -37,7 +37,8 @@ from ..partial_sums import (
     float_result,
     partial_sum_rules,
 )
-from ..factor_types import named_sharding_text, operand_type_text
+from ..factor_types import operand_type_text
+from ..frontend.sharding_types import named_sharding_text
 from ..frontend.sharding_types import ShardingTypeError
 from .registries import (
     common_reduced,

@@ -22,7 +22,8 @@ from ..frontend.autodiff.registries import (
     zeros,
 )
 from ..frontend.trace import bind
-from ..factor_types import check_unique, named_sharding_text, operand_type_text, varying_out_shape
+from ..factor_types import check_unique, operand_type_text, varying_out_shape
+from ..frontend.sharding_types import named_sharding_text
 from ..frontend.sharding_types import ShardingTypeError, format_type
 from .registries import factor_rule, sharding_rules, sharding_type_rules, typed, unreduced_not_implemented
 

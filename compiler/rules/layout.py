@@ -28,12 +28,11 @@ from ..spmd_builder import describe
 from ..factor_types import (
     Dims,
     check_unique,
-    named_sharding_text,
     operand_type_text,
     same_unreduced,
     varying_out_shape,
 )
-from ..frontend.sharding_types import ShardingTypeError
+from ..frontend.sharding_types import ShardingTypeError, named_sharding_text
 from .registries import (
     factor_result_dims,
     factor_rule,
