@@ -201,6 +201,12 @@ class NamedSharding(Sharding):
     @functools.lru_cache(maxsize=64)
     def _tile_assignment(self, ndim: int) -> TileAssignment:
         self._check_rank(ndim)
+        if self.spec.unreduced:
+            # NOTE: an unreduced layout holds different partial values on devices that share a
+            # shard; Arrays store one block per shard, so pending sums live only inside jit.
+            raise ValueError(f"{self!r} is unreduced over {sorted(self.spec.unreduced)}: meshjit Arrays hold "
+                             f"reduced values only. Keep the pending sum inside jit and `reshard` it to a "
+                             f"layout without unreduced axes before it leaves the program")
         names = self.mesh.axis_names
         per_dim = [self.spec.axis_names_of(dim) for dim in range(ndim)]
         used = [name for axes in per_dim for name in axes]

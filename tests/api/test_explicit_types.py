@@ -52,3 +52,34 @@ def test_explicit_mode_matches_jax(case, mesh):
 
 def test_every_case_has_an_expectation():
     assert sorted(EXPECTED) == sorted(case[0] for case in CASES)
+
+
+def test_a_pending_sum_rides_through_linear_ops_and_is_reduced_at_the_reshard(mesh):
+    """A dot whose contraction is unreduced keeps the sum pending (no gather of its operands)
+    through add, transpose and reduce_sum; the reshard reduces the small result once."""
+    import numpy as np
+
+    x = meshjit.device_put(np.arange(32.0).reshape(8, 4), meshjit.NamedSharding(mesh, P(None, "X")))
+    y = meshjit.device_put(np.arange(64.0).reshape(4, 16), meshjit.NamedSharding(mesh, P("X", None)))
+
+    def f(x, y):
+        z = jnp.dot(x, y, out_sharding=P(None, None, unreduced={"X"}))
+        w = (z + z).T.sum(0)
+        assert str(meshjit.typeof(w)) == "float32[8]{U:X}"
+        return meshjit.reshard(w, P())
+
+    with meshjit.set_mesh(mesh):
+        compiled = meshjit.jit(f).lower(x, y).compile()
+        result = compiled(x, y)
+    kinds = [(record.kind, record.axes) for record in compiled.collectives()]
+    assert kinds == [("all_reduce", ("X",))]
+    np.testing.assert_allclose(np.asarray(result), 2 * (np.asarray(x) @ np.asarray(y)).sum(1))
+
+
+def test_arrays_hold_no_pending_sums(mesh):
+    import numpy as np
+
+    with pytest.raises(ValueError, match="reduced values only"):
+        meshjit.device_put(np.ones((8, 4)), meshjit.NamedSharding(mesh, P("X", unreduced={"Y"})))
+    reduced = meshjit.device_put(np.ones((8, 4)), meshjit.NamedSharding(mesh, P("X", reduced={"Y"})))
+    assert str(meshjit.typeof(reduced)) == "float32[8@X,4]{R:Y}"
