@@ -83,3 +83,26 @@ def test_arrays_hold_no_pending_sums(mesh):
         meshjit.device_put(np.ones((8, 4)), meshjit.NamedSharding(mesh, P("X", unreduced={"Y"})))
     reduced = meshjit.device_put(np.ones((8, 4)), meshjit.NamedSharding(mesh, P("X", reduced={"Y"})))
     assert str(meshjit.typeof(reduced)) == "float32[8@X,4]{R:Y}"
+
+
+def test_gradients_have_their_primals_types(mesh):
+    """As JAX: a cotangent is sharded as its primal, even where the backward dot contracts a
+    dim both operands split (which alone would be ambiguous)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    x_value, w_value = rng.random((8, 4), np.float32), rng.random((4, 16), np.float32)
+    x = meshjit.device_put(x_value, meshjit.NamedSharding(mesh, P("X", None)))
+    w = meshjit.device_put(w_value, meshjit.NamedSharding(mesh, P(None, "Y")))
+
+    def loss(w, x):
+        return (jnp.tanh(x @ w) ** 2).sum()
+
+    with meshjit.set_mesh(mesh):
+        grad_w, grad_x = meshjit.jit(meshjit.grad(loss, argnums=(0, 1)))(w, x)
+    assert str(meshjit.typeof(grad_w)) == "float32[4,16@Y]"
+    assert str(meshjit.typeof(grad_x)) == "float32[8@X,4]"
+    hidden = np.tanh(x_value @ w_value)
+    upstream = 2 * hidden * (1 - hidden ** 2)
+    np.testing.assert_allclose(np.asarray(grad_w), x_value.T @ upstream, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(grad_x), upstream @ w_value.T, rtol=1e-5)
