@@ -16,6 +16,7 @@ import optree
 from meshjit.compiler.frontend.operands import canonical_numpy
 from meshjit.compiler.passes.propagate_shardings import resolve_propagation
 from meshjit.compiler.frontend.sharding_types import spec_repr
+from meshjit.compiler.frontend.sharding_types import context_abstract_mesh
 from meshjit.compiler.frontend.trace import Tracer, operand_sharding_type, trace_flat
 from meshjit.ir.config import config
 from meshjit.runtime.array import Array
@@ -138,7 +139,8 @@ class Jitted:
         leaves, treedef = optree.tree_flatten((dynamic_args, dynamic_kwargs), namespace=NAMESPACE)
         paths = [optree.tree_paths((dynamic_args, dynamic_kwargs), namespace=NAMESPACE)]
         specs = tuple(abstract_argument(leaf, _path_text(path)) for leaf, path in zip(leaves, paths[0]))
-        key = (treedef, specs, static_values)
+        # NOTE: tracing reads the abstract mesh in context (sharding types live on it)
+        key = (treedef, specs, static_values, context_abstract_mesh())
         lowered = self._cache.get(key)
         if lowered is None:
             lowered = self._trace(args, kwargs, static_positions, treedef, specs, len(dynamic_args))
@@ -331,7 +333,7 @@ _SCALAR_TYPES = (bool, int, float)
 
 def _fast_key(treedef, leaves):
     """A cheap cache key for positional-only calls, or None when a leaf needs the full path."""
-    parts = [treedef, config.read("jax_enable_x64")]
+    parts = [treedef, config.read("jax_enable_x64"), context_abstract_mesh()]
     for leaf in leaves:
         kind = type(leaf)
         if kind is Array:

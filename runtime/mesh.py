@@ -123,9 +123,12 @@ class Mesh:
     @property
     def abstract_mesh(self) -> AbstractMesh:
         """The mesh without its devices: what ``get_abstract_mesh()`` returns under ``set_mesh``."""
-        if self.empty:
-            return AbstractMesh((), ())
-        return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types, device_kind="cpu")
+        cached = self.__dict__.get("_abstract_mesh")
+        if cached is None:
+            cached = AbstractMesh((), ()) if self.empty else AbstractMesh(
+                self.axis_sizes, self.axis_names, self.axis_types, device_kind="cpu")
+            self.__dict__["_abstract_mesh"] = cached
+        return cached
 
     def axis_size(self, name: str) -> int:
         return self.shape[name]
