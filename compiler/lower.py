@@ -89,7 +89,7 @@ def lower(module: Module, donated: frozenset[int] = frozenset(), *, whole_mesh: 
     arg_slots = tuple(lowering.slot(arg) for arg in func.args)
     ops = func.body.ops
     if whole_mesh:
-        ops = fuse_contraction_reductions(ops, func.returns, lowering.axis_names, lowering.lead)
+        ops = fuse_contraction_reductions(ops, func.returns, lowering.axis_names, lowering.mesh_shape)
     ops = fuse_elementwise(ops, func.returns)
     for op in ops:
         lowering.lower_op(op)

@@ -143,13 +143,15 @@ def _dot_general(op: Op, lead: int):
     return run
 
 
-def reduced_contraction(dot: Op, reduce_axes: tuple[int, ...], lead: int):
+def reduced_contraction(dot: Op, reduce_axes: tuple[int, ...], lead: int, mesh_shape: tuple[int, ...]):
     """``all_reduce(dot_general(lhs, rhs))`` over the leading dims ``reduce_axes`` as ONE matmul.
 
     Every device along the reduced axes contracts its shard of K and the all_reduce sums the
     partial products; summed over devices that is the contraction over all the devices' K
     shards laid side by side, so the devices' leading dims join the contracting dim and the
-    sum comes out of the GEMM itself (no partial results, no separate reduction pass).
+    sum comes out of the GEMM itself (no partial results, no separate reduction pass). A
+    buffer the same on every device along a reduced axis (leading dim 1) still counts once
+    per device there: operands are broadcast to the mesh's size along the reduced axes.
     """
     lhs_type, rhs_type = dot.operands[0].type, dot.operands[1].type
     (lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch) = dot.attrs["contracting_dims"], dot.attrs["batch_dims"]
@@ -169,6 +171,8 @@ def reduced_contraction(dot: Op, reduce_axes: tuple[int, ...], lead: int):
 
     def run(lhs, rhs):
         full = list(np.broadcast_shapes(lhs.shape[:lead], rhs.shape[:lead]))
+        for axis in reduce_axes:
+            full[axis] = mesh_shape[axis]
         group = int(np.prod([full[axis] for axis in reduce_axes]))
         other_shape = tuple(full[axis] for axis in others)
         left = np.broadcast_to(lhs, tuple(full) + lhs.shape[lead:]).transpose(lhs_order)
