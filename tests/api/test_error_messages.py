@@ -150,7 +150,7 @@ ERRORS = [
     ("pmap dim larger than the device count", lambda env: PmapSharding.default((16, 2)),
      ValueError, ["size 16", "8 devices"]),
     ("pmap array of another size", lambda env: PmapSharding.default((8, 3)).shard_shape((4, 3)),
-     ValueError, ["dim 0 of (4, 3)", "exactly 8"]),
+     ValueError, ["sharded dimension 0 with value 4 in shape (4, 3)", "number of devices=8"]),
     ("pmap spec not a ShardingSpec", lambda env: PmapSharding(np.array(env.devices), "spec"),
      TypeError, ["sharding_spec must be a ShardingSpec", "'spec'"]),
     ("pmap devices and spec disagree", lambda env: PmapSharding(np.array(env.devices[:4]), ShardingSpec((Unstacked(8),), (ShardedAxis(0),))),
