@@ -25,7 +25,7 @@ from meshjit.compiler.frontend.sharding_types import set_ambient_mesh_provider
 from meshjit.compiler.frontend.trace import Tracer, bind, current_trace, set_eager_executor
 from meshjit.ir import Attrs
 from meshjit.runtime import array as runtime_array
-from meshjit.runtime.mesh import get_mesh
+from meshjit.runtime.mesh import global_mesh
 
 from .jit_api import Jitted
 
@@ -88,8 +88,8 @@ def run_op(name: str, operands, attrs: dict, weak_type: bool, out_sharding=None)
 
 def set_mesh_abstract_mesh():
     """The abstract mesh of the mesh ``set_mesh`` made current (None when none is)."""
-    mesh = get_mesh()
-    return None if mesh.empty else mesh.abstract_mesh
+    mesh = global_mesh()
+    return None if mesh is None or mesh.empty else mesh.abstract_mesh
 
 
 def install() -> None:

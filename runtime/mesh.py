@@ -205,6 +205,11 @@ def get_mesh() -> Mesh:
     return _context.global_mesh if _context.global_mesh is not None else _empty_mesh()
 
 
+def global_mesh() -> Mesh | None:
+    """The mesh ``set_mesh`` made current, or None (cheap: read on every jit dispatch)."""
+    return _context.global_mesh
+
+
 def current_mesh() -> Mesh | None:
     """The innermost mesh from ``set_mesh`` or ``with mesh:``, or None (for pjit and shard_map)."""
     if _context.global_mesh is not None:
