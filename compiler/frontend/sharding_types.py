@@ -3,10 +3,11 @@
 A value's ``ShardingType`` names, per dim, the Explicit mesh axes it is split over (major to
 minor), the axes it is unreduced over (a pending sum) and those it is reduced over. Auto axes
 never appear (propagation owns them) and Manual axes are shard_map's. The type of an op's result
-comes from its operands' types at trace time (``type_rules.py``); an ambiguous op raises
-``ShardingTypeError`` as JAX does. The abstract mesh in context (``get_abstract_mesh``) is a
-stack the facade pushes ``set_mesh``'s mesh onto while it traces, and ``use_abstract_mesh``,
-``auto_axes``, ``explicit_axes`` and shard_map bodies change.
+comes from its operands' types at trace time (``op_types.py``); an ambiguous op raises
+``ShardingTypeError`` as JAX does. The abstract mesh in context (``get_abstract_mesh``) is the
+innermost one ``use_abstract_mesh`` pushed (as ``auto_axes``, ``explicit_axes`` and shard_map
+bodies do), else the one of the mesh ``set_mesh`` made current (read through a provider the
+facade registers). This module also prints types as JAX does.
 """
 
 from __future__ import annotations
