@@ -24,7 +24,8 @@ class ReducedContraction:
     function: object
 
 
-def fuse_contraction_reductions(ops, returns, axis_names, lead: int) -> list:
+def fuse_contraction_reductions(ops, returns, axis_names, mesh_shape: tuple[int, ...]) -> list:
+    lead = len(mesh_shape)
     uses: dict[int, int] = {}
     for op in ops:
         for operand in op.operands:
@@ -40,7 +41,7 @@ def fuse_contraction_reductions(ops, returns, axis_names, lead: int) -> list:
             result.append(op)
             continue
         axes = tuple(axis_names.index(name) for name in op.attrs["axes"])
-        function = reduced_contraction(dot, axes, lead)
+        function = reduced_contraction(dot, axes, lead, mesh_shape)
         result.append(ReducedContraction("dot_general+all_reduce", dot.operands, op.results, function))
         fused_dots.add(dot.result.id)
     # the dots now computed inside their reductions are dropped

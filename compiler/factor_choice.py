@@ -31,7 +31,6 @@ from .reshard import reshard
 from .spmd_builder import Local, SpmdBuilder, local_type
 
 
-
 def partial_reduction(op: Op) -> str | None:
     """The op's partial-result reduction (``compiler/rules``' ``partial_result_rules``).
 

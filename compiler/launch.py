@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 from meshjit.ir import Value
 from meshjit.ir.dtypes import to_numpy
 from meshjit.runtime.threads import parallel_for, thread_count

@@ -111,7 +111,7 @@ def lower_block(block: Block, layout: MeshLayout, kept_args=None, arg_shardings=
     arg_slots = tuple(lowering.slot(arg) for arg in block.args)
     ops = hoist_loop_invariants(block.ops)
     if layout.whole_mesh and layout.lead:
-        ops = fuse_contraction_reductions(ops, block.returns, layout.axis_names, layout.lead)
+        ops = fuse_contraction_reductions(ops, block.returns, layout.axis_names, layout.mesh_shape)
     ops = fuse_kernels(ops, block.returns)
     for op in ops:
         lowering.lower_op(op)

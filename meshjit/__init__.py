@@ -52,8 +52,11 @@ from . import checkpoint_policies as checkpoint_policies
 from .jit_api import jit as jit
 from .pmap_api import pmap as pmap
 from .vmap_api import vmap as vmap
-from .make_jaxpr_api import ShapeDtypeStruct as ShapeDtypeStruct
 from .make_jaxpr_api import make_jaxpr as make_jaxpr
+from .jit_api import eval_shape as eval_shape
+from ._arguments import ShapeDtypeStruct as ShapeDtypeStruct
+from ._explicit_api import reshard as reshard
+from ._types import typeof as typeof
 from .shard_map_api import shard_map as shard_map
 from . import experimental as experimental
 

@@ -9,9 +9,12 @@ import numpy as np
 from meshjit.compiler.frontend.operands import dtype_of
 from meshjit.compiler.frontend.trace import Tracer
 from meshjit.ir import TensorType
+from meshjit.ir.config import config
+from meshjit.ir.dtypes import canonicalize, from_numpy
 from meshjit.runtime.array import Array
+from meshjit.runtime.mesh import get_mesh
 from meshjit.runtime.partition_spec import PartitionSpec
-from meshjit.runtime.sharding import AUTO, Sharding
+from meshjit.runtime.sharding import AUTO, NamedSharding, Sharding
 
 
 def is_sharding_leaf(node) -> bool:
@@ -28,7 +31,73 @@ class ArgSpec:
     sharding: Sharding | None
 
 
+class ShapeDtypeStruct:
+    """An array's shape, dtype, sharding and weak type without its data (``jax.ShapeDtypeStruct``):
+    what ``jit(f).lower``, ``trace`` and ``eval_shape`` accept for an argument, and what
+    ``eval_shape`` returns. A PartitionSpec ``sharding`` is over the mesh from ``set_mesh``."""
+
+    __slots__ = ("shape", "dtype", "sharding", "weak_type")
+
+    def __init__(self, shape, dtype, *, sharding=None, weak_type: bool = False):
+        try:
+            self.shape = tuple(int(size) for size in shape)
+        except TypeError:
+            raise TypeError(f"ShapeDtypeStruct shape must be a sequence of ints, got {shape!r}") from None
+        if dtype is None:
+            raise ValueError("ShapeDtypeStruct: dtype must be specified.")
+        self.dtype = np.dtype(dtype)
+        if isinstance(sharding, PartitionSpec) and not get_mesh().empty:
+            sharding = NamedSharding(get_mesh(), sharding)
+        if sharding is not None and not isinstance(sharding, (Sharding, PartitionSpec)):
+            raise TypeError(f"ShapeDtypeStruct sharding must be a Sharding or a PartitionSpec, got "
+                            f"{type(sharding).__name__}: {sharding!r}")
+        self.sharding = sharding
+        self.weak_type = bool(weak_type)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        sharding = "" if self.sharding is None else f", sharding={self.sharding!r}"
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{sharding}{weak})"
+
+    def _key(self):
+        return (self.shape, self.dtype, self.sharding, self.weak_type)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, ShapeDtypeStruct) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+
+def _struct_argument(leaf: ShapeDtypeStruct, path: str) -> ArgSpec:
+    dtype = from_numpy(canonicalize(leaf.dtype, x64=config.read("jax_enable_x64")))
+    sharding = leaf.sharding
+    if isinstance(sharding, PartitionSpec):
+        if get_mesh().empty:
+            raise ValueError(f"jit argument {path}: the ShapeDtypeStruct's PartitionSpec {sharding} needs a mesh; "
+                             f"use `meshjit.set_mesh(mesh)` or give a NamedSharding")
+        sharding = NamedSharding(get_mesh(), sharding)
+    if sharding is not None:
+        sharding.shard_shape(leaf.shape)  # raises IndivisibleError naming the shapes
+    return ArgSpec(TensorType(leaf.shape, dtype), leaf.weak_type, sharding)
+
+
 def abstract_argument(leaf, path: str) -> ArgSpec:
+    if isinstance(leaf, ShapeDtypeStruct):
+        return _struct_argument(leaf, path)
     if isinstance(leaf, Array):
         sharding = leaf.sharding if leaf.committed else None
         return ArgSpec(TensorType(leaf.shape, dtype_of(leaf).name), leaf.weak_type, sharding)

@@ -1,7 +1,8 @@
 """Eager dispatch: ops on concrete Arrays run as cached programs through jit's Executables.
 
 Two layers below the facade need it and cannot import it, so each gets it through one explicit
-registration, both made by ``install()`` (``meshjit/__init__`` calls it once):
+registration, both made by ``install()`` (``meshjit/__init__`` calls it once), which also tells
+the compiler which mesh ``set_mesh`` made current (the abstract mesh sharding types live on):
 
 - the runtime's Array forwards numpy's operators, methods and properties (``a + b``,
   ``a.sum()``, ``a.T``) to ``apply_array_method``
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 from meshjit.compiler.frontend.numpy_api.operators import METHODS, OPERATORS, PROPERTIES
 from meshjit.compiler.frontend.operands import is_array_like
+from meshjit.compiler.frontend.sharding_types import set_ambient_mesh_provider
 from meshjit.compiler.frontend.trace import (
     Tracer,
     bind,
@@ -31,6 +33,7 @@ from meshjit.compiler.frontend.trace import (
 )
 from meshjit.ir import Attrs
 from meshjit.runtime import array as runtime_array
+from meshjit.runtime.mesh import global_mesh
 
 from .jit_api import Jitted
 
@@ -77,13 +80,14 @@ def _operator_program(name: str) -> Jitted:
     return Jitted(operator)
 
 
-def run_op(name: str, operands, attrs: dict, weak_type: bool) -> list:
+def run_op(name: str, operands, attrs: dict, weak_type: bool, out_sharding=None) -> list:
     """Run one op on concrete values as a cached one-op jitted program; returns Arrays."""
-    key = (name, Attrs(attrs), weak_type)
+    out_sharding = None if out_sharding is None else tuple(out_sharding)
+    key = (name, Attrs(attrs), weak_type, out_sharding)
     program = _OP_PROGRAMS.get(key)
     if program is None:
         def one_op(*values):
-            return bind(name, values, attrs, weak_type=weak_type)
+            return bind(name, values, attrs, weak_type=weak_type, out_sharding=out_sharding)
 
         one_op.__name__ = one_op.__qualname__ = name
         program = _OP_PROGRAMS[key] = Jitted(one_op)
@@ -100,8 +104,16 @@ def run_program(name: str, fun, operands) -> list:
     return list(Jitted(program)(*operands))
 
 
+def set_mesh_abstract_mesh():
+    """The abstract mesh of the mesh ``set_mesh`` made current (None when none is)."""
+    mesh = global_mesh()
+    return None if mesh is None or mesh.empty else mesh.abstract_mesh
+
+
 def install() -> None:
-    """Register the dispatchers with the runtime and the compiler (once, at import)."""
+    """Register the dispatchers with the runtime and the compiler (once, at import), and tell
+    the compiler where the abstract mesh in context comes from (``set_mesh``)."""
     runtime_array.register_array_dispatcher(apply_array_method)
     set_eager_executor(run_op)
     set_program_runner(run_program)
+    set_ambient_mesh_provider(set_mesh_abstract_mesh)

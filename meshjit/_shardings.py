@@ -6,6 +6,7 @@ import weakref
 
 import numpy as np
 
+from meshjit.compiler.frontend.sharding_types import ShardingType, type_from_spec
 from meshjit.ir import AxisRef, DimSharding, MeshAttr, TensorSharding
 from meshjit.runtime.mesh import Mesh, get_mesh
 from meshjit.runtime.partition_spec import UNCONSTRAINED, PartitionSpec
@@ -126,3 +127,32 @@ def from_ir_sharding(sharding: TensorSharding | None, mesh: MeshAttr, rank: int)
     while entries and entries[-1] is None:
         entries.pop()
     return NamedSharding(runtime_mesh(mesh), PartitionSpec(*entries))
+
+
+def sharding_type_of(sharding, rank: int) -> ShardingType | None:
+    """The sharding type an argument laid out as ``sharding`` has inside jit: a NamedSharding's
+    spec over the Explicit axes of its mesh; None (no mesh) for any other layout."""
+    if not isinstance(sharding, NamedSharding) or sharding.mesh.empty:
+        return None
+    return type_from_spec(sharding.mesh.abstract_mesh, sharding.spec, rank)
+
+
+def known_mesh_attrs(shardings) -> list[MeshAttr]:
+    """The IR meshes of the NamedShardings among ``shardings`` and of the mesh in context: what
+    the abstract meshes of sharding types can be resolved to."""
+    meshes = [sharding.mesh for sharding in shardings if isinstance(sharding, NamedSharding)]
+    context = get_mesh()
+    if not context.empty:
+        meshes.append(context)
+    return [mesh_attr(mesh) for mesh in dict.fromkeys(meshes)]
+
+
+def result_sharding(sharding: TensorSharding | None, mesh: MeshAttr, rank: int, out_type) -> NamedSharding:
+    """A program result's NamedSharding: as JAX, a result whose type lives on a mesh with
+    Explicit axes names every dim (``P('X', None)``); others drop trailing unsplit dims."""
+    named = from_ir_sharding(sharding, mesh, rank)
+    if out_type is None or not out_type.mesh.explicit_axes:
+        return named
+    length = rank if out_type.spec_length is None else max(out_type.spec_length, len(named.spec))
+    entries = list(named.spec.partitions) + [None] * (length - len(named.spec))
+    return NamedSharding(named.mesh, PartitionSpec(*entries))

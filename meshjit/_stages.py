@@ -25,11 +25,12 @@ from meshjit.runtime.executable import Executable, single_device_array
 from meshjit.runtime.executor import run_spmd
 from meshjit.runtime.process_layout import process_layout
 
-from ._arguments import abstract_argument, is_sharding_leaf
+from ._arguments import ShapeDtypeStruct, abstract_argument, is_sharding_leaf
 from ._check import run_checked
 from ._inspection import report_inspected_shardings
 from ._placement import Placement
-from ._shardings import from_ir_sharding, runtime_mesh
+from ._shardings import from_ir_sharding, result_sharding, runtime_mesh
+from ._types import type_sharding
 from .tree_util import NAMESPACE
 
 
@@ -131,6 +132,47 @@ class Compiled:
         return optree.tree_unflatten(self.out_tree, outputs)
 
 
+class Traced:
+    """A traced program for one input signature (``jit(f).trace(*args)``): its output types
+    (``out_info``), and ``lower()``. In meshjit tracing and lowering are one step, so this is a
+    view over the Lowered."""
+
+    def __init__(self, lowered: Lowered, fun_name: str):
+        self._lowered = lowered
+        self.fun_name = fun_name
+
+    @property
+    def in_tree(self):
+        return self._lowered.in_tree
+
+    @property
+    def out_tree(self):
+        return self._lowered.out_tree
+
+    @property
+    def args_info(self):
+        """A ShapeDtypeStruct per dynamic argument leaf, in the ``(args, kwargs)`` structure."""
+        structs = [ShapeDtypeStruct(spec.type.shape, to_numpy(spec.type.dtype), sharding=spec.sharding,
+                                    weak_type=spec.weak_type) for spec in self._lowered._arg_specs]
+        return optree.tree_unflatten(self.in_tree, structs)
+
+    @property
+    def out_info(self):
+        """A ShapeDtypeStruct per output, its sharding the output's type (over the abstract mesh)
+        when the output lives on a mesh."""
+        return self._lowered.out_info
+
+    @property
+    def module(self):
+        return self._lowered.module
+
+    def as_text(self) -> str:
+        return self._lowered.as_text()
+
+    def lower(self) -> Lowered:
+        return self._lowered
+
+
 class Lowered:
     """A traced program for one input signature: ``as_text()`` shows it, ``compile()`` builds it."""
 
@@ -165,6 +207,19 @@ class Lowered:
     @property
     def module(self):
         return self._traced.module
+
+    @property
+    def out_info(self):
+        """A ShapeDtypeStruct per output, with its sharding type when it lives on a mesh."""
+        traced = self._traced
+        structs = []
+        returns = traced.module.main.returns
+        types = traced.out_sharding_types or [None] * len(returns)
+        for value, weak, sharding in zip(returns, traced.out_weak_types, types):
+            named = None if sharding is None or sharding.mesh.empty else type_sharding(sharding)
+            structs.append(ShapeDtypeStruct(value.type.shape, to_numpy(value.type.dtype), sharding=named,
+                                            weak_type=weak))
+        return optree.tree_unflatten(self._out_tree, structs)
 
     def compile(self) -> Compiled:
         if self._compiled is None:
@@ -207,8 +262,10 @@ class Lowered:
             layout = process_layout(runtime_mesh(mesh))
             arg_shardings = [from_ir_sharding(sharding, mesh, value.type.rank)
                              for sharding, value in zip(partitioned.arg_shardings, func.args)]
-            result_shardings = [from_ir_sharding(sharding, mesh, len(shape))
-                                for sharding, shape in zip(partitioned.result_shardings, result_shapes)]
+            out_types = traced.out_sharding_types or [None] * len(result_shapes)
+            result_shardings = [result_sharding(sharding, mesh, len(shape), out_type)
+                                for sharding, shape, out_type in zip(partitioned.result_shardings, result_shapes,
+                                                                     out_types)]
         return Executable(program.plan, arg_shardings=arg_shardings,
                           arg_dtypes=[to_numpy(value.type.dtype) for value in func.args],
                           result_shardings=result_shardings, result_shapes=result_shapes,

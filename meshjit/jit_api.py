@@ -16,16 +16,27 @@ import optree
 from meshjit.compiler.frontend.operands import canonical_numpy
 from meshjit.compiler.auto_sharding import SearchRequest, open_sharding
 from meshjit.compiler.passes.propagate_shardings import resolve_propagation
-from meshjit.compiler.frontend.trace import Tracer, trace_flat
+from meshjit.compiler.frontend.sharding_types import spec_repr
+from meshjit.compiler.frontend.sharding_types import context_abstract_mesh
+from meshjit.compiler.frontend.trace import Tracer, operand_sharding_type, trace_flat
 from meshjit.ir.config import config
 from meshjit.runtime.array import Array
-from meshjit.runtime.sharding import AUTO, SingleDeviceSharding
+from meshjit.runtime.partition_spec import PartitionSpec
+from meshjit.runtime.sharding import AUTO, NamedSharding, SingleDeviceSharding
 
 from ._check import run_checked
-from ._shardings import as_named_sharding, mesh_attr, resolve_spec, settle_unconstrained, to_ir_sharding
+from ._shardings import (
+    as_named_sharding,
+    known_mesh_attrs,
+    mesh_attr,
+    resolve_spec,
+    settle_unconstrained,
+    sharding_type_of,
+    to_ir_sharding,
+)
 from ._arguments import abstract_argument, is_sharding_leaf
 from ._placement import check_in_shardings, place
-from ._stages import Compiled, Lowered
+from ._stages import Compiled, Lowered, Traced
 from .tree_util import NAMESPACE
 
 
@@ -134,12 +145,22 @@ class Jitted:
         leaves, treedef = optree.tree_flatten((dynamic_args, dynamic_kwargs), namespace=NAMESPACE)
         paths = [optree.tree_paths((dynamic_args, dynamic_kwargs), namespace=NAMESPACE)]
         specs = tuple(abstract_argument(leaf, _path_text(path)) for leaf, path in zip(leaves, paths[0]))
-        key = (treedef, specs, static_values)
+        # NOTE: tracing reads the abstract mesh in context (sharding types live on it)
+        key = (treedef, specs, static_values, context_abstract_mesh())
         lowered = self._cache.get(key)
         if lowered is None:
             lowered = self._trace(args, kwargs, static_positions, treedef, specs, len(dynamic_args))
             self._cache[key] = lowered
         return lowered
+
+    def trace(self, *args, **kwargs) -> Traced:
+        """The traced program for these arguments (arrays or ShapeDtypeStructs): ``out_info``
+        and ``lower()`` (``jax.stages.Traced``)."""
+        return Traced(self.lower(*args, **kwargs), self.__name__)
+
+    def eval_shape(self, *args, **kwargs):
+        """The outputs' shapes, dtypes and sharding types, as ShapeDtypeStructs, without running."""
+        return self.trace(*args, **kwargs).out_info
 
     def __call__(self, *args, **kwargs):
         fast_key = None
@@ -206,9 +227,13 @@ class Jitted:
             return [_output_operand(leaf, index) for index, leaf in enumerate(out_leaves)]
 
         hints = [_hint(path, names) for path in paths]
+        # NOTE: as JAX, an argument's sharding type is its own layout's; in_shardings do not
+        # change the type of an argument that has none.
+        arg_types = [sharding_type_of(spec.sharding, spec.type.rank) for spec in specs]
         traced, _ = trace_flat(flat_fun, [spec.type for spec in specs], hints, name="main",
                                arg_weak_types=[spec.weak_type for spec in specs],
-                               arg_shardings=arg_shardings, meshes=meshes)
+                               arg_shardings=arg_shardings, meshes=meshes, arg_sharding_types=arg_types,
+                               known_meshes=known_mesh_attrs(input_leaves))
         out_treedef = out_treedef_box[0]
         requested_out = self._explicit_out_shardings(out_treedef)
         auto_results = tuple(index for index, sharding in enumerate(requested_out) if isinstance(sharding, AUTO))
@@ -321,7 +346,7 @@ _SCALAR_TYPES = (bool, int, float)
 
 def _fast_key(treedef, leaves):
     """A cheap cache key for positional-only calls, or None when a leaf needs the full path."""
-    parts = [treedef, config.read("jax_enable_x64")]
+    parts = [treedef, config.read("jax_enable_x64"), context_abstract_mesh()]
     for leaf in leaves:
         kind = type(leaf)
         if kind is Array:
@@ -432,6 +457,23 @@ def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None, s
     return Jitted(fun, **settings)
 
 
+def _assert_explicit_part(leaf, sharding, ndim: int) -> None:
+    """On Explicit axes a sharding constraint is an assertion (as JAX): the value's type must
+    already split its dims over them as the constraint says."""
+    if not isinstance(sharding, NamedSharding) or not sharding.mesh.abstract_mesh.explicit_axes:
+        return
+    wanted = sharding_type_of(sharding, ndim)
+    have = operand_sharding_type(leaf)
+    entries = sharding.spec.partitions
+    free = {dim for dim, entry in enumerate(entries) if entry is PartitionSpec.UNCONSTRAINED}
+    if all(have.dims[dim] == wanted.dims[dim] for dim in range(ndim) if dim not in free):
+        return
+    raise AssertionError(
+        f"`with_sharding_constraint` acts as an assert when all axes of mesh are of type `Explicit`. The array "
+        f"sharding: {spec_repr(have)} did not match the sharding provided: {sharding.spec!r}. Please use "
+        f"`jax.sharding.reshard` to shard your input to the sharding you want.")
+
+
 def with_sharding_constraint(x, shardings):
     """Ask for ``x`` (a pytree) to be laid out as ``shardings`` (a pytree prefix of Shardings or
     PartitionSpecs; ``P.UNCONSTRAINED`` dims are left to propagation). Outside jit it reshards."""
@@ -455,11 +497,20 @@ def with_sharding_constraint(x, shardings):
         if not is_sharding_leaf(sharding):
             raise TypeError(f"{argument} must be a Sharding, a PartitionSpec or None, got "
                             f"{type(sharding).__name__}: {sharding!r}")
+        ndim = leaf.ndim if hasattr(leaf, "ndim") else np.ndim(leaf)
+        _assert_explicit_part(leaf, sharding, ndim)
         if not isinstance(leaf, Tracer):
-            ndim = leaf.ndim if hasattr(leaf, "ndim") else np.ndim(leaf)
             results.append(device_put(leaf, settle_unconstrained(sharding, getattr(leaf, "sharding", None), ndim)))
             continue
         named = as_named_sharding(sharding, leaf.ndim, argument)
         mesh_name = leaf.trace.add_mesh(mesh_attr(named.mesh))
         results.append(with_sharding_constraint_ir(leaf, to_ir_sharding(named, leaf.ndim, mesh_name)))
     return optree.tree_unflatten(treedef, results)
+
+
+def eval_shape(fun: Callable, *args, **kwargs):
+    """``fun``'s outputs as ShapeDtypeStructs (shape, dtype, sharding type) for arguments given as
+    arrays or ShapeDtypeStructs, without running it (``jax.eval_shape``)."""
+    if not callable(fun):
+        raise TypeError(f"eval_shape expects a callable, got {type(fun).__name__}: {fun!r}")
+    return Jitted(fun).eval_shape(*args, **kwargs)

@@ -1,4 +1,4 @@
-"""meshjit.make_jaxpr and ShapeDtypeStruct: the traced program of a function, as IR text.
+"""meshjit.make_jaxpr: the traced program of a function, as IR text.
 
 meshjit's traced program is an IR module (docs/ir.md) rather than a jaxpr; ``make_jaxpr(f)(*args)``
 returns it, printed by ``str``/``print`` like JAX's ClosedJaxpr, with its argument and result
@@ -10,44 +10,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-import numpy as np
 import optree
 
 from meshjit.ir.dtypes import to_numpy
 
+from ._arguments import ShapeDtypeStruct
 from .jit_api import jit
-
-
-class ShapeDtypeStruct:
-    """An array's shape and dtype (and optionally sharding) without its values."""
-
-    __slots__ = ("shape", "dtype", "sharding", "weak_type")
-
-    def __init__(self, shape, dtype, *, sharding=None, weak_type: bool = False):
-        self.shape = tuple(int(size) for size in shape)
-        self.dtype = np.dtype(dtype)
-        self.sharding = sharding
-        self.weak_type = bool(weak_type)
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
-
-    def __repr__(self) -> str:
-        weak = ", weak_type=True" if self.weak_type else ""
-        sharding = f", sharding={self.sharding}" if self.sharding is not None else ""
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{sharding}{weak})"
-
-    def __eq__(self, other) -> bool:
-        return (isinstance(other, ShapeDtypeStruct) and other.shape == self.shape
-                and other.dtype == self.dtype and other.weak_type == self.weak_type)
-
-    def __hash__(self) -> int:
-        return hash((self.shape, self.dtype, self.weak_type))
 
 
 class TracedProgram:

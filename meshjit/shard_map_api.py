@@ -15,7 +15,7 @@ import optree
 
 from meshjit.compiler.frontend.operands import canonical_numpy
 from meshjit.compiler.frontend.shard_map import DimAxes, trace_body
-from meshjit.compiler.frontend.trace import Tracer, current_trace
+from meshjit.compiler.frontend.trace import Tracer, current_trace, operand_sharding_type
 from meshjit.runtime.array import Array
 from meshjit.runtime.errors import DuplicateSpecError
 from meshjit.runtime.mesh import AxisType, Mesh, current_mesh
@@ -23,6 +23,7 @@ from meshjit.runtime.partition_spec import UNCONSTRAINED, PartitionSpec
 from meshjit.runtime.sharding import NamedSharding
 
 from ._shardings import mesh_attr
+from ._types import typeof
 from .jit_api import jit
 from .tree_util import NAMESPACE
 
@@ -107,11 +108,12 @@ class _ShardMapped:
                             f"arguments {sorted(kwargs)}")
         mesh = self._resolve_mesh()
         manual = self._manual_axes(mesh)
-        in_specs = _infer_in_specs(args, mesh) if self._in_specs is Infer else self._in_specs
+        in_specs = _infer_in_specs(args, mesh, manual) if self._in_specs is Infer else self._in_specs
         leaves, treedef, spec_leaves, paths = self._broadcast_in_specs(in_specs, args)
         for leaf, spec, path in zip(leaves, spec_leaves, paths):
             if spec is not _STATIC:
                 _operand(leaf, path)
+        _check_specs_match_types(leaves, spec_leaves, mesh, manual)
         if current_trace() is None and not any(isinstance(leaf, Tracer) for leaf in leaves):
             return self._run_eagerly(mesh, manual, leaves, treedef, spec_leaves, paths)
         return self._trace(mesh, manual, leaves, treedef, spec_leaves, paths)
@@ -189,7 +191,9 @@ class _ShardMapped:
             out_treedefs.append(out_treedef)
             return [self._output(leaf, index) for index, leaf in enumerate(out_leaves)]
 
-        body = trace_body(flat_fun, operands, in_dims, attr, manual, name=self._name, check_vma=self._check_vma)
+        abstract = mesh.abstract_mesh.update_axis_types({manual: AxisType.Manual})
+        body = trace_body(flat_fun, operands, in_dims, attr, manual, name=self._name, check_vma=self._check_vma,
+                          abstract_mesh=abstract)
         out_treedef = out_treedefs[0]
         out_spec_leaves, out_paths = self._broadcast_out_specs(out_treedef)
         out_dims = [_out_dims(spec, local, mesh, manual, path)
@@ -221,26 +225,54 @@ class _ShardMapped:
         return specs, paths
 
 
-def _infer_in_specs(args, mesh: Mesh):
-    """Each argument's spec from its type: an Array's NamedSharding on ``mesh``, else P()."""
+def _infer_in_specs(args, mesh: Mesh, manual=None):
+    """Each argument's spec from its type: an Array's NamedSharding on ``mesh``, a traced
+    value's sharding type (over the ``manual`` axes), else P()."""
     if not mesh.are_all_axes_explicit:
         kinds = ", ".join(f"{name}: {kind.name}" for name, kind in zip(mesh.axis_names, mesh.axis_types))
         raise TypeError(f"shard_map in_specs must be a pytree of PartitionSpecs; it can be left out (inferred "
                         f"from the arguments) only when every mesh axis is {AxisType.Explicit.name}, but the "
                         f"mesh has axis types ({kinds})")
 
+    keep = set(mesh.axis_names if manual is None else manual)
+
     def infer(leaf):
         if isinstance(leaf, Tracer):
-            # NOTE: the value is fine, its missing sharding type is the problem (JAX: ValueError).
-            raise ValueError(  # noqa: TRY004
-                "shard_map cannot infer in_specs for a traced value (meshjit values inside jit carry no "
-                "sharding type); pass in_specs")
+            entries = leaf.sharding_type.entries()
+            return PartitionSpec(*(_kept(entry, keep) for entry in entries))
         sharding = leaf.sharding if isinstance(leaf, Array) and leaf.committed else None
         if isinstance(sharding, NamedSharding) and sharding.mesh.shape_tuple == mesh.shape_tuple:
-            return sharding.spec
+            return PartitionSpec(*(_kept(entry, keep) for entry in sharding.spec.partitions))
         return PartitionSpec()
 
     return optree.tree_map(infer, tuple(args), namespace=NAMESPACE)
+
+
+def _kept(entry, keep):
+    axes = () if entry is None else (entry,) if isinstance(entry, str) else entry
+    kept = tuple(axis for axis in axes if axis in keep)
+    return None if not kept else kept[0] if len(kept) == 1 else kept
+
+
+def _check_specs_match_types(leaves, spec_leaves, mesh: Mesh, manual) -> None:
+    """Over a mesh whose axes are all Explicit and all manual here, an argument's in_spec must be
+    its type's sharding (JAX): shard_map does not reshard, ``reshard`` does."""
+    if set(manual) != set(mesh.axis_names) or not mesh.are_all_axes_explicit:
+        return
+    for leaf, spec in zip(leaves, spec_leaves):
+        if not isinstance(spec, PartitionSpec):
+            continue
+        rank = len(getattr(leaf, "shape", ()))
+        have = operand_sharding_type(leaf)
+        wanted = PartitionSpec(*spec.partitions, *([None] * (rank - len(spec))), unreduced=spec.unreduced,
+                               reduced=spec.reduced)
+        actual = PartitionSpec(*have.entries(), unreduced=have.unreduced, reduced=have.reduced)
+        if actual != wanted:
+            raise ValueError(
+                f"in_specs passed to shard_map: {wanted} does not match the specs of the input: {actual} for arg: "
+                f"{typeof(leaf)}. `in_specs` is an optional argument so you can omit specifying it and shard_map "
+                f"will infer the in_specs from the arguments. If you want to reshard your inputs, you can use "
+                f"`jax.reshard` on the arguments and then pass those args to shard_map.")
 
 
 def _operand(leaf, path: str):
@@ -259,7 +291,7 @@ def _spec_axes(spec, rank: int, mesh: Mesh, manual, kind: str, what: str) -> Dim
     if not isinstance(spec, PartitionSpec):
         raise TypeError(f"shard_map {kind} must be a pytree of PartitionSpecs, but the entry for {what} is "
                         f"{spec!r} of type {type(spec).__name__}")
-    if any(entry is UNCONSTRAINED for entry in spec):
+    if any(entry is UNCONSTRAINED for entry in spec.partitions):
         raise ValueError(f"shard_map {kind} entry {spec} for {what} uses P.UNCONSTRAINED; shard_map specs "
                          f"name manual mesh axes only")
     for name in spec.used_axes():

@@ -1,5 +1,7 @@
 """meshjit.sharding: meshes, partition specs and the Sharding classes (as jax.sharding)."""
 
+from meshjit.compiler.frontend.sharding_types import ShardingTypeError as ShardingTypeError
+from meshjit.ir.abstract_mesh import AbstractMesh as AbstractMesh
 from meshjit.runtime.errors import DuplicateSpecError as DuplicateSpecError
 from meshjit.runtime.errors import IndivisibleError as IndivisibleError
 from meshjit.runtime.legacy_shardings import Chunked as Chunked
@@ -23,3 +25,9 @@ from meshjit.runtime.sharding import SingleDeviceSharding as SingleDeviceShardin
 from meshjit.runtime.tile_assignment import TileAssignment as TileAssignment
 
 P = PartitionSpec
+
+from ._explicit_api import reshard as reshard  # noqa: E402
+from ._explicit_api import use_abstract_mesh as use_abstract_mesh  # noqa: E402
+from ._types import get_abstract_mesh as get_abstract_mesh  # noqa: E402
+from ._explicit_api import auto_axes as auto_axes  # noqa: E402
+from ._explicit_api import explicit_axes as explicit_axes  # noqa: E402

@@ -57,7 +57,7 @@ def _spec_of(mesh_axes) -> PartitionSpec:
             f"mesh_axes must be a PartitionSpec or a sequence whose entries are a mesh axis name, "
             f"a tuple of names or None; got {type(mesh_axes).__name__}: {mesh_axes!r}"
         )
-    if UNCONSTRAINED in tuple(spec):
+    if UNCONSTRAINED in tuple(spec.partitions):
         raise ValueError(f"mesh_axes {spec} may not use P.UNCONSTRAINED; a GlobalDeviceArray has a "
                          f"fixed layout")
     return spec

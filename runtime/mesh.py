@@ -2,25 +2,15 @@
 
 from __future__ import annotations
 
-import enum
 import math
 import threading
 from collections import OrderedDict
 
 import numpy as np
 
+from meshjit.ir.abstract_mesh import AbstractMesh, AxisType, normalise_axis_types
+
 from .devices import CpuDevice, devices as all_devices, is_addressable
-
-
-class AxisType(enum.Enum):
-    """How a mesh axis is treated by sharding-in-types: left to propagation, explicit, or manual."""
-
-    Auto = enum.auto()
-    Explicit = enum.auto()
-    Manual = enum.auto()
-
-    def __repr__(self) -> str:
-        return self.name
 
 
 def _normalise_axis_names(axis_names) -> tuple[str, ...]:
@@ -64,23 +54,6 @@ def _normalise_devices(devices, axis_names) -> np.ndarray:
     return array
 
 
-def _normalise_axis_types(axis_types, axis_names) -> tuple[AxisType, ...]:
-    if axis_types is None:
-        return (AxisType.Auto,) * len(axis_names)
-    if isinstance(axis_types, AxisType):
-        axis_types = (axis_types,) * len(axis_names)
-    axis_types = tuple(axis_types)
-    if len(axis_types) != len(axis_names):
-        raise ValueError(
-            f"Number of axis names should match the number of axis_types. Got "
-            f"axis_names={axis_names} and axis_types={axis_types}"
-        )
-    for axis_type in axis_types:
-        if not isinstance(axis_type, AxisType):
-            raise TypeError(f"axis_types entries must be AxisType, got {axis_type!r}")
-    return axis_types
-
-
 class Mesh:
     """An N-d array of devices whose axes have names, e.g. ``Mesh(devices.reshape(2, 4), ('x', 'y'))``.
 
@@ -90,7 +63,7 @@ class Mesh:
     def __init__(self, devices, axis_names, *, axis_types=None):
         self.axis_names = _normalise_axis_names(axis_names)
         self.devices = _normalise_devices(devices, self.axis_names)
-        self.axis_types = _normalise_axis_types(axis_types, self.axis_names)
+        self.axis_types = normalise_axis_types(axis_types, self.axis_names)
         self._key = (tuple(device.id for device in self.flat_devices), self.devices.shape,
                      self.axis_names, self.axis_types)
         self._hash = hash(self._key)
@@ -150,6 +123,16 @@ class Mesh:
     @property
     def are_all_axes_explicit(self) -> bool:
         return all(kind is AxisType.Explicit for kind in self.axis_types)
+
+    @property
+    def abstract_mesh(self) -> AbstractMesh:
+        """The mesh without its devices: what ``get_abstract_mesh()`` returns under ``set_mesh``."""
+        cached = self.__dict__.get("_abstract_mesh")
+        if cached is None:
+            cached = AbstractMesh((), ()) if self.empty else AbstractMesh(
+                self.axis_sizes, self.axis_names, self.axis_types, device_kind="cpu")
+            self.__dict__["_abstract_mesh"] = cached
+        return cached
 
     def axis_size(self, name: str) -> int:
         return self.shape[name]
@@ -224,6 +207,11 @@ class set_mesh:
 def get_mesh() -> Mesh:
     """The mesh set with ``set_mesh``, or an empty mesh when none is set."""
     return _context.global_mesh if _context.global_mesh is not None else _empty_mesh()
+
+
+def global_mesh() -> Mesh | None:
+    """The mesh ``set_mesh`` made current, or None (cheap: read on every jit dispatch)."""
+    return _context.global_mesh
 
 
 def current_mesh() -> Mesh | None:

@@ -42,19 +42,52 @@ def _check_entry(entry, position: int):
     )
 
 
+def _axis_set(value, argument: str) -> frozenset[str]:
+    if not isinstance(value, (set, frozenset)):
+        raise TypeError(f"{argument} argument of PartitionSpec should of type `frozenset` or `set`. Got type {value}")
+    for name in value:
+        if not isinstance(name, str):
+            raise TypeError(f"PartitionSpec {argument} axes must be mesh axis names (strings), got {name!r}")
+    return frozenset(value)
+
+
+def _set_text(names: frozenset[str]) -> str:
+    return "{" + ", ".join(repr(name) for name in sorted(names)) + "}"
+
+
 class PartitionSpec:
     """How each array dim is split over mesh axes, e.g. ``P('x', None, ('y', 'z'))``.
 
     An entry is ``None`` (not split), an axis name, a tuple of axis names (split over their
     product, first name major), or ``P.UNCONSTRAINED`` (left to propagation inside jit).
-    Trailing dims not listed are not split.
+    Trailing dims not listed are not split. ``unreduced`` axes hold partial values whose sum over
+    the axis is the array; ``reduced`` axes hold copies of a value that is already summed there.
     """
 
     UNCONSTRAINED = UNCONSTRAINED
-    __slots__ = ("_partitions",)
+    __slots__ = ("_partitions", "unreduced", "reduced")
 
-    def __init__(self, *partitions):
+    def __init__(self, *partitions, unreduced=frozenset(), reduced=frozenset()):
         self._partitions = tuple(_check_entry(entry, index) for index, entry in enumerate(partitions))
+        self.unreduced = _axis_set(unreduced, "unreduced")
+        self.reduced = _axis_set(reduced, "reduced")
+        used = set(self.used_axes())
+        for name, axes in (("unreduced", self.unreduced), ("reduced", self.reduced)):
+            if used & axes:
+                raise ValueError(f"partitions cannot overlap with {name} axes passed to PartitionSpec. Got "
+                                 f"partitions: {self._partitions} and {name} axes: {axes}")
+        if self.unreduced & self.reduced:
+            raise ValueError(f"`unreduced` and `reduced` argument to PartitionSpec cannot overlap. Got unreduced: "
+                             f"{self.unreduced} and reduced: {self.reduced}")
+
+    @property
+    def partitions(self) -> tuple:
+        return self._partitions
+
+    def update(self, **changes) -> PartitionSpec:
+        partitions = changes.get("partitions", self._partitions)
+        return PartitionSpec(*partitions, unreduced=changes.get("unreduced", self.unreduced),
+                             reduced=changes.get("reduced", self.reduced))
 
     def __len__(self) -> int:
         return len(self._partitions)
@@ -63,6 +96,10 @@ class PartitionSpec:
         return self._partitions[index]
 
     def __iter__(self):
+        if self.unreduced or self.reduced:
+            # NOTE: as JAX: spreading a spec would drop its unreduced and reduced axes
+            raise ValueError("Using *pspec is dangerous when PartitionSpec has non-empty unreduced/reduced set. "
+                             "Please use *spec.partitions")
         return iter(self._partitions)
 
     def index(self, value) -> int:
@@ -73,20 +110,25 @@ class PartitionSpec:
 
     def __eq__(self, other) -> bool:
         if isinstance(other, PartitionSpec):
-            return self._partitions == other._partitions
+            return (self._partitions, self.unreduced, self.reduced) == (
+                other._partitions, other.unreduced, other.reduced)
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(self._partitions)
+        return hash((self._partitions, self.unreduced, self.reduced))
 
     def __repr__(self) -> str:
-        inner = ", ".join(repr(entry) for entry in self._partitions)
-        if len(self._partitions) == 1:
-            inner += ","
-        return f"P({inner})"
+        parts = [repr(entry) for entry in self._partitions]
+        if len(self._partitions) == 1 and not (self.unreduced or self.reduced):
+            parts[0] += ","
+        if self.unreduced:
+            parts.append(f"unreduced={_set_text(self.unreduced)}")
+        if self.reduced:
+            parts.append(f"reduced={_set_text(self.reduced)}")
+        return f"P({', '.join(parts)})"
 
     def __reduce__(self):
-        return (PartitionSpec, self._partitions)
+        return (_rebuild, (self._partitions, self.unreduced, self.reduced))
 
     def axis_names_of(self, position: int) -> tuple[str, ...]:
         """The mesh axes dim ``position`` is split over (empty for None and unlisted dims)."""
@@ -99,6 +141,10 @@ class PartitionSpec:
 
     def used_axes(self) -> list[str]:
         return [name for position in range(len(self)) for name in self.axis_names_of(position)]
+
+
+def _rebuild(partitions, unreduced, reduced) -> PartitionSpec:
+    return PartitionSpec(*partitions, unreduced=unreduced, reduced=reduced)
 
 
 P = PartitionSpec

@@ -13,6 +13,8 @@ import numpy as np
 
 from .devices import CpuDevice, check_memory_kind, is_addressable
 from .errors import DuplicateSpecError, IndivisibleError
+from meshjit.ir.abstract_mesh import AbstractMesh
+
 from .mesh import Mesh
 from .partition_spec import UNCONSTRAINED, PartitionSpec
 from .tile_assignment import TileAssignment
@@ -146,10 +148,14 @@ def _check_device(device, argument: str) -> CpuDevice:
 
 
 class NamedSharding(Sharding):
-    """A Mesh and a PartitionSpec saying how each array dim splits over the mesh's named axes."""
+    """A Mesh and a PartitionSpec saying how each array dim splits over the mesh's named axes.
 
-    def __init__(self, mesh: Mesh, spec: PartitionSpec, *, memory_kind: str | None = None):
-        if not isinstance(mesh, Mesh):
+    Over an AbstractMesh (as in the sharding of a traced value's type) it names the layout but
+    has no devices, so the methods about devices and indices raise ValueError.
+    """
+
+    def __init__(self, mesh: Mesh | AbstractMesh, spec: PartitionSpec, *, memory_kind: str | None = None):
+        if not isinstance(mesh, (Mesh, AbstractMesh)):
             raise TypeError(f"NamedSharding mesh must be a Mesh, got {type(mesh).__name__}: {mesh!r}")
         if not isinstance(spec, PartitionSpec):
             raise TypeError(
@@ -162,7 +168,7 @@ class NamedSharding(Sharding):
 
     def _check_spec(self) -> None:
         used = self.spec.used_axes()
-        for name in used:
+        for name in [*used, *sorted(self.spec.unreduced), *sorted(self.spec.reduced)]:
             if name not in self.mesh.axis_names:
                 raise ValueError(
                     f"Resource axis: {name} of {self.spec} is not found in mesh: {self.mesh.axis_names}."
@@ -177,6 +183,9 @@ class NamedSharding(Sharding):
 
     @property
     def _device_assignment(self) -> tuple[CpuDevice, ...]:
+        if isinstance(self.mesh, AbstractMesh):
+            raise ValueError(f"{self!r} is over an AbstractMesh, which has no devices; use a NamedSharding over a "
+                             f"concrete Mesh")
         return self.mesh.flat_devices
 
     def _check_rank(self, ndim: int) -> None:
@@ -192,6 +201,12 @@ class NamedSharding(Sharding):
     @functools.lru_cache(maxsize=64)
     def _tile_assignment(self, ndim: int) -> TileAssignment:
         self._check_rank(ndim)
+        if self.spec.unreduced:
+            # NOTE: an unreduced layout holds different partial values on devices that share a
+            # shard; Arrays store one block per shard, so pending sums live only inside jit.
+            raise ValueError(f"{self!r} is unreduced over {sorted(self.spec.unreduced)}: meshjit Arrays hold "
+                             f"reduced values only. Keep the pending sum inside jit and `reshard` it to a "
+                             f"layout without unreduced axes before it leaves the program")
         names = self.mesh.axis_names
         per_dim = [self.spec.axis_names_of(dim) for dim in range(ndim)]
         used = [name for axes in per_dim for name in axes]
@@ -213,7 +228,7 @@ class NamedSharding(Sharding):
 
     @property
     def has_unconstrained_dims(self) -> bool:
-        return any(entry is UNCONSTRAINED for entry in self.spec)
+        return any(entry is UNCONSTRAINED for entry in self.spec.partitions)
 
     def with_memory_kind(self, kind: str) -> NamedSharding:
         return NamedSharding(self.mesh, self.spec, memory_kind=kind)
@@ -230,6 +245,8 @@ class NamedSharding(Sharding):
         return cached
 
     def __repr__(self) -> str:
+        if isinstance(self.mesh, AbstractMesh):
+            return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r})"
         return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind={self.memory_kind})"
 
 

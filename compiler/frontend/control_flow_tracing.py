@@ -14,14 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import optree
-
 from meshjit.ir import Block, TensorType, Value
 from meshjit.ir.dtypes import to_numpy
 
 from .lax_ops import convert_element_type
-from .operands import as_operand, dtype_of, is_array_like
+from .operands import as_operand, dtype_of, is_array_like, x64
 from .promotion import DType, promote
-from .operands import x64
 from .trace import Tracer, current_trace, run_as_program, trace_region
 
 # NOTE: the facade's pytree namespace (meshjit.tree_util.NAMESPACE).

@@ -17,7 +17,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import optree
-
 from meshjit.ir import Block, MeshAttr, SymbolRef
 
 from . import index_groups, lax_ops

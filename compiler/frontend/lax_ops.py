@@ -10,17 +10,18 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-
 from meshjit.ir import DenseAttr
 from meshjit.ir.dtypes import DTYPES, from_numpy
 
 from .operands import as_operand, canonical_numpy, dtype_of, is_python_scalar, shape_of
-from .trace import Tracer, bind
+from .sharding_ops import layout_of as _layout_of
+from .sharding_types import ShardingTypeError, resolve_sharding
+from .trace import Tracer, bind, operand_sharding_type
 
 
-
-def _single(name: str, operands, attrs=None, *, weak_type: bool = False):
-    return bind(name, operands, attrs, weak_type=weak_type)[0]
+def _single(name: str, operands, attrs=None, *, weak_type: bool = False, out_sharding=None):
+    out_sharding = None if out_sharding is None else [out_sharding]
+    return bind(name, operands, attrs, weak_type=weak_type, out_sharding=out_sharding)[0]
 
 
 def _ir_dtype(dtype) -> str:
@@ -47,9 +48,9 @@ def _unary(name: str):
 def _match_scalars(name: str, x, y):
     """Give Python scalars the other operand's dtype and shape; check the rest match."""
     if is_python_scalar(x) and not is_python_scalar(y):
-        x = full(shape_of(y), x, dtype_of(y).name)
+        x = full(shape_of(y), x, dtype_of(y).name, sharding=_layout_of(y))
     elif is_python_scalar(y) and not is_python_scalar(x):
-        y = full(shape_of(x), y, dtype_of(x).name)
+        y = full(shape_of(x), y, dtype_of(x).name, sharding=_layout_of(x))
     x, y = as_operand(x), as_operand(y)
     if shape_of(x) != shape_of(y) or dtype_of(x).name != dtype_of(y).name:
         raise TypeError(
@@ -191,14 +192,18 @@ def iota(dtype, size: int):
     return broadcasted_iota(dtype, (size,), 0)
 
 
-def broadcasted_iota(dtype, shape, dimension: int):
+def broadcasted_iota(dtype, shape, dimension: int, *, out_sharding=None):
     shape = tuple(int(size) for size in shape)
-    return _single("iota", [], {"dtype": _ir_dtype(dtype), "shape": shape, "dimension": dimension})
+    sharding = resolve_sharding(out_sharding, len(shape), "broadcasted_iota")
+    return _single("iota", [], {"dtype": _ir_dtype(dtype), "shape": shape, "dimension": dimension},
+                   out_sharding=sharding)
 
 
-def full(shape, fill_value, dtype=None):
-    """An array of ``shape`` filled with ``fill_value`` (a scalar constant broadcast)."""
+def full(shape, fill_value, dtype=None, *, sharding=None):
+    """An array of ``shape`` filled with ``fill_value`` (a scalar constant broadcast), laid out
+    as ``sharding`` when given."""
     shape = tuple(int(size) for size in shape)
+    out_sharding = resolve_sharding(sharding, len(shape), "full")
     name = _ir_dtype(dtype) if dtype is not None else dtype_of(fill_value).name
     if is_python_scalar(fill_value) or isinstance(fill_value, (np.ndarray, np.generic)):
         scalar = canonical_numpy(fill_value, name)
@@ -207,15 +212,17 @@ def full(shape, fill_value, dtype=None):
     else:
         scalar = convert_element_type(fill_value, name)
     weak = dtype is None and dtype_of(fill_value).weak
-    return _single("broadcast_in_dim", [scalar], {"shape": shape, "broadcast_dimensions": ()}, weak_type=weak)
+    return _single("broadcast_in_dim", [scalar], {"shape": shape, "broadcast_dimensions": ()}, weak_type=weak,
+                   out_sharding=out_sharding)
 
 
 # -- shape and layout ----------------------------------------------------------------------------
-def broadcast_in_dim(operand, shape, broadcast_dimensions):
+def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):
     operand = as_operand(operand)
-    return _single("broadcast_in_dim", [operand],
-                   {"shape": tuple(int(s) for s in shape), "broadcast_dimensions": tuple(broadcast_dimensions)},
-                   weak_type=dtype_of(operand).weak)
+    shape = tuple(int(s) for s in shape)
+    sharding = resolve_sharding(out_sharding, len(shape), "broadcast_in_dim")
+    return _single("broadcast_in_dim", [operand], {"shape": shape, "broadcast_dimensions": tuple(broadcast_dimensions)},
+                   weak_type=dtype_of(operand).weak, out_sharding=sharding)
 
 
 def broadcast(operand, sizes):
@@ -224,11 +231,14 @@ def broadcast(operand, sizes):
     return broadcast_in_dim(operand, shape, tuple(range(len(sizes), len(shape))))
 
 
-def reshape(operand, new_sizes, dimensions=None):
+def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
     operand = as_operand(operand)
     if dimensions is not None:
         operand = transpose(operand, dimensions)
-    return _single("reshape", [operand], {"new_sizes": tuple(int(s) for s in new_sizes)}, weak_type=dtype_of(operand).weak)
+    new_sizes = tuple(int(s) for s in new_sizes)
+    sharding = resolve_sharding(out_sharding, len(new_sizes), "reshape")
+    return _single("reshape", [operand], {"new_sizes": new_sizes}, weak_type=dtype_of(operand).weak,
+                   out_sharding=sharding)
 
 
 def transpose(operand, permutation):
@@ -299,22 +309,52 @@ def expand_dims(array, dimensions):
 
 
 # -- contraction, reductions, scans -------------------------------------------------------------
-def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
-    """``dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``."""
+def _check_unreduced_dot(lhs, rhs, contracting, sharding) -> None:
+    """A dot whose out_sharding is unreduced keeps the sum over its contracting dims pending:
+    they must be split identically on both sides, over exactly the unreduced axes (JAX)."""
+    if not sharding.unreduced:
+        return
+    specs = []
+    for operand, dims in zip((lhs, rhs), contracting):
+        entries = operand_sharding_type(operand).entries()
+        specs.append(tuple(entries[dim] for dim in dims))
+    lhs_spec, rhs_spec = specs
+    if lhs_spec != rhs_spec:
+        raise ShardingTypeError(
+            f"lhs and rhs contracting dims should be sharded identically when out_sharding provided to "
+            f"dot_general mentions unreduced_axes. Got lhs_contracting_spec={lhs_spec}, "
+            f"rhs_contracting_spec={rhs_spec}")
+    flat = {axis for entry in lhs_spec if entry is not None for axis in ((entry,) if isinstance(entry, str) else entry)}
+    if sharding.unreduced != flat:
+        raise ShardingTypeError(
+            f"out_sharding's unreduced axes should be equal to the contracting specs. Got unreduced "
+            f"axes={sharding.unreduced} and contracting spec={lhs_spec}")
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None, *, out_sharding=None):
+    """``dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``;
+    ``out_sharding`` gives the result's sharding (explicit mode), which may leave the sum over
+    the contracting dims pending (``P(..., unreduced={...})``)."""
     (lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch) = dimension_numbers
     attrs = {"contracting_dims": (tuple(lhs_contracting), tuple(rhs_contracting)),
              "batch_dims": (tuple(lhs_batch), tuple(rhs_batch))}
     if preferred_element_type is not None:
         attrs["preferred_element_type"] = _ir_dtype(preferred_element_type)
-    return _single("dot_general", [as_operand(lhs), as_operand(rhs)], attrs)
+    lhs, rhs = as_operand(lhs), as_operand(rhs)
+    rank = len(shape_of(lhs)) + len(shape_of(rhs)) - 2 * len(lhs_contracting) - len(lhs_batch)
+    sharding = resolve_sharding(out_sharding, rank, "dot_general")
+    if sharding is not None:
+        _check_unreduced_dot(lhs, rhs, (lhs_contracting, rhs_contracting), sharding)
+    return _single("dot_general", [lhs, rhs], attrs, out_sharding=sharding)
 
 
-def dot(lhs, rhs, precision=None, preferred_element_type=None):
+def dot(lhs, rhs, precision=None, preferred_element_type=None, *, out_sharding=None):
     """Vector/matrix dot product of rank-1 or rank-2 operands."""
     lhs_rank = len(shape_of(lhs))
     if lhs_rank not in (1, 2) or len(shape_of(rhs)) not in (1, 2):
         raise TypeError(f"lax.dot needs rank-1 or rank-2 operands, got shapes {shape_of(lhs)} and {shape_of(rhs)}")
-    return dot_general(lhs, rhs, (((lhs_rank - 1,), (0,)), ((), ())), precision, preferred_element_type)
+    return dot_general(lhs, rhs, (((lhs_rank - 1,), (0,)), ((), ())), precision, preferred_element_type,
+                       out_sharding=out_sharding)
 
 
 def _reduction(name: str):

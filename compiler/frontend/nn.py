@@ -8,6 +8,7 @@ import operator
 
 from . import lax_ops as lax
 from . import numpy_api as jnp
+from . import sharding_ops
 from .numpy_api.arguments import (
     array_operand,
     convert_operand,
@@ -106,7 +107,8 @@ def _shifted(operand, axes):
     """
     maximum = lax.expand_dims(lax.reduce_max(operand, axes), axes)
     maximum = lax.select(
-        lax.is_finite(maximum), maximum, lax.full(shape_of(maximum), 0, dtype_of(maximum).name)
+        lax.is_finite(maximum), maximum,
+        lax.full(shape_of(maximum), 0, dtype_of(maximum).name, sharding=sharding_ops.layout_of(maximum))
     )
     shape = shape_of(operand)
     broadcast = lax.broadcast_in_dim(maximum, shape, tuple(range(len(shape))))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 from meshjit.ir.config import config
 from meshjit.ir.dtypes import canonicalize, from_numpy, to_numpy
 

@@ -11,16 +11,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from meshjit.ir import Block, MeshAttr, Op, TensorSharding, TensorType
+from meshjit.ir.abstract_mesh import AbstractMesh
 from meshjit.ir.dtypes import from_numpy
 
 from .lax_collectives import AxisEnvironment, bound_axes, in_body, innermost_environment
-from .trace import TracedRegion, Tracer, bind, current_trace, trace_region
+from .op_types import _VARYING_OVER_AXES, result_varying
+from .sharding_types import ShardingType, use_abstract_mesh
+from .trace import TracedRegion, Tracer, bind, current_trace, operand_sharding_type, trace_region
 
 # One entry per tensor dim: the mesh axes that split it, major to minor.
 DimAxes = tuple[tuple[str, ...], ...]
 
 # Per-device ops whose result varies over the axes they communicate over (their input may not).
-_VARYING_OVER_AXES = frozenset({"all_gather", "reduce_scatter", "all_to_all", "collective_permute", "pvary"})
 
 
 def local_type(global_type: TensorType, dims: DimAxes, mesh: MeshAttr) -> TensorType:
@@ -88,13 +90,16 @@ class ManualBody:
 
 
 def trace_body(fun: Callable, operands: Sequence, in_dims: Sequence[DimAxes], mesh: MeshAttr,
-               manual_axes: tuple[str, ...], *, name: str, check_vma: bool = True) -> ManualBody:
+               manual_axes: tuple[str, ...], *, name: str, check_vma: bool = True,
+               abstract_mesh: AbstractMesh | None = None) -> ManualBody:
     """Trace ``fun`` over per-device values of ``operands`` split as ``in_dims`` over the
     ``manual_axes`` of ``mesh``, inside the current trace.
 
     ``operands`` are Tracers of the current trace, device arrays or numpy arrays; ``fun``
     returns a flat list. Values the body uses from outside become extra operands, replicated.
     ``check_vma`` is the shard_map's flag, which ``pcast`` reads while the body is traced.
+    ``abstract_mesh`` (the mesh with its manual axes Manual) is the abstract mesh in context
+    inside the body: its values' types vary along the manual axes their in_specs split.
     """
     trace = current_trace()
     if trace is None:
@@ -111,11 +116,26 @@ def trace_body(fun: Callable, operands: Sequence, in_dims: Sequence[DimAxes], me
     def body(*tracers):
         environment.trace = current_trace()
         with bound_axes(environment):
-            return fun(*tracers)
+            if abstract_mesh is None:
+                return fun(*tracers)
+            with use_abstract_mesh(abstract_mesh):
+                return fun(*tracers)
 
-    region = trace_region(body, arg_types, weak_types, name=name)
+    sharding_types = None
+    if abstract_mesh is not None:
+        sharding_types = [_body_type(operand, abstract_mesh, axes) for operand, axes in zip(operands, argument_axes)]
+    region = trace_region(body, arg_types, weak_types, name=name, arg_sharding_types=sharding_types)
     captured_dims = [((),) * len(value.type.shape) for value in region.block.args[len(operands):]]
     return ManualBody(region, environment, list(operands) + region.captured, list(in_dims) + captured_dims)
+
+
+def _body_type(operand, abstract_mesh: AbstractMesh, varying: frozenset[str]) -> ShardingType:
+    """A body argument's type: the operand's split over the axes still Explicit inside, varying
+    along the manual axes its in_spec splits."""
+    outer = operand_sharding_type(operand)
+    keep = set(abstract_mesh.explicit_axes)
+    dims = tuple(tuple(axis for axis in axes if axis in keep) for axes in outer.dims)
+    return ShardingType(abstract_mesh, dims, varying=frozenset(varying))
 
 
 def _type_of(operand) -> TensorType:
@@ -138,22 +158,14 @@ def varying_axes(block: Block, argument_axes: Sequence[frozenset[str]],
     varying = {arg.id: frozenset() for arg in block.args}
     varying.update({arg.id: axes for arg, axes in zip(block.args, argument_axes)})
     for op in block.ops:
-        operands = frozenset().union(*(varying[value.id] for value in op.operands))
-        axes = frozenset(op.attrs.get("axes", ()))
-        if op.name == "axis_index":
-            result = frozenset({op.attrs["axis"]})
-        elif op.name == "all_reduce" or (op.name == "all_gather" and op.results[0].id in invariant_results):
-            result = operands - axes
-        elif op.name in _VARYING_OVER_AXES:
-            result = operands | axes
-        elif op.name in _CONTROL_FLOW:
+        if op.name in _CONTROL_FLOW:
             results, inner = _control_flow_varying(op, [varying[value.id] for value in op.operands],
                                                    invariant_results)
             varying.update(inner)
             varying.update({value.id: axes for value, axes in zip(op.results, results)})
             continue
-        else:
-            result = operands | _axes_varied_inside(op)
+        operands = [varying[value.id] for value in op.operands]
+        result = result_varying(op, operands, invariant=op.results[0].id in invariant_results if op.results else False)
         varying.update({value.id: result for value in op.results})
     return varying
 

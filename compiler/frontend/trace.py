@@ -15,11 +15,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from meshjit.ir import Block, DenseAttr, Func, MeshAttr, Module, Op, TensorType, Value
+from meshjit.ir.abstract_mesh import EMPTY_ABSTRACT_MESH
 from meshjit.ir.dtypes import from_numpy, to_numpy
 from meshjit.ir.shape_rules import ShapeError, infer_result_types
 
+from .op_types import ir_sharding, mesh_attr_for, seeds_propagation, type_results
+from .sharding_types import ShardingType, context_abstract_mesh, type_of_concrete
 
 
 class ConcretizationTypeError(TypeError):
@@ -72,7 +74,9 @@ class Trace:
 
     A region trace (``parent`` set, see ``trace_region``) records an op's body: it is isolated
     from above, so concrete arrays and the parent's Tracers it uses become extra arguments too.
-    ``captured`` maps a capture key to (the argument inside, the object outside).
+    ``captured`` maps a capture key to (the argument inside, the object outside). ``types`` holds
+    every value's sharding type by value id and ``known_meshes`` the concrete meshes types may
+    name; a region trace shares both with its parent.
     """
 
     name: str
@@ -82,6 +86,8 @@ class Trace:
     captured: dict[object, tuple[Value, object]] = field(default_factory=dict)
     active: bool = True
     parent: Trace | None = None
+    types: dict[int, ShardingType] = field(default_factory=dict)
+    known_meshes: list[MeshAttr] = field(default_factory=list)
 
     def add_mesh(self, mesh: MeshAttr) -> str:
         """The module-level name of ``mesh``, adding it when new ("mesh", "mesh_1", ...)."""
@@ -98,8 +104,20 @@ class Trace:
         return self._capture(("array", id(array)), array_type, array)
 
     def capture_outer(self, tracer: Tracer) -> Value:
-        """A Tracer of the parent trace used inside a region becomes an extra argument."""
-        return self._capture(("outer", tracer.value.id), tracer.value.type, tracer)
+        """A Tracer of the parent trace used inside a region becomes an extra argument, of the
+        outer value's sharding type when it lives on the mesh in context (else unsplit on it)."""
+        value = self._capture(("outer", tracer.value.id), tracer.value.type, tracer)
+        if value.id not in self.types:
+            outer = tracer.sharding_type
+            context = context_abstract_mesh()
+            if context is not None and not outer.mesh.empty and outer.mesh != context:
+                outer = ShardingType.replicated(context, outer.rank)
+            self.types[value.id] = outer
+        return value
+
+    def mesh_name_for(self, sharding: ShardingType) -> str:
+        """The module-level name of the concrete mesh of a type's abstract mesh."""
+        return self.add_mesh(mesh_attr_for(sharding.mesh, [*self.meshes.values(), *self.known_meshes]))
 
     def _capture(self, key, value_type: TensorType, outside) -> Value:
         # NOTE: the entry keeps ``outside`` alive, so the id in an array's key stays unique.
@@ -147,6 +165,12 @@ class Tracer:
         self.trace = trace
         self.value = value
         self.weak_type = weak_type
+
+    @property
+    def sharding_type(self) -> ShardingType:
+        """The sharding part of the value's type (unsplit on no mesh when nothing is known)."""
+        known = self.trace.types.get(self.value.id)
+        return known if known is not None else ShardingType.replicated(EMPTY_ABSTRACT_MESH, self.ndim)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -223,7 +247,7 @@ def _is_tracer(value) -> bool:
     return isinstance(value, Tracer)
 
 
-def _default_eager(name: str, operands, attrs, weak_type: bool):
+def _default_eager(name: str, operands, attrs, weak_type: bool, out_sharding=None):
     """Run one op on concrete operands with the reference interpreter; returns numpy arrays."""
     from meshjit.ir import interpret
 
@@ -241,7 +265,7 @@ _eager_executor: list[Callable] = [_default_eager]
 
 def set_eager_executor(executor: Callable) -> None:
     """Install how ops on concrete values run outside any trace: ``executor(name, operands,
-    attrs, weak_type)`` returns the results. The compiler cannot run programs on devices, so
+    attrs, weak_type, out_sharding)`` returns the results. The compiler cannot run programs on devices, so
     meshjit's facade registers its dispatcher here once, at import (meshjit/_dispatch.py)."""
     _eager_executor[0] = executor
 
@@ -312,11 +336,35 @@ def _is_ancestor(candidate: Trace, trace: Trace) -> bool:
     return False
 
 
-def bind(name: str, operands, attrs=None, *, weak_type: bool = False, regions=()) -> list:
+def operand_sharding_type(operand) -> ShardingType:
+    """The sharding type of anything an op accepts: a Tracer's, a device array's layout over the
+    Explicit axes of its mesh, and nothing for numpy values and scalars."""
+    if isinstance(operand, Tracer):
+        return operand.sharding_type
+    if is_concrete_array(operand):
+        return type_of_concrete(operand, len(operand.shape))
+    return ShardingType.replicated(EMPTY_ABSTRACT_MESH, np.ndim(operand))
+
+
+def _record_types(trace: Trace, op: Op, types) -> Op:
+    """Remember the results' types; in the function being compiled (not a region), a type on a
+    mesh with Explicit axes also pins the result's IR sharding for propagation."""
+    for result, sharding in zip(op.results, types):
+        trace.types[result.id] = sharding
+    if trace.parent is not None or not any(seeds_propagation(sharding) for sharding in types):
+        return op
+    shardings = tuple(ir_sharding(sharding, trace.mesh_name_for(sharding)) if seeds_propagation(sharding) else None
+                      for sharding in types)
+    return Op(op.name, op.operands, op.results, op.attrs, op.regions, shardings, op.location)
+
+
+def bind(name: str, operands, attrs=None, *, weak_type: bool = False, regions=(), out_sharding=None) -> list:
     """Apply op ``name`` to ``operands`` (Tracers, device Arrays or numpy arrays of IR dtypes).
 
     ``regions`` are the op's bodies (Blocks from ``trace_region``); ops with regions are staged
-    only, never run eagerly.
+    only, never run eagerly. ``out_sharding`` (one ShardingType per result) gives the results'
+    sharding types instead of the op's rule (JAX's ``out_sharding=``); outside a trace the
+    eager executor runs the op and places its results so.
     """
     attrs = dict(attrs or {})
     # NOTE: inside a trace every op is staged, even on constants (JAX's omnistaging); the
@@ -324,8 +372,11 @@ def bind(name: str, operands, attrs=None, *, weak_type: bool = False, regions=()
     trace = current_trace()
     trace = trace or next((operand.trace for operand in operands if isinstance(operand, Tracer)), None)
     if trace is None:
-        return _eager_executor[0](name, list(operands), attrs, weak_type)
+        return _eager_executor[0](name, list(operands), attrs, weak_type, out_sharding)
     location = user_location()
+    if name == "sharding_constraint" and "sharding" not in attrs and out_sharding:
+        # NOTE: a reshard given only its result's type is constrained to that type's sharding
+        attrs["sharding"] = ir_sharding(out_sharding[0], trace.mesh_name_for(out_sharding[0]))
     values = tuple(_operand_value(trace, operand, location) for operand in operands)
     try:
         result_types = infer_result_types(name, tuple(value.type for value in values), attrs,
@@ -333,7 +384,11 @@ def bind(name: str, operands, attrs=None, *, weak_type: bool = False, regions=()
     except ShapeError as error:
         raise TypeError(f"{error}{_at(location)}") from None
     results = tuple(Value.fresh(result_type) for result_type in result_types)
-    trace.ops.append(Op(name, values, results, attrs, tuple(regions), location=location))
+    op = Op(name, values, results, attrs, tuple(regions), location=location)
+    operand_types = [trace.types.get(value.id) or operand_sharding_type(operand)
+                     for value, operand in zip(values, operands)]
+    types = type_results(op, operand_types, context_abstract_mesh(), out_sharding)
+    trace.ops.append(_record_types(trace, op, types))
     return [Tracer(trace, result, weak_type) for result in results]
 
 
@@ -349,7 +404,13 @@ def stage(name: str, operands, result_types, attrs=None, *, regions=(), weak_typ
     location = user_location()
     values = tuple(_operand_value(trace, operand, location) for operand in operands)
     results = tuple(Value.fresh(result_type) for result_type in result_types)
-    trace.ops.append(Op(name, values, results, dict(attrs or {}), tuple(regions), location=location))
+    op = Op(name, values, results, dict(attrs or {}), tuple(regions), location=location)
+    returned = regions[0].returns if regions else ()
+    for index, result in enumerate(results):
+        known = trace.types.get(returned[index].id) if index < len(returned) else None
+        if known is not None:
+            trace.types[result.id] = known
+    trace.ops.append(op)
     weak_types = weak_types or [False] * len(results)
     return [Tracer(trace, result, weak) for result, weak in zip(results, weak_types)]
 
@@ -361,6 +422,7 @@ class TracedFunction:
     module: Module
     captured: list
     out_weak_types: list[bool]
+    out_sharding_types: list[ShardingType] = field(default_factory=list)
 
 
 def _run_in_trace(trace: Trace, fun: Callable, tracers) -> tuple[list, list[Value]]:
@@ -383,15 +445,19 @@ def _body(trace: Trace, out_values: list[Value]) -> Block:
 
 
 def trace_flat(fun: Callable, arg_types, arg_hints, *, name: str = "main", arg_weak_types=None,
-               arg_shardings=None, meshes=None) -> tuple[TracedFunction, object]:
+               arg_shardings=None, meshes=None, arg_sharding_types=None,
+               known_meshes=()) -> tuple[TracedFunction, object]:
     """Trace ``fun`` over flat abstract arguments; returns the traced function and fun's raw output.
 
     ``fun`` receives one Tracer per entry of ``arg_types`` and returns a flat list of outputs
-    (Tracers, device arrays or numpy values); the caller handles pytrees.
+    (Tracers, device arrays or numpy values); the caller handles pytrees. ``arg_sharding_types``
+    gives the arguments' sharding types (explicit mode) and ``known_meshes`` the concrete meshes
+    their abstract meshes stand for.
     """
-    trace = Trace(name, meshes=dict(meshes or {}))
+    trace = Trace(name, meshes=dict(meshes or {}), known_meshes=list(known_meshes))
     weak_types = arg_weak_types or [False] * len(arg_types)
     trace.args = [Value.fresh(arg_type, hint) for arg_type, hint in zip(arg_types, arg_hints)]
+    _record_arg_types(trace, arg_sharding_types)
     tracers = [Tracer(trace, value, weak) for value, weak in zip(trace.args, weak_types)]
     outputs, out_values = _run_in_trace(trace, fun, tracers)
     captured_arrays = [array for _, array in trace.captured.values()]
@@ -400,7 +466,15 @@ def trace_flat(fun: Callable, arg_types, arg_hints, *, name: str = "main", arg_w
     func = Func(name, body, arg_shardings=arg_shardings if arg_shardings else ())
     module = Module(tuple(trace.meshes.items()), (func,))
     out_weak = [bool(getattr(output, "weak_type", False)) for output in outputs]
-    return TracedFunction(module, captured_arrays, out_weak), outputs
+    out_types = [trace.types.get(value.id) or operand_sharding_type(output)
+                 for value, output in zip(out_values, outputs)]
+    return TracedFunction(module, captured_arrays, out_weak, out_types), outputs
+
+
+def _record_arg_types(trace: Trace, arg_sharding_types) -> None:
+    for value, sharding in zip(trace.args, arg_sharding_types or ()):
+        if sharding is not None:
+            trace.types[value.id] = sharding
 
 
 @dataclass
@@ -415,7 +489,7 @@ class TracedRegion:
 
 
 def trace_region(fun: Callable, arg_types, arg_weak_types, *, name: str,
-                 trace_type: Callable[..., Trace] = Trace) -> TracedRegion:
+                 trace_type: Callable[..., Trace] = Trace, arg_sharding_types=None) -> TracedRegion:
     """Trace ``fun`` into a region body inside the current trace (an op's body, such as a
     manual_computation's), over fresh arguments of ``arg_types``.
 
@@ -429,7 +503,9 @@ def trace_region(fun: Callable, arg_types, arg_weak_types, *, name: str,
     if parent is None:
         raise ValueError(f"trace_region({name!r}) needs an enclosing trace to put the region in")
     trace = trace_type(name, meshes=parent.meshes, parent=parent)
+    trace.types, trace.known_meshes = parent.types, parent.known_meshes
     trace.args = [Value.fresh(arg_type) for arg_type in arg_types]
+    _record_arg_types(trace, arg_sharding_types)
     tracers = [Tracer(trace, value, weak) for value, weak in zip(trace.args, arg_weak_types)]
     outputs, out_values = _run_in_trace(trace, fun, tracers)
     captured = [outside for _, outside in trace.captured.values()]

@@ -67,8 +67,9 @@ class _Partitioner:
         return given if given is not None else replicated(self.mesh_name, value.type.rank)
 
     def result_shardings(self, op: Op) -> list[TensorSharding]:
-        """The layouts propagation chose for ``op``'s results, without pending reductions."""
-        return [_clean(self.sharding_of(result, op.sharding_of(index))) for index, result in enumerate(op.results)]
+        """The layouts propagation chose for ``op``'s results, closed; pending reductions only
+        where the sharding asks for them (explicit mode's unreduced axes: the sum waits)."""
+        return [_closed(self.sharding_of(result, op.sharding_of(index))) for index, result in enumerate(op.results)]
 
     # -- emitting one op --------------------------------------------------------------------
     def partition_generic(self, op: Op, strategy=None) -> list[Local]:
@@ -150,6 +151,12 @@ def _consumers(func: Func) -> Counter:
             counts.update(value.id for value in region.returns)
     counts.update(value.id for value in func.returns)
     return counts
+
+
+def _closed(sharding: TensorSharding) -> TensorSharding:
+    """Closed dims, pending reductions kept."""
+    return TensorSharding(sharding.mesh_name, tuple(DimSharding(dim.axes) for dim in sharding.dims),
+                          sharding.replicated, sharding.unreduced, sharding.reduction)
 
 
 def _clean(sharding: TensorSharding) -> TensorSharding:

@@ -36,3 +36,4 @@ from .registries import local_attr_rules as local_attr_rules
 from .registries import partial_result_rules as partial_result_rules
 from .registries import partition_rules as partition_rules
 from .registries import sharding_rules as sharding_rules
+from .registries import sharding_type_rules as sharding_type_rules

@@ -10,6 +10,7 @@ from meshjit.ir.dtypes import to_numpy
 from meshjit.runtime.threads import matmul
 
 from ..factor_rules import FactorRule, joined
+from ..factor_types import check_unique, operand_type_text
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.registries import (
@@ -20,15 +21,19 @@ from ..frontend.autodiff.registries import (
     transpose_rules,
     type_of,
 )
+from ..frontend.sharding_types import ShardingTypeError
 from ..frontend.vmap.batching import emit_like, move_dim, shifted
 from ..partial_sums import SUM, PartialRule, partial_sum_rules
 from .registries import (
     batching_rules,
+    common_reduced,
     factor_rule,
     kernel_rules,
     partial_result_rules,
     sharding_rules,
+    sharding_type_rules,
     shifted_axes,
+    typed,
 )
 
 # --- sharding ------------------------------------------------------------------------------------
@@ -60,6 +65,52 @@ def _dot_general(op: Op) -> FactorRule:
 
 
 # --- kernels -------------------------------------------------------------------------------------
+
+
+# --- sharding types (explicit mode) -------------------------------------------------------------
+# JAX's rule: batch dims and contracting dims must agree where both operands split them; when
+# both split a contracting dim the result is ambiguous (all_reduce, reduce_scatter on either
+# free dim, or a pending sum), so ``out_sharding`` must say which. Otherwise the result has
+# the lhs's batch axes, then each operand's free dims' axes. Operands may not be unreduced.
+
+
+def _spec_tuple(operand, dims) -> tuple:
+    entries = operand.entries()
+    return tuple(entries[dim] for dim in dims)
+
+
+def _check_agree(lhs_spec, rhs_spec, message: str) -> None:
+    for lhs, rhs in zip(lhs_spec, rhs_spec):
+        if lhs is not None and rhs is not None and lhs != rhs:
+            raise ShardingTypeError(message)
+
+
+@sharding_type_rules.register("dot_general")
+def _dot_general_type(op: Op, operands, mesh) -> list:
+    lhs, rhs = operands
+    if lhs.unreduced or rhs.unreduced:
+        raise ShardingTypeError(f"lhs or rhs passed to dot_general cannot be unreduced. Got "
+                                f"lhs=ShapedArray({operand_type_text(op, 0, lhs)}) and "
+                                f"rhs=ShapedArray({operand_type_text(op, 1, rhs)})")
+    (lhs_contracting, rhs_contracting) = op.attrs["contracting_dims"]
+    (lhs_batch, rhs_batch) = op.attrs["batch_dims"]
+    lhs_batch_spec, rhs_batch_spec = _spec_tuple(lhs, lhs_batch), _spec_tuple(rhs, rhs_batch)
+    _check_agree(lhs_batch_spec, rhs_batch_spec,
+                 f"dot_general requires lhs batch dimensions and rhs batch dimensions to have the consistent "
+                 f"sharding, got {lhs_batch_spec} and {rhs_batch_spec}.")
+    lhs_spec, rhs_spec = _spec_tuple(lhs, lhs_contracting), _spec_tuple(rhs, rhs_contracting)
+    _check_agree(lhs_spec, rhs_spec, f"dot_general requires contracting dimensions to have consistent sharding, "
+                                     f"got {lhs_spec} and {rhs_spec}.")
+    if any(left is not None and right is not None for left, right in zip(lhs_spec, rhs_spec)):
+        raise ShardingTypeError(
+            "Contracting dimensions are sharded and it is ambiguous how the output should be sharded. Please "
+            "specify the output sharding via the `out_sharding` parameter. Got "
+            f"lhs_contracting_spec={lhs_spec} and rhs_contracting_spec={rhs_spec}")
+    lhs_free = [lhs.dims[dim] for dim in range(lhs.rank) if dim not in lhs_contracting + lhs_batch]
+    rhs_free = [rhs.dims[dim] for dim in range(rhs.rank) if dim not in rhs_contracting + rhs_batch]
+    dims = tuple(lhs.dims[dim] for dim in lhs_batch) + tuple(lhs_free) + tuple(rhs_free)
+    check_unique(dims)
+    return typed(mesh, [dims], reduced=common_reduced(op, operands))
 
 
 @kernel_rules.register("dot_general")
@@ -96,13 +147,15 @@ def _dot_general(op: Op, lead: int):
     return run
 
 
-def reduced_contraction(dot: Op, reduce_axes: tuple[int, ...], lead: int):
+def reduced_contraction(dot: Op, reduce_axes: tuple[int, ...], lead: int, mesh_shape: tuple[int, ...]):
     """``all_reduce(dot_general(lhs, rhs))`` over the leading dims ``reduce_axes`` as ONE matmul.
 
     Every device along the reduced axes contracts its shard of K and the all_reduce sums the
     partial products; summed over devices that is the contraction over all the devices' K
     shards laid side by side, so the devices' leading dims join the contracting dim and the
-    sum comes out of the GEMM itself (no partial results, no separate reduction pass).
+    sum comes out of the GEMM itself (no partial results, no separate reduction pass). A
+    buffer the same on every device along a reduced axis (leading dim 1) still counts once
+    per device there: operands are broadcast to the mesh's size along the reduced axes.
     """
     lhs_type, rhs_type = dot.operands[0].type, dot.operands[1].type
     (lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch) = dot.attrs["contracting_dims"], dot.attrs["batch_dims"]
@@ -122,6 +175,8 @@ def reduced_contraction(dot: Op, reduce_axes: tuple[int, ...], lead: int):
 
     def run(lhs, rhs):
         full = list(np.broadcast_shapes(lhs.shape[:lead], rhs.shape[:lead]))
+        for axis in reduce_axes:
+            full[axis] = mesh_shape[axis]
         group = int(np.prod([full[axis] for axis in reduce_axes]))
         other_shape = tuple(full[axis] for axis in others)
         left = np.broadcast_to(lhs, tuple(full) + lhs.shape[lead:]).transpose(lhs_order)

@@ -13,6 +13,7 @@ from meshjit.ir.ops.elementwise import OPS
 from meshjit.ir.reference import reference_impls
 
 from ..factor_rules import FactorRule, joined, letters
+from ..factor_types import operand_type_text
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import linear_jvp, no_tangent
@@ -28,6 +29,7 @@ from ..frontend.autodiff.registries import (
     type_of,
     zeros,
 )
+from ..frontend.sharding_types import ShardingTypeError, named_sharding_text
 from ..frontend.vmap.batching import batch_elementwise, shift_attrs
 from ..partial_sums import (
     EVERY_REDUCTION,
@@ -38,7 +40,16 @@ from ..partial_sums import (
     float_result,
     partial_sum_rules,
 )
-from .registries import batching_rules, factor_rule, kernel_rules, sharding_rules
+from .registries import (
+    batching_rules,
+    common_reduced,
+    factor_result_dims,
+    factor_rule,
+    kernel_rules,
+    sharding_rules,
+    sharding_type_rules,
+    typed,
+)
 
 # --- sharding ------------------------------------------------------------------------------------
 
@@ -66,6 +77,75 @@ def _bitcast(op: Op) -> FactorRule:
     if operand_rank == result_rank:
         return factor_rule(op, spec)
     return factor_rule(op, spec, {names[-1]: "replication"})
+# --- sharding types (explicit mode) -------------------------------------------------------------
+# Dims follow the factor rule (operands agree dim by dim). A pending sum (unreduced axes) passes
+# through add when both operands hold it over the same axes, through mul when the other operand
+# is reduced over them, and through convert; any other elementwise op refuses it (as JAX).
+
+
+@sharding_type_rules.register("add")
+def _add_type(op: Op, operands, mesh) -> list:
+    lhs, rhs = operands
+    reduced = common_reduced(op, operands)
+    if lhs.unreduced and rhs.unreduced and lhs.unreduced != rhs.unreduced:
+        raise ShardingTypeError(f"lhs and rhs to `add` must be unreduced along the same mesh axes. Got "
+                                f"lhs={lhs.unreduced}, rhs={rhs.unreduced}")
+    if bool(lhs.unreduced) != bool(rhs.unreduced):
+        pending, other = ("lhs", "rhs") if lhs.unreduced else ("rhs", "lhs")
+        raise ShardingTypeError(f"{pending} is unreduced while {other} is not. `add` operation does not allow this "
+                                f"because there will be implicit communication. Please reduce {pending} via "
+                                f"`reshard` before calling `add`.")
+    return typed(mesh, factor_result_dims(op, operands, mesh), lhs.unreduced, reduced)
+
+
+@sharding_type_rules.register("mul")
+def _mul_type(op: Op, operands, mesh) -> list:
+    lhs, rhs = operands
+    reduced = common_reduced(op, [operand for operand in operands if not operand.unreduced])
+    if lhs.unreduced and rhs.unreduced:
+        raise ShardingTypeError(f"lhs and rhs to `mul` cannot be unreduced since mul is bilinear. Got "
+                                f"lhs={lhs.unreduced}, rhs={rhs.unreduced}")
+    for pending, other, names in ((lhs, rhs, ("RHS", "LHS")), (rhs, lhs, ("LHS", "RHS"))):
+        if pending.unreduced and other.reduced != pending.unreduced:
+            raise ShardingTypeError(f"{names[0]} should be reduced along the same axes {names[1]} is unreduced on. "
+                                    f"Got lhs={operand_type_text(op, 0, lhs)} and rhs={operand_type_text(op, 1, rhs)}")
+    unreduced = lhs.unreduced | rhs.unreduced
+    return typed(mesh, factor_result_dims(op, operands, mesh), unreduced, reduced - unreduced)
+
+
+@sharding_type_rules.register("convert")
+def _convert_type(op: Op, operands, mesh) -> list:
+    (operand,) = operands
+    return typed(mesh, [operand.dims], operand.unreduced, operand.reduced)
+
+
+@sharding_type_rules.register("select")
+def _select_type(op: Op, operands, mesh) -> list:
+    """The cases must have one sharding; the predicate is 0-d or shares it (JAX's rule)."""
+    which, *cases = operands
+    placed = [case for case in cases if not case.mesh.empty]
+    if any(case.dims != placed[0].dims for case in placed[1:]):
+        # NOTE: JAX lists the cases in select_n's order: on_false first
+        raise ShardingTypeError("select cases must have the same shardings, got "
+                                f"[{', '.join(named_sharding_text(case) for case in reversed(cases))}].")
+    first = placed[0] if placed else cases[0]
+    if which.rank and not which.mesh.empty and which.dims != first.dims:
+        raise ShardingTypeError(f"select `which` must be scalar or have the same sharding as cases, got `which` "
+                                f"sharding {named_sharding_text(which)} but case sharding "
+                                f"{named_sharding_text(cases[-1])}.")
+    unreduced = {case.unreduced for case in cases}
+    if len(unreduced) > 1:
+        raise ShardingTypeError(f"select cases must be unreduced along the same mesh axes, got {unreduced}")
+    return typed(mesh, [first.dims], unreduced.pop(), first.reduced)
+
+
+@sharding_type_rules.register("clamp")
+def _clamp_type(op: Op, operands, mesh) -> list:
+    operand = operands[1]
+    if any(bound.unreduced for bound in operands):
+        raise NotImplementedError("unreduced rule for clamp is not implemented. Please file an issue at "
+                                  "https://github.com/jax-ml/jax/issues")
+    return typed(mesh, [operand.dims], reduced=operand.reduced)
 
 
 # --- kernels -------------------------------------------------------------------------------------

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 from meshjit.ir import Op, TensorType
+from meshjit.ir.dtypes import to_numpy
 from meshjit.ir.gather_scatter import GatherDims, ScatterDims
 from meshjit.ir.ops.indexing import SCATTERS
 
 from ..factor_rules import FactorRule, joined, letters
+from ..factor_types import check_unique, operand_type_text, varying_out_shape
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import linear_jvp
@@ -25,6 +27,7 @@ from ..frontend.autodiff.registries import (
     type_of,
     zeros,
 )
+from ..frontend.sharding_types import ShardingTypeError, format_type, named_sharding_text
 from ..frontend.trace import bind
 from ..frontend.vmap.batching import at_front, emit_like, unrolled
 from ..gather_scatter_partition import partition_gather, partition_scatter
@@ -37,6 +40,9 @@ from .registries import (
     local_attr_rules,
     partition_rules,
     sharding_rules,
+    sharding_type_rules,
+    typed,
+    unreduced_not_implemented,
 )
 
 # --- sharding ------------------------------------------------------------------------------------
@@ -142,6 +148,90 @@ def _scatter(op: Op) -> FactorRule:
             kinds[name] = "reduction"
     spec = f"{joined(operand)}, {joined(indices)}, {joined(updates)} -> {joined(operand)}"
     return factor_rule(op, spec, kinds)
+
+
+# --- sharding types (explicit mode) -------------------------------------------------------------
+
+
+@sharding_type_rules.register("dynamic_slice")
+def _dynamic_slice_type(op: Op, operands, mesh) -> list:
+    unreduced_not_implemented(op, operands)
+    operand = operands[0]
+    value = op.operands[0]
+    varying_out_shape("dynamic_slice", operand, value.type.shape, value.type.dtype, op.result.type.shape)
+    return typed(mesh, [operand.dims], reduced=operand.reduced)
+
+
+@sharding_type_rules.register("dynamic_update_slice")
+def _dynamic_update_slice_type(op: Op, operands, mesh) -> list:
+    operand, update = operands[:2]
+    for what, attribute in (("sharding", "dims"), ("unreduced", "unreduced"), ("reduced", "reduced")):
+        if getattr(operand, attribute) != getattr(update, attribute):
+            verb = "sharding must be equal to update sharding" if what == "sharding" else (
+                f"and update must be {what} along the same axes")
+            raise ShardingTypeError(
+                f"dynamic_update_slice operand {verb}, got operand sharding "
+                f"{_with_axis_types(op, 0, operand)} and update sharding {_with_axis_types(op, 1, update)}.")
+    return typed(mesh, [operand.dims], operand.unreduced, operand.reduced)
+
+
+def _with_axis_types(op: Op, index: int, sharding) -> str:
+    value = op.operands[index]
+    return format_type(value.type.shape, to_numpy(value.type.dtype), sharding, mesh_axis_types=True)
+
+
+@sharding_type_rules.register("sort")
+def _sort_type(op: Op, operands, mesh) -> list:
+    unreduced_not_implemented(op, operands)
+    dimension = op.attrs["dimension"]
+    placed = [operand for operand in operands if not operand.mesh.empty]
+    for operand in placed:
+        if operand.dims[dimension]:
+            raise ShardingTypeError(f"Arguments to sort must be unsharded over the sorting dimension. Got arg "
+                                    f"sharding={named_sharding_text(operand)} and sorting dimension={dimension}")
+        if operand.dims != placed[0].dims:
+            raise ShardingTypeError(f"Arguments to sort must have equal shardings, got: "
+                                    f"{' '.join(named_sharding_text(other) for other in placed)}")
+    dims = placed[0].dims if placed else operands[0].dims
+    return typed(mesh, [dims] * len(op.results))
+
+
+def _indices_text(op: Op, indices) -> str:
+    """The indices as JAX's gather sees them, with their trailing index-vector dim."""
+    value = op.operands[1]
+    return format_type(value.type.shape, to_numpy(value.type.dtype), indices)
+
+
+@sharding_type_rules.register("gather")
+def _gather_type(op: Op, operands, mesh) -> list:
+    """The dims the gather indexes (and windows that do not span a dim) must be unsplit; the
+    result's batch dims are the indices', its offset dims the operand's kept dims (JAX asks for
+    ``out_sharding`` when that is ambiguous)."""
+    unreduced_not_implemented(op, operands)
+    operand, indices = operands
+    attrs = op.attrs
+    operand_shape = op.operands[0].type.shape
+    dropped = set(attrs["collapsed_slice_dims"]) | set(attrs["operand_batching_dims"])
+    kept = [dim for dim in range(len(operand_shape)) if dim not in dropped]
+    whole = [dim for dim in range(len(operand_shape))
+             if dim in dropped or dim in attrs["start_index_map"] or attrs["slice_sizes"][dim] != operand_shape[dim]]
+    rank = len(attrs["offset_dims"]) + len(indices.dims) - 1
+    batch_positions = [dim for dim in range(rank) if dim not in attrs["offset_dims"]]
+    dims = [()] * rank
+    for position, axes in zip(batch_positions, indices.dims[:-1]):
+        dims[position] = axes
+    for position, dim in zip(attrs["offset_dims"], kept):
+        dims[position] = operand.dims[dim]
+    dims = tuple(dims)
+    used = [name for axes in dims for name in axes]
+    if any(operand.dims[dim] for dim in whole) or indices.dims[-1] or len(set(used)) != len(used):
+        raise ShardingTypeError(
+            "Use `.at[...].get(out_sharding=)` to provide output PartitionSpec for the gather indexing as out "
+            "sharding could not be resolved unambiguously (or would require collectives on inputs). Got "
+            f"operand=ShapedArray({operand_type_text(op, 0, operand)}), "
+            f"indices=ShapedArray({_indices_text(op, indices)})")
+    check_unique(dims)
+    return typed(mesh, [dims])
 
 
 # --- autodiff ------------------------------------------------------------------------------------

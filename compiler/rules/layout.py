@@ -12,6 +12,12 @@ import numpy as np
 from meshjit.ir import AxisRef, DimSharding, Op, TensorType
 
 from ..factor_rules import FactorRule, joined, letters
+from ..factor_types import (
+    check_unique,
+    operand_type_text,
+    same_unreduced,
+    varying_out_shape,
+)
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.jvp import linear_jvp
 from ..frontend.autodiff.registries import (
@@ -23,20 +29,25 @@ from ..frontend.autodiff.registries import (
     type_of,
     zeros,
 )
+from ..frontend.sharding_types import ShardingTypeError, named_sharding_text
 from ..frontend.vmap.batching import at_front, emit_like, shift_attrs, shifted
 from ..frontend.vmap.transform import spmd_axes_of_current_batch
 from ..halo_partition import partition_concatenate, partition_windowed
 from ..partial_sums import EVERY_REDUCTION, PartialRule, partial_sum_rules
+from ..reshape_types import reshape_dims, reshape_error
 from ..reshard import reshard
 from ..spmd_builder import describe
 from .registries import (
     batching_rules,
+    factor_result_dims,
     factor_rule,
     kernel_rules,
     local_attr_rules,
     partition_rules,
     sharding_rules,
+    sharding_type_rules,
     shifted_axes,
+    typed,
 )
 
 # --- sharding ------------------------------------------------------------------------------------
@@ -201,6 +212,49 @@ def _concatenate(op: Op) -> FactorRule:
 def _sharding_constraint(op: Op) -> FactorRule:
     dims = joined(letters(op.result.type.rank))
     return factor_rule(op, f"{dims} -> {dims}")
+
+
+# --- sharding types (explicit mode) -------------------------------------------------------------
+# Layout ops move data without combining it, so a pending sum (unreduced axes) passes through all
+# of them. Reshape follows JAX's rule: besides adding or removing unit dims, only splitting one
+# dim (its axes spread over the new dims, major first) or merging adjacent dims (their axes
+# concatenated, only when every split one comes before the unsplit ones) infer a sharding.
+
+
+@sharding_type_rules.register("transpose", "broadcast_in_dim", "rev", "sharding_constraint")
+def _moved_type(op: Op, operands, mesh) -> list:
+    (operand, *_) = operands
+    return typed(mesh, factor_result_dims(op, operands, mesh), operand.unreduced, operand.reduced)
+
+
+@sharding_type_rules.register("slice", "pad")
+def _windowed_type(op: Op, operands, mesh) -> list:
+    operand = operands[0]
+    value = op.operands[0]
+    name = "slicing" if op.name == "slice" else "padding"
+    varying_out_shape(name, operand, value.type.shape, value.type.dtype, op.result.type.shape)
+    return typed(mesh, [operand.dims], operand.unreduced, operand.reduced)
+
+
+@sharding_type_rules.register("concatenate")
+def _concatenate_type(op: Op, operands, mesh) -> list:
+    placed = [operand for operand in operands if not operand.mesh.empty]
+    if any(operand.dims != placed[0].dims for operand in placed[1:]):
+        raise ShardingTypeError(f"All operands should have the same sharding. Got shardings "
+                                f"{', '.join(named_sharding_text(operand) for operand in operands)}")
+    first = placed[0] if placed else operands[0]
+    return typed(mesh, [first.dims], same_unreduced(op.name, operands), first.reduced)
+
+
+@sharding_type_rules.register("reshape", "squeeze", "expand_dims")
+def _reshape_type(op: Op, operands, mesh) -> list:
+    (operand,) = operands
+    value = op.operands[0]
+    new_sizes = op.result.type.shape
+    text = operand_type_text(op, 0, operand)
+    dims = reshape_dims(mesh, operand.dims, value.type.shape, new_sizes, lambda: reshape_error(text, new_sizes))
+    check_unique(dims)
+    return typed(mesh, [dims], operand.unreduced, operand.reduced)
 
 
 # --- kernels -------------------------------------------------------------------------------------

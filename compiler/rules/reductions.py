@@ -10,10 +10,12 @@ from meshjit.ir import Op, SymbolRef
 from meshjit.ir.dtypes import to_numpy
 
 from ..factor_rules import FactorRule, joined, letters
+from ..factor_types import operand_type_text
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import linear_jvp, no_tangent
 from ..frontend.autodiff.registries import full, jvp_rules, scalar, single, transpose_rules, type_of
+from ..frontend.sharding_types import ShardingTypeError
 from ..frontend.vmap.batching import shift_attrs
 from ..partial_sums import MAX, MIN, SUM, PartialRule, partial_sum_rules
 from ..spmd_builder import Local, reduction_identity
@@ -26,7 +28,10 @@ from .registries import (
     partition_rules,
     run_per_leading_position,
     sharding_rules,
+    sharding_type_rules,
     shifted_axes,
+    typed,
+    unreduced_not_implemented,
 )
 
 # --- sharding ------------------------------------------------------------------------------------
@@ -55,6 +60,46 @@ def _scan(op: Op) -> FactorRule:
     names = letters(op.result.type.rank)
     return factor_rule(op, f"{joined(names)} -> {joined(names)}",
                  {names[op.attrs["axis"]]: "replication"})
+
+
+# --- sharding types (explicit mode) -------------------------------------------------------------
+# A reduction over a split dim drops the dim's axes (the partitioner reduces over them); a
+# pending sum passes through reduce_sum only. Scans need their scanned dim unsplit.
+
+
+def _kept_dims(operand, axes) -> tuple:
+    return tuple(dims for dim, dims in enumerate(operand.dims) if dim not in axes)
+
+
+@sharding_type_rules.register("reduce_sum")
+def _reduce_sum_type(op: Op, operands, mesh) -> list:
+    (operand,) = operands
+    return typed(mesh, [_kept_dims(operand, set(op.attrs["axes"]))], operand.unreduced, operand.reduced)
+
+
+@sharding_type_rules.register("reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or")
+def _reduce_type(op: Op, operands, mesh) -> list:
+    unreduced_not_implemented(op, operands)
+    (operand,) = operands
+    return typed(mesh, [_kept_dims(operand, set(op.attrs["axes"]))], reduced=operand.reduced)
+
+
+@sharding_type_rules.register("argmax", "argmin")
+def _arg_reduce_type(op: Op, operands, mesh) -> list:
+    unreduced_not_implemented(op, operands)
+    (operand,) = operands
+    return typed(mesh, [_kept_dims(operand, {op.attrs["axis"]})])
+
+
+@sharding_type_rules.register("cumsum", "cumprod", "cummax", "cummin")
+def _scan_type(op: Op, operands, mesh) -> list:
+    unreduced_not_implemented(op, operands)
+    (operand,) = operands
+    axis = op.attrs["axis"]
+    if operand.dims[axis]:
+        raise ShardingTypeError(f"Input should be unsharded over the axis being reduced. Got input "
+                                f"type={operand_type_text(op, 0, operand)} and axis={axis}")
+    return typed(mesh, [operand.dims], reduced=operand.reduced)
 
 
 # --- kernels -------------------------------------------------------------------------------------

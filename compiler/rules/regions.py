@@ -23,13 +23,20 @@ from ..frontend.autodiff.registries import (
 )
 from ..frontend.autodiff.transpose import VaryingAxes, backward_pass
 from ..frontend.shard_map import varying_axes
+from ..frontend.sharding_types import ShardingType
 from ..frontend.trace import bind, current_trace, trace_region
 from ..frontend.vmap.batching import at_front, move_dim
 from ..frontend.vmap.transform import batch_block, current_batch_axis
 from ..manual_free_axes import partition_over_free_axes
 from ..reshard import reshard
 from ..spmd_builder import Local, describe
-from .registries import batching_rules, factor_rule, partition_rules, sharding_rules
+from .registries import (
+    batching_rules,
+    factor_rule,
+    partition_rules,
+    sharding_rules,
+    sharding_type_rules,
+)
 
 # --- sharding ------------------------------------------------------------------------------------
 
@@ -44,6 +51,19 @@ def _manual_computation(op: Op) -> FactorRule:
     names = [name for spec in operand_specs + result_specs for name in spec.split() if name != "[]"]
     return factor_rule(op, f"{', '.join(operand_specs)} -> {', '.join(result_specs)}",
                  {name: "replication" for name in names})
+
+
+@sharding_type_rules.register("manual_computation")
+def _manual_computation_type(op: Op, operands, mesh) -> list:
+    """A shard_map's results are laid out as its out_specs say: their types keep the Explicit
+    axes of those layouts."""
+    explicit = set(mesh.explicit_axes)
+    types = []
+    for sharding in op.attrs["out_shardings"]:
+        dims = tuple(tuple(axis.name for axis in dim.axes if axis.name in explicit) for dim in sharding.dims)
+        length = max((index + 1 for index, dim in enumerate(sharding.dims) if dim.axes), default=0)
+        types.append(ShardingType(mesh, dims, spec_length=length))
+    return types
 
 
 # --- autodiff ------------------------------------------------------------------------------------

@@ -6,7 +6,10 @@
 - ``kernel_rules[name](op, lead) -> function``: how the op runs on plan buffers whose ``lead``
   leading dims are the mesh's axes; the named default runs the reference implementation once
   per distinct leading position;
-- ``batching_rules[name]``: vmap's rule per op (the slot the vmap transformation fills).
+- ``batching_rules[name]``: vmap's rule per op (the slot the vmap transformation fills);
+- ``sharding_type_rules[name](op, operands, mesh) -> [ShardingType]``: the results' sharding
+  types in explicit mode, from the operands' (``meshjit.compiler.frontend.sharding_types``); the
+  named default evaluates the op's factor rule on them (``compiler/factor_types.py``).
 
 Autodiff's ``jvp_rules`` and ``transpose_rules`` are defined beside their helpers in
 ``compiler/frontend/autodiff/registries.py``; the families fill them too.
@@ -23,6 +26,8 @@ from meshjit.ir.reference import reference_impls
 from meshjit.ir.registry import Registry
 
 from ..factor_rules import FactorRule, rule_from_spec
+from ..factor_types import operand_type_text, result_dims
+from ..frontend.sharding_types import ShardingType, ShardingTypeError
 
 sharding_rules = Registry("sharding rule")
 
@@ -142,3 +147,52 @@ def keep_attrs(op: Op, local_result_shapes) -> dict:
 local_attr_rules = Registry("local attribute rule", default=keep_attrs)
 
 batching_rules = Registry("batching rule")
+
+
+def unreduced_not_implemented(op: Op, operands) -> None:
+    """JAX's answer for an op without an unreduced rule given an unreduced operand."""
+    if any(operand.unreduced for operand in operands):
+        raise NotImplementedError(f"unreduced rule for {op.name} is not implemented. Please file an issue at "
+                                  f"https://github.com/jax-ml/jax/issues")
+
+
+def common_reduced(op: Op, operands) -> frozenset[str]:
+    """The reduced axes of the result: those of its operands, which must agree; an operand of
+    rank > 0 that is merely replicated over them is an error (JAX's nary reduced rule)."""
+    reduced = {operand.reduced for operand in operands if operand.reduced}
+    if len(reduced) > 1:
+        raise ShardingTypeError(f"All inputs should be reduced across the same mesh axes. Got specs: "
+                                        f"{reduced}")
+    if not reduced:
+        return frozenset()
+    (axes,) = reduced
+    for index, operand in enumerate(operands):
+        if operand.rank and not operand.reduced and not (set(operand.used_axes) & axes):
+            raise ShardingTypeError(
+                f"Inputs cannot be replicated on the same axes that another input is reduced on. Got input type: "
+                f"{operand_type_text(op, index, operand)} and reduced spec: {axes}")
+    return axes
+
+
+def factor_result_dims(op: Op, operands, mesh) -> list:
+    """Each result's dims: the op's factor rule evaluated on its operands' dims."""
+    rule = sharding_rules[op.name](op)
+    return result_dims(rule, [operand.dims for operand in operands], [value.type.shape for value in op.operands],
+                       [value.type.shape for value in op.results], mesh, op.name)
+
+
+def typed(mesh, dims_list, unreduced=frozenset(), reduced=frozenset()) -> list:
+    return [ShardingType(mesh, tuple(dims), frozenset(unreduced), frozenset(reduced)) for dims in dims_list]
+
+
+def factor_sharding_types(op: Op, operands, mesh) -> list:
+    """The named default: the op's factor rule evaluated on its operands' sharding types; no
+    operand may be unreduced, and the reduced axes of the operands carry over."""
+    unreduced_not_implemented(op, operands)
+    if op.name not in sharding_rules:
+        # NOTE: per-device ops (a shard_map body's collectives) have no factor rule
+        return typed(mesh, [((),) * result.type.rank for result in op.results])
+    return typed(mesh, factor_result_dims(op, operands, mesh), reduced=common_reduced(op, operands))
+
+
+sharding_type_rules = Registry("sharding type rule", default=factor_sharding_types)

@@ -63,13 +63,22 @@ def test_no_mesh():
         shard_map(_identity, in_specs=P("x"), out_specs=P("x"))(X)
 
 
-def test_in_specs_cannot_be_inferred_on_auto_axes_or_inside_jit():
+def test_in_specs_cannot_be_inferred_on_auto_axes():
     with pytest.raises(TypeError, match=r"only when every mesh axis is Explicit, but the mesh has axis types "
                                         r"\(x: Auto, y: Auto\)"):
         shard_map(_identity, mesh=MESH, out_specs=P("x"))(X)
+
+
+def test_in_specs_are_inferred_from_types_inside_jit():
+    # as JAX: a numpy argument's type is unsplit, so its block is the whole array
     explicit = jax.make_mesh((2, 4), ("x", "y"))
-    with pytest.raises(ValueError, match=r"cannot infer in_specs for a traced value"):
-        jax.jit(shard_map(_identity, mesh=explicit, out_specs=P()))(X)
+    np.testing.assert_array_equal(np.asarray(jax.jit(shard_map(_identity, mesh=explicit, out_specs=P()))(X)), X)
+    placed = jax.device_put(np.arange(32.0).reshape(8, 4), jax.NamedSharding(explicit, P("x")))
+    shapes = []
+    result = jax.jit(shard_map(lambda block: shapes.append(block.shape) or block, mesh=explicit,
+                               out_specs=P("x")))(placed)
+    assert shapes == [(4, 4)]
+    np.testing.assert_array_equal(np.asarray(result), np.asarray(placed))
 
 
 def test_bad_arguments():

@@ -35,6 +35,7 @@ from meshjit.ir import (
     Value,
     infer_result_types,
     interpret,
+    parse_module,
     verify,
 )
 from meshjit.compiler.pipeline import LOWER, PER_DEVICE, default_pipeline
@@ -534,3 +535,19 @@ def test_random_programs_match_unsharded(data):
     rng = np.random.default_rng(0)
     arrays = [normal(rng, arg.type.shape, "f64") for arg in module.main.args]
     partition_and_compare(module, arrays)
+
+
+def test_a_fused_reduced_contraction_counts_operands_replicated_along_the_reduced_axis():
+    """Found by the random programs: both dot operands are the same along x (a broadcast of an
+    all-reduced value) but split over x in their contracting dim; the executor's fused
+    all_reduce(dot_general) must still sum over every device along x."""
+    module = parse_module('''mesh @mesh = <["x"=2, "y"=4]>
+
+func @main(%arg0: f64[2,2] {sharding = <@mesh, [{"x"}, {}]>}) -> (f64[2,2]) {
+  %0 = reduce_sum(%arg0) {axes = [0]} : f64[2]
+  %1 = broadcast_in_dim(%0) {broadcast_dimensions = [0], shape = [2, 4]} : f64[2,4] <@mesh, [{"y":(2)2}, {"x"}]>
+  %2 = dot_general(%1, %1) {batch_dims = [[], []], contracting_dims = [[1], [1]]} : f64[2,2]
+  return %2
+}
+''')
+    partition_and_compare(module, [np.random.default_rng(0).normal(size=(2, 2))])

@@ -15,6 +15,7 @@ from meshjit.ir import Block, Op, Value
 
 from ..trace import bind, located_at, stage
 from .registries import MARKER_OPS, TRANSFORMATION_OPS
+from .sharding import recorded_types
 from .tracing import differentiating
 
 
@@ -63,7 +64,8 @@ def _emit(op: Op, operands: Sequence) -> list:
     if op.name in MARKER_OPS:
         types = [value.type for value in op.results]
         return stage(op.name, operands, types, op.attrs, regions=regions)
-    return bind(op.name, list(operands), op.attrs, regions=regions)
+    # NOTE: a replay keeps the sharding types the op was traced with (explicit mode)
+    return bind(op.name, list(operands), op.attrs, regions=regions, out_sharding=recorded_types(op))
 
 
 def copy_block(block: Block, keep_markers: bool) -> Block:

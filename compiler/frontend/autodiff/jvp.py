@@ -11,6 +11,7 @@ from meshjit.ir import Block
 from ..trace import located_at
 from .evaluate import emit
 from .registries import instantiate, is_float, jvp_rules, type_of
+from .sharding import as_primal_type, deriving
 
 
 def jvp_block(block: Block, primals: Sequence, tangents: Sequence) -> tuple[list, list]:
@@ -27,8 +28,10 @@ def jvp_block(block: Block, primals: Sequence, tangents: Sequence) -> tuple[list
         if all(tangent is None for tangent in op_tangents):
             outputs, output_tangents = emit(op, op_primals), [None] * len(op.results)
         else:
-            with located_at(op.location):
+            with located_at(op.location), deriving():
                 outputs, output_tangents = jvp_rules[op.name](op, op_primals, op_tangents)
+            output_tangents = [None if tangent is None else as_primal_type(tangent, value)
+                               for value, tangent in zip(op.results, output_tangents)]
         values.update((value.id, output) for value, output in zip(op.results, outputs))
         for value, tangent in zip(op.results, output_tangents):
             if tangent is not None and is_float(value.type.dtype):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from meshjit.ir import Block, MeshAttr, SymbolRef, TensorSharding, TensorType
 
-from ..trace import current_trace
+from ..trace import current_trace, operand_sharding_type
 from .evaluate import evaluate_ops
 from .jvp import jvp_block
 from .partial_eval import split_block
@@ -85,8 +85,13 @@ def linearize_block(
         return list(outputs) + filled
 
     arg_types = [argument.type for argument in block.args] + tangent_types
+    # NOTE: a tangent has its primal's sharding type (explicit mode)
+    primal_shardings = [operand_sharding_type(primal) for primal in primals]
+    primal_shardings += [None] * (len(block.args) - len(primal_shardings))
+    shardings = primal_shardings + [sharding for sharding, flag in zip(primal_shardings, differentiable) if flag]
     traced = trace_for_differentiation(
-        jvp_function, arg_types, [False] * len(arg_types), name="linearize", transposable=True
+        jvp_function, arg_types, [False] * len(arg_types), name="linearize", transposable=True,
+        arg_sharding_types=shardings,
     )
     return _split(traced.block, list(primals) + list(traced.captured), count, len(tangent_types))
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from meshjit.ir import Block, TensorType, Value
 
 from ..operands import as_operand, dtype_of
-from ..trace import Tracer, stage, trace_region
+from ..trace import Tracer, operand_sharding_type, stage, trace_region
 from .evaluate import FORWARD_MODE_MESSAGE, ForwardModeError, emit
 from .registries import instantiate, is_float, jvp_rules, transpose_rules, type_of
 from .tracing import differentiating, linearizing
@@ -76,7 +76,8 @@ def call_with_custom_rule(name: str, fun: Callable, operands: Sequence, rule) ->
     if not differentiating():
         return list(fun(*operands))
     types = [type_of(operand) for operand in operands]
-    region = trace_region(fun, types, weak, name=name)
+    region = trace_region(fun, types, weak, name=name,
+                          arg_sharding_types=[operand_sharding_type(operand) for operand in operands])
     rule = replace(rule, explicit_count=len(operands))
     marker = "custom_jvp_call" if isinstance(rule, CustomJVPRule) else "custom_vjp_call"
     out_weak = [bool(getattr(output, "weak_type", False)) for output in region.outputs]

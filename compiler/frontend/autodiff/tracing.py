@@ -42,12 +42,13 @@ def linearizing() -> bool:
 
 
 def trace_for_differentiation(
-    fun: Callable, arg_types, arg_weak_types, *, name: str, transposable: bool = False
+    fun: Callable, arg_types, arg_weak_types, *, name: str, transposable: bool = False, arg_sharding_types=None
 ) -> TracedRegion:
     """Trace ``fun`` over fresh arguments into a block inside the current trace.
 
     Values ``fun`` uses from outside (the current trace's Tracers, device arrays) become extra
     block arguments after the explicit ones; ``captured`` lists what they stand for.
+    ``arg_sharding_types`` are the primals' sharding types (explicit mode).
     """
 
     def make_trace(trace_name, *, meshes, parent):
@@ -55,4 +56,5 @@ def trace_for_differentiation(
             trace_name, meshes=meshes, parent=parent, transposable=transposable
         )
 
-    return trace_region(fun, arg_types, arg_weak_types, name=name, trace_type=make_trace)
+    return trace_region(fun, arg_types, arg_weak_types, name=name, trace_type=make_trace,
+                        arg_sharding_types=arg_sharding_types)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from ..operands import as_operand, dtype_of
-from ..trace import TracedRegion, Tracer
+from ..trace import TracedRegion, Tracer, operand_sharding_type
 from .evaluate import evaluate_block
 from .jvp import jvp_block
 from .linearize import LinearFunction, linearize_block
@@ -28,9 +28,11 @@ def _operands(primals: Sequence) -> list:
 
 
 def _trace(fun: Callable, primals: Sequence, name: str) -> TracedRegion:
-    types = [type_of(primal) for primal in _operands(primals)]
+    operands = _operands(primals)
+    types = [type_of(primal) for primal in operands]
     weak = [dtype_of(primal).weak for primal in primals]
-    return trace_for_differentiation(fun, types, weak, name=name)
+    shardings = [operand_sharding_type(primal) for primal in operands]
+    return trace_for_differentiation(fun, types, weak, name=name, arg_sharding_types=shardings)
 
 
 def _weak(values, flags) -> list:

@@ -25,6 +25,7 @@ from ..trace import located_at, user_location
 from .evaluate import emit
 from .partial_eval import split_ops
 from .registries import LinearInput, add_tangents, single, transpose_rules, type_of
+from .sharding import as_primal_type, deriving
 
 _NONE = frozenset()
 
@@ -149,12 +150,14 @@ def _transpose_op(op: Op, received: _Cotangents, environment: dict, linear_ids: 
         for operand in op.operands
     ]
     with located_at(op.location):
-        operand_cotangents = transpose_rules[op.name](
-            op, [cotangent for cotangent, _ in entries], operands
-        )
+        with deriving():
+            operand_cotangents = transpose_rules[op.name](
+                op, [cotangent for cotangent, _ in entries], operands
+            )
         for operand, cotangent in zip(op.operands, operand_cotangents, strict=True):
             if cotangent is None or operand.id not in linear_ids:
                 continue
+            cotangent = as_primal_type(cotangent, operand)
             if type_of(cotangent) != operand.type:
                 raise AssertionError(
                     f"autodiff internal error: the transpose rule of {op.name} gave a "

@@ -5,6 +5,7 @@ Importing this package installs numpy's operators and methods on ``Tracer``.
 
 from ..trace import Tracer as _Tracer
 from .arguments import *  # noqa: F403
+from .convolution import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .einsum import *  # noqa: F403
 from .elementwise import *  # noqa: F403
@@ -14,10 +15,9 @@ from .linalg import *  # noqa: F403
 from .operators import install_array_methods as install_array_methods
 from .reductions import *  # noqa: F403
 from .scalar_types import *  # noqa: F403
-from .shape_ops import *  # noqa: F403
-from .take import *  # noqa: F403
-from .convolution import *  # noqa: F403
 from .search import *  # noqa: F403
+from .shape_ops import *  # noqa: F403
 from .shifts import *  # noqa: F403
+from .take import *  # noqa: F403
 
 install_array_methods(_Tracer)

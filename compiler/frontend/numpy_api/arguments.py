@@ -8,10 +8,12 @@ from __future__ import annotations
 import numpy as np
 from meshjit.ir.dtypes import DTYPES, canonicalize, from_numpy
 
+from ...factor_types import spec_text
 from .. import lax_ops as lax
 from ..operands import canonical_numpy, dtype_of, is_python_scalar, shape_of, x64
 from ..promotion import DType, promote_all
-from ..trace import Tracer, is_concrete_array
+from ..sharding_types import ShardingType, ShardingTypeError
+from ..trace import Tracer, is_concrete_array, operand_sharding_type
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
 __all__ = (
@@ -98,8 +100,36 @@ def broadcast_shapes(function: str, *shapes, error: type[Exception] = ValueError
     return tuple(result)
 
 
-def broadcast_to_shape(value, shape, function: str):
-    """Broadcast an array (not a Python scalar) to ``shape`` by numpy's rule."""
+def broadcast_sharding(values, shape) -> ShardingType | None:
+    """The sharding type arrays broadcast together to ``shape`` share in explicit mode (JAX's
+    ``broadcast_shardings``): per dim, the axes of the operands that have the dim (a unit dim
+    left unsplit agrees with any); None when no operand lives on a mesh with Explicit axes."""
+    types = [operand_sharding_type(value) for value in values if not is_python_scalar(value)]
+    meshes = [sharding.mesh for sharding in types if sharding.mesh.explicit_axes]
+    if not meshes:
+        return None
+    rank = len(shape)
+    padded = [((),) * (rank - sharding.rank) + sharding.dims for sharding in types]
+    sizes = [(1,) * (rank - len(shape_of(value))) + tuple(shape_of(value))
+             for value in values if not is_python_scalar(value)]
+    dims = []
+    for dim in range(rank):
+        chosen: tuple[str, ...] = ()
+        for axes, size in zip((entry[dim] for entry in padded), (entry[dim] for entry in sizes)):
+            if not axes:
+                continue
+            if chosen and axes != chosen:
+                raise ShardingTypeError(f"broadcast_shardings got incompatible shardings for broadcasting: "
+                                        f"{', '.join(spec_text(entry) for entry in padded)}.")
+            chosen = axes
+        dims.append(chosen)
+    return ShardingType(meshes[0], tuple(dims))
+
+
+def broadcast_to_shape(value, shape, function: str, sharding: ShardingType | None = None):
+    """Broadcast an array (not a Python scalar) to ``shape`` by numpy's rule, laid out as
+    ``sharding`` when given (explicit mode; a 0-d value also takes the reduced axes of the
+    values it is broadcast against, as JAX's scalars need no broadcast)."""
     shape = tuple(shape)
     current = shape_of(value)
     if current == shape:
@@ -109,7 +139,30 @@ def broadcast_to_shape(value, shape, function: str):
             f"{function}: cannot broadcast an array of shape {current} to shape {shape}"
         )
     leading = len(shape) - len(current)
-    return lax.broadcast_in_dim(value, shape, tuple(range(leading, len(shape))))
+    return lax.broadcast_in_dim(value, shape, tuple(range(leading, len(shape))), out_sharding=sharding)
+
+
+def broadcast_together(operands, shape, function: str) -> list:
+    """The operands broadcast to ``shape`` and to one sharding type (explicit mode; where that
+    type would name an axis twice, the op they feed reports it)."""
+    shape = tuple(shape)
+    if all(shape_of(operand) == shape for operand in operands):
+        return list(operands)
+    target = broadcast_sharding(operands, shape)
+    used = [] if target is None else list(target.used_axes)
+    if len(set(used)) != len(used):
+        target = None
+    if target is not None:
+        reduced = frozenset().union(*(operand_sharding_type(operand).reduced for operand in operands
+                                      if shape_of(operand) == tuple(shape)))
+        scalar_target = ShardingType(target.mesh, target.dims, reduced=reduced)
+    results = []
+    for operand in operands:
+        layout = None
+        if target is not None and shape_of(operand) != tuple(shape):
+            layout = scalar_target if not shape_of(operand) else target
+        results.append(broadcast_to_shape(operand, shape, function, layout))
+    return results
 
 
 def convert_operand(value, dtype: str):
@@ -141,7 +194,7 @@ def promote_and_broadcast(function: str, *values, dtype: str | None = None):
     error = TypeError if len({len(shape) for shape in shapes}) == 1 else ValueError
     shape = broadcast_shapes(function, *shapes, error=error)
     operands = [convert_operand(value, promoted.name) for value in values]
-    return [broadcast_to_shape(operand, shape, function) for operand in operands], promoted
+    return broadcast_together(operands, shape, function), promoted
 
 
 def inexact_dtype(dtype: DType) -> DType:

@@ -11,9 +11,10 @@ import operator
 import numpy as np
 
 from .. import lax_ops as lax
+from .. import sharding_ops
 from ..operands import canonical_numpy, dtype_of, is_python_scalar, shape_of, x64
 from ..promotion import default_float, default_int
-from ..trace import ConcretizationTypeError, Tracer, is_concrete_array
+from ..trace import ConcretizationTypeError, Tracer, is_concrete_array, operand_sharding_type
 from .arguments import (
     array_operand,
     broadcast_to_shape,
@@ -54,8 +55,10 @@ def _holds_traced(value) -> bool:
     return isinstance(value, (list, tuple)) and any(_holds_traced(item) for item in value)
 
 
-def array(object, dtype=None, copy: bool = True, ndmin: int = 0):
-    """An array from a scalar, a (nested) sequence, a numpy array or another array."""
+def array(object, dtype=None, copy: bool = True, ndmin: int = 0, *, device=None, out_sharding=None):
+    """An array from a scalar, a (nested) sequence, a numpy array or another array, laid out as
+    ``out_sharding`` when given."""
+    _no_device(device, "array")
     name = dtype_argument(dtype, "array") if dtype is not None else None
     if isinstance(object, (list, tuple)) and _holds_traced(object):
         # A sequence holding traced or device values is built by stacking, not as a constant.
@@ -74,7 +77,8 @@ def array(object, dtype=None, copy: bool = True, ndmin: int = 0):
             raise TypeError(f"array: {error}") from None
         result = with_weak_type(lax._constant(constant), weak)
     missing = ndmin - len(shape_of(result))
-    return lax.reshape(result, (1,) * missing + shape_of(result)) if missing > 0 else result
+    result = lax.reshape(result, (1,) * missing + shape_of(result)) if missing > 0 else result
+    return sharding_ops.apply_out_sharding(result, out_sharding, "jnp.array")
 
 
 def copy(a, order=None):
@@ -88,9 +92,16 @@ def copy(a, order=None):
     return lax._array_copy(value) if value is a and is_concrete_array(value) else value
 
 
-def asarray(a, dtype=None, copy=None):
+def asarray(a, dtype=None, order=None, *, copy=None, device=None, out_sharding=None):
     """``a`` as an array; arrays and traced values of the right dtype come back unchanged."""
-    return array(a, dtype)
+    _no_device(device, "asarray")
+    return sharding_ops.apply_out_sharding(array(a, dtype), out_sharding, "jnp.asarray")
+
+
+def _no_device(device, function: str) -> None:
+    if device is not None:
+        raise ValueError(f"{function}: device= is not supported; place the result with meshjit.device_put, or "
+                         f"give out_sharding=")
 
 
 def _fill_dtype(dtype, fill_value, function: str) -> str:
@@ -99,9 +110,13 @@ def _fill_dtype(dtype, fill_value, function: str) -> str:
     return result_dtype(fill_value).name
 
 
-def full(shape, fill_value, dtype=None):
-    """An array of ``shape`` filled with ``fill_value`` (a scalar or a broadcastable array)."""
+def full(shape, fill_value, dtype=None, *, device=None, out_sharding=None):
+    """An array of ``shape`` filled with ``fill_value`` (a scalar or a broadcastable array), laid
+    out as ``out_sharding`` when given."""
+    _no_device(device, "full")
     shape = _shape_argument(shape, "full")
+    if out_sharding is not None:
+        return sharding_ops.apply_out_sharding(full(shape, fill_value, dtype), out_sharding, "jnp.full")
     if any(size < 0 for size in shape):
         raise TypeError(f"full: negative dimensions are not allowed, got shape {shape}")
     if is_python_scalar(fill_value) or (
@@ -115,35 +130,52 @@ def full(shape, fill_value, dtype=None):
     return broadcast_to_shape(convert_operand(value, name), shape, "full")
 
 
-def zeros(shape, dtype=None):
-    return full(shape, 0, dtype or default_float(x64()))
+def _filled(function: str, shape, fill, dtype, device, out_sharding):
+    _no_device(device, function)
+    result = full(shape, fill, dtype or default_float(x64()))
+    return sharding_ops.apply_out_sharding(result, out_sharding, f"jnp.{function}")
 
 
-def ones(shape, dtype=None):
-    return full(shape, 1, dtype or default_float(x64()))
+def zeros(shape, dtype=None, *, device=None, out_sharding=None):
+    return _filled("zeros", shape, 0, dtype, device, out_sharding)
 
 
-empty = zeros
+def ones(shape, dtype=None, *, device=None, out_sharding=None):
+    return _filled("ones", shape, 1, dtype, device, out_sharding)
 
 
-def _like(function: str, a, fill_value, dtype, shape):
+def empty(shape, dtype=None, *, device=None, out_sharding=None):
+    return _filled("empty", shape, 0, dtype, device, out_sharding)
+
+
+def _like(function: str, a, fill_value, dtype, shape, device, out_sharding):
+    """An array like ``a`` (its shape unless given, its dtype unless given, and, in explicit mode,
+    its sharding unless ``out_sharding`` or a new shape is given) filled with ``fill_value``."""
+    _no_device(device, function)
     value = array_operand(a, function)
     weak = dtype is None and dtype_of(value).weak
     name = dtype_argument(dtype, function) if dtype is not None else dtype_of(value).name
     target = shape_of(value) if shape is None else _shape_argument(shape, function)
-    return with_weak_type(full(target, fill_value, name), weak)
+    result = full(target, fill_value, name)
+    if out_sharding is None and shape is None:
+        like = operand_sharding_type(value)
+        if not like.is_trivial:
+            result = sharding_ops.reshard_to(result, like)
+    else:
+        result = sharding_ops.apply_out_sharding(result, out_sharding, f"jnp.{function}")
+    return with_weak_type(result, weak)
 
 
-def zeros_like(a, dtype=None, shape=None):
-    return _like("zeros_like", a, 0, dtype, shape)
+def zeros_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
+    return _like("zeros_like", a, 0, dtype, shape, device, out_sharding)
 
 
-def ones_like(a, dtype=None, shape=None):
-    return _like("ones_like", a, 1, dtype, shape)
+def ones_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
+    return _like("ones_like", a, 1, dtype, shape, device, out_sharding)
 
 
-def full_like(a, fill_value, dtype=None, shape=None):
-    return _like("full_like", a, fill_value, dtype, shape)
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None, out_sharding=None):
+    return _like("full_like", a, fill_value, dtype, shape, device, out_sharding)
 
 
 empty_like = zeros_like
@@ -179,10 +211,14 @@ def _affine_range(count: int, start, step, name: str):
     return lax.convert_element_type(values, name)
 
 
-def arange(start, stop=None, step=None, dtype=None):
-    """Evenly spaced values in ``[start, stop)`` from concrete bounds (numpy's arange)."""
+def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding=None):
+    """Evenly spaced values in ``[start, stop)`` from concrete bounds (numpy's arange), laid out
+    as ``out_sharding`` when given."""
+    _no_device(device, "arange")
     if start is None and stop is None:
         raise TypeError("arange: argument 'start' must be a real number, got None")
+    if out_sharding is not None:
+        return sharding_ops.apply_out_sharding(arange(start, stop, step, dtype), out_sharding, "jnp.arange")
     bounds = {"start": start, "stop": stop, "step": step}
     numbers = {
         key: _concrete_number(value, "arange", key)

@@ -10,7 +10,9 @@ from collections import Counter
 from collections.abc import Hashable, Sequence
 
 from .. import lax_ops as lax
+from .. import sharding_ops
 from ..operands import dtype_of, shape_of
+from ..sharding_types import resolve_sharding
 from .arguments import (
     as_array_argument,
     convert_operand,
@@ -71,9 +73,12 @@ def _broadcast_ones(lhs, lhs_labels, rhs, rhs_labels, function: str):
     return lhs, lhs_labels, rhs, rhs_labels
 
 
-def _contract_unordered(lhs, lhs_labels, rhs, rhs_labels, needed: set, function: str, preferred):
+def _contract_unordered(lhs, lhs_labels, rhs, rhs_labels, needed: set, function: str, preferred,
+                        out_axes: dict | None = None):
     """The product of two operands summed over the labels not ``needed``, in dot_general's
-    natural order (batch, lhs free, rhs free); returns the result and its labels."""
+    natural order (batch, lhs free, rhs free); returns the result and its labels. ``out_axes``
+    (label -> mesh axes, with the ShardingType it came from under ``None``) gives the product's
+    sharding type."""
     lhs, lhs_labels, rhs, rhs_labels = _broadcast_ones(lhs, lhs_labels, rhs, rhs_labels, function)
     lhs, lhs_labels = _sum_out(lhs, lhs_labels, needed | set(rhs_labels))
     rhs, rhs_labels = _sum_out(rhs, rhs_labels, needed | set(lhs_labels))
@@ -90,10 +95,24 @@ def _contract_unordered(lhs, lhs_labels, rhs, rhs_labels, needed: set, function:
             tuple(rhs_labels.index(label) for label in batch),
         ),
     )
-    result = lax.dot_general(lhs, rhs, dimension_numbers, preferred_element_type=preferred)
     result_labels = batch + [label for label in lhs_labels if label not in shared]
     result_labels += [label for label in rhs_labels if label not in shared]
+    out_sharding = None
+    if out_axes is not None:
+        out_sharding = out_axes[None].with_dims([out_axes[label] for label in result_labels])
+    result = lax.dot_general(lhs, rhs, dimension_numbers, preferred_element_type=preferred, out_sharding=out_sharding)
     return result, result_labels
+
+
+def labelled_axes(out_sharding, out_labels: Labels, function: str) -> dict | None:
+    """A user's out_sharding for a result with dims ``out_labels``, as label -> mesh axes (the
+    ShardingType under ``None``), or None."""
+    sharding = resolve_sharding(out_sharding, len(out_labels), function)
+    if sharding is None:
+        return None
+    axes: dict = dict(zip(out_labels, sharding.dims))
+    axes[None] = sharding
+    return axes
 
 
 def contract(
@@ -104,11 +123,14 @@ def contract(
     out_labels: Labels,
     function: str = "einsum",
     preferred_element_type=None,
+    out_sharding=None,
 ):
     """The product of two operands of one dtype, summed over the labels not in ``out_labels``,
-    with dims ordered as ``out_labels`` (every label there must come from an operand)."""
+    with dims ordered as ``out_labels`` (every label there must come from an operand) and laid
+    out as ``out_sharding`` when given."""
     result, labels = _contract_unordered(
-        lhs, lhs_labels, rhs, rhs_labels, set(out_labels), function, preferred_element_type
+        lhs, lhs_labels, rhs, rhs_labels, set(out_labels), function, preferred_element_type,
+        labelled_axes(out_sharding, out_labels, "dot_general"),
     )
     return _arrange(result, labels, out_labels)
 
@@ -195,9 +217,10 @@ def parse_subscripts(subscripts: str, shapes) -> tuple[list[list], list]:
     return inputs, _output_labels(output if arrow else None, inputs, subscripts)
 
 
-def einsum(subscripts: str, *operands, optimize=None, preferred_element_type=None):
+def einsum(subscripts: str, *operands, optimize=None, preferred_element_type=None, out_sharding=None):
     """numpy's einsum, contracted pairwise from left to right (``optimize`` is accepted and
-    ignored). Repeated labels within one operand (traces, diagonals) are rejected."""
+    ignored), the last product laid out as ``out_sharding`` when given. Repeated labels within
+    one operand (traces, diagonals) are rejected."""
     values = [as_array_argument(operand, "einsum") for operand in operands]
     if not values:
         raise ValueError("einsum: needs at least one operand")
@@ -212,15 +235,19 @@ def einsum(subscripts: str, *operands, optimize=None, preferred_element_type=Non
     )
     result = convert_operand(values[0], compute)
     labels = inputs[0]
+    out_axes = labelled_axes(out_sharding, output, "einsum")
     for index in range(1, len(values)):
         # Intermediates stay in dot_general's order; one transpose at the end gives the output's.
         later = {label for term in inputs[index + 1 :] for label in term} | set(output)
         operand = convert_operand(values[index], compute)
+        last = index == len(values) - 1
         result, labels = _contract_unordered(
-            result, labels, operand, inputs[index], later, "einsum", preferred
+            result, labels, operand, inputs[index], later, "einsum", preferred, out_axes if last else None
         )
     result, labels = _sum_out(result, list(labels), set(output))
     result = _arrange(result, labels, output)
+    if out_axes is not None and len(values) == 1:
+        result = sharding_ops.reshard_to(result, out_axes[None])
     if dtype.name == "bool":
         return lax.ne(result, 0)
     return with_weak_type(result, dtype.weak and dtype_of(result).name == dtype.name)

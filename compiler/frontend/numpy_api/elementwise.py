@@ -14,7 +14,7 @@ from ..promotion import DType, default_int, is_float
 from .arguments import (
     as_array_argument,
     broadcast_shapes,
-    broadcast_to_shape,
+    broadcast_together,
     check_dtype_kind,
     convert_operand,
     inexact_dtype,
@@ -312,11 +312,13 @@ def where(condition, x=None, y=None, /):
     condition = as_array_argument(condition, "where")
     values = [as_array_argument(value, "where") for value in (x, y)]
     shape = broadcast_shapes("where", shape_of(condition), *(shape_of(value) for value in values))
-    predicate = broadcast_to_shape(convert_operand(condition, "bool"), shape, "where")
     (on_true, on_false), dtype = promote_and_broadcast("where", *values)
-    on_true, on_false = (
-        broadcast_to_shape(operand, shape, "where") for operand in (on_true, on_false)
-    )
+    predicate = convert_operand(condition, "bool")
+    if shape_of(predicate):
+        predicate, on_true, on_false = broadcast_together([predicate, on_true, on_false], shape, "where")
+    else:
+        # NOTE: as JAX, a 0-d condition selects whole arrays without being broadcast
+        on_true, on_false = broadcast_together([on_true, on_false], shape, "where")
     return with_weak_type(lax.select(predicate, on_true, on_false), dtype.weak)
 
 

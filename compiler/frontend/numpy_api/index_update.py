@@ -18,10 +18,22 @@ import numpy as np
 from meshjit.ir.dtypes import to_numpy
 
 from .. import lax_ops as lax
-from ..lax_slicing import GatherScatterMode, ScatterDimensionNumbers, _scatter, ir_mode, scatter_apply
+from ..lax_slicing import (
+    GatherScatterMode,
+    ScatterDimensionNumbers,
+    _scatter,
+    ir_mode,
+    scatter_apply,
+)
 from ..operands import dtype_of, shape_of, x64
 from ..promotion import promote
-from .arguments import array_operand, as_array_argument, broadcast_shapes, broadcast_to_shape, convert_operand
+from .arguments import (
+    array_operand,
+    as_array_argument,
+    broadcast_shapes,
+    broadcast_to_shape,
+    convert_operand,
+)
 from .elementwise import divide, power
 from .indexing import (
     _Advanced,

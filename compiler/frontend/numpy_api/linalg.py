@@ -7,6 +7,7 @@ from __future__ import annotations
 import operator
 
 from .. import lax_ops as lax
+from .. import sharding_ops
 from ..operands import shape_of
 from .arguments import (
     as_array_argument,
@@ -53,7 +54,7 @@ def _preferred(preferred_element_type, function: str):
     return dtype_argument(preferred_element_type, function)
 
 
-def matmul(a, b, *, preferred_element_type=None):
+def matmul(a, b, *, preferred_element_type=None, out_sharding=None):
     """The matrix product of the last two dims, broadcasting the leading (batch) dims;
     a 1-d operand is a row (``a``) or column (``b``) vector whose unit dim is then removed."""
     (lhs, rhs), dtype = _operands("matmul", a, b)
@@ -82,17 +83,17 @@ def matmul(a, b, *, preferred_element_type=None):
     out_labels += ["rows"] if len(lhs_shape) > 1 else []
     out_labels += ["columns"] if len(rhs_shape) > 1 else []
     preferred = _preferred(preferred_element_type, "matmul")
-    result = contract(lhs, lhs_labels, rhs, rhs_labels, out_labels, "matmul", preferred)
+    result = contract(lhs, lhs_labels, rhs, rhs_labels, out_labels, "matmul", preferred, out_sharding)
     return _finish(result, dtype, preferred)
 
 
-def dot(a, b, *, preferred_element_type=None):
+def dot(a, b, *, preferred_element_type=None, out_sharding=None):
     """numpy's dot: a product with a scalar, the inner product of vectors, or a sum over the
     last dim of ``a`` and the second-to-last (or only) dim of ``b``."""
     (lhs, rhs), dtype = _operands("dot", a, b)
     lhs_shape, rhs_shape = shape_of(lhs), shape_of(rhs)
     if not lhs_shape or not rhs_shape:
-        return multiply(a, b)
+        return sharding_ops.apply_out_sharding(multiply(a, b), out_sharding, "dot_general")
     rhs_dim = len(rhs_shape) - 2 if len(rhs_shape) > 1 else 0
     if lhs_shape[-1] != rhs_shape[rhs_dim]:
         raise TypeError(
@@ -101,7 +102,8 @@ def dot(a, b, *, preferred_element_type=None):
         )
     preferred = _preferred(preferred_element_type, "dot")
     result = lax.dot_general(
-        lhs, rhs, (((len(lhs_shape) - 1,), (rhs_dim,)), ((), ())), preferred_element_type=preferred
+        lhs, rhs, (((len(lhs_shape) - 1,), (rhs_dim,)), ((), ())), preferred_element_type=preferred,
+        out_sharding=out_sharding,
     )
     return _finish(result, dtype, preferred)
 
@@ -137,7 +139,7 @@ def _tensordot_axes(axes, lhs_rank: int, rhs_rank: int):
     return lhs_dims, rhs_dims
 
 
-def tensordot(a, b, axes=2, *, preferred_element_type=None):
+def tensordot(a, b, axes=2, *, preferred_element_type=None, out_sharding=None):
     """Sum of products over ``axes`` (the last N of ``a`` with the first N of ``b``, or explicit
     pairs); the result has ``a``'s free dims then ``b``'s."""
     (lhs, rhs), dtype = _operands("tensordot", a, b)
@@ -153,7 +155,7 @@ def tensordot(a, b, axes=2, *, preferred_element_type=None):
         raise ValueError(f"tensordot: repeated axis in {axes}")
     preferred = _preferred(preferred_element_type, "tensordot")
     result = lax.dot_general(
-        lhs, rhs, ((lhs_dims, rhs_dims), ((), ())), preferred_element_type=preferred
+        lhs, rhs, ((lhs_dims, rhs_dims), ((), ())), preferred_element_type=preferred, out_sharding=out_sharding
     )
     return _finish(result, dtype, preferred)
 

@@ -49,7 +49,6 @@ from .shape_ops import matrix_transpose, ravel, repeat, reshape, squeeze, swapax
 from .take import take
 
 
-
 def _operator(function):
     """A binary operator that leaves operands it does not know (None, strings, lists) to
     Python, so ``x == None`` is False and ``x + [1]`` a TypeError, as in JAX."""

@@ -10,6 +10,7 @@ import builtins
 import math
 
 from .. import lax_ops as lax
+from .. import sharding_ops
 from ..operands import dtype_of, shape_of, x64
 from ..promotion import DType, default_int, is_float, is_int
 from .arguments import (
@@ -252,7 +253,8 @@ def argsort(a, axis=-1, *, kind=None, order=None, stable: bool = True, descendin
     if descending:
         # sort the reversed values and count positions from the end: ties keep their order
         operand = lax.rev(operand, (dim,))
-    positions = lax.broadcasted_iota(index_dtype, shape_of(operand), dim)
+    positions = lax.broadcasted_iota(index_dtype, shape_of(operand), dim,
+                                     out_sharding=sharding_ops.layout_of(operand))
     order = lax.sort([operand, positions], dim, is_stable=bool(stable), num_keys=1)[1]
     if descending:
         last = lax.full(shape_of(order), shape_of(operand)[dim] - 1, index_dtype)

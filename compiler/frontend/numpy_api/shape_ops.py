@@ -11,6 +11,7 @@ import operator
 import numpy as np
 
 from .. import lax_ops as lax
+from .. import sharding_ops
 from ..operands import shape_of
 from .arguments import (
     array_operand,
@@ -84,12 +85,15 @@ def _resolve_shape(new_shape, old_shape, function: str) -> tuple[int, ...]:
     return tuple(new_shape)
 
 
-def reshape(a, shape, order: str = "C"):
-    """``a`` with a new shape of the same size (one -1 is inferred); order 'C' or 'F'."""
+def reshape(a, shape, order: str = "C", *, copy=None, out_sharding=None):
+    """``a`` with a new shape of the same size (one -1 is inferred); order 'C' or 'F';
+    ``out_sharding`` gives the result's sharding where explicit mode cannot infer it."""
     operand = array_operand(a, "reshape")
     new_shape = _resolve_shape(_shape_argument(shape, "reshape"), shape_of(operand), "reshape")
     if order in ("C", "A"):
-        return lax.reshape(operand, new_shape)
+        return lax.reshape(operand, new_shape, out_sharding=out_sharding)
+    if out_sharding is not None:
+        raise ValueError("reshape: out_sharding is supported with order='C' only")
     if order != "F":
         raise ValueError(f"reshape: order must be 'C', 'F' or 'A', got {order!r}")
     # Column-major order is row-major order of the reversed dims.
@@ -98,9 +102,9 @@ def reshape(a, shape, order: str = "C"):
     return lax.transpose(reshaped, tuple(reversed(range(len(new_shape)))))
 
 
-def ravel(a, order: str = "C"):
+def ravel(a, order: str = "C", *, out_sharding=None):
     """``a`` flattened to one dim."""
-    return reshape(a, (-1,), order)
+    return reshape(a, (-1,), order, out_sharding=out_sharding)
 
 
 def transpose(a, axes=None):
@@ -184,10 +188,11 @@ def squeeze(a, axis=None):
     return lax.squeeze(operand, dims) if dims else operand
 
 
-def broadcast_to(array, shape):
+def broadcast_to(array, shape, *, out_sharding=None):
     """``array`` broadcast to ``shape`` by numpy's rule."""
     operand = array_operand(array, "broadcast_to")
-    return broadcast_to_shape(operand, _shape_argument(shape, "broadcast_to"), "broadcast_to")
+    result = broadcast_to_shape(operand, _shape_argument(shape, "broadcast_to"), "broadcast_to")
+    return sharding_ops.apply_out_sharding(result, out_sharding, "broadcast_to")
 
 
 def broadcast_arrays(*args):
@@ -288,7 +293,7 @@ def flip(m, axis=None):
     return lax.rev(operand, dims) if dims else operand
 
 
-def repeat(a, repeats: int, axis=None):
+def repeat(a, repeats: int, axis=None, *, total_repeat_length=None, out_sharding=None):
     """Each element repeated ``repeats`` times along ``axis`` (None: of the flattened array)."""
     if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 0:
         raise TypeError(f"repeat: repeats must be a non-negative Python int, got {repeats!r}")
@@ -298,10 +303,14 @@ def repeat(a, repeats: int, axis=None):
     shape = shape_of(operand)
     dim = normalize_axis(axis, len(shape), "repeat")
     widened = shape[: dim + 1] + (int(repeats),) + shape[dim + 1 :]
+    if total_repeat_length is not None and total_repeat_length != shape[dim] * int(repeats):
+        raise ValueError(f"repeat: total_repeat_length={total_repeat_length} does not equal {shape[dim]} x "
+                         f"{repeats} repeats")
     copies = lax.broadcast_in_dim(
         operand, widened, tuple(d for d in range(len(widened)) if d != dim + 1)
     )
-    return lax.reshape(copies, shape[:dim] + (shape[dim] * int(repeats),) + shape[dim + 1 :])
+    new_shape = shape[:dim] + (shape[dim] * int(repeats),) + shape[dim + 1:]
+    return lax.reshape(copies, new_shape, out_sharding=out_sharding)
 
 
 def tile(a, reps):

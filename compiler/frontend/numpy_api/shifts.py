@@ -18,7 +18,13 @@ import numpy as np
 from .. import lax_ops as lax
 from ..operands import dtype_of, shape_of
 from ..trace import Tracer
-from .arguments import array_operand, as_array_argument, broadcast_to_shape, convert_operand, normalize_axis
+from .arguments import (
+    array_operand,
+    as_array_argument,
+    broadcast_to_shape,
+    convert_operand,
+    normalize_axis,
+)
 from .elementwise import not_equal, remainder, subtract
 from .shape_ops import concatenate
 

@@ -5,7 +5,6 @@ exponential built on it, each with JAX's algorithm and op order so that the numb
 from __future__ import annotations
 
 import numpy as np
-
 from meshjit.ir.dtypes import to_numpy
 
 from .. import lax_ops as lax

@@ -7,12 +7,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 from meshjit.ir.dtypes import to_numpy
 
 from .. import lax_ops as lax
-from ..lax_slicing import top_k
 from .. import numpy_api as jnp
+from ..lax_slicing import top_k
 from ..operands import as_operand, dtype_of, shape_of, x64
 from ..promotion import default_int
 from .bits import random_bits, split

@@ -10,7 +10,6 @@ rational erf. Bit-equal with JAX 0.10.2 on CPU over dense sweeps (tests/api/test
 from __future__ import annotations
 
 import numpy as np
-
 from meshjit.ir.float_math import (
     LOG1P_DENOMINATOR,
     LOG1P_NUMERATOR,

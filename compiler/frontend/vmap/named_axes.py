@@ -10,7 +10,6 @@ Other transformations re-stage it on their values (an inner vmap of another axis
 from __future__ import annotations
 
 import numpy as np
-
 from meshjit.ir import TensorType
 
 from .. import lax_ops as lax

@@ -1,0 +1,191 @@
+"""Explicit sharding's functions: ``reshard``, ``auto_axes``, ``explicit_axes`` and
+``use_abstract_mesh`` (as ``jax.sharding``); argument checking and pytrees here, the typing in
+``compiler/frontend/sharding_types.py``."""
+
+from __future__ import annotations
+
+import functools
+
+import optree
+
+from meshjit.compiler.frontend.sharding_ops import reshard_to
+from meshjit.compiler.frontend.sharding_types import cast_type, context_abstract_mesh, resolve_sharding
+from meshjit.compiler.frontend.sharding_types import use_abstract_mesh as _use_abstract_mesh
+from meshjit.compiler.frontend.trace import Tracer, current_trace
+from meshjit.ir.abstract_mesh import AbstractMesh, AxisType
+from meshjit.runtime.array import Array
+from meshjit.runtime.mesh import Mesh, get_mesh
+from meshjit.runtime.partition_spec import PartitionSpec
+from meshjit.runtime.sharding import NamedSharding
+from meshjit.runtime.transfer import device_put
+
+from ._arguments import is_sharding_leaf
+from .tree_util import NAMESPACE
+
+
+def _spec_leaves(shardings, tree, function: str) -> list:
+    """One sharding (or None) per leaf of ``tree``, from a pytree prefix ``shardings``."""
+    try:
+        expanded = optree.tree_broadcast_prefix(shardings, tree, is_leaf=is_sharding_leaf, none_is_leaf=True,
+                                                namespace=NAMESPACE)
+    except ValueError as error:
+        raise ValueError(f"{function}: the shardings must be a pytree prefix of the values: {error}") from None
+    return optree.tree_leaves(expanded, is_leaf=is_sharding_leaf, none_is_leaf=True, namespace=NAMESPACE)
+
+
+def retyped_mesh(mesh: Mesh, abstract: AbstractMesh | None) -> Mesh:
+    """``mesh`` with the axis types of ``abstract`` when that is the same mesh under other types
+    (inside ``auto_axes`` or ``explicit_axes``), else ``mesh``."""
+    if abstract is None or abstract.shape_tuple != mesh.shape_tuple or abstract.axis_types == mesh.axis_types:
+        return mesh
+    return Mesh(mesh.devices, mesh.axis_names, axis_types=abstract.axis_types)
+
+
+def _concrete_target(sharding, function: str) -> NamedSharding:
+    """Where ``device_put`` moves a concrete array: a NamedSharding, or a PartitionSpec over the
+    mesh in context (``set_mesh``'s, with the axis types of the abstract mesh in context)."""
+    if isinstance(sharding, NamedSharding):
+        return sharding
+    mesh = get_mesh()
+    if mesh.empty:
+        raise ValueError(f"{function}: the PartitionSpec {sharding!r} needs a mesh; use `meshjit.set_mesh(mesh)` or "
+                         f"pass NamedSharding(mesh, spec)")
+    return NamedSharding(retyped_mesh(mesh, context_abstract_mesh()), sharding)
+
+
+def _reshard_leaf(leaf, sharding, function: str):
+    if sharding is None:
+        return leaf
+    if not isinstance(sharding, (NamedSharding, PartitionSpec)):
+        raise TypeError(f"{function} expects NamedShardings or PartitionSpecs, got {type(sharding).__name__}: "
+                        f"{sharding!r}")
+    if isinstance(leaf, Tracer) or current_trace() is not None:
+        rank = len(leaf.shape) if hasattr(leaf, "shape") else 0
+        return reshard_to(leaf, resolve_sharding(sharding, rank, function))
+    target = _concrete_target(sharding, function)
+    resolve_sharding(target, len(getattr(leaf, "shape", ())), function)
+    return device_put(leaf, target)
+
+
+def reshard(xs, out_shardings):
+    """``xs`` (a pytree) laid out as ``out_shardings`` (a pytree prefix of NamedShardings or
+    PartitionSpecs over the mesh in context, naming Explicit axes only): inside jit their types
+    change to those shardings, outside it the arrays move (as ``device_put``)."""
+    leaves, treedef = optree.tree_flatten(xs, namespace=NAMESPACE)
+    targets = _spec_leaves(out_shardings, xs, "reshard")
+    return optree.tree_unflatten(treedef, [_reshard_leaf(leaf, target, "reshard")
+                                           for leaf, target in zip(leaves, targets)])
+
+
+def use_abstract_mesh(mesh: AbstractMesh):
+    """Make ``mesh`` the abstract mesh in context inside a ``with`` block (``get_abstract_mesh``
+    returns it, and new values' types live on it)."""
+    if not isinstance(mesh, AbstractMesh):
+        raise TypeError(f"use_abstract_mesh expects an AbstractMesh, got {type(mesh).__name__}: {mesh!r}")
+    return _use_abstract_mesh(mesh)
+
+
+
+def _axes_argument(axes, mesh: AbstractMesh, function: str) -> tuple[str, ...]:
+    if axes is None:
+        return mesh.axis_names
+    names = (axes,) if isinstance(axes, str) else tuple(axes)
+    for name in names:
+        if name not in mesh.axis_names:
+            raise ValueError(f"{function}: axes {names} name {name!r}, which is not an axis of the mesh in context "
+                             f"{mesh}")
+    return names
+
+
+def _context_mesh(function: str) -> AbstractMesh:
+    mesh = context_abstract_mesh()
+    if mesh is None:
+        raise ValueError(f"{function} needs a mesh in context: call it under `meshjit.set_mesh(mesh)`")
+    return mesh
+
+
+def _cast_leaves(tree, mesh: AbstractMesh):
+    """Every array leaf of ``tree`` moved onto abstract mesh ``mesh`` (the same devices, other
+    axis types): a traced value's type keeps only the axes Explicit there (the others are left
+    to propagation); a concrete array keeps its data and layout on the retyped mesh."""
+    def cast(leaf):
+        if isinstance(leaf, Tracer):
+            return reshard_to(leaf, cast_type(leaf.sharding_type, mesh))
+        sharding = getattr(leaf, "sharding", None)
+        if isinstance(leaf, Array) and isinstance(sharding, NamedSharding):
+            return device_put(leaf, NamedSharding(retyped_mesh(sharding.mesh, mesh), sharding.spec))
+        return leaf
+
+    return optree.tree_map(cast, tree, namespace=NAMESPACE)
+
+
+def _retyped_call(fun, args, kwargs, inner: AbstractMesh, outer: AbstractMesh, before, after):
+    """Run ``fun`` with ``inner`` as the mesh in context: its arguments go through ``before``
+    (inside), its outputs through ``after`` (back under ``outer``)."""
+    with _use_abstract_mesh(inner):
+        args, kwargs = before((args, kwargs))
+        outputs = fun(*args, **kwargs)
+    with _use_abstract_mesh(outer):
+        return after(outputs)
+
+
+def auto_axes(fun=None, /, *, axes=None, out_sharding=None):
+    """Decorator: run ``fun`` with ``axes`` (default: every axis) of the mesh in context made
+    Auto, so propagation shards its values there (called outside jit, its ops run eagerly on
+    the retyped mesh); its outputs are resharded to ``out_sharding`` (a keyword of the call when
+    not given here) on the Explicit mesh."""
+    if fun is None:
+        return functools.partial(auto_axes, axes=axes, out_sharding=out_sharding)
+    default = out_sharding
+
+    @functools.wraps(fun)
+    def wrapped(*args, out_sharding=default, **kwargs):
+        if out_sharding is None:
+            raise TypeError("Missing required keyword argument: 'out_sharding'")
+        outer = _context_mesh("auto_axes")
+        names = _axes_argument(axes, outer, "auto_axes")
+        if any(outer.axis_type(name) is AxisType.Manual for name in names):
+            raise ValueError(f"auto_axes cannot make Manual axes Auto; got axes {names} of {outer}")
+        inner = outer.update_axis_types({names: AxisType.Auto})
+
+        def run(*args, **kwargs):
+            def reshard_outputs(outputs):
+                return reshard(outputs, out_sharding)
+
+            return _retyped_call(fun, args, kwargs, inner, outer, lambda tree: _cast_leaves(tree, inner),
+                                 reshard_outputs)
+
+        return run(*args, **kwargs)
+
+    return wrapped
+
+
+def explicit_axes(fun=None, /, *, axes=None, in_sharding=None):
+    """Decorator: run ``fun`` with ``axes`` (default: every axis) of the mesh in context made
+    Explicit, its arguments resharded to ``in_sharding`` (a keyword of the call when not given
+    here); its outputs go back to the mesh in context, where those axes are left to propagation."""
+    if fun is None:
+        return functools.partial(explicit_axes, axes=axes, in_sharding=in_sharding)
+    default = in_sharding
+
+    @functools.wraps(fun)
+    def wrapped(*args, in_sharding=default, **kwargs):
+        if in_sharding is None:
+            raise TypeError("Missing required keyword argument: 'in_sharding'")
+        outer = _context_mesh("explicit_axes")
+        names = _axes_argument(axes, outer, "explicit_axes")
+        if any(outer.axis_type(name) is AxisType.Manual for name in names):
+            raise ValueError(f"explicit_axes cannot make Manual axes Explicit; got axes {names} of {outer}")
+        inner = outer.update_axis_types({names: AxisType.Explicit})
+
+        def run(*args, **kwargs):
+            def reshard_arguments(tree):
+                call_args, call_kwargs = tree
+                return reshard(call_args, in_sharding), call_kwargs
+
+            return _retyped_call(fun, args, kwargs, inner, outer, reshard_arguments,
+                                 lambda outputs: _cast_leaves(outputs, outer))
+
+        return run(*args, **kwargs)
+
+    return wrapped

@@ -1,0 +1,198 @@
+"""Explicit sharding mode's names and mechanics (docs/explicit-sharding.md): typeof, AbstractMesh
+and the abstract mesh in context, reshard, auto_axes and explicit_axes, mixed meshes, types
+pinning propagation, PartitionSpec's unreduced and reduced axes, and the stages that take
+ShapeDtypeStructs (jit(f).trace, eval_shape). The expected texts are JAX 0.10.2's."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+import meshjit as jax
+import meshjit.numpy as jnp
+from meshjit.sharding import AbstractMesh, AxisType, NamedSharding, ShardingTypeError
+from meshjit.sharding import PartitionSpec as P
+
+pytestmark = pytest.mark.usefixtures("restore_runtime_state")
+
+MESH_TEXT = "AbstractMesh('X': 2, 'Y': 4, axis_types=(Explicit, Explicit), device_kind=cpu, num_cores=None, platform=cpu)"
+
+
+@pytest.fixture
+def mesh():
+    mesh = jax.make_mesh((2, 4), ("X", "Y"))
+    jax.set_mesh(mesh)
+    return mesh
+
+
+def _placed(shape, spec):
+    return jax.device_put(np.arange(np.prod(shape), dtype=np.float32).reshape(shape), spec)
+
+
+def test_typeof_prints_as_jax(mesh):
+    x = _placed((8, 4), P("X", "Y"))
+    assert str(jax.typeof(x)) == "float32[8@X,4@Y]"
+    assert repr(jax.typeof(x)) == "ShapedArray(float32[8@X,4@Y])"
+    assert repr(jax.typeof(2.0)) == "ShapedArray(float32[], weak_type=True)" and str(jax.typeof(2.0)) == "~float32[]"
+    assert str(jax.typeof(np.arange(8))) == "int32[8]"
+    assert str(jax.typeof(_placed((8, 4), P(("X", "Y"))))) == "float32[8@(X,Y),4]"
+    sharding = jax.typeof(x).sharding
+    assert repr(sharding) == f"NamedSharding(mesh={MESH_TEXT}, spec=P('X', 'Y'))"
+    assert jax.typeof(jax.device_put(np.ones(8), P("X"))).sharding.spec == P("X")
+    seen = []
+    jax.jit(lambda value: seen.append(str(jax.typeof(value))) or value)(x)
+    assert seen == ["float32[8@X,4@Y]"]
+
+
+def test_abstract_meshes(mesh):
+    assert str(jax.sharding.get_abstract_mesh()) == MESH_TEXT
+    assert mesh.abstract_mesh == AbstractMesh((2, 4), ("X", "Y"), (AxisType.Explicit,) * 2)
+    plain = AbstractMesh((2, 4), ("x", "y"))
+    assert repr(plain) == "AbstractMesh('x': 2, 'y': 4, axis_types=(Auto, Auto))"
+    assert plain.update_axis_types({"x": AxisType.Explicit}).explicit_axes == ("x",)
+    assert repr(AbstractMesh((), ())) == "AbstractMesh((), axis_types=())"
+    with pytest.raises(ValueError, match="differ in length"):
+        AbstractMesh((2, 4), ("x",))
+    inner = AbstractMesh((8,), ("A",), (AxisType.Explicit,))
+    with jax.sharding.use_abstract_mesh(inner):
+        assert jax.sharding.get_abstract_mesh() is inner
+    jax.set_mesh(jax.make_mesh((8,), ("A",)))
+    assert str(jax.sharding.get_abstract_mesh()).startswith("AbstractMesh('A': 8")
+
+
+def test_partition_spec_unreduced_and_reduced():
+    spec = P(None, unreduced={"X"})
+    assert repr(spec) == "P(None, unreduced={'X'})" and spec != P(None) and spec.unreduced == frozenset({"X"})
+    assert repr(P("x", reduced={"z", "y"})) == "P('x', reduced={'y', 'z'})"
+    with pytest.raises(ValueError, match="cannot overlap with unreduced"):
+        P("X", unreduced={"X"})
+    with pytest.raises(TypeError, match="should of type `frozenset` or `set`"):
+        P(unreduced="X")
+    with pytest.raises(ValueError, match="dangerous"):
+        tuple(P("a", unreduced={"X"}))
+    assert P("a", unreduced={"X"}).partitions == ("a",)
+
+
+def test_reshard_inside_and_outside_jit(mesh):
+    eager = jax.reshard(np.arange(8.0), P("X"))
+    assert eager.sharding == NamedSharding(mesh, P("X")) and eager.committed
+    traced = jax.jit(lambda value: jax.reshard(value, P(("X", "Y")))).trace(np.arange(8.0))
+    assert repr(traced.out_info.sharding.spec) == "P(('X', 'Y'),)"
+    with pytest.raises(ValueError, match="cannot contain axis names that are of type Auto or Manual"):
+        with jax.set_mesh(jax.make_mesh((2, 4), ("X", "Y"), (AxisType.Auto,) * 2)):
+            jax.reshard(np.arange(8.0), P("X"))
+
+
+def test_conflicting_operands_need_a_reshard_or_auto_axes(mesh):
+    x, y = _placed((4, 4), P("X", None)), _placed((4, 4), P(None, "X"))
+    with pytest.raises(ShardingTypeError, match=r"produces an illegally sharded result: f32\[4@X,4@X\]"):
+        x + y
+    assert str(jax.typeof(jax.reshard(y, P("X", None)) + x)) == "float32[4@X,4]"
+    add = jax.sharding.auto_axes(lambda a, b: a + b)
+    result = add(x, y, out_sharding=P("X", None))
+    assert str(jax.typeof(result)) == "float32[4@X,4]"
+    np.testing.assert_array_equal(np.asarray(result), np.asarray(x) + np.asarray(y))
+    with pytest.raises(TypeError, match="Missing required keyword argument: 'out_sharding'"):
+        add(x, y)
+
+
+def test_auto_and_explicit_axes_change_the_mesh_in_context(mesh):
+    seen = []
+
+    @functools.partial(jax.sharding.auto_axes, axes="X")
+    def half_auto(value):
+        seen.append((str(jax.sharding.get_abstract_mesh()), str(jax.typeof(value))))
+        return value * 2
+
+    @jax.jit
+    def f(value):
+        return half_auto(value, out_sharding=P("X", "Y")) + 1
+
+    result = f(_placed((4, 4), P("X", "Y")))
+    assert seen == [(MESH_TEXT.replace("(Explicit, Explicit)", "(Auto, Explicit)"), "float32[4,4@Y]")]
+    assert str(jax.typeof(result)) == "float32[4@X,4@Y]"
+    np.testing.assert_array_equal(np.asarray(result), np.arange(16.0).reshape(4, 4) * 2 + 1)
+
+    auto_mesh = jax.make_mesh((2, 4), ("X", "Y"), axis_types=(AxisType.Auto,) * 2)
+
+    @jax.sharding.explicit_axes
+    def explicit(value):
+        seen.append(str(jax.typeof(value * 2)))
+        return value * 2
+
+    with jax.set_mesh(auto_mesh):
+        out = jax.jit(lambda value: explicit(value, in_sharding=P("X", "Y")) + 1)(np.ones((4, 4), np.float32))
+    assert seen[-1] == "float32[4@X,4@Y]" and str(jax.typeof(out)) == "float32[4,4]"
+
+
+def test_a_mixed_mesh_types_only_its_explicit_axes():
+    mixed = jax.make_mesh((2, 4), ("X", "Y"), axis_types=(AxisType.Explicit, AxisType.Auto))
+    value = jax.device_put(np.arange(32.0).reshape(8, 4), NamedSharding(mixed, P("X", "Y")))
+    assert str(jax.typeof(value)) == "float32[8@X,4]"
+    with jax.set_mesh(mixed):
+        doubled = jax.jit(lambda v: v * 2)(value)
+        summed = jnp.sum(value, 0)
+    assert doubled.sharding == NamedSharding(mixed, P("X", "Y"))
+    assert str(jax.typeof(summed)) == "float32[4]" and summed.sharding.spec == P("Y")
+    np.testing.assert_array_equal(np.asarray(summed), np.arange(32.0).reshape(8, 4).sum(0))
+
+
+def test_types_pin_propagation(mesh):
+    """A value typed unsplit stays unsplit over Explicit axes, where Auto propagation would
+    shard it from its consumer (here the dot would be computed row-split)."""
+    def f(a, b):
+        return jax.reshard(a @ b, P("X"))
+
+    a, b = np.ones((8, 4), np.float32), np.ones((4, 4), np.float32)
+    propagated = jax.jit(f).lower(a, b).compile().program.propagated
+    dot = next(op for op in propagated.main.body.ops if op.name == "dot_general")
+    sharding = dot.shardings[0]
+    assert all(not dim.axes and dim.is_closed for dim in sharding.dims)
+    assert {axis.name for axis in sharding.replicated} == {"X", "Y"}
+    auto = jax.make_mesh((2, 4), ("X", "Y"), axis_types=(AxisType.Auto,) * 2)
+    with jax.set_mesh(auto):
+        auto_program = jax.jit(lambda a, b: jax.lax.with_sharding_constraint(a @ b, P("X"))).lower(a, b).compile()
+    auto_dot = next(op for op in auto_program.program.propagated.main.body.ops if op.name == "dot_general")
+    assert [axis.name for axis in auto_dot.shardings[0].dims[0].axes] == ["X"]
+
+
+def test_shape_dtype_struct_trace_and_eval_shape(mesh):
+    struct = jax.ShapeDtypeStruct((8, 4), np.float32, sharding=NamedSharding(mesh, P("X")))
+    assert repr(struct) == ("ShapeDtypeStruct(shape=(8, 4), dtype=float32, sharding=NamedSharding(mesh=Mesh('X': 2, "
+                            "'Y': 4, axis_types=(Explicit, Explicit)), spec=P('X',), memory_kind=device))")
+    assert struct.ndim == 2 and struct.size == 32 and struct == jax.ShapeDtypeStruct(
+        (8, 4), np.float32, sharding=NamedSharding(mesh, P("X")))
+
+    def f(x, y):
+        return x @ y.T, x.sum()
+
+    other = jax.ShapeDtypeStruct((16, 4), np.float32)
+    traced = jax.jit(f).trace(struct, other)
+    matrix, total = traced.out_info
+    assert repr(matrix) == (f"ShapeDtypeStruct(shape=(8, 16), dtype=float32, sharding=NamedSharding(mesh={MESH_TEXT}, "
+                            f"spec=P('X', None)))")
+    assert total.shape == () and total.sharding.spec == P()
+    assert traced.fun_name == "f" and traced.args_info[0][0] == struct
+    compiled = traced.lower().compile()
+    x = jax.device_put(np.ones((8, 4), np.float32), NamedSharding(mesh, P("X")))
+    product, _ = compiled(x, np.ones((16, 4), np.float32))
+    assert str(jax.typeof(product)) == "float32[8@X,16]"
+    assert jax.eval_shape(f, struct, other) == traced.out_info
+    assert jax.jit(f).eval_shape(struct, other)[1].dtype == np.float32
+    # as JAX: a numpy argument belongs to no mesh, a result computed under set_mesh to its mesh
+    assert repr(jax.eval_shape(lambda v: v, np.ones(3))) == "ShapeDtypeStruct(shape=(3,), dtype=float32)"
+    assert jax.eval_shape(lambda v: v * 2, np.ones(3)).sharding.spec == P(None)
+    with jax.set_mesh(mesh):
+        spec_struct = jax.ShapeDtypeStruct((8, 4), np.float32, sharding=P("X"))
+    assert spec_struct.sharding == NamedSharding(mesh, P("X"))
+
+
+def test_a_program_traced_under_one_mesh_is_traced_again_under_another(mesh):
+    double = jax.jit(lambda v: v * 2)
+    value = _placed((4, 2), P("X"))
+    assert str(jax.typeof(double(value))) == "float32[4@X,2]"
+    with jax.set_mesh(jax.make_mesh((8,), ("A",))):
+        with pytest.raises(ValueError, match="context mesh .* should match the aval mesh"):
+            double(value)
