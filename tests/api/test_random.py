@@ -25,7 +25,7 @@ SAMPLERS = {
 @pytest.mark.parametrize("shape, spec", [((16, 12), P("x", "y")), ((8, 6), P("y", None)),
                                          ((6, 4), P(None, "x"))])
 def test_sharded_generation_has_no_collective_and_the_unsharded_values(name, shape, spec):
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=jax.sharding.AxisType.Auto)
     sample = SAMPLERS[name]
     sharded = jax.jit(lambda key: sample(key, shape), out_shardings=NamedSharding(mesh, spec))
     key = jax.random.key(11)
@@ -36,7 +36,7 @@ def test_sharded_generation_has_no_collective_and_the_unsharded_values(name, sha
 
 
 def test_each_device_hashes_only_its_own_counters():
-    mesh = jax.make_mesh((8,), ("x",))
+    mesh = jax.make_mesh((8,), ("x",), axis_types=jax.sharding.AxisType.Auto)
     sharded = jax.jit(lambda key: jax.random.normal(key, (64, 16)),
                       out_shardings=NamedSharding(mesh, P("x")))
     text = sharded.lower(jax.random.key(0)).compile().as_text()
@@ -46,7 +46,7 @@ def test_each_device_hashes_only_its_own_counters():
 
 
 def test_out_sharding_argument_shards_the_result():
-    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=jax.sharding.AxisType.Auto)
     sharding = NamedSharding(mesh, P("y"))
     out = jax.random.uniform(jax.random.key(2), (8, 3), out_sharding=sharding)
     assert out.sharding.spec == P("y")

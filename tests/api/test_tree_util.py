@@ -96,7 +96,7 @@ def test_custom_nodes_through_jit_and_grad():
 
 
 def test_custom_nodes_through_shard_map():
-    mesh = jax.make_mesh((4,), ("x",))
+    mesh = jax.make_mesh((4,), ("x",), axis_types=jax.sharding.AxisType.Auto)
     layer = Affine(np.ones((3, 2), np.float32), np.zeros(2, np.float32))
     apply = jax.shard_map(lambda layer, x: layer(x), mesh=mesh,
                           in_specs=(Affine(P(), P(), "affine"), P("x")), out_specs=P("x"))

@@ -87,7 +87,7 @@ def test_gradients_through_collectives_over_the_mapped_axis():
 
 
 def test_per_example_gradients_under_a_batch_sharding_equal_numpy():
-    mesh = jax.make_mesh((4,), ("x",))
+    mesh = jax.make_mesh((4,), ("x",), axis_types=jax.sharding.AxisType.Auto)
     rng = np.random.default_rng(0)
     w = rng.standard_normal((5,)).astype(np.float32)
     xs = rng.standard_normal((8, 5)).astype(np.float32)
@@ -106,7 +106,7 @@ def test_per_example_gradients_under_a_batch_sharding_equal_numpy():
 
 
 def test_spmd_axis_name_shards_the_mapped_dim():
-    mesh = jax.make_mesh((4, 2), ("x", "y"))
+    mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=jax.sharding.AxisType.Auto)
     with jax.set_mesh(mesh):
         f = jax.jit(jax.vmap(lambda row: jnp.sin(row) * 2, spmd_axis_name="x"))
         out = f(np.ones((8, 6), np.float32))
@@ -117,7 +117,7 @@ def test_spmd_axis_name_shards_the_mapped_dim():
 
 
 def test_spmd_axis_name_reaches_sharding_constraints_inside():
-    mesh = jax.make_mesh((4, 2), ("x", "y"))
+    mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=jax.sharding.AxisType.Auto)
 
     def row(v):
         return lax.with_sharding_constraint(v * 2, NamedSharding(mesh, P("y")))
@@ -134,7 +134,7 @@ def test_vmap_of_jit_and_jit_of_vmap():
 
 
 def test_vmap_inside_and_around_shard_map():
-    mesh = jax.make_mesh((4,), ("x",))
+    mesh = jax.make_mesh((4,), ("x",), axis_types=jax.sharding.AxisType.Auto)
     inside = jax.shard_map(lambda block: jax.vmap(lambda r: lax.psum(r.sum(), "x"))(block), mesh=mesh,
                            in_specs=P("x"), out_specs=P("x"))
     data = np.arange(32.0, dtype=np.float32).reshape(8, 4)
