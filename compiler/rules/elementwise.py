@@ -143,8 +143,8 @@ def _select_type(op: Op, operands, mesh) -> list:
 def _clamp_type(op: Op, operands, mesh) -> list:
     operand = operands[1]
     if any(bound.unreduced for bound in operands):
-        raise NotImplementedError("unreduced rule for clamp is not implemented. Please file an issue at "
-                                  "https://github.com/jax-ml/jax/issues")
+        raise NotImplementedError("unreduced rule for clamp is not implemented (as in JAX): reshard the "
+                                  "operand with meshjit.reshard to finish its pending sum first")
     return typed(mesh, [operand.dims], reduced=operand.reduced)
 
 

@@ -152,8 +152,8 @@ batching_rules = Registry("batching rule")
 def unreduced_not_implemented(op: Op, operands) -> None:
     """JAX's answer for an op without an unreduced rule given an unreduced operand."""
     if any(operand.unreduced for operand in operands):
-        raise NotImplementedError(f"unreduced rule for {op.name} is not implemented. Please file an issue at "
-                                  f"https://github.com/jax-ml/jax/issues")
+        raise NotImplementedError(f"unreduced rule for {op.name} is not implemented (as in JAX): reshard "
+                                  f"the operand with meshjit.reshard to finish its pending sum first")
 
 
 def common_reduced(op: Op, operands) -> frozenset[str]:
