@@ -67,6 +67,7 @@ class _Linker:
         self.engine = None
         self.machine_key = None
         self.lock = threading.Lock()
+        self.linked: dict[str, int] = {}  # symbol -> address: an object is linked once per process
 
     def start(self):
         if self.engine is None:
@@ -97,12 +98,15 @@ class _Linker:
         linked) when the object needs a symbol the process does not have, which LLVM would
         otherwise end the process over."""
         with self.lock:
+            if symbol in self.linked:
+                return self.linked[symbol]
             engine = self.start()
             if not all(self.llvm.address_of_symbol(name) for name in undefined_symbols(elf)):
                 return None
             engine.add_object_file(self.llvm.ObjectFileRef.from_data(elf))
             engine.finalize_object()
-            return engine.get_function_address(symbol)
+            address = self.linked[symbol] = engine.get_function_address(symbol)
+            return address
 
 
 _LINKER = _Linker()
@@ -177,7 +181,10 @@ class ObjectKernel:
             return self.numba_function
         stem = self.path[:-3] + "-" + hashlib.sha256(repr((signature, _LINKER.key())).encode()).hexdigest()[:16]
         if not os.path.exists(stem + ".json"):
-            self._compile(signature, stem)
+            try:
+                self._compile(signature, stem)
+            except OSError:  # a cache directory we may not write: Numba runs the kernel
+                return self.numba_function
         with open(stem + ".json") as handle:
             record = json.load(handle)
         with open(stem + ".o", "rb") as handle:

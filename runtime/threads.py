@@ -11,6 +11,7 @@ compete with ours: on a busy machine their hand-offs cost milliseconds per small
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import os
 import queue
@@ -37,7 +38,7 @@ def _default_thread_count() -> int:
 
 
 class _Pool:
-    """Worker threads, each with its own queue of (function, start, stop, arguments, done)."""
+    """Worker threads, each with its own queue of (runner, function, task, done)."""
 
     def __init__(self, size: int):
         self.size = size
@@ -54,9 +55,9 @@ class _Pool:
 
 def _work(tasks: queue.SimpleQueue) -> None:
     while True:
-        function, start, stop, arguments, done = tasks.get()
+        runner, function, task, done = tasks.get()
         try:
-            function(start, stop, *arguments)
+            runner(function, *task)
             done.put(None)
         except BaseException as error:  # handed to the caller, which re-raises it
             done.put(error)
@@ -88,31 +89,49 @@ def chunk_bounds(total: int, chunks: int, alignment: int = ALIGNMENT) -> list[in
     return bounds
 
 
+# NOTE: chunks per thread: threads take chunks from a shared counter, so a thread slowed by
+# another process on its core (common on a shared machine) takes fewer, and the others finish
+# the work instead of waiting for it
+CHUNKS_PER_THREAD = 4
+
+
+def _drain(function, bounds, counter, slot, arguments, indexed) -> None:
+    """Run chunks ``next(counter)`` until none are left (``next`` on a count is atomic)."""
+    extra = (slot,) if indexed else ()
+    while True:
+        index = next(counter)
+        if index >= len(bounds) - 1:
+            return
+        function(bounds[index], bounds[index + 1], *extra, *arguments)
+
+
 def parallel_for(function, total: int, arguments: tuple, *, grain: int, alignment: int = ALIGNMENT,
                  indexed: bool = False) -> None:
-    """``function(start, stop, *arguments)`` over chunks covering ``range(total)``, one chunk
-    per thread, each at least ``grain`` long (so small work stays on the calling thread).
-    ``indexed`` passes each chunk's number (below ``thread_count()``) after ``stop``, for
-    per-thread scratch space."""
-    chunks = min(_POOL.size, total // max(grain, 1))
-    if chunks <= 1:
+    """``function(start, stop, *arguments)`` over chunks covering ``range(total)``, each at
+    least ``grain`` long (so small work stays on the calling thread), run by every thread.
+    ``indexed`` passes the running thread's number (below ``thread_count()``) after ``stop``,
+    for per-thread scratch space."""
+    threads = min(_POOL.size, total // max(grain, 1))
+    if threads <= 1:
         function(0, total, *((0,) if indexed else ()), *arguments)
         return
-    if len(_POOL.queues) < chunks - 1:
+    if len(_POOL.queues) < threads - 1:
         _POOL.start()
     done = getattr(_DONE, "queue", None)
     if done is None:
         done = _DONE.queue = queue.SimpleQueue()
+    chunks = min(threads * CHUNKS_PER_THREAD, max(threads, total // max(grain, 1)))
     bounds = chunk_bounds(total, chunks, alignment)
-    for index in range(1, chunks):
-        chunk_arguments = ((index,) + arguments) if indexed else arguments
-        _POOL.queues[index - 1].put((function, bounds[index], bounds[index + 1], chunk_arguments, done))
+    counter = itertools.count()
+    for slot in range(1, threads):
+        task = (bounds, counter, slot, arguments, indexed)
+        _POOL.queues[slot - 1].put((_drain, function, task, done))
     failure = None
     try:
-        function(bounds[0], bounds[1], *((0,) if indexed else ()), *arguments)
+        _drain(function, bounds, counter, 0, arguments, indexed)
     except BaseException as error:
         failure = error
-    for _ in range(1, chunks):
+    for _ in range(1, threads):
         error = done.get()
         failure = failure or error
     if failure is not None:

@@ -4,6 +4,8 @@ reduction factors; the kernel is one BLAS call over all devices' shards; the JVP
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from meshjit.ir import Op
 from meshjit.ir.dtypes import to_numpy
@@ -135,16 +137,34 @@ def _dot_general(op: Op, lead: int):
         right = np.transpose(rhs, rhs_order).reshape(rhs.shape[:lead] + batch_shape + (inner, columns))
         if left.dtype != dtype:
             left, right = left.astype(dtype), right.astype(dtype)
-        if not batch_shape and all(size == 1 for size in rhs.shape[:lead]):
-            # the right operand is the same on every device: one GEMM with the devices' rows
-            # stacked, instead of one small GEMM per device
-            stacked_rows = int(np.prod(lhs.shape[:lead], dtype=int)) * rows
-            product = matmul(left.reshape(stacked_rows, inner), right.reshape(inner, columns))
-            return (product.reshape(lhs.shape[:lead] + result_local),)
+        shared = [axis for axis in range(lead) if rhs.shape[axis] == 1 and lhs.shape[axis] > 1]
+        if not batch_shape and shared:
+            return (_stacked_matmul(left, right, shared, lead).reshape(
+                np.broadcast_shapes(lhs.shape[:lead], rhs.shape[:lead]) + result_local),)
         product = matmul(left, right)
         return (product.reshape(product.shape[:lead] + result_local),)
 
     return run
+
+
+def _stacked_matmul(left: np.ndarray, right: np.ndarray, shared: list[int], lead: int) -> np.ndarray:
+    """``matmul(left, right)`` where ``right`` is the same along the leading axes ``shared``:
+    the devices' rows along them are stacked into one GEMM per distinct right operand, instead
+    of one small GEMM per device (with every device's rows when ``right`` is the same on all)."""
+    kept = [axis for axis in range(lead) if axis not in shared]
+    rows, inner, columns = left.shape[-2], left.shape[-1], right.shape[-1]
+    full = np.broadcast_shapes(left.shape[:lead], right.shape[:lead])
+    kept_shape = tuple(full[axis] for axis in kept)
+    shared_shape = tuple(left.shape[axis] for axis in shared)
+    left = np.broadcast_to(left, full + (rows, inner)).transpose(kept + shared + [lead, lead + 1])
+    left = left.reshape(kept_shape + (math.prod(shared_shape) * rows, inner))
+    right = np.broadcast_to(right, tuple(1 if axis in shared else full[axis] for axis in range(lead))
+                            + (inner, columns)).reshape(kept_shape + (inner, columns))
+    product = matmul(left, right).reshape(kept_shape + shared_shape + (rows, columns))
+    order = [0] * lead
+    for position, axis in enumerate(kept + shared):
+        order[axis] = position
+    return product.transpose(order + [lead, lead + 1])
 
 
 def reduced_contraction(dot: Op, reduce_axes: tuple[int, ...], lead: int, mesh_shape: tuple[int, ...]):
