@@ -17,7 +17,7 @@ from ._calibration import SIZES, fit, measure_all_reduces, measure_flops, slower
 
 
 class CalibrationError(RuntimeError):
-    pass
+    """A calibration run could not measure what it needs (no mpiexec, a failed run)."""
 
 
 def _mpi_rows(processes: int, repeats: int, sizes) -> tuple[list[dict], float]:
