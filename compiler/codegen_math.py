@@ -108,12 +108,12 @@ def _exp2_int(n):
     return _int64_as_float64((_float64_as_int64(n + _SHIFTER) + 1023) << 52)
 '''
 
-# NOTE: float32 tanh, logistic and log evaluate in float64. A short Taylor polynomial after a
+# NOTE: float32 logistic and log evaluate in float64. A short Taylor polynomial after a
 # one-constant range reduction is then already within ~1e-8 relative of the true value, so the
 # rounding to float32 gives the correctly rounded result except next to a rounding midpoint
-# (under 0.71 ulp measured), and overflow, denormal results and underflow come out of the final
-# float64 -> float32 conversion exactly as IEEE rounds them. exp, the hot one, stays in float32
-# arithmetic (twice the lanes) with the care its comment describes.
+# (under 0.6 ulp measured), and overflow, denormal results and underflow come out of the final
+# float64 -> float32 conversion exactly as IEEE rounds them. exp and tanh, the hot ones, run in
+# float32 arithmetic (twice the lanes) with the care their comments describe.
 FLOAT32_MATH = '''
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})

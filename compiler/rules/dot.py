@@ -199,11 +199,18 @@ def reduced_contraction(dot: Op, reduce_axes: tuple[int, ...], lead: int, mesh_s
             full[axis] = mesh_shape[axis]
         group = int(np.prod([full[axis] for axis in reduce_axes]))
         other_shape = tuple(full[axis] for axis in others)
+        # the right operand is broadcast only along the axes it is not the same over: along
+        # the others, the devices' rows are stacked into one GEMM (_stacked_matmul)
+        shared = [position for position, axis in enumerate(others)
+                  if rhs.shape[axis] == 1 and lhs.shape[axis] > 1] if not batch_shape else []
+        right_full = [1 if axis in [others[position] for position in shared] else size
+                      for axis, size in enumerate(full)]
         left = np.broadcast_to(lhs, tuple(full) + lhs.shape[lead:]).transpose(lhs_order)
-        right = np.broadcast_to(rhs, tuple(full) + rhs.shape[lead:]).transpose(rhs_order)
+        right = np.broadcast_to(rhs, tuple(right_full) + rhs.shape[lead:]).transpose(rhs_order)
         left = left.reshape(other_shape + batch_shape + (rows, group * inner)).astype(dtype, copy=False)
-        right = right.reshape(other_shape + batch_shape + (group * inner, columns)).astype(dtype, copy=False)
-        product = matmul(left, right)
+        right_other = tuple(right_full[axis] for axis in others)
+        right = right.reshape(right_other + batch_shape + (group * inner, columns)).astype(dtype, copy=False)
+        product = _stacked_matmul(left, right, shared, len(others)) if shared else matmul(left, right)
         lead_shape = tuple(1 if axis in reduce_axes else full[axis] for axis in range(lead))
         return (product.reshape(lead_shape + result_local),)
 
