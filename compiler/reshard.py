@@ -103,6 +103,11 @@ class Resharder:
     def in_play(self) -> list:
         return [axis for axes in self.dims for axis in axes] + self.unreduced
 
+    def is_free(self, axis, pending) -> bool:
+        """No dim, pending sum or unreduced axis uses any part of ``axis`` (a sub-axis of an
+        axis in play is not free, nor is the whole axis of a sub-axis in play)."""
+        return not any(axis.overlaps(other, self.mesh) for other in self.in_play() + list(pending))
+
     # -- the steps --------------------------------------------------------------------------
     def reduce_pending(self, target: TensorSharding) -> None:
         pending = [axis for axis in self.unreduced if axis not in target.unreduced]
@@ -128,7 +133,7 @@ class Resharder:
             return []
         rest = wanted[len(current):]
         local = []
-        while rest and rest[0] not in pending and rest[0] not in self.in_play():
+        while rest and self.is_free(rest[0], pending):
             local.append(rest.pop(0))
         run = []
         while rest and rest[0] in pending:

@@ -551,3 +551,27 @@ func @main(%arg0: f64[2,2] {sharding = <@mesh, [{"x"}, {}]>}) -> (f64[2,2]) {
 }
 ''')
     partition_and_compare(module, [np.random.default_rng(0).normal(size=(2, 2))])
+
+
+# NOTE: found by the random programs: a partial sum reduce-scattered into a dim whose target
+# starts with an axis another dim holds part of (here "y" against "y":(1)2) once split that dim
+# locally over the whole axis, and the devices then summed the wrong blocks.
+OVERLAPPING_SCATTER_CASES = [
+    ((4, 8, 8), "-,x", "y(1)2,-", 0, "yx"),
+    ((8, 8, 4), "y(2)2,x", "-,y(2)2x", 1, "yx"),
+    ((8, 4, 8), "y,x", "xy(1)2,y(2)2", 1, "yx"),
+]
+
+
+@pytest.mark.parametrize("shape, lhs, product, axis, total", OVERLAPPING_SCATTER_CASES)
+def test_reduce_scatter_never_splits_over_an_axis_in_play(shape, lhs, product, axis, total):
+    rows, inner, cols = shape
+    builder = ProgramBuilder(MESHES["2x4"])
+    a = builder.argument(TensorType((rows, inner), "f64"), lhs)
+    w = builder.argument(TensorType((inner, cols), "f64"), None)
+    hidden = builder.emit("tanh", [a], {})[0]
+    product_value = builder.emit("dot_general", [hidden, w], {"contracting_dims": ((1,), (0,)),
+                                                             "batch_dims": ((), ())}, product)[0]
+    result = builder.emit("reduce_sum", [product_value], {"axes": (axis,)}, total)[0]
+    rng = np.random.default_rng(5)
+    partition_and_compare(builder.module([result]), [rng.normal(size=(rows, inner)), rng.normal(size=(inner, cols))])

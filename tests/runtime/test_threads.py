@@ -77,5 +77,5 @@ def test_step_kinds_the_plan_function_does_not_write_go_to_the_executor():
                 result_varying=((),), steps=(LoopStep(),))
     run = compile_plan(plan)
     assert "run_step(step0" in run.source
-    with pytest.raises(TypeError, match="unknown plan step"):
+    with pytest.raises(TypeError, match="cannot run plan step LoopStep"):
         run([np.zeros(1)])
