@@ -137,6 +137,19 @@ def test_exp_special_values(cache_directory):
     assert got[11] == np.float32(np.exp(-100.0)) and 0 < got[11] < np.finfo(np.float32).tiny  # denormal
 
 
+def test_exp_every_float32_around_underflow(cache_directory):
+    # under -103.99 the lanes scale by 0 rather than underflow; every float32 from -112 to -102
+    # (2^20 of them) stays within 1 ulp, and under -104, where e^x < 2^-150, the result is +0
+    first, last = np.float32(-102.0).view(np.int32), np.float32(-112.0).view(np.int32)
+    values = np.arange(first, last + 1, dtype=np.int32).view(np.float32)
+    got = _apply(_kernel("_exp_f32"), values)
+    exact = np.exp(values.astype(np.longdouble))
+    assert _ulp_errors(got, exact).max() <= 1.0
+    below = values < -104
+    assert np.array_equal(_bits(got[below]), np.zeros(below.sum(), np.uint32))
+    assert got[values > -103.9].min() > 0  # denormal results are kept, not flushed
+
+
 def test_tanh_special_values(cache_directory):
     kernel = _kernel("_tanh_f32")
     values = np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, 9.0, -9.0, 20.0, -20.0, 1e-40, -1e-30, 3e9])
