@@ -141,8 +141,13 @@ def parallel_for(function, total: int, arguments: tuple, *, grain: int, alignmen
 # NOTE: a matmul under this many multiply-adds runs on the calling thread alone
 MATMUL_GRAIN = 1 << 21
 # NOTE: from this many multiply-adds per GEMM, BLAS's own threads split each GEMM better than
-# rows do (measured ~8% on an idle machine); below it their hand-offs are what costs
-BLAS_THREADED_GEMM = 1 << 26
+# we can (they share one packed copy of the operands; measured ~8% on an idle machine for
+# 2048^3). Below it their hand-offs cost more than that: OpenBLAS's threads spin while they
+# wait, and on a busy machine a GEMM of 2^28 took 2-4x as long as split over our threads
+BLAS_THREADED_GEMM = 1 << 32
+# NOTE: a GEMM split by rows (or columns) gives every chunk at least this many of them: BLAS
+# packs the whole other operand again for each chunk, about 1/256 of the chunk's own work
+MATMUL_MIN_SPLIT = 256
 
 
 class _Blas:
@@ -193,20 +198,67 @@ def single_threaded_blas():
         _BLAS.exit()
 
 
+def matmul_split(left_shape: tuple, right_shape: tuple) -> tuple:
+    """How ``matmul`` runs operands of these shapes: ``("numpy",)`` (tiny: one call as it
+    is), ``("one thread",)`` (small: one call, BLAS on one thread), ``("blas",)`` (large
+    GEMMs on BLAS's own threads), ``("batch", axis)`` (whole GEMMs handed out along that
+    axis of the broadcast batch shape), ``("rows",)`` or ``("columns",)`` (every GEMM split;
+    columns when they outnumber the rows, since a chunk repacks the operand it does not
+    split and the left one is then the smaller)."""
+    rows, inner, columns = left_shape[-2], left_shape[-1], right_shape[-1]
+    batch = np.broadcast_shapes(left_shape[:-2], right_shape[:-2])
+    gemm = rows * inner * columns
+    work = math.prod(batch) * gemm
+    if work < 1 << 16:
+        return ("numpy",)
+    if work < MATMUL_GRAIN or _POOL.size == 1:
+        return ("one thread",)
+    if gemm >= BLAS_THREADED_GEMM:
+        return ("blas",)
+    if batch:
+        axis = max(range(len(batch)), key=lambda position: batch[position])
+        # whole GEMMs balance when each thread gets several, or the same number
+        if batch[axis] >= 2 * _POOL.size or (batch[axis] >= _POOL.size and batch[axis] % _POOL.size == 0):
+            return ("batch", axis)
+    return ("columns",) if columns > rows else ("rows",)
+
+
+def _matmul_batch(start: int, stop: int, left, right, out) -> None:
+    np.matmul(left[start:stop], right[start:stop], out=out[start:stop])
+
+
 def _matmul_rows(start: int, stop: int, left, right, out) -> None:
     np.matmul(left[..., start:stop, :], right, out=out[..., start:stop, :])
 
 
+def _matmul_columns(start: int, stop: int, left, right, out) -> None:
+    np.matmul(left, right[..., start:stop], out=out[..., start:stop])
+
+
 def matmul(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """``np.matmul(left, right)`` with the rows of ``left`` split over the threads and BLAS on
-    one thread in each (see the module docstring); large GEMMs keep BLAS's own threads."""
+    """``np.matmul(left, right)`` on every thread with BLAS on one thread in each (see the
+    module docstring), split as ``matmul_split`` says; only GEMMs of at least
+    ``BLAS_THREADED_GEMM`` multiply-adds keep BLAS's own threads."""
+    split = matmul_split(left.shape, right.shape)
+    if split[0] in ("numpy", "blas"):
+        return np.matmul(left, right)
+    if split[0] == "one thread":
+        with single_threaded_blas():
+            return np.matmul(left, right)
     rows, inner, columns = left.shape[-2], left.shape[-1], right.shape[-1]
     batch = np.broadcast_shapes(left.shape[:-2], right.shape[:-2])
-    work = math.prod(batch) * rows * inner * columns
-    if work < 1 << 16 or rows * inner * columns >= BLAS_THREADED_GEMM:
-        return np.matmul(left, right)
     out = np.empty(batch + (rows, columns), np.result_type(left, right))
-    grain = max(1, rows * MATMUL_GRAIN // max(work, 1))
+    work = math.prod(batch) * rows * inner * columns
     with single_threaded_blas():
-        parallel_for(_matmul_rows, rows, (left, right, out), grain=grain, alignment=1)
+        if split[0] == "batch":
+            # the split axis first (views: broadcasting and moving axes copy nothing)
+            views = tuple(np.moveaxis(np.broadcast_to(array, batch + array.shape[-2:]), split[1], 0)
+                          for array in (left, right)) + (np.moveaxis(out, split[1], 0),)
+            size = batch[split[1]]
+            parallel_for(_matmul_batch, size, views, grain=max(1, size * MATMUL_GRAIN // work), alignment=1)
+        else:
+            length = columns if split[0] == "columns" else rows
+            grain = max(min(MATMUL_MIN_SPLIT, length // _POOL.size), length * MATMUL_GRAIN // work, 1)
+            function = _matmul_columns if split[0] == "columns" else _matmul_rows
+            parallel_for(function, length, (left, right, out), grain=grain, alignment=16 if split[0] == "columns" else 1)
     return out

@@ -56,6 +56,46 @@ def test_matmul_equals_numpy_and_restores_blas_threads(left, right):
     assert [library.num_threads for library in threads._BLAS.load()] == before
 
 
+@pytest.fixture
+def two_threads(monkeypatch):
+    """Two threads, and small GEMMs split as large ones are (so the tests stay small)."""
+    count = threads.thread_count()
+    threads.set_thread_count(2)
+    monkeypatch.setattr(threads, "MATMUL_GRAIN", 1 << 10)
+    monkeypatch.setattr(threads, "MATMUL_MIN_SPLIT", 8)
+    yield
+    threads.set_thread_count(count)
+
+
+@pytest.mark.parametrize("left, right, split", [
+    ((1, 64, 32), (8, 32, 16), ("batch", 0)),           # the left operand broadcast to every GEMM
+    ((8, 2, 64, 16), (8, 2, 16, 64), ("batch", 0)),     # the largest batch axis is handed out
+    ((2, 1, 64, 16), (1, 6, 16, 64), ("batch", 1)),
+    ((2, 64, 16), (2, 16, 64), ("batch", 0)),           # as many GEMMs as threads
+    ((3, 96, 32), (32, 40), ("rows",)),                 # 3 GEMMs do not balance on 2 threads
+    ((40, 32), (32, 96), ("columns",)),                 # more columns than rows
+    ((1, 4), (4, 3), ("numpy",)),
+])
+def test_matmul_splits_as_planned_and_equals_numpy(two_threads, left, right, split):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(left).astype(np.float32), rng.standard_normal(right).astype(np.float32)
+    assert threads.matmul_split(left, right) == split
+    np.testing.assert_allclose(threads.matmul(a, b), np.matmul(a, b), rtol=1e-5, atol=1e-5)
+    # transposed views (the dot kernel passes them without copying), and float64
+    views = a.swapaxes(-1, -2).copy().swapaxes(-1, -2), b.swapaxes(-1, -2).copy().swapaxes(-1, -2)
+    np.testing.assert_allclose(threads.matmul(*views), np.matmul(a, b), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(threads.matmul(a.astype(np.float64), b.astype(np.float64)),
+                               np.matmul(a.astype(np.float64), b.astype(np.float64)), rtol=1e-12)
+
+
+def test_only_the_largest_gemms_keep_blas_threads(two_threads):
+    assert threads.matmul_split((2048, 2048), (2048, 2048)) == ("blas",)
+    assert threads.matmul_split((512, 4096), (4096, 1024)) == ("columns",)
+    assert threads.matmul_split((1, 512, 1024), (8, 1024, 512)) == ("batch", 0)
+    threads.set_thread_count(1)
+    assert threads.matmul_split((1, 512, 1024), (8, 1024, 512)) == ("one thread",)
+
+
 def test_the_plan_function_runs_kernels_collectives_and_frees_in_order():
     plan = Plan(mesh_shape=(2,), num_slots=4, arg_slots=(0,), arg_varying=((0,),), result_slots=(3,),
                 result_varying=((),),
