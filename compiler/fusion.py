@@ -18,7 +18,7 @@ from meshjit.ir import Op, Value
 from .codegen import kernel_source, load_kernel
 from .codegen_expressions import expression
 from .codegen_math import PRELUDE
-from .codegen_reductions import row_kernel_source
+from .codegen_reductions import KernelSource, row_kernel_source
 from .fusion_groups import REDUCERS, Group, group_ops
 from .launch import elementwise_launcher, rows_launcher
 
@@ -26,6 +26,17 @@ FUSION_MIN_ELEMENTS = int(os.environ.get("MESHJIT_FUSION_MIN_ELEMENTS", "4096"))
 # NOTE: below this many elements a kernel runs on the calling thread only; above, its range is
 # split over the cores (runtime/threads.py; handing a chunk to a worker costs ~20 µs)
 PARALLEL_MIN_ELEMENTS = int(os.environ.get("MESHJIT_PARALLEL_MIN_ELEMENTS", str(1 << 17)))
+
+
+@dataclass(frozen=True)
+class RowsEntry:
+    """A rows kernel's compiled entry point, for callers that run it on rows of their own
+    (compiler/contraction_fusion.py): what it reads and writes, and the group's rows x columns."""
+
+    function: object
+    source: KernelSource
+    rows: int
+    columns: int
 
 
 @dataclass
@@ -37,6 +48,7 @@ class FusedKernel:
     inputs: list[Value] = field(default_factory=list)
     outputs: list[Value] = field(default_factory=list)
     function: object = None
+    rows_entry: RowsEntry | None = None
 
     @property
     def operands(self):
@@ -111,5 +123,6 @@ def _build_rows_kernel(group: Group, outputs: list[Value]) -> FusedKernel:
     function = load_kernel(PRELUDE + "\n\n" + source.entry)
     launcher = rows_launcher(function, source.inputs, source.outputs, group.rows, group.columns, group.leading,
                              PARALLEL_MIN_ELEMENTS, source.scratch)
+    entry = None if group.leading else RowsEntry(function, source, group.rows, group.columns)
     return FusedKernel(_label(group), group.ops, [value for value, _ in source.inputs],
-                       [value for value, _ in source.outputs], launcher)
+                       [value for value, _ in source.outputs], launcher, entry)

@@ -15,7 +15,12 @@ from dataclasses import dataclass
 from meshjit.ir import Block, Module
 from meshjit.runtime.plan import CollectiveStep, FreeStep, KernelStep, Plan
 
-from .contraction_fusion import ReducedContraction, fuse_contraction_reductions
+from .contraction_fusion import (
+    ContractionChain,
+    ReducedContraction,
+    fuse_contraction_chains,
+    fuse_contraction_reductions,
+)
 from .fusion import FusedKernel, fuse_kernels
 from .loop_invariants import hoist_loop_invariants
 from .lower_regions import lower_region_op
@@ -65,7 +70,7 @@ class _Lowering:
         """One step for an op or a FusedKernel (both have operands and results)."""
         inputs = tuple(self.slot(value) for value in op.operands)
         outputs = tuple(self.slot(value) for value in op.results)
-        if isinstance(op, (FusedKernel, ReducedContraction)):
+        if isinstance(op, (FusedKernel, ReducedContraction, ContractionChain)):
             self.steps.append(KernelStep(op.label, op.function, inputs, outputs))
         elif op.regions:
             self.steps.append(lower_region_op(op, inputs, outputs, self.lead, self.region_plan))
@@ -113,6 +118,7 @@ def lower_block(block: Block, layout: MeshLayout, kept_args=None, arg_shardings=
     if layout.whole_mesh and layout.lead:
         ops = fuse_contraction_reductions(ops, block.returns, layout.axis_names, layout.mesh_shape)
     ops = fuse_kernels(ops, block.returns)
+    ops = fuse_contraction_chains(ops, block.returns, layout.lead)
     for op in ops:
         lowering.lower_op(op)
     result_slots = tuple(lowering.slot(value) for value in block.returns)

@@ -115,30 +115,41 @@ def _dot_general_type(op: Op, operands, mesh) -> list:
     return typed(mesh, [dims], reduced=common_reduced(op, operands))
 
 
+def matmul_operand(op: Op, lead: int, side: int):
+    """``buffer -> array``: a dot_general's operand ``side`` (0 lhs, 1 rhs) as ``matmul``'s:
+    the leading dims and batch dims first, then the free dims flattened to the matrix rows
+    (lhs) or columns (rhs) and the contracting dims to the inner dim (views where the layout
+    allows), in the result's dtype."""
+    operand = op.operands[side].type
+    contracting, batch = op.attrs["contracting_dims"][side], op.attrs["batch_dims"][side]
+    free = [d for d in range(operand.rank) if d not in contracting and d not in batch]
+    order = list(batch) + (free + list(contracting) if side == 0 else list(contracting) + free)
+    order = tuple(range(lead)) + shifted_axes(order, lead)
+    batch_shape = tuple(operand.shape[d] for d in batch)
+    inner = math.prod(operand.shape[d] for d in contracting)
+    outer = math.prod(operand.shape[d] for d in free)
+    matrix = (outer, inner) if side == 0 else (inner, outer)
+    dtype = to_numpy(op.result.type.dtype)
+
+    def prepare(buffer):
+        array = np.transpose(buffer, order).reshape(buffer.shape[:lead] + batch_shape + matrix)
+        return array if array.dtype == dtype else array.astype(dtype)
+
+    return prepare
+
+
 @kernel_rules.register("dot_general")
 def _dot_general(op: Op, lead: int):
     """Batch dims and the leading dims become matmul's batch; free dims are flattened to the
     matrix rows and columns, contracting dims to the inner dim: one BLAS call per batch."""
-    lhs_type, rhs_type = op.operands[0].type, op.operands[1].type
-    (lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch) = op.attrs["contracting_dims"], op.attrs["batch_dims"]
-    lhs_free = [d for d in range(lhs_type.rank) if d not in lhs_contracting and d not in lhs_batch]
-    rhs_free = [d for d in range(rhs_type.rank) if d not in rhs_contracting and d not in rhs_batch]
-    lhs_order = tuple(range(lead)) + shifted_axes(list(lhs_batch) + lhs_free + list(lhs_contracting), lead)
-    rhs_order = tuple(range(lead)) + shifted_axes(list(rhs_batch) + list(rhs_contracting) + rhs_free, lead)
-    batch_shape = tuple(lhs_type.shape[d] for d in lhs_batch)
-    rows = int(np.prod([lhs_type.shape[d] for d in lhs_free]))
-    inner = int(np.prod([lhs_type.shape[d] for d in lhs_contracting]))
-    columns = int(np.prod([rhs_type.shape[d] for d in rhs_free]))
-    dtype = to_numpy(op.result.type.dtype)
+    left_operand, right_operand = matmul_operand(op, lead, 0), matmul_operand(op, lead, 1)
+    batched = bool(op.attrs["batch_dims"][0])
     result_local = op.result.type.shape
 
     def run(lhs, rhs):
-        left = np.transpose(lhs, lhs_order).reshape(lhs.shape[:lead] + batch_shape + (rows, inner))
-        right = np.transpose(rhs, rhs_order).reshape(rhs.shape[:lead] + batch_shape + (inner, columns))
-        if left.dtype != dtype:
-            left, right = left.astype(dtype), right.astype(dtype)
+        left, right = left_operand(lhs), right_operand(rhs)
         shared = [axis for axis in range(lead) if rhs.shape[axis] == 1 and lhs.shape[axis] > 1]
-        if not batch_shape and shared:
+        if not batched and shared:
             return (_stacked_matmul(left, right, shared, lead).reshape(
                 np.broadcast_shapes(lhs.shape[:lead], rhs.shape[:lead]) + result_local),)
         product = matmul(left, right)
