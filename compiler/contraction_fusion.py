@@ -55,17 +55,18 @@ def fuse_contraction_reductions(ops, returns, axis_names, mesh_shape: tuple[int,
     return [op for op in result if not (isinstance(op, Op) and op.name == "dot_general" and op.result.id in fused_dots)]
 
 
-# --- dot_general -> rows kernel -> dot_general, one slice at a time --------------------------
+# --- dot_general -> fused kernel [-> dot_general], one slice at a time ---------------------
 
 # NOTE: a chain is formed only when each slice does at least this many multiply-adds: a slice
-# costs about 30 µs of Python around its two GEMMs and kernel call
+# costs about 30 µs of Python around its GEMMs and kernel call
 CHAIN_MIN_WORK = 1 << 20
 
 
 @dataclass
 class ContractionChain:
-    """``second(kernel(first(a, b), ...), c)`` (attention's scores, softmax and weighted sum)
-    run one (device, batch index) slice at a time, so each slice's intermediates stay in cache."""
+    """``kernel(first(a, b), ...)``, or ``second(kernel(first(a, b), ...), c)`` (attention's
+    scores, softmax and weighted sum), run one (leading position, batch index) slice at a time,
+    so that each slice's intermediates stay in cache (see ``contraction_chain``)."""
 
     label: str
     operands: tuple[Value, ...]
@@ -83,54 +84,84 @@ def _uses(ops, returns) -> dict[int, int]:
     return uses
 
 
-def _chain_of(second, producers: dict, uses: dict):
-    """``(first, kernel)`` when ``second`` (a dot_general) contracts the only output of a rows
-    kernel over its columns, batched over its leading dims, and that kernel reads a
-    dot_general's result laid out as its rows x columns; else None."""
-    kernel = producers.get(second.operands[0].id)
-    if not isinstance(kernel, FusedKernel) or kernel.rows_entry is None or len(kernel.outputs) != 1:
-        return None
-    entry = kernel.rows_entry
-    firsts = [value for value, kind in entry.source.inputs if kind == "full" and uses.get(value.id) == 1
-              and isinstance(producers.get(value.id), Op) and producers[value.id].name == "dot_general"]
-    if not firsts or entry.source.outputs[0][1] != "full" or uses.get(kernel.outputs[0].id) != 1:
-        return None
-    first = producers[firsts[0].id]
-    (lhs_contracting, _), (lhs_batch, _) = first.attrs["contracting_dims"], first.attrs["batch_dims"]
-    batch = len(lhs_batch)
-    free = first.operands[0].type.rank - batch - len(lhs_contracting)
+def _slice_shape(first: Op) -> tuple[int, int, int, int]:
+    """(batch dims, lhs free dims, rows, inner) of a dot_general's slices."""
+    lhs = first.operands[0].type
+    (contracting, _), (batch, _) = first.attrs["contracting_dims"], first.attrs["batch_dims"]
+    free = lhs.rank - len(batch) - len(contracting)
     shape = first.result.type.shape
+    return len(batch), free, math.prod(shape[len(batch):len(batch) + free]), math.prod(lhs.shape[d] for d in contracting)
+
+
+def _first_of(kernel, producers: dict, uses: dict):
+    """The dot_general whose result ``kernel`` reads as a full input laid out as the kernel's
+    rows x columns (batch and left free dims x right free dims), when that is its only reader."""
+    entry = kernel.entry if isinstance(kernel, FusedKernel) else None
+    if entry is None:
+        return None
+    for value, kind in entry.inputs:
+        first = producers.get(value.id)
+        if kind != "full" or uses.get(value.id) != 1 or not (isinstance(first, Op) and first.name == "dot_general"):
+            continue
+        batch, free, rows, _ = _slice_shape(first)
+        shape = first.result.type.shape
+        dtypes = {operand.type.dtype for operand in (*first.operands, first.result)}
+        if len(dtypes) == 1 and dtypes <= {"f32", "f64"} and (
+                entry.kind == "elementwise" or (entry.rows == math.prod(shape[:batch + free])
+                                                and entry.columns == math.prod(shape[batch + free:]))):
+            return first
+    return None
+
+
+def _second_of(kernel, first: Op, consumers: dict, uses: dict):
+    """The dot_general that contracts the kernel's one full output over its columns, batched
+    over the same dims, as its left operand, when it is that output's only reader."""
+    if len(kernel.outputs) != 1 or kernel.entry.outputs[0][1] != "full" or uses.get(kernel.outputs[0].id) != 1:
+        return None
+    second = consumers.get(kernel.outputs[0].id)
+    if not (isinstance(second, Op) and second.name == "dot_general" and second.operands[0] is kernel.outputs[0]):
+        return None
+    batch, free, _, _ = _slice_shape(first)
+    rank = first.result.type.rank
     (contracting, _), (second_batch, _) = second.attrs["contracting_dims"], second.attrs["batch_dims"]
-    if (tuple(second_batch) != tuple(range(batch)) or tuple(contracting) != tuple(range(batch + free, len(shape)))
-            or entry.rows != math.prod(shape[:batch + free]) or entry.columns != math.prod(shape[batch + free:])):
-        return None
-    values = [*first.operands, first.result, kernel.outputs[0], *second.operands, second.result]
-    if len({value.type.dtype for value in values}) != 1 or values[0].type.dtype not in ("f32", "f64"):
-        return None
-    slice_work = math.prod(shape[batch:]) * (math.prod(first.operands[0].type.shape[d] for d in lhs_contracting)
-                                             + math.prod(second.result.type.shape[batch + free:]))
-    return (first, kernel) if slice_work >= CHAIN_MIN_WORK else None
+    same_dtype = {operand.type.dtype for operand in (*second.operands, second.result)} == {first.result.type.dtype}
+    if (kernel.entry.kind == "rows" and tuple(second_batch) == tuple(range(batch))
+            and tuple(contracting) == tuple(range(batch + free, rank)) and same_dtype):
+        return second
+    return None
+
+
+def _slice_work(first: Op, second) -> int:
+    batch, _, rows, inner = _slice_shape(first)
+    columns = math.prod(first.result.type.shape) // max(1, math.prod(first.result.type.shape[:batch]) * rows)
+    extra = 0 if second is None else math.prod(second.result.type.shape) // max(
+        1, math.prod(second.result.type.shape[:batch]) * rows)
+    return rows * columns * (inner + extra)
 
 
 def fuse_contraction_chains(ops, returns, lead: int) -> list:
-    """The items of ``ops`` (ops, fused kernels) with every chain dot_general -> rows kernel ->
-    dot_general (``_chain_of``) replaced by one ContractionChain where the second dot was."""
+    """The items of ``ops`` (ops, fused kernels) with every dot_general -> fused kernel, and
+    every dot_general -> rows kernel -> dot_general (``_first_of``, ``_second_of``), replaced
+    by one ContractionChain where its last op was."""
     uses = _uses(ops, returns)
     producers = {value.id: item for item in ops for value in item.results}
+    consumers = {operand.id: item for item in ops for operand in item.operands}
     replaced: dict[int, ContractionChain] = {}
     dropped: set[int] = set()
     for item in ops:
-        if not (isinstance(item, Op) and item.name == "dot_general"):
+        first = _first_of(item, producers, uses)
+        if first is None:
             continue
-        found = _chain_of(item, producers, uses)
-        if found is None:
+        second = _second_of(item, first, consumers, uses)
+        if _slice_work(first, second) < CHAIN_MIN_WORK:
             continue
-        first, kernel = found
-        others = [value for value in kernel.inputs if value.id != first.result.id]
-        operands = (*first.operands, *others, item.operands[1])
-        replaced[id(item)] = ContractionChain("dot_general+" + kernel.label + "+dot_general", operands, item.results,
-                                              contraction_chain(first, kernel, item, lead))
-        dropped |= {id(first), id(kernel)}
+        others = [value for value in item.inputs if value.id != first.result.id]
+        label = "dot_general+" + item.label + ("+dot_general" if second else "")
+        operands = (*first.operands, *others) + ((second.operands[1],) if second else ())
+        chain = ContractionChain(label, operands, second.results if second else tuple(item.outputs),
+                                 contraction_chain(first, item, second, lead))
+        replaced[id(second or item)] = chain
+        dropped |= {id(first)} | ({id(item)} if second else set())
     return [replaced.get(id(item), item) for item in ops if id(item) not in dropped]
 
 
@@ -140,14 +171,17 @@ def _balanced(slices: int) -> bool:
     return slices >= 2 * threads or slices % threads == 0
 
 
-_KIND_SHAPES = {"full": lambda rows, columns: (rows, columns), "row": lambda rows, columns: (rows,),
-                "col": lambda rows, columns: (columns,), "scalar": lambda rows, columns: (1,)}
+def _kind_shape(kind: str, rows: int, columns: int, elementwise: bool) -> tuple[int, ...]:
+    """The shape of one block of a kernel's input or output of ``kind``."""
+    if elementwise:
+        return (rows * columns,) if kind == "full" else (1,)
+    return {"full": (rows, columns), "row": (rows,), "col": (columns,), "scalar": (1,)}[kind]
 
 
-def _slice_inputs(buffers, kinds, full, lead: int, batches: int, rows: int, columns: int, maps: LeadMaps):
-    """The kernel's inputs as it reads one slice's rows (a full or row input viewed as blocks of
-    one batch index's rows, so the slice is block ``position * batches + batch``), and per
-    slice the block of each input it reads; ``None`` buffers (the scratch block) read block 0."""
+def _slice_views(buffers, kinds, full, lead: int, batches: int, shapes, maps: LeadMaps):
+    """The kernel's inputs as it reads one slice (a full or row input viewed as blocks of one
+    batch index's rows, so the slice is block ``position * batches + batch``), and per slice
+    the block of each input it reads; a ``None`` buffer (a scratch block) reads block 0."""
     slices = math.prod(full) * batches
     views = []
     blocks = np.zeros((slices, len(kinds)), np.int64)
@@ -155,7 +189,7 @@ def _slice_inputs(buffers, kinds, full, lead: int, batches: int, rows: int, colu
         if buffer is None:
             views.append(None)
             continue
-        views.append(np.ascontiguousarray(buffer).reshape((-1,) + _KIND_SHAPES[kind](rows, columns)))
+        views.append(np.ascontiguousarray(buffer).reshape((-1,) + shapes[index]))
         positions = maps(buffer.shape[:lead], full)
         if kind in ("full", "row"):
             blocks[:, index] = (positions[:, None] * batches + np.arange(batches)).ravel()
@@ -164,56 +198,82 @@ def _slice_inputs(buffers, kinds, full, lead: int, batches: int, rows: int, colu
     return views, blocks
 
 
-def contraction_chain(first: Op, kernel: FusedKernel, second: Op, lead: int):
+def contraction_chain(first: Op, kernel: FusedKernel, second: Op | None, lead: int):
     """The function of a ContractionChain's buffers (``first``'s operands, the kernel's other
-    inputs, ``second``'s right operand): per slice (a leading position and a batch index), the
-    slice of ``first`` into a scratch block, the kernel over its rows into a second one, and
-    ``second``'s GEMM of that block into the result. Where the slices cannot be shared evenly
-    over the threads, the three steps run as they would unchained."""
-    entry = kernel.rows_entry
-    batch_shape = first.result.type.shape[:len(first.attrs["batch_dims"][0])]
+    inputs, and ``second``'s right operand when there is a second dot): per slice (a leading
+    position and a batch index of ``first``), ``first``'s GEMM into a scratch block, the kernel
+    over that block into the kernel's outputs or, with a second dot, into a second scratch
+    block, and ``second``'s GEMM of that block into the result. Where the slices cannot be
+    shared evenly over the threads, or ``first``'s right operand is the same over leading axes
+    along which its left one varies (the dot kernel then stacks those rows into one GEMM), the
+    steps run as they would unchained."""
+    entry = kernel.entry
+    batch, _, rows, _ = _slice_shape(first)
+    batch_shape = first.result.type.shape[:batch]
     batches = math.prod(batch_shape)
-    rows, columns = entry.rows // batches, entry.columns
-    position = [value.id for value, _ in entry.source.inputs].index(first.result.id)
-    kinds = [kind for _, kind in entry.source.inputs]
-    prepare = (matmul_operand(first, lead, 0), matmul_operand(first, lead, 1), matmul_operand(second, lead, 1))
-    unchained = (kernel_rules["dot_general"](first, lead), kernel.function, kernel_rules["dot_general"](second, lead))
+    columns = math.prod(first.result.type.shape) // (batches * rows)
+    elementwise = entry.kind == "elementwise"
+    position = [value.id for value, _ in entry.inputs].index(first.result.id)
+    kinds = [kind for _, kind in entry.inputs]
+    input_shapes = [_kind_shape(kind, rows, columns, elementwise) for kind in kinds]
+    block = _kind_shape("full", rows, columns, elementwise)
+    # the kernel's leading arguments for one slice: its range, the scratch slot, rows and n
+    head = (0, rows * columns, rows * columns) if elementwise else (0, rows, rows, columns)
+    prepare = [matmul_operand(first, lead, 0), matmul_operand(first, lead, 1)]
+    unchained = [kernel_rules["dot_general"](first, lead), kernel.function]
+    if second is not None:
+        prepare.append(matmul_operand(second, lead, 1))
+        unchained.append(kernel_rules["dot_general"](second, lead))
     dtype = to_numpy(first.result.type.dtype)
-    scratch_dtypes = [to_numpy(name) for name in entry.source.scratch]
-    result_local = second.result.type.shape
+    outputs = [(_kind_shape(kind, rows, columns, elementwise), to_numpy(value.type.dtype), value.type.shape)
+               for value, kind in entry.outputs]
+    scratch_dtypes = [to_numpy(name) for name in entry.scratch]
     maps = LeadMaps()
 
+    def run_unchained(lhs, rhs, others, last):
+        (product,) = unchained[0](lhs, rhs)
+        results = unchained[1](*others[:position], product, *others[position:])
+        return results if second is None else unchained[2](results[0], last)
+
     def run(lhs, rhs, *rest):
-        others, value = list(rest[:-1]), rest[-1]
-        full = np.broadcast_shapes(*(buffer.shape[:lead] for buffer in (lhs, rhs, value, *others)))
+        others, last = (list(rest[:-1]), rest[-1]) if second is not None else (list(rest), None)
+        buffers = (lhs, rhs, *others) + (() if last is None else (last,))
+        full = np.broadcast_shapes(*(buffer.shape[:lead] for buffer in buffers))
         slices = math.prod(full) * batches
-        if not _balanced(slices):
-            (product,) = unchained[0](lhs, rhs)
-            (weights,) = unchained[1](*others[:position], product, *others[position:])
-            return unchained[2](weights, value)
-        left, right, last = (np.broadcast_to(array, full + batch_shape + array.shape[-2:])
-                             for array in (prepare[0](lhs), prepare[1](rhs), prepare[2](value)))
-        views, blocks = _slice_inputs(others[:position] + [None] + others[position:], kinds, full, lead, batches,
-                                      rows, columns, maps)
-        out = np.empty((slices, rows, last.shape[-1]), dtype)
+        stacked = not batch and any(rhs.shape[axis] == 1 < lhs.shape[axis] for axis in range(lead))
+        if stacked or not _balanced(slices):
+            return run_unchained(lhs, rhs, others, last)
+        operands = [np.broadcast_to(array, full + batch_shape + array.shape[-2:])
+                    for array in (prepare[0](lhs), prepare[1](rhs))]
+        if last is not None:
+            operands.append(np.broadcast_to(prepare[2](last), full + batch_shape + (columns, prepare[2](last).shape[-1])))
+        views, blocks = _slice_views(others[:position] + [None] + others[position:], kinds, full, lead, batches,
+                                     input_shapes, maps)
         threads = thread_count()
-        scratch = np.empty((2, threads, 1, rows, columns), dtype)
+        scratch = np.empty((2, threads, 1) + block, dtype)
         scratch_rows = [np.empty((threads, columns), scratch_dtype) for scratch_dtype in scratch_dtypes]
+        if second is None:
+            results = [np.empty((slices,) + shape, output_dtype) for shape, output_dtype, _ in outputs]
+        else:
+            results = [np.empty((slices, rows, operands[2].shape[-1]), dtype)]
         indices = list(np.ndindex(full + batch_shape))
-        slot_argument = (None,) if scratch_dtypes else ()
 
         def run_slices(start, stop, slot):
             products, weights = scratch[0, slot], scratch[1, slot]
             inputs = [products if view is None else view for view in views]
-            head = (0, rows, slot, rows, columns) if slot_argument else (0, rows, rows, columns)
+            arguments = (*head[:2], slot, *head[2:]) if scratch_dtypes else head
             for index in range(start, stop):
-                np.matmul(left[indices[index]], right[indices[index]], out=products[0])
+                np.matmul(operands[0][indices[index]], operands[1][indices[index]], out=products.reshape(rows, columns))
                 pairs = [item for number, view in enumerate(inputs) for item in (view, blocks[index, number:number + 1])]
-                entry.function(*head, *pairs, weights, *scratch_rows)
-                np.matmul(weights[0], last[indices[index]], out=out[index])
+                targets = [weights] if second is not None else [result[index:index + 1] for result in results]
+                entry.function(*arguments, *pairs, *targets, *scratch_rows)
+                if second is not None:
+                    np.matmul(weights.reshape(rows, columns), operands[2][indices[index]], out=results[0][index])
 
         with single_threaded_blas():
             parallel_for(run_slices, slices, (), grain=1, alignment=1, indexed=True)
-        return (out.reshape(full + result_local),)
+        if second is not None:
+            return (results[0].reshape(full + second.result.type.shape),)
+        return tuple(result.reshape(full + shape) for result, (_, _, shape) in zip(results, outputs))
 
     return run

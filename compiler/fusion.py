@@ -18,7 +18,7 @@ from meshjit.ir import Op, Value
 from .codegen import kernel_source, load_kernel
 from .codegen_expressions import expression
 from .codegen_math import PRELUDE
-from .codegen_reductions import KernelSource, row_kernel_source
+from .codegen_reductions import row_kernel_source
 from .fusion_groups import REDUCERS, Group, group_ops
 from .launch import elementwise_launcher, rows_launcher
 
@@ -29,12 +29,20 @@ PARALLEL_MIN_ELEMENTS = int(os.environ.get("MESHJIT_PARALLEL_MIN_ELEMENTS", str(
 
 
 @dataclass(frozen=True)
-class RowsEntry:
-    """A rows kernel's compiled entry point, for callers that run it on rows of their own
-    (compiler/contraction_fusion.py): what it reads and writes, and the group's rows x columns."""
+class KernelEntry:
+    """A fused kernel's compiled entry point, for callers that run it on blocks of their own
+    (compiler/contraction_fusion.py). ``rows`` kernels: ``function(start, stop, [slot,] rows,
+    n, in0, map0, ..., out0, ..., [scratch rows])`` over (leading position, row) pairs;
+    ``elementwise`` ones: ``function(start, stop, n, in0, map0, ..., out0, ...)`` over
+    elements. The inputs and outputs with their kinds (``full``, ``row``, ``col``,
+    ``scalar``), the scratch rows' dtypes, and the group's rows x columns (1 x its elements
+    for an elementwise kernel)."""
 
     function: object
-    source: KernelSource
+    kind: str
+    inputs: tuple[tuple[Value, str], ...]
+    outputs: tuple[tuple[Value, str], ...]
+    scratch: tuple[str, ...]
     rows: int
     columns: int
 
@@ -48,7 +56,7 @@ class FusedKernel:
     inputs: list[Value] = field(default_factory=list)
     outputs: list[Value] = field(default_factory=list)
     function: object = None
-    rows_entry: RowsEntry | None = None
+    entry: KernelEntry | None = None
 
     @property
     def operands(self):
@@ -115,7 +123,10 @@ def _build_elementwise_kernel(group: Group, outputs: list[Value]) -> FusedKernel
         lines.append(f"target{index}[k] = {names[value.id]}")
     function = load_kernel(kernel_source(rows, lines, parameters))
     launcher = elementwise_launcher(function, inputs, outputs, group.shape, PARALLEL_MIN_ELEMENTS)
-    return FusedKernel(_label(group), group.ops, inputs, outputs, launcher)
+    entry = KernelEntry(function, "elementwise", tuple((value, "full" if kind == "full" else "scalar")
+                                                        for value, kind in group.inputs.values()),
+                        tuple((value, "full") for value in outputs), (), 1, math.prod(group.shape))
+    return FusedKernel(_label(group), group.ops, inputs, outputs, launcher, entry)
 
 
 def _build_rows_kernel(group: Group, outputs: list[Value]) -> FusedKernel:
@@ -123,6 +134,7 @@ def _build_rows_kernel(group: Group, outputs: list[Value]) -> FusedKernel:
     function = load_kernel(PRELUDE + "\n\n" + source.entry)
     launcher = rows_launcher(function, source.inputs, source.outputs, group.rows, group.columns, group.leading,
                              PARALLEL_MIN_ELEMENTS, source.scratch)
-    entry = None if group.leading else RowsEntry(function, source, group.rows, group.columns)
+    entry = None if group.leading else KernelEntry(function, "rows", tuple(source.inputs), tuple(source.outputs),
+                                                   tuple(source.scratch), group.rows, group.columns)
     return FusedKernel(_label(group), group.ops, [value for value, _ in source.inputs],
                        [value for value, _ in source.outputs], launcher, entry)

@@ -1,5 +1,6 @@
-"""dot_general -> rows kernel -> dot_general run one slice at a time (compiler/contraction_fusion.py,
-``ContractionChain``): attention's scores, softmax and weighted sum per (device, head).
+"""dot_general -> fused kernel [-> dot_general] run one slice at a time (compiler/contraction_fusion.py,
+``ContractionChain``): attention's scores, softmax and weighted sum per (device, head), an MLP's
+first GEMM and its activation per device.
 
 Each program runs chained and unchained; the chained results must equal the unchained ones
 bit for bit (the same GEMMs and the same kernel on the same rows) and the numpy reference to
@@ -22,12 +23,29 @@ from meshjit.sharding import Mesh, NamedSharding, PartitionSpec as P
 CHAIN = "dot_general+fused("
 
 
+def _full_chains(names) -> int:
+    return sum(name.startswith(CHAIN) and name.endswith("+dot_general") for name in names)
+
+
+def _kernel_chains(names) -> int:
+    return sum(name.startswith(CHAIN) and not name.endswith("+dot_general") for name in names)
+
+
 @pytest.fixture
 def small_chains(monkeypatch, tmp_path):
-    """Chains and fused kernels for small shapes, in a cache directory of the test's own."""
+    """Chains and fused kernels for small shapes, in a cache directory of the test's own; the
+    list it gives collects a record of every chain that ran slice by slice."""
     monkeypatch.setattr(contraction_fusion, "CHAIN_MIN_WORK", 0)
     monkeypatch.setattr(fusion, "FUSION_MIN_ELEMENTS", 0)
     monkeypatch.setenv("MESHJIT_CACHE_DIR", str(tmp_path))
+    sliced = []
+
+    def recording(function, total, *args, **kwargs):
+        sliced.append(total)
+        return threads.parallel_for(function, total, *args, **kwargs)
+
+    monkeypatch.setattr(contraction_fusion, "parallel_for", recording)
+    return sliced
 
 
 def _softmax(x, axis=-1):
@@ -58,12 +76,19 @@ def _steps(function, *arguments) -> list[str]:
     return [step.name for step in plan.steps if isinstance(step, KernelStep)]
 
 
+def _flat(result) -> np.ndarray:
+    """A result, or all of a tuple of results, as one flat numpy array."""
+    parts = result if isinstance(result, tuple) else (result,)
+    return np.concatenate([np.asarray(part).ravel() for part in parts])
+
+
 def _run_both(monkeypatch, function, *arguments):
-    """(chained result, unchained result, the chained plan's kernel step names)."""
-    chained = np.asarray(jax.jit(function)(*arguments))
+    """(chained result, unchained result, the chained plan's kernel step names); results of
+    several outputs come flattened into one array."""
+    chained = _flat(jax.jit(function)(*arguments))
     names = _steps(function, *arguments)
     monkeypatch.setattr(contraction_fusion, "CHAIN_MIN_WORK", 1 << 62)
-    unchained = np.asarray(jax.jit(function)(*arguments))
+    unchained = _flat(jax.jit(function)(*arguments))
     assert not any(name.startswith(CHAIN) for name in _steps(function, *arguments))
     monkeypatch.setattr(contraction_fusion, "CHAIN_MIN_WORK", 0)
     return chained, unchained, names
@@ -88,10 +113,11 @@ def test_attention_is_one_chain_and_equals_the_unchained_steps(small_chains, mon
         mesh = Mesh(np.array(jax.devices()[:devices]), ("model",))
         arguments = _placed(arrays, [spec] * 3, mesh)
     chained, unchained, names = _run_both(monkeypatch, _attention, *arguments)
-    assert sum(name.startswith(CHAIN) for name in names) == 1
+    assert small_chains == [4]  # one step of 4 heads, whatever the devices
+    assert _full_chains(names) == 1 and _kernel_chains(names) == 0
     assert not any(name.startswith("fused(") for name in names)  # the softmax runs inside the chain
     np.testing.assert_array_equal(chained, unchained)
-    np.testing.assert_allclose(chained, _attention_reference(*arrays), rtol=2e-5, atol=2e-5)
+    np.testing.assert_allclose(chained, _attention_reference(*arrays).ravel(), rtol=2e-5, atol=2e-5)
 
 
 def test_kernel_inputs_of_every_kind_are_read_per_slice(small_chains, monkeypatch):
@@ -110,10 +136,10 @@ def test_kernel_inputs_of_every_kind_are_read_per_slice(small_chains, monkeypatc
         return _attention(q, k, v, mask, column_bias + row_bias * 0.5)
 
     chained, unchained, names = _run_both(monkeypatch, function, *arguments)
-    assert sum(name.startswith(CHAIN) for name in names) == 1
+    assert _full_chains(names) == 1 and small_chains == [4]
     np.testing.assert_array_equal(chained, unchained)
     expected = _attention_reference(q, k, v, mask, column_bias + row_bias * np.float32(0.5))
-    np.testing.assert_allclose(chained, expected, rtol=2e-5, atol=2e-5)
+    np.testing.assert_allclose(chained, expected.ravel(), rtol=2e-5, atol=2e-5)
 
 
 def test_two_batch_dims_and_a_replicated_operand(small_chains, monkeypatch, x64):
@@ -128,16 +154,14 @@ def test_two_batch_dims_and_a_replicated_operand(small_chains, monkeypatch, x64)
         return jnp.einsum("bhts,bhsd->bhtd", nn.softmax(scores, axis=-1), v)
 
     chained, unchained, names = _run_both(monkeypatch, function, *arguments)
-    assert sum(name.startswith(CHAIN) for name in names) == 1
+    assert _full_chains(names) == 1 and small_chains == [8]  # 2 x 2 devices, 2 batch rows each
     np.testing.assert_array_equal(chained, unchained)
     scores = np.einsum("bhtd,bhsd->bhts", q, k)
-    np.testing.assert_allclose(chained, np.einsum("bhts,bhsd->bhtd", _softmax(scores), v), rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(chained, np.einsum("bhts,bhsd->bhtd", _softmax(scores), v).ravel(), rtol=1e-10, atol=1e-13)
 
 
-def test_slices_that_do_not_balance_over_the_threads_run_unchained(small_chains, monkeypatch):
-    calls = []
-    monkeypatch.setattr(contraction_fusion, "parallel_for", lambda *args, **kwargs: calls.append(args) or
-                        threads.parallel_for(*args, **kwargs))
+def test_slices_that_do_not_balance_over_the_threads_run_unchained(small_chains):
+    calls = small_chains
     q, k, v = _inputs(h=3)  # 3 heads on one device, 2 threads: the chain's step runs the three steps
     count = threads.thread_count()
     threads.set_thread_count(2)
@@ -153,26 +177,65 @@ def test_slices_that_do_not_balance_over_the_threads_run_unchained(small_chains,
     np.testing.assert_allclose(unbalanced, _attention_reference(q, k, v), rtol=2e-5, atol=2e-5)
 
 
-def test_no_chain_where_an_intermediate_is_read_elsewhere_or_the_layout_differs(small_chains):
+def test_the_kernel_alone_joins_the_first_dot_where_the_second_cannot(small_chains, monkeypatch):
     q, k, v = _inputs()
 
-    def weights_returned(q, k, v):
+    def weights_returned(q, k, v):  # the weights are read twice: written out in full
         weights = nn.softmax(jnp.einsum("thk,shk->hts", q, k), axis=-1)
         return jnp.einsum("hts,shk->thk", weights, v), weights
 
-    def contracted_over_rows(q, k, v):
+    def contracted_over_rows(q, k, v):  # the second dot does not contract the kernel's columns
         weights = nn.softmax(jnp.einsum("thk,shk->hts", q, k), axis=-1)
         return jnp.einsum("hts,thk->hsk", weights, v)
+
+    for function in (weights_returned, contracted_over_rows):
+        chained, unchained, names = _run_both(monkeypatch, function, q, k, v)
+        assert _full_chains(names) == 0 and _kernel_chains(names) == 1, function.__name__
+        np.testing.assert_array_equal(chained, unchained)
+    weights = _softmax(np.einsum("thk,shk->hts", q, k))
+    np.testing.assert_allclose(chained, np.einsum("hts,thk->hsk", weights, v).ravel(), rtol=2e-5, atol=2e-5)
+
+
+def test_no_chain_where_the_first_product_is_read_elsewhere(small_chains):
+    q, k, v = _inputs()
 
     def scores_returned(q, k, v):
         scores = jnp.einsum("thk,shk->hts", q, k)
         return jnp.einsum("hts,shk->thk", nn.softmax(scores, axis=-1), v), scores
 
-    for function in (weights_returned, contracted_over_rows, scores_returned):
-        assert not any(name.startswith(CHAIN) for name in _steps(function, q, k, v)), function.__name__
-    np.testing.assert_allclose(np.asarray(jax.jit(contracted_over_rows)(q, k, v)),
-                               np.einsum("hts,thk->hsk", _softmax(np.einsum("thk,shk->hts", q, k)), v),
-                               rtol=2e-5, atol=2e-5)
+    assert not any(name.startswith(CHAIN) for name in _steps(scores_returned, q, k, v))
+
+
+def _gelu(x):
+    return 0.5 * x * (1 + np.tanh(np.float32(np.sqrt(2 / np.pi)) * (x + np.float32(0.044715) * x ** 3)))
+
+
+def test_an_mlp_runs_its_first_gemm_and_activation_per_device(small_chains, monkeypatch):
+    # Megatron: the hidden dim split over 4 devices; the elementwise gelu joins the GEMM before it
+    rng = np.random.default_rng(3)
+    x, w1, w2 = (rng.standard_normal(shape).astype(np.float32) * 0.3 for shape in ((16, 32), (32, 64), (64, 32)))
+    mesh = Mesh(np.array(jax.devices()[:4]), ("model",))
+    arguments = _placed([x, w1, w2], [(None, None), (None, "model"), ("model", None)], mesh)
+    function = lambda x, w1, w2: nn.gelu(x @ w1) @ w2  # noqa: E731
+    chained, unchained, names = _run_both(monkeypatch, function, *arguments)
+    assert small_chains == [4]  # a slice per device
+    assert _kernel_chains(names) == 1 and not any(name.startswith("fused(") for name in names)
+    np.testing.assert_array_equal(chained, unchained)
+    np.testing.assert_allclose(chained, (_gelu(x @ w1) @ w2).ravel(), rtol=1e-4, atol=1e-5)
+
+
+def test_rows_stacked_into_one_gemm_stay_unchained(small_chains):
+    # data parallel: every device's rows times the same weights is one GEMM in the dot kernel,
+    # which the chain leaves to it rather than repacking the weights per device
+    calls = small_chains
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal((32, 16)).astype(np.float32), rng.standard_normal((16, 24)).astype(np.float32)
+    mesh = Mesh(np.array(jax.devices()[:4]), ("data",))
+    arguments = _placed([x, w], [("data", None), (None, None)], mesh)
+    function = lambda x, w: jnp.tanh(x @ w) * 2  # noqa: E731
+    assert _kernel_chains(_steps(function, *arguments)) == 1
+    np.testing.assert_allclose(np.asarray(jax.jit(function)(*arguments)), np.tanh(x @ w) * 2, rtol=1e-5, atol=1e-6)
+    assert not calls
 
 
 def test_small_chains_stay_unchained_by_default(monkeypatch, tmp_path):
