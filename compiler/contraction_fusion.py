@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from meshjit.ir import Op, Value
 from meshjit.ir.dtypes import to_numpy
+from meshjit.runtime.buffers import empty
 from meshjit.runtime.threads import parallel_for, single_threaded_blas, thread_count
 
 from .fusion import FusedKernel
@@ -250,12 +251,12 @@ def contraction_chain(first: Op, kernel: FusedKernel, second: Op | None, lead: i
         views, blocks = _slice_views(others[:position] + [None] + others[position:], kinds, full, lead, batches,
                                      input_shapes, maps)
         threads = thread_count()
-        scratch = np.empty((2, threads, 1) + block, dtype)
+        scratch = empty((2, threads, 1) + block, dtype)
         scratch_rows = [np.empty((threads, columns), scratch_dtype) for scratch_dtype in scratch_dtypes]
         if second is None:
-            results = [np.empty((slices,) + shape, output_dtype) for shape, output_dtype, _ in outputs]
+            results = [empty((slices,) + shape, output_dtype) for shape, output_dtype, _ in outputs]
         else:
-            results = [np.empty((slices, rows, operands[2].shape[-1]), dtype)]
+            results = [empty((slices, rows, operands[2].shape[-1]), dtype)]
         indices = list(np.ndindex(full + batch_shape))
 
         def run_slices(start, stop, slot):

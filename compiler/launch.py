@@ -9,6 +9,7 @@ import math
 import numpy as np
 from meshjit.ir import Value
 from meshjit.ir.dtypes import to_numpy
+from meshjit.runtime.buffers import empty
 from meshjit.runtime.threads import parallel_for, thread_count
 
 
@@ -44,7 +45,7 @@ def elementwise_launcher(function, inputs: list[Value], outputs: list[Value], lo
         for buffer, elements in zip(buffers, input_sizes):
             arguments.append(np.ascontiguousarray(buffer).reshape(-1, elements))
             arguments.append(maps(buffer.shape[:lead], full))
-        results = [np.empty((count, size), dtype) for dtype in output_dtypes]
+        results = [empty((count, size), dtype) for dtype in output_dtypes]
         parallel_for(function, count * size, (*arguments, *results), grain=grain)
         return tuple(result.reshape(full + local_shape) for result in results)
 
@@ -72,7 +73,7 @@ def rows_launcher(function, inputs, outputs, rows: int, columns: int, leading: b
         for buffer, view in zip(buffers, input_views):
             arguments.append(np.ascontiguousarray(buffer).reshape((-1,) + view))
             arguments.append(maps(buffer.shape[:lead], full))
-        results = [np.empty((count,) + view, dtype) for view, dtype, _ in output_forms]
+        results = [empty((count,) + view, dtype) for view, dtype, _ in output_forms]
         if scratch_dtypes:
             rows_of_scratch = [np.empty((thread_count(), columns), dtype) for dtype in scratch_dtypes]
             parallel_for(function, count * rows, (*arguments, *results, *rows_of_scratch),

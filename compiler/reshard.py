@@ -18,8 +18,9 @@ Collectives over sub-axes go through ``axis_blocks``.
 
 from __future__ import annotations
 
-import itertools
 import math
+
+import numpy as np
 
 from meshjit.ir import DimSharding, SymbolRef, TensorSharding
 
@@ -176,32 +177,32 @@ class Resharder:
         if any(self.count(current) != self.count(dim.axes) for current, dim in zip(self.dims, target.dims)):
             return
         names = [name for name in self.mesh.axis_names if name in _names(current_axes + target_axes)]
-        points = [dict(zip(names, position)) for position in
-                  itertools.product(*(range(self.mesh.axis_size(name)) for name in names))]
-        holders: dict[tuple, list[int]] = {}
-        for index, point in enumerate(points):
-            holders.setdefault(self._blocks(self.dims, point), []).append(index)
-        needs = [self._blocks([dim.axes for dim in target.dims], point) for point in points]
-        holding = {block: set(indices) for block, indices in holders.items()}
-        sources = [index if index in holding[block] else None for index, block in enumerate(needs)]
-        kept = set(sources)
-        for block in set(needs):
-            holders[block] = [holder for holder in holders[block] if holder not in kept]
-        sources = [holders[block].pop(0) if source is None else source for source, block in zip(sources, needs)]
-        if sources != list(range(len(points))):
-            pairs = tuple((source, destination) for destination, source in enumerate(sources))
+        holds = self._blocks(self.dims, names)
+        needs = self._blocks([dim.axes for dim in target.dims], names)
+        # NOTE: a device keeps its block where it holds what it needs; the others take, in
+        # device order, the holders of what they need among the devices not keeping theirs
+        # (as many as need each block, since every dim keeps its shard count)
+        moving = np.flatnonzero(holds != needs)
+        takers = moving[np.argsort(needs[moving], kind="stable")]
+        givers = moving[np.argsort(holds[moving], kind="stable")]
+        assert np.array_equal(holds[givers], needs[takers]), "collective_permute: unmatched blocks"
+        sources = np.arange(len(holds))
+        sources[takers] = givers
+        if len(moving):
+            pairs = tuple((int(source), destination) for destination, source in enumerate(sources))
             self.collective("collective_permute", {"axes": tuple(names), "pairs": pairs})
         self.dims = [list(dim.axes) for dim in target.dims]
 
-    def _blocks(self, dims, point) -> tuple[int, ...]:
-        """Which block of every dim a device at mesh coordinates ``point`` holds."""
-        blocks = []
+    def _blocks(self, dims, names) -> np.ndarray:
+        """For every device of the mesh over ``names`` (in mesh order), the number of the block
+        it holds when laid out as ``dims``: its blocks of every dim in one mixed-radix number."""
+        sizes = [self.mesh.axis_size(name) for name in names]
+        coordinates = dict(zip(names, np.indices(sizes).reshape(len(names), -1)))
+        number = np.zeros(math.prod(sizes), np.int64)
         for axes in dims:
-            index = 0
             for axis in axes:
-                index = index * axis.resolved_size(self.mesh) + point[axis.name]
-            blocks.append(index)
-        return tuple(blocks)
+                number = number * axis.resolved_size(self.mesh) + coordinates[axis.name]
+        return number
 
     def move_axes(self, target: TensorSharding) -> None:
         """all_to_all for an axis that ends one dim's list and is the next of another dim's

@@ -86,7 +86,10 @@ _USER_MESHES: weakref.WeakValueDictionary[MeshAttr, Mesh] = weakref.WeakValueDic
 
 
 def mesh_attr(mesh: Mesh) -> MeshAttr:
-    attr = MeshAttr(tuple(mesh.shape.items()), tuple(device.id for device in mesh.devices.flat))
+    attr = mesh.__dict__.get("_mesh_attr")
+    if attr is None:
+        attr = mesh.__dict__["_mesh_attr"] = MeshAttr(tuple(mesh.shape.items()),
+                                                      tuple(device.id for device in mesh.flat_devices))
     _USER_MESHES[attr] = mesh
     return attr
 

@@ -95,7 +95,10 @@ class Mesh:
     @property
     def flat_devices(self) -> tuple[CpuDevice, ...]:
         """Devices in mesh order (row-major over the axes)."""
-        return () if self.empty else tuple(self.devices.flat)
+        cached = self.__dict__.get("_flat_devices")
+        if cached is None:
+            cached = self.__dict__["_flat_devices"] = () if self.empty else tuple(self.devices.flat)
+        return cached
 
     @property
     def local_devices(self) -> list[CpuDevice]:

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .devices import CpuDevice, check_memory_kind, is_addressable
+from .devices import CpuDevice, check_memory_kind, is_addressable, process_index
 from .errors import DuplicateSpecError, IndivisibleError
 from meshjit.ir.abstract_mesh import AbstractMesh
 
@@ -41,17 +41,27 @@ class Sharding:
         """Raise ValueError if this sharding cannot describe an array of rank ``ndim``."""
 
     # -- derived ------------------------------------------------------------------------------
+    # NOTE: shardings are immutable and these are asked on every dispatch and several times a
+    # compilation; a mesh of 1024 devices made each a loop worth caching
     @property
     def device_set(self) -> set[CpuDevice]:
-        return set(self._device_assignment)
+        cached = self.__dict__.get("_device_set")
+        if cached is None:
+            cached = self.__dict__["_device_set"] = frozenset(self._device_assignment)
+        return set(cached)
 
     @property
     def addressable_devices(self) -> set[CpuDevice]:
-        return {device for device in self._device_assignment if is_addressable(device)}
+        return set(self._addressable_device_assignment)
 
     @property
     def _addressable_device_assignment(self) -> tuple[CpuDevice, ...]:
-        return tuple(device for device in self._device_assignment if is_addressable(device))
+        # NOTE: keyed by this process's index, which distributed initialisation sets
+        cached = self.__dict__.get("_addressable")
+        if cached is None or cached[0] != process_index():
+            cached = self.__dict__["_addressable"] = (process_index(), tuple(
+                device for device in self._device_assignment if is_addressable(device)))
+        return cached[1]
 
     @property
     def is_fully_addressable(self) -> bool:
@@ -122,10 +132,32 @@ class Sharding:
         if self.memory_kind != other.memory_kind or self.device_set != other.device_set:
             return False
         try:
+            mine, theirs = self._blocks_by_device(ndim), other._blocks_by_device(ndim)
+            if mine is not None and theirs is not None:
+                return mine[0] == theirs[0] and np.array_equal(mine[1], theirs[1])
             probe = (self.num_devices,) * ndim
             return self.devices_indices_map(probe) == other.devices_indices_map(probe)
         except (ValueError, IndivisibleError):
             return False
+
+    def _blocks_by_device(self, ndim: int):
+        """(tiles per dim, the tile each device holds, devices in id order), computed on arrays
+        rather than per device; None where there is no tile assignment to read it from (one
+        device holding everything, PmapSharding): is_equivalent_to then compares index maps."""
+        try:
+            tiles = self._tile_assignment(ndim).normalised()
+        except TypeError:
+            return None
+        devices = self._device_assignment
+        if tiles.kind == "replicated":
+            return (), np.zeros(len(devices), np.int64)
+        if tiles.kind != "tiled":
+            return None
+        positions = tiles.id_array.reshape(-1, tiles.replication)
+        block = np.empty(len(devices), np.int64)
+        block[positions] = np.arange(positions.shape[0])[:, None]
+        ids = np.fromiter((device.id for device in devices), np.int64, len(devices))
+        return tiles.tiles, block[np.argsort(ids)]
 
     def with_memory_kind(self, kind: str) -> Sharding:
         raise TypeError(f"{type(self).__name__} does not support memory kinds")

@@ -19,6 +19,8 @@ import threading
 
 import numpy as np
 
+from .buffers import empty
+
 # NOTE: chunk boundaries are multiples of this many elements (a 64-byte cache line of float32
 # and more), so two threads never write the same cache line of an output
 ALIGNMENT = 64
@@ -58,9 +60,14 @@ def _work(tasks: queue.SimpleQueue) -> None:
         runner, function, task, done = tasks.get()
         try:
             runner(function, *task)
-            done.put(None)
+            outcome = None
         except BaseException as error:  # handed to the caller, which re-raises it
-            done.put(error)
+            outcome = error
+        # NOTE: drop the task before reporting, so that no buffer it names stays referenced
+        # by an idle worker (runtime/buffers.py reuses buffers nothing refers to)
+        del runner, function, task
+        done.put(outcome)
+        del outcome
 
 
 _POOL = _Pool(_default_thread_count())
@@ -249,7 +256,7 @@ def matmul(left: np.ndarray, right: np.ndarray) -> np.ndarray:
             return np.matmul(left, right)
     rows, inner, columns = left.shape[-2], left.shape[-1], right.shape[-1]
     batch = np.broadcast_shapes(left.shape[:-2], right.shape[:-2])
-    out = np.empty(batch + (rows, columns), np.result_type(left, right))
+    out = empty(batch + (rows, columns), np.result_type(left, right))
     work = math.prod(batch) * rows * inner * columns
     with single_threaded_blas():
         if split[0] == "batch":

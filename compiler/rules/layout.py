@@ -101,10 +101,13 @@ class _ReshapeFactors:
                     self._add(size, "replication", None if side else dim, dim if side else None)
         else:
             self._walk()
+        # NOTE: a size-1 dim is on one side only; sharded (a user may ask for it, unevenly)
+        # only its first shard holds the element, so it must be gathered before the reshape:
+        # a pass factor would let the other shards' padding through
         for side, (shape, dims) in enumerate(self.sides):
             for dim, factors in enumerate(dims):
                 if not factors:
-                    self._add(shape[dim], "pass", dim if side == 0 else None, dim if side else None)
+                    self._add(shape[dim], "replication", dim if side == 0 else None, dim if side else None)
 
     def _add(self, size: int, kind: str, source_dim: int | None, target_dim: int | None) -> None:
         """A new factor of ``size``, appended (as the minor-most so far) to the given dims."""

@@ -82,9 +82,9 @@ RULES = [
      "(i j) k -> (i l) m  {i=2 j=5 k=3 l=3 m=5} "
      "[j:replication, k:replication, l:replication, m:replication]"),
     ("%a: f32[3,1,6]", "%0 = squeeze(%a) {dimensions = [1]} : f32[3,6]",
-     "i j k -> i k  {i=3 j=1 k=6}"),
+     "i j k -> i k  {i=3 j=1 k=6} [j:replication]"),
     ("%a: f32[3,6]", "%0 = expand_dims(%a) {dimensions = [1]} : f32[3,1,6]",
-     "i j -> i k j  {i=3 j=6 k=1}"),
+     "i j -> i k j  {i=3 j=6 k=1} [k:replication]"),
     ("%a: f32[8,16]",
      "%0 = slice(%a) {limit_indices = [6, 16], start_indices = [2, 0], strides = [1, 1]}"
      " : f32[4,16]",

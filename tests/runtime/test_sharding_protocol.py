@@ -201,3 +201,43 @@ def test_single_device_sharding_equality():
     assert SingleDeviceSharding(device) == SingleDeviceSharding(device, memory_kind="device")
     assert SingleDeviceSharding(device) != SingleDeviceSharding(devices()[2])
     assert SingleDeviceSharding(device) != SingleDeviceSharding(device, memory_kind="pinned_host")
+
+
+def _maps_equal(first, second, ndim: int) -> bool:
+    """The definition: the same index on every device, for a probe shape every tiling divides."""
+    probe = (first.num_devices,) * ndim
+    try:
+        return first.device_set == second.device_set and \
+            first.devices_indices_map(probe) == second.devices_indices_map(probe)
+    except ValueError:
+        return False
+
+
+def test_is_equivalent_to_agrees_with_the_index_maps():
+    import itertools
+
+    from meshjit.runtime.devices import devices
+    from meshjit.runtime.legacy_shardings import GSPMDSharding, PositionalSharding
+    from meshjit.runtime.mesh import Mesh
+    from meshjit.runtime.partition_spec import PartitionSpec as P
+    from meshjit.runtime.sharding import NamedSharding, SingleDeviceSharding
+
+    everything = devices()
+    meshes = [Mesh(np.array(everything).reshape(2, 4), ("x", "y")),
+              Mesh(np.array(everything).reshape(4, 2), ("x", "y")),
+              Mesh(np.array(everything[::-1]).reshape(2, 4), ("x", "y")),
+              Mesh(np.array(everything).reshape(8, 1), ("x", "y"))]
+    specs = [P(), P("x"), P("y"), P(None, "x"), P("x", "y"), P("y", "x"), P(("x", "y")), P(("y", "x")), P(None, ("x", "y"))]
+    shardings = [NamedSharding(mesh, spec) for mesh in meshes for spec in specs]
+    shardings += [PositionalSharding(everything).reshape(2, 4), PositionalSharding(everything).reshape(8, 1),
+                  PositionalSharding(everything).reshape(1, 8).replicate(), SingleDeviceSharding(everything[0]),
+                  GSPMDSharding.get_replicated(everything)]
+    checked = 0
+    for first, second in itertools.product(shardings, repeat=2):
+        try:
+            expected = _maps_equal(first, second, 2)
+        except TypeError:
+            continue
+        assert first.is_equivalent_to(second, 2) == expected, (first, second)
+        checked += 1
+    assert checked > 1000
