@@ -1,8 +1,12 @@
-"""Fusing ``all_reduce(dot_general(...))`` into one matmul for the in-process executor.
+"""Steps that join a dot_general to what surrounds it, for the executor.
 
-On simulated devices the partial products of a sharded contraction and their sum can be one
-GEMM over the devices' shards laid side by side (kernels.reduced_contraction): the same
-numbers, a bigger and faster BLAS call, and no partial results held in memory.
+``fuse_contraction_reductions``: on simulated devices the partial products of a sharded
+contraction and their sum can be one GEMM over the devices' shards laid side by side
+(rules/dot.py ``reduced_contraction``): the same numbers, a bigger and faster BLAS call, and no
+partial results held in memory. ``fuse_contraction_chains``: a dot_general, the fused kernel
+that alone reads its result and, for a rows kernel, the dot_general that alone reads the
+kernel's output (attention's scores, softmax and weighted sum), run one slice at a time so the
+intermediates stay in cache (docs/execution.md, "Contraction chains").
 """
 
 from __future__ import annotations
