@@ -69,9 +69,10 @@ CHAIN_MIN_WORK = 1 << 20
 
 @dataclass
 class ContractionChain:
-    """``kernel(first(a, b), ...)``, or ``second(kernel(first(a, b), ...), c)`` (attention's
-    scores, softmax and weighted sum), run one (leading position, batch index) slice at a time,
-    so that each slice's intermediates stay in cache (see ``contraction_chain``)."""
+    """``kernel(first(a, b), ...)`` with a rows kernel, or ``second(kernel(first(a, b), ...),
+    c)`` (attention's scores, softmax and weighted sum), run one (leading position, batch
+    index) slice at a time, so that each slice's intermediates stay in cache (see
+    ``contraction_chain``)."""
 
     label: str
     operands: tuple[Value, ...]
@@ -99,9 +100,12 @@ def _slice_shape(first: Op) -> tuple[int, int, int, int]:
 
 
 def _first_of(kernel, producers: dict, uses: dict):
-    """The dot_general whose result ``kernel`` reads as a full input laid out as the kernel's
-    rows x columns (batch and left free dims x right free dims), when that is its only reader."""
-    entry = kernel.entry if isinstance(kernel, FusedKernel) else None
+    """The dot_general whose result ``kernel``, a rows kernel, reads as a full input laid out
+    as the kernel's rows x columns (batch and left free dims x right free dims), when that is
+    its only reader. (An elementwise kernel after a GEMM gains nothing: the Megatron MLP's
+    first GEMM and gelu took 1-2% more CPU time chained, the GEMM's operands losing the cache
+    to the kernel.)"""
+    entry = kernel.rows_entry if isinstance(kernel, FusedKernel) else None
     if entry is None:
         return None
     for value, kind in entry.inputs:
@@ -111,9 +115,8 @@ def _first_of(kernel, producers: dict, uses: dict):
         batch, free, rows, _ = _slice_shape(first)
         shape = first.result.type.shape
         dtypes = {operand.type.dtype for operand in (*first.operands, first.result)}
-        if len(dtypes) == 1 and dtypes <= {"f32", "f64"} and (
-                entry.kind == "elementwise" or (entry.rows == math.prod(shape[:batch + free])
-                                                and entry.columns == math.prod(shape[batch + free:]))):
+        if (len(dtypes) == 1 and dtypes <= {"f32", "f64"} and entry.rows == math.prod(shape[:batch + free])
+                and entry.columns == math.prod(shape[batch + free:])):
             return first
     return None
 
@@ -121,7 +124,7 @@ def _first_of(kernel, producers: dict, uses: dict):
 def _second_of(kernel, first: Op, consumers: dict, uses: dict):
     """The dot_general that contracts the kernel's one full output over its columns, batched
     over the same dims, as its left operand, when it is that output's only reader."""
-    if len(kernel.outputs) != 1 or kernel.entry.outputs[0][1] != "full" or uses.get(kernel.outputs[0].id) != 1:
+    if len(kernel.outputs) != 1 or kernel.rows_entry.outputs[0][1] != "full" or uses.get(kernel.outputs[0].id) != 1:
         return None
     second = consumers.get(kernel.outputs[0].id)
     if not (isinstance(second, Op) and second.name == "dot_general" and second.operands[0] is kernel.outputs[0]):
@@ -130,8 +133,7 @@ def _second_of(kernel, first: Op, consumers: dict, uses: dict):
     rank = first.result.type.rank
     (contracting, _), (second_batch, _) = second.attrs["contracting_dims"], second.attrs["batch_dims"]
     same_dtype = {operand.type.dtype for operand in (*second.operands, second.result)} == {first.result.type.dtype}
-    if (kernel.entry.kind == "rows" and tuple(second_batch) == tuple(range(batch))
-            and tuple(contracting) == tuple(range(batch + free, rank)) and same_dtype):
+    if tuple(second_batch) == tuple(range(batch)) and tuple(contracting) == tuple(range(batch + free, rank)) and same_dtype:
         return second
     return None
 
@@ -145,7 +147,7 @@ def _slice_work(first: Op, second) -> int:
 
 
 def fuse_contraction_chains(ops, returns, lead: int) -> list:
-    """The items of ``ops`` (ops, fused kernels) with every dot_general -> fused kernel, and
+    """The items of ``ops`` (ops, fused kernels) with every dot_general -> rows kernel, and
     every dot_general -> rows kernel -> dot_general (``_first_of``, ``_second_of``), replaced
     by one ContractionChain where its last op was."""
     uses = _uses(ops, returns)
@@ -176,10 +178,8 @@ def _balanced(slices: int) -> bool:
     return slices >= 2 * threads or slices % threads == 0
 
 
-def _kind_shape(kind: str, rows: int, columns: int, elementwise: bool) -> tuple[int, ...]:
-    """The shape of one block of a kernel's input or output of ``kind``."""
-    if elementwise:
-        return (rows * columns,) if kind == "full" else (1,)
+def _kind_shape(kind: str, rows: int, columns: int) -> tuple[int, ...]:
+    """The shape of one block of a rows kernel's input or output of ``kind``."""
     return {"full": (rows, columns), "row": (rows,), "col": (columns,), "scalar": (1,)}[kind]
 
 
@@ -212,25 +212,23 @@ def contraction_chain(first: Op, kernel: FusedKernel, second: Op | None, lead: i
     shared evenly over the threads, or ``first``'s right operand is the same over leading axes
     along which its left one varies (the dot kernel then stacks those rows into one GEMM), the
     steps run as they would unchained."""
-    entry = kernel.entry
+    entry = kernel.rows_entry
     batch, _, rows, _ = _slice_shape(first)
     batch_shape = first.result.type.shape[:batch]
     batches = math.prod(batch_shape)
     columns = math.prod(first.result.type.shape) // (batches * rows)
-    elementwise = entry.kind == "elementwise"
     position = [value.id for value, _ in entry.inputs].index(first.result.id)
     kinds = [kind for _, kind in entry.inputs]
-    input_shapes = [_kind_shape(kind, rows, columns, elementwise) for kind in kinds]
-    block = _kind_shape("full", rows, columns, elementwise)
-    # the kernel's leading arguments for one slice: its range, the scratch slot, rows and n
-    head = (0, rows * columns, rows * columns) if elementwise else (0, rows, rows, columns)
+    input_shapes = [_kind_shape(kind, rows, columns) for kind in kinds]
+    # the kernel's leading arguments for one slice: its range of rows, then rows and n
+    head = (0, rows, rows, columns)
     prepare = [matmul_operand(first, lead, 0), matmul_operand(first, lead, 1)]
     unchained = [kernel_rules["dot_general"](first, lead), kernel.function]
     if second is not None:
         prepare.append(matmul_operand(second, lead, 1))
         unchained.append(kernel_rules["dot_general"](second, lead))
     dtype = to_numpy(first.result.type.dtype)
-    outputs = [(_kind_shape(kind, rows, columns, elementwise), to_numpy(value.type.dtype), value.type.shape)
+    outputs = [(_kind_shape(kind, rows, columns), to_numpy(value.type.dtype), value.type.shape)
                for value, kind in entry.outputs]
     scratch_dtypes = [to_numpy(name) for name in entry.scratch]
     maps = LeadMaps()
@@ -255,7 +253,7 @@ def contraction_chain(first: Op, kernel: FusedKernel, second: Op | None, lead: i
         views, blocks = _slice_views(others[:position] + [None] + others[position:], kinds, full, lead, batches,
                                      input_shapes, maps)
         threads = thread_count()
-        scratch = empty((2, threads, 1) + block, dtype)
+        scratch = empty((2, threads, 1, rows, columns), dtype)
         scratch_rows = [np.empty((threads, columns), scratch_dtype) for scratch_dtype in scratch_dtypes]
         if second is None:
             results = [empty((slices,) + shape, output_dtype) for shape, output_dtype, _ in outputs]
@@ -268,12 +266,12 @@ def contraction_chain(first: Op, kernel: FusedKernel, second: Op | None, lead: i
             inputs = [products if view is None else view for view in views]
             arguments = (*head[:2], slot, *head[2:]) if scratch_dtypes else head
             for index in range(start, stop):
-                np.matmul(operands[0][indices[index]], operands[1][indices[index]], out=products.reshape(rows, columns))
+                np.matmul(operands[0][indices[index]], operands[1][indices[index]], out=products[0])
                 pairs = [item for number, view in enumerate(inputs) for item in (view, blocks[index, number:number + 1])]
                 targets = [weights] if second is not None else [result[index:index + 1] for result in results]
                 entry.function(*arguments, *pairs, *targets, *scratch_rows)
                 if second is not None:
-                    np.matmul(weights.reshape(rows, columns), operands[2][indices[index]], out=results[0][index])
+                    np.matmul(weights[0], operands[2][indices[index]], out=results[0][index])
 
         with single_threaded_blas():
             parallel_for(run_slices, slices, (), grain=1, alignment=1, indexed=True)

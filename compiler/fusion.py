@@ -29,17 +29,14 @@ PARALLEL_MIN_ELEMENTS = int(os.environ.get("MESHJIT_PARALLEL_MIN_ELEMENTS", str(
 
 
 @dataclass(frozen=True)
-class KernelEntry:
-    """A fused kernel's compiled entry point, for callers that run it on blocks of their own
-    (compiler/contraction_fusion.py). ``rows`` kernels: ``function(start, stop, [slot,] rows,
-    n, in0, map0, ..., out0, ..., [scratch rows])`` over (leading position, row) pairs;
-    ``elementwise`` ones: ``function(start, stop, n, in0, map0, ..., out0, ...)`` over
-    elements. The inputs and outputs with their kinds (``full``, ``row``, ``col``,
-    ``scalar``), the scratch rows' dtypes, and the group's rows x columns (1 x its elements
-    for an elementwise kernel)."""
+class RowsEntry:
+    """A rows kernel's compiled entry point, for callers that run it on rows of their own
+    (compiler/contraction_fusion.py): ``function(start, stop, [slot,] rows, n, in0, map0, ...,
+    out0, ..., [scratch rows])`` over (leading position, row) pairs; its inputs and outputs
+    with their kinds (``full``, ``row``, ``col``, ``scalar``), the scratch rows' dtypes, and
+    the group's rows x columns."""
 
     function: object
-    kind: str
     inputs: tuple[tuple[Value, str], ...]
     outputs: tuple[tuple[Value, str], ...]
     scratch: tuple[str, ...]
@@ -56,7 +53,7 @@ class FusedKernel:
     inputs: list[Value] = field(default_factory=list)
     outputs: list[Value] = field(default_factory=list)
     function: object = None
-    entry: KernelEntry | None = None
+    rows_entry: RowsEntry | None = None
 
     @property
     def operands(self):
@@ -133,10 +130,7 @@ def _build_elementwise_kernel(group: Group, outputs: list[Value]) -> FusedKernel
         lines.append(f"target{index}[k] = {names[value.id]}")
     function = load_kernel(kernel_source(rows, lines, parameters))
     launcher = elementwise_launcher(function, inputs, outputs, group.shape, PARALLEL_MIN_ELEMENTS)
-    entry = KernelEntry(function, "elementwise", tuple((value, "full" if kind == "full" else "scalar")
-                                                        for value, kind in group.inputs.values()),
-                        tuple((value, "full") for value in outputs), (), 1, math.prod(group.shape))
-    return FusedKernel(_label(group), group.ops, inputs, outputs, launcher, entry)
+    return FusedKernel(_label(group), group.ops, inputs, outputs, launcher)
 
 
 def _build_rows_kernel(group: Group, outputs: list[Value]) -> FusedKernel:
@@ -144,7 +138,7 @@ def _build_rows_kernel(group: Group, outputs: list[Value]) -> FusedKernel:
     function = load_kernel(PRELUDE + "\n\n" + source.entry)
     launcher = rows_launcher(function, source.inputs, source.outputs, group.rows, group.columns, group.leading,
                              PARALLEL_MIN_ELEMENTS, source.scratch)
-    entry = None if group.leading else KernelEntry(function, "rows", tuple(source.inputs), tuple(source.outputs),
-                                                   tuple(source.scratch), group.rows, group.columns)
+    entry = None if group.leading else RowsEntry(function, tuple(source.inputs), tuple(source.outputs),
+                                                 tuple(source.scratch), group.rows, group.columns)
     return FusedKernel(_label(group), group.ops, [value for value, _ in source.inputs],
                        [value for value, _ in source.outputs], launcher, entry)
