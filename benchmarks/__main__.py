@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 from rich.console import Console
@@ -27,6 +28,11 @@ from .workloads import WORKLOADS, program_source
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROUND_BUDGET = 0.25
+# NOTE: after a GEMM on several threads, OpenBLAS's idle threads spin for about 0.11 s (a whole
+# core, measured) before they sleep, so a round that starts right after a round that used them
+# (numpy's reference runs on BLAS's threads) shares the cores with them: the Megatron MLP's
+# meshjit round measured 60.4 ms right after numpy's and 51.9 ms after this pause
+SETTLE_SECONDS = 0.15
 
 
 def _jax_python() -> str | None:
@@ -100,9 +106,12 @@ def measure(index: int, jax: _JaxServer | None, jax_python: str | None, rounds: 
         jax.ask(f"build {index}")
     samples: dict[str, list[float]] = {"numpy": [], "meshjit": [], "jax": []}
     for _ in range(rounds):
+        time.sleep(SETTLE_SECONDS)
         samples["numpy"].append(median_seconds(lambda: workload.numpy_function(*arrays), budget=ROUND_BUDGET))
+        time.sleep(SETTLE_SECONDS)
         samples["meshjit"].append(median_seconds(lambda: function(*placed), budget=ROUND_BUDGET))
         if jax is not None:
+            time.sleep(SETTLE_SECONDS)
             samples["jax"].append(float(jax.ask(f"time {index} {ROUND_BUDGET}")))
     row = {name: float(np.median(values)) if values else None for name, values in samples.items()}
     row["numpy peak"] = peak_bytes(lambda: workload.numpy_function(*arrays))
