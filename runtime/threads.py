@@ -5,7 +5,8 @@ Why threads and not Numba's ``parallel=True``: measured on the 2-core machine (d
 "Using both cores"), Numba's workqueue layer was slower than one core, OpenMP is not always
 installed, and both initialise a threading layer at start-up. Matmuls run on the same threads
 with BLAS held to one thread meanwhile (``matmul``), so BLAS's own threads never wake up to
-compete with ours: on a busy machine their hand-offs cost milliseconds per small GEMM.
+compete with ours: on a busy machine their hand-offs cost milliseconds per small GEMM, and
+after a GEMM OpenBLAS's idle threads spin for about 0.11 s of a core before they sleep.
 """
 
 from __future__ import annotations
@@ -147,11 +148,6 @@ def parallel_for(function, total: int, arguments: tuple, *, grain: int, alignmen
 
 # NOTE: a matmul under this many multiply-adds runs on the calling thread alone
 MATMUL_GRAIN = 1 << 21
-# NOTE: from this many multiply-adds per GEMM, BLAS's own threads split each GEMM better than
-# we can (they share one packed copy of the operands; measured ~8% on an idle machine for
-# 2048^3). Below it their hand-offs cost more than that: OpenBLAS's threads spin while they
-# wait, and on a busy machine a GEMM of 2^28 took 2-4x as long as split over our threads
-BLAS_THREADED_GEMM = 1 << 32
 # NOTE: a GEMM split by rows (or columns) gives every chunk at least this many of them: BLAS
 # packs the whole other operand again for each chunk, which costs about as much as 20 of its
 # rows' (columns') work (measured: 0.85 ms to repack 512 x 4096 floats, 7% of a 256-column
@@ -209,21 +205,17 @@ def single_threaded_blas():
 
 def matmul_split(left_shape: tuple, right_shape: tuple) -> tuple:
     """How ``matmul`` runs operands of these shapes: ``("numpy",)`` (tiny: one call as it
-    is), ``("one thread",)`` (small: one call, BLAS on one thread), ``("blas",)`` (large
-    GEMMs on BLAS's own threads), ``("batch", axis)`` (whole GEMMs handed out along that
-    axis of the broadcast batch shape), ``("rows",)`` or ``("columns",)`` (every GEMM split;
-    columns when they outnumber the rows, since a chunk repacks the operand it does not
-    split and the left one is then the smaller)."""
+    is), ``("one thread",)`` (small: one call, BLAS on one thread), ``("batch", axis)``
+    (whole GEMMs handed out along that axis of the broadcast batch shape), ``("rows",)`` or
+    ``("columns",)`` (every GEMM split; columns when they outnumber the rows, since a chunk
+    repacks the operand it does not split and the left one is then the smaller)."""
     rows, inner, columns = left_shape[-2], left_shape[-1], right_shape[-1]
     batch = np.broadcast_shapes(left_shape[:-2], right_shape[:-2])
-    gemm = rows * inner * columns
-    work = math.prod(batch) * gemm
+    work = math.prod(batch) * rows * inner * columns
     if work < 1 << 16:
         return ("numpy",)
     if work < MATMUL_GRAIN or _POOL.size == 1:
         return ("one thread",)
-    if gemm >= BLAS_THREADED_GEMM:
-        return ("blas",)
     if batch:
         axis = max(range(len(batch)), key=lambda position: batch[position])
         # whole GEMMs balance when each thread gets several, or the same number
@@ -246,10 +238,9 @@ def _matmul_columns(start: int, stop: int, left, right, out) -> None:
 
 def matmul(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """``np.matmul(left, right)`` on every thread with BLAS on one thread in each (see the
-    module docstring), split as ``matmul_split`` says; only GEMMs of at least
-    ``BLAS_THREADED_GEMM`` multiply-adds keep BLAS's own threads."""
+    module docstring), split as ``matmul_split`` says."""
     split = matmul_split(left.shape, right.shape)
-    if split[0] in ("numpy", "blas"):
+    if split[0] == "numpy":
         return np.matmul(left, right)
     if split[0] == "one thread":
         with single_threaded_blas():
