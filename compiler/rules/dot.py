@@ -9,7 +9,7 @@ import math
 import numpy as np
 from meshjit.ir import Op
 from meshjit.ir.dtypes import to_numpy
-from meshjit.runtime.threads import matmul
+from meshjit.runtime.threads import matmul, reshaped
 
 from ..factor_rules import FactorRule, joined
 from ..factor_types import check_unique, operand_type_text
@@ -132,7 +132,7 @@ def matmul_operand(op: Op, lead: int, side: int):
     dtype = to_numpy(op.result.type.dtype)
 
     def prepare(buffer):
-        array = np.transpose(buffer, order).reshape(buffer.shape[:lead] + batch_shape + matrix)
+        array = reshaped(np.transpose(buffer, order), buffer.shape[:lead] + batch_shape + matrix)
         return array if array.dtype == dtype else array.astype(dtype)
 
     return prepare
@@ -218,9 +218,9 @@ def reduced_contraction(dot: Op, reduce_axes: tuple[int, ...], lead: int, mesh_s
                       for axis, size in enumerate(full)]
         left = np.broadcast_to(lhs, tuple(full) + lhs.shape[lead:]).transpose(lhs_order)
         right = np.broadcast_to(rhs, tuple(right_full) + rhs.shape[lead:]).transpose(rhs_order)
-        left = left.reshape(other_shape + batch_shape + (rows, group * inner)).astype(dtype, copy=False)
+        left = reshaped(left, other_shape + batch_shape + (rows, group * inner)).astype(dtype, copy=False)
         right_other = tuple(right_full[axis] for axis in others)
-        right = right.reshape(right_other + batch_shape + (group * inner, columns)).astype(dtype, copy=False)
+        right = reshaped(right, right_other + batch_shape + (group * inner, columns)).astype(dtype, copy=False)
         product = _stacked_matmul(left, right, shared, len(others)) if shared else matmul(left, right)
         lead_shape = tuple(1 if axis in reduce_axes else full[axis] for axis in range(lead))
         return (product.reshape(lead_shape + result_local),)

@@ -96,6 +96,22 @@ def test_large_gemms_split_over_our_threads(two_threads):
     assert threads.matmul_split((1, 512, 1024), (8, 1024, 512)) == ("one thread",)
 
 
+def test_reshaped_copies_on_the_threads_only_where_a_view_cannot_do(two_threads, monkeypatch):
+    monkeypatch.setattr(threads, "PARALLEL_COPY_BYTES", 64)
+    copies = []
+    monkeypatch.setattr(threads, "_copy_rows", lambda start, stop, source, target: copies.append((start, stop))
+                        or np.copyto(target[start:stop], source[start:stop]))
+    blocks = np.arange(4 * 6 * 8, dtype=np.float32).reshape(4, 6, 8)
+    merged = threads.reshaped(blocks.transpose(1, 0, 2), (6, 32))  # the blocks side by side: a copy
+    np.testing.assert_array_equal(merged, blocks.transpose(1, 0, 2).reshape(6, 32))
+    assert sorted(copies)[0][0] == 0 and max(stop for _, stop in copies) == 6 and len(copies) > 1
+    copies.clear()
+    view = threads.reshaped(blocks, (24, 8))  # contiguous: a view, no copy
+    assert np.shares_memory(view, blocks) and not copies
+    broadcast = np.broadcast_to(blocks[:1], (4, 6, 8)).transpose(1, 0, 2)  # a replica read 4 times
+    np.testing.assert_array_equal(threads.reshaped(broadcast, (6, 32)), np.tile(blocks[0], (1, 4)))
+
+
 def test_the_plan_function_runs_kernels_collectives_and_frees_in_order():
     plan = Plan(mesh_shape=(2,), num_slots=4, arg_slots=(0,), arg_varying=((0,),), result_slots=(3,),
                 result_varying=((),),
