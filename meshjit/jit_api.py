@@ -88,6 +88,7 @@ class Jitted:
         self._add_static_pairs()
         self._cache: dict = {}
         self._fast_cache: dict = {}
+        self._array_calls: dict = {}
         # NOTE: updated=() keeps the wrapped callable's __dict__ (which may hold a `_fun` of its
         # own, e.g. another Jitted) from overwriting this object's attributes
         functools.update_wrapper(self, fun, updated=())
@@ -163,15 +164,30 @@ class Jitted:
         return self.trace(*args, **kwargs).out_info
 
     def __call__(self, *args, **kwargs):
+        # NOTE: the dispatch fast path: positional Arrays only, keyed on each one's signature
+        # (shape, dtype, committed sharding, weak type), the config's version and the abstract
+        # mesh in context; a hit runs the remembered Executable straight away.
+        if not kwargs:
+            try:
+                key = (config.version, context_abstract_mesh(), *[arg._jit_signature for arg in args])
+            except AttributeError:  # an argument that is not an Array
+                key = None
+            entry = self._array_calls.get(key)
+            if entry is not None:
+                run, build = entry
+                return build(run(args))
+        return self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
+        """A call the fast path does not know: the flattened-key cache, else trace and compile."""
         fast_key = None
         if not kwargs and not self._static_argnums:
-            # NOTE: the dispatch fast path: one flatten and a dict lookup per call.
             leaves, treedef = optree.tree_flatten(args, namespace=NAMESPACE)
             fast_key = _fast_key(treedef, leaves)
             entry = self._fast_cache.get(fast_key) if fast_key is not None else None
             if entry is not None:
-                compiled, executable, out_tree = entry
-                return optree.tree_unflatten(out_tree, self._run(compiled, executable, leaves))
+                run, build = entry
+                return build(run(leaves))
         args, kwargs = _unwrap_global_device_arrays(args, kwargs)
         if any(isinstance(leaf, Tracer) for leaf in optree.tree_leaves((args, kwargs), namespace=NAMESPACE)):
             return self._inline(args, kwargs)
@@ -181,8 +197,20 @@ class Jitted:
         compiled = lowered.compile()
         executable = compiled.runtime_executable()
         if fast_key is not None:
-            self._fast_cache[fast_key] = (compiled, executable, compiled.out_tree)
+            self._remember(fast_key, args, compiled, executable)
         return optree.tree_unflatten(compiled.out_tree, self._run(compiled, executable, leaves))
+
+    def _remember(self, fast_key, args, compiled: Compiled, executable) -> None:
+        """Let later calls with this signature skip tracing: by the flattened key, and by the
+        Arrays' signatures when the arguments are Arrays and nothing else."""
+        if self._check or config.read("check_partitioning"):
+            run = functools.partial(run_checked, compiled)
+        else:
+            run = executable.run
+        entry = (run, _output_builder(compiled.out_tree))
+        self._fast_cache[fast_key] = entry
+        if all(type(arg) is Array for arg in args):
+            self._array_calls[(config.version, context_abstract_mesh(), *[arg._jit_signature for arg in args])] = entry
 
     def _inline(self, args, kwargs):
         """jit called inside a traced function inlines into the outer trace; its in_shardings
@@ -346,7 +374,7 @@ _SCALAR_TYPES = (bool, int, float)
 
 def _fast_key(treedef, leaves):
     """A cheap cache key for positional-only calls, or None when a leaf needs the full path."""
-    parts = [treedef, config.read("jax_enable_x64"), context_abstract_mesh()]
+    parts = [treedef, config.version, context_abstract_mesh()]
     for leaf in leaves:
         kind = type(leaf)
         if kind is Array:
@@ -358,6 +386,20 @@ def _fast_key(treedef, leaves):
         else:
             return None
     return tuple(parts)
+
+
+def _output_builder(out_tree) -> Callable:
+    """The function giving a call's result from the flat result Arrays: the one Array, a tuple
+    of them, or the output tree unflattened."""
+    if out_tree.num_nodes == 1 and out_tree.num_leaves == 1:
+        return _only_result
+    if out_tree == optree.tree_structure((0,) * out_tree.num_leaves, namespace=NAMESPACE):
+        return tuple
+    return functools.partial(optree.tree_unflatten, out_tree)
+
+
+def _only_result(results: list):
+    return results[0]
 
 
 def _hashable(value) -> bool:

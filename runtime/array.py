@@ -58,6 +58,9 @@ class Array:
         self._weak_type = weak_type
         self._deleted = False
         self._value: np.ndarray | None = None
+        # NOTE: what jit's dispatch fast path keys a call on (meshjit/jit_api.py): the layout
+        # counts only when it was asked for (an uncommitted Array follows the program).
+        self._jit_signature = (self._shape, self._dtype, sharding if committed else None, weak_type)
 
     # -- metadata ---------------------------------------------------------------------------
     @property
@@ -262,6 +265,33 @@ class Array:
         if self.ndim == 0:
             return format(self._global_value().item(), spec)
         return format(str(self), spec)
+
+
+class ArrayTemplate:
+    """The fields of the Arrays one program result gives on every call, built once, so each
+    call makes its Array without re-checking them: ``make(blocks, value)`` (``value``: the global
+    value when it is at hand, else None)."""
+
+    __slots__ = ("_fields",)
+
+    def __init__(self, shape, dtype, sharding: Sharding, block_of_device, *, committed: bool, weak_type: bool):
+        self._fields = vars(Array(shape, dtype, sharding, np.empty((0,), dtype), block_of_device,
+                                  committed=committed, weak_type=weak_type))
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._fields["_dtype"]
+
+    def make(self, blocks: np.ndarray, value: np.ndarray | None) -> Array:
+        array = _new_object(Array)
+        fields = self._fields.copy()
+        fields["_blocks"] = blocks
+        fields["_value"] = value
+        array.__dict__ = fields
+        return array
+
+
+_new_object = object.__new__
 
 
 # -- numpy's operators, methods and properties ------------------------------------------------

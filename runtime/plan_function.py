@@ -1,17 +1,20 @@
 """One generated Python function per Plan: the steps as straight-line calls on a list of buffer
 slots, with each step's callable (a kernel, a collective with its options bound) a global of the
-function, so a call pays no per-step interpretation.
+function, so a call pays no per-step interpretation. numpy's floating-point warnings are off
+for the whole call (float_errors.py), so kernels need no ``np.errstate`` of their own.
 
 Kernel, collective and free steps are written out; any other step kind (loop and branch steps
 over nested plans) is handed back to ``executor.run_step`` with the same slot list, so new step
-kinds need no change here.
+kinds need no change here. Steps on constants alone run once, here (plan_constants.py).
 """
 
 from __future__ import annotations
 
 from . import inprocess_collectives, mpi_collectives
 from .executor import run_step
+from .float_errors import quiet_float_errors, restore_float_errors
 from .plan import CollectiveStep, FreeStep, KernelStep, Plan
+from .plan_constants import fold_constants
 
 
 def _targets(slots) -> str:
@@ -41,11 +44,38 @@ def _collective(step: CollectiveStep, mesh_shape):
 def compile_plan(plan: Plan, layout=None):
     """``run(arguments) -> result buffers`` for ``plan`` (see run_plan for ``layout``)."""
     names: dict = {"run_step": run_step, "plan": plan, "layout": layout,
-                   "run_collective": mpi_collectives.run_collective}
-    lines = ["def run(arguments):", f"    slots = [None] * {plan.num_slots}"]
-    if plan.arg_slots:
-        lines.append(f"    {_targets(plan.arg_slots)}= arguments")
+                   "run_collective": mpi_collectives.run_collective,
+                   "quiet_float_errors": quiet_float_errors, "restore_float_errors": restore_float_errors}
+    folded = fold_constants(plan)
+    initial = [None] * plan.num_slots
+    for slot, value in folded.items():
+        initial[slot] = value
+    names["initial_slots"] = initial
+    lines = _steps(plan, layout, names, folded)
+    source = "\n".join([
+        "def run(arguments):",
+        "    slots = initial_slots.copy()" if folded else f"    slots = [None] * {plan.num_slots}",
+        *([f"    {_targets(plan.arg_slots)}= arguments"] if plan.arg_slots else []),
+        "    quiet = quiet_float_errors()",
+        "    try:",
+        *(f"    {line}" for line in lines or ["    pass"]),
+        "    finally:",
+        "        restore_float_errors(quiet)",
+        f"    return [{', '.join(f'slots[{slot}]' for slot in plan.result_slots)}]",
+    ]) + "\n"
+    exec(compile(source, f"<plan: {plan.description}>", "exec"), names)
+    run = names["run"]
+    run.source = source
+    return run
+
+
+def _steps(plan: Plan, layout, names: dict, folded: dict) -> list[str]:
+    """The plan's steps as lines of the generated function (but the ``folded`` ones, whose
+    buffers the slot list starts with); their callables go into ``names``."""
+    lines = []
     for index, step in enumerate(plan.steps):
+        if isinstance(step, KernelStep) and step.outputs and step.outputs[0] in folded:
+            continue
         if isinstance(step, KernelStep):
             names[f"step{index}"] = step.function
             arguments = ", ".join(f"slots[{slot}]" for slot in step.inputs)
@@ -65,9 +95,4 @@ def compile_plan(plan: Plan, layout=None):
         else:
             names[f"step{index}"] = step
             lines.append(f"    run_step(step{index}, slots, plan.mesh_shape, layout)")
-    lines.append(f"    return [{', '.join(f'slots[{slot}]' for slot in plan.result_slots)}]")
-    source = "\n".join(lines) + "\n"
-    exec(compile(source, f"<plan: {plan.description}>", "exec"), names)
-    run = names["run"]
-    run.source = source
-    return run
+    return lines

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 from meshjit.ir import Op
+from meshjit.ir.dtypes import to_numpy
 from meshjit.ir.ops.elementwise import OPS
 from meshjit.ir.reference import reference_impls
 
@@ -157,6 +158,15 @@ def _lift(operand: np.ndarray, lead: int, rank: int) -> np.ndarray:
     return operand.reshape(operand.shape + (1,) * missing) if missing > 0 else operand
 
 
+def _direct(function, arity: int, dtype: np.dtype):
+    """A kernel calling a numpy function straight away (plans run with floating-point warnings
+    off, so the reference impl's errstate is not needed), its result in ``dtype``."""
+    asarray = np.asarray
+    if arity == 1:
+        return lambda operand: (asarray(function(operand), dtype=dtype),)
+    return lambda lhs, rhs: (asarray(function(lhs, rhs), dtype=dtype),)
+
+
 @kernel_rules.register(*SAME_SHAPE_OPS)
 def _elementwise(op: Op, lead: int):
     impl = reference_impls[op.name]
@@ -164,6 +174,9 @@ def _elementwise(op: Op, lead: int):
     rank = op.result.type.rank
 
     if all(operand.type.rank == rank for operand in op.operands):
+        function = getattr(impl, "numpy_function", None)
+        if function is not None and len(op.operands) in (1, 2):
+            return _direct(function, len(op.operands), to_numpy(op.operands[0].type.dtype))
         return lambda *operands: impl(attrs, *operands)
 
     def run(*operands):
