@@ -88,7 +88,7 @@ class Jitted:
         self._add_static_pairs()
         self._cache: dict = {}
         self._fast_cache: dict = {}
-        self._array_calls: dict = {}
+        self._flat_calls: dict = {}
         # NOTE: updated=() keeps the wrapped callable's __dict__ (which may hold a `_fun` of its
         # own, e.g. another Jitted) from overwriting this object's attributes
         functools.update_wrapper(self, fun, updated=())
@@ -146,8 +146,9 @@ class Jitted:
         leaves, treedef = optree.tree_flatten((dynamic_args, dynamic_kwargs), namespace=NAMESPACE)
         paths = [optree.tree_paths((dynamic_args, dynamic_kwargs), namespace=NAMESPACE)]
         specs = tuple(abstract_argument(leaf, _path_text(path)) for leaf, path in zip(leaves, paths[0]))
-        # NOTE: tracing reads the abstract mesh in context (sharding types live on it)
-        key = (treedef, specs, static_values, context_abstract_mesh())
+        # NOTE: tracing reads the abstract mesh in context (sharding types live on it) and x64
+        # (the dtypes of the constants it captures)
+        key = (treedef, specs, static_values, context_abstract_mesh(), config.read("jax_enable_x64"))
         lowered = self._cache.get(key)
         if lowered is None:
             lowered = self._trace(args, kwargs, static_positions, treedef, specs, len(dynamic_args))
@@ -164,15 +165,16 @@ class Jitted:
         return self.trace(*args, **kwargs).out_info
 
     def __call__(self, *args, **kwargs):
-        # NOTE: the dispatch fast path: positional Arrays only, keyed on each one's signature
-        # (shape, dtype, committed sharding, weak type), the config's version and the abstract
-        # mesh in context; a hit runs the remembered Executable straight away.
+        # NOTE: the dispatch fast path: positional arguments that are leaves, keyed on each
+        # one's signature (an Array's shape, dtype, committed sharding and weak type), the
+        # config's version and the abstract mesh in context; a hit runs the remembered
+        # Executable straight away.
         if not kwargs:
             try:
                 key = (config.version, context_abstract_mesh(), *[arg._jit_signature for arg in args])
-            except AttributeError:  # an argument that is not an Array
-                key = None
-            entry = self._array_calls.get(key)
+            except AttributeError:  # not all Arrays: numpy arrays and scalars have a key too
+                key = _flat_key(args)
+            entry = self._flat_calls.get(key)
             if entry is not None:
                 run, build = entry
                 return build(run(args))
@@ -202,15 +204,16 @@ class Jitted:
 
     def _remember(self, fast_key, args, compiled: Compiled, executable) -> None:
         """Let later calls with this signature skip tracing: by the flattened key, and by the
-        Arrays' signatures when the arguments are Arrays and nothing else."""
+        arguments' own signatures when every positional argument is a leaf."""
         if self._check or config.read("check_partitioning"):
             run = functools.partial(run_checked, compiled)
         else:
             run = executable.run
         entry = (run, _output_builder(compiled.out_tree))
         self._fast_cache[fast_key] = entry
-        if all(type(arg) is Array for arg in args):
-            self._array_calls[(config.version, context_abstract_mesh(), *[arg._jit_signature for arg in args])] = entry
+        flat_key = _flat_key(args)
+        if flat_key is not None:
+            self._flat_calls[flat_key] = entry
 
     def _inline(self, args, kwargs):
         """jit called inside a traced function inlines into the outer trace; its in_shardings
@@ -372,19 +375,39 @@ def _unwrap_global_device_arrays(args, kwargs):
 _SCALAR_TYPES = (bool, int, float)
 
 
+def _leaf_signature(leaf):
+    """What a call's cache key holds of one leaf (an Array's shape, dtype, committed sharding and
+    weak type; a numpy array's shape and dtype; a Python scalar's type), None for anything else."""
+    kind = type(leaf)
+    if kind is Array:
+        return leaf._jit_signature
+    if kind is np.ndarray:
+        return (leaf.shape, leaf.dtype)
+    if kind in _SCALAR_TYPES:
+        return kind
+    return None
+
+
 def _fast_key(treedef, leaves):
     """A cheap cache key for positional-only calls, or None when a leaf needs the full path."""
     parts = [treedef, config.version, context_abstract_mesh()]
     for leaf in leaves:
-        kind = type(leaf)
-        if kind is Array:
-            parts.append((leaf.shape, leaf.dtype, leaf._sharding if leaf._committed else None, leaf._weak_type))
-        elif kind is np.ndarray:
-            parts.append((leaf.shape, leaf.dtype))
-        elif kind in _SCALAR_TYPES:
-            parts.append(kind)
-        else:
+        signature = _leaf_signature(leaf)
+        if signature is None:
             return None
+        parts.append(signature)
+    return tuple(parts)
+
+
+def _flat_key(args):
+    """The key of a call whose positional arguments are all leaves (no tuple, list or dict of
+    arrays), so that the arguments are the flat leaves; None otherwise."""
+    parts = [config.version, context_abstract_mesh()]
+    for arg in args:
+        signature = _leaf_signature(arg)
+        if signature is None:
+            return None
+        parts.append(signature)
     return tuple(parts)
 
 
