@@ -17,10 +17,6 @@ from .plan import CollectiveStep, FreeStep, KernelStep, Plan
 from .plan_constants import fold_constants
 
 
-def _targets(slots) -> str:
-    return "".join(f"slots[{slot}], " for slot in slots)
-
-
 def _collective(step: CollectiveStep, mesh_shape):
     """The step's in-process collective as a function of its input buffer."""
     if step.kind == "axis_index":
@@ -41,27 +37,48 @@ def _collective(step: CollectiveStep, mesh_shape):
     return collective
 
 
+class _SlotNames:
+    """How the generated code names a slot. When every step is written out, slots are local
+    variables (``s3``; a folded one is the global ``folded3``), the cheapest names Python has;
+    when a step goes to ``run_step`` or to the MPI collectives, which take the slot list, they
+    are entries of it (``slots[3]``; the list starts with the folded buffers in place)."""
+
+    def __init__(self, plan: Plan, layout, folded: dict):
+        self.as_locals = layout is None and all(isinstance(step, (KernelStep, CollectiveStep, FreeStep))
+                                                for step in plan.steps)
+        self.folded = folded
+
+    def __call__(self, slot: int) -> str:
+        if not self.as_locals:
+            return f"slots[{slot}]"
+        return f"folded{slot}" if slot in self.folded else f"s{slot}"
+
+    def targets(self, slots) -> str:
+        return "".join(f"{self(slot)}, " for slot in slots)
+
+    def freed(self, slots) -> tuple[int, ...]:
+        """The slots a free step clears (a folded global is never rebound: it would become a
+        local of the function)."""
+        return tuple(slot for slot in slots if not (self.as_locals and slot in self.folded))
+
+
 def compile_plan(plan: Plan, layout=None):
     """``run(arguments) -> result buffers`` for ``plan`` (see run_plan for ``layout``)."""
     names: dict = {"run_step": run_step, "plan": plan, "layout": layout,
                    "run_collective": mpi_collectives.run_collective,
                    "quiet_float_errors": quiet_float_errors, "restore_float_errors": restore_float_errors}
     folded = fold_constants(plan)
-    initial = [None] * plan.num_slots
-    for slot, value in folded.items():
-        initial[slot] = value
-    names["initial_slots"] = initial
-    lines = _steps(plan, layout, names, folded)
+    slot = _SlotNames(plan, layout, folded)
+    lines = _steps(plan, layout, names, slot)
     source = "\n".join([
         "def run(arguments):",
-        "    slots = initial_slots.copy()" if folded else f"    slots = [None] * {plan.num_slots}",
-        *([f"    {_targets(plan.arg_slots)}= arguments"] if plan.arg_slots else []),
+        *_start(plan, names, slot),
         "    quiet = quiet_float_errors()",
         "    try:",
         *(f"    {line}" for line in lines or ["    pass"]),
         "    finally:",
         "        restore_float_errors(quiet)",
-        f"    return [{', '.join(f'slots[{slot}]' for slot in plan.result_slots)}]",
+        f"    return [{', '.join(slot(result) for result in plan.result_slots)}]",
     ]) + "\n"
     exec(compile(source, f"<plan: {plan.description}>", "exec"), names)
     run = names["run"]
@@ -69,29 +86,49 @@ def compile_plan(plan: Plan, layout=None):
     return run
 
 
-def _steps(plan: Plan, layout, names: dict, folded: dict) -> list[str]:
-    """The plan's steps as lines of the generated function (but the ``folded`` ones, whose
-    buffers the slot list starts with); their callables go into ``names``."""
+def _start(plan: Plan, names: dict, slot: _SlotNames) -> list[str]:
+    """The lines that set up the slots: the folded buffers and the arguments."""
+    if slot.as_locals:
+        names.update({f"folded{index}": value for index, value in slot.folded.items()})
+        lines = []
+    elif slot.folded:
+        initial = [None] * plan.num_slots
+        for index, value in slot.folded.items():
+            initial[index] = value
+        names["initial_slots"] = initial
+        lines = ["    slots = initial_slots.copy()"]
+    else:
+        lines = [f"    slots = [None] * {plan.num_slots}"]
+    if plan.arg_slots:
+        lines.append(f"    {slot.targets(plan.arg_slots)}= arguments")
+    return lines
+
+
+def _steps(plan: Plan, layout, names: dict, slot: _SlotNames) -> list[str]:
+    """The plan's steps as lines of the generated function (but the folded ones, whose buffers
+    are there from the start); their callables go into ``names``."""
     lines = []
     for index, step in enumerate(plan.steps):
-        if isinstance(step, KernelStep) and step.outputs and step.outputs[0] in folded:
+        if isinstance(step, KernelStep) and step.outputs and step.outputs[0] in slot.folded:
             continue
         if isinstance(step, KernelStep):
             names[f"step{index}"] = step.function
-            arguments = ", ".join(f"slots[{slot}]" for slot in step.inputs)
+            arguments = ", ".join(slot(input_slot) for input_slot in step.inputs)
             if step.outputs:
-                lines.append(f"    {_targets(step.outputs)}= step{index}({arguments})")
+                lines.append(f"    {slot.targets(step.outputs)}= step{index}({arguments})")
             else:
                 lines.append(f"    step{index}({arguments})")
         elif isinstance(step, CollectiveStep) and layout is not None:
             names[f"step{index}"] = step
-            lines.append(f"    slots[{step.output}] = run_collective(step{index}, slots, layout)")
+            lines.append(f"    {slot(step.output)} = run_collective(step{index}, slots, layout)")
         elif isinstance(step, CollectiveStep):
             names[f"step{index}"] = _collective(step, plan.mesh_shape)
-            source = f"slots[{step.input}]" if step.input >= 0 else "None"
-            lines.append(f"    slots[{step.output}] = step{index}({source})")
+            source = slot(step.input) if step.input >= 0 else "None"
+            lines.append(f"    {slot(step.output)} = step{index}({source})")
         elif isinstance(step, FreeStep):
-            lines.append(f"    {_targets(step.slots)}= {(None,) * len(step.slots)}")
+            freed = slot.freed(step.slots)
+            if freed:
+                lines.append(f"    {slot.targets(freed)}= {(None,) * len(freed)}")
         else:
             names[f"step{index}"] = step
             lines.append(f"    run_step(step{index}, slots, plan.mesh_shape, layout)")

@@ -158,13 +158,30 @@ def _lift(operand: np.ndarray, lead: int, rank: int) -> np.ndarray:
     return operand.reshape(operand.shape + (1,) * missing) if missing > 0 else operand
 
 
-def _direct(function, arity: int, dtype: np.dtype):
+def _direct(function, arity: int, dtype: np.dtype, array_result: bool):
     """A kernel calling a numpy function straight away (plans run with floating-point warnings
-    off, so the reference impl's errstate is not needed), its result in ``dtype``."""
+    off, so the reference impl's errstate is not needed), its result in ``dtype``; without the
+    ``asarray`` when the function is known to give an array of that dtype."""
+    if array_result and _keeps_dtype(function, arity, dtype):
+        if arity == 1:
+            return lambda operand: (function(operand),)
+        return lambda lhs, rhs: (function(lhs, rhs),)
     asarray = np.asarray
     if arity == 1:
         return lambda operand: (asarray(function(operand), dtype=dtype),)
     return lambda lhs, rhs: (asarray(function(lhs, rhs), dtype=dtype),)
+
+
+def _keeps_dtype(function, arity: int, dtype: np.dtype) -> bool:
+    """Whether ``function`` is a numpy ufunc whose result on arrays of ``dtype`` has that dtype
+    (``abs`` of a complex array is real, so not every one does)."""
+    if not isinstance(function, np.ufunc):
+        return False
+    try:
+        with np.errstate(all="ignore"):
+            return function(*[np.zeros(1, dtype)] * arity).dtype == dtype
+    except TypeError:
+        return False
 
 
 @kernel_rules.register(*SAME_SHAPE_OPS)
@@ -176,7 +193,9 @@ def _elementwise(op: Op, lead: int):
     if all(operand.type.rank == rank for operand in op.operands):
         function = getattr(impl, "numpy_function", None)
         if function is not None and len(op.operands) in (1, 2):
-            return _direct(function, len(op.operands), to_numpy(op.operands[0].type.dtype))
+            # NOTE: a buffer with a leading mesh dim or a dim of its own is never 0-d, so a
+            # ufunc gives an array, not a numpy scalar
+            return _direct(function, len(op.operands), to_numpy(op.operands[0].type.dtype), lead + rank > 0)
         return lambda *operands: impl(attrs, *operands)
 
     def run(*operands):
