@@ -7,6 +7,7 @@ the same block, since values are immutable.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -37,6 +38,18 @@ class Shard:
         return f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, data={data})"
 
 
+_SHARDING_TOKENS: dict = {}
+_NEXT_TOKEN = itertools.count()
+
+
+def sharding_token(sharding: Sharding) -> int:
+    """The same int for equal shardings, a different one for unequal ones."""
+    token = _SHARDING_TOKENS.get(sharding)
+    if token is None:
+        token = _SHARDING_TOKENS.setdefault(sharding, next(_NEXT_TOKEN))
+    return token
+
+
 class Array:
     """A (possibly sharded) array on meshjit devices; immutable.
 
@@ -59,8 +72,9 @@ class Array:
         self._deleted = False
         self._value: np.ndarray | None = None
         # NOTE: what jit's dispatch fast path keys a call on (meshjit/jit_api.py): the layout
-        # counts only when it was asked for (an uncommitted Array follows the program).
-        self._jit_signature = (self._shape, self._dtype, sharding if committed else None, weak_type)
+        # counts only when it was asked for (an uncommitted Array follows the program), as an
+        # int standing for its sharding, which hashes without calling Python.
+        self._jit_signature = (self._shape, self._dtype, sharding_token(sharding) if committed else None, weak_type)
 
     # -- metadata ---------------------------------------------------------------------------
     @property
