@@ -170,10 +170,9 @@ class Jitted:
         # config's version and the abstract mesh in context; a hit runs the remembered
         # Executable straight away.
         if not kwargs:
-            try:
-                key = (config.version, context_abstract_mesh(), *[arg._jit_signature for arg in args])
-            except AttributeError:  # not all Arrays: numpy arrays and scalars have a key too
-                key = _flat_key(args)
+            # NOTE: None stands for a leaf without a signature; no entry holds one.
+            key = (config.version, context_abstract_mesh(),
+                   *[arg._jit_signature if type(arg) is Array else _leaf_signature(arg) for arg in args])
             entry = self._flat_calls.get(key)
             if entry is not None:
                 run, build = entry
@@ -377,13 +376,14 @@ _SCALAR_TYPES = (bool, int, float)
 
 def _leaf_signature(leaf):
     """What a call's cache key holds of one leaf (an Array's shape, dtype, committed sharding and
-    weak type; a numpy array's shape and dtype; a Python scalar's type), None for anything else."""
+    weak type; a numpy array's shape and dtype; a Python or numpy scalar's type), None for
+    anything else."""
     kind = type(leaf)
     if kind is Array:
         return leaf._jit_signature
     if kind is np.ndarray:
         return (leaf.shape, leaf.dtype)
-    if kind in _SCALAR_TYPES:
+    if kind in _SCALAR_TYPES or isinstance(leaf, np.generic):
         return kind
     return None
 

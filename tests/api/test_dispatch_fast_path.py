@@ -101,6 +101,38 @@ def test_numpy_arrays_and_scalars_take_the_fast_path(calls):
     assert calls.of(f)["slow"] == 2
 
 
+def test_numpy_scalars_take_the_fast_path_by_their_type(calls):
+    f = jax.jit(lambda a, scale: a * scale)
+    assert f(A, np.float32(2)).dtype == np.float32
+    same_array(f(A, np.float32(3)), jax.jit(lambda a: a * np.float32(3))(A))
+    assert calls.of(f)["slow"] == 1
+    assert f(np.arange(3), np.int32(2)).dtype == np.int32
+    assert calls.of(f)["slow"] == 2
+
+
+def test_an_object_that_forwards_attributes_to_an_array_is_not_taken_for_it(calls):
+    class Forwarding:
+        """Passes for its Array in attribute lookups, but is not an Array."""
+
+        def __init__(self, array):
+            self.array = array
+
+        def __getattr__(self, name):
+            return getattr(self.array, name)
+
+        def __array__(self, dtype=None, copy=None):
+            return np.asarray(self.array, dtype=dtype)
+
+    on_three = jax.device_put(A, jax.devices()[3])
+    f = jax.jit(lambda a: a + 1)
+    assert f(on_three).sharding == SingleDeviceSharding(jax.devices()[3])
+    # the full path sees an uncommitted array-like, which runs on the default device
+    result = f(Forwarding(on_three))
+    assert calls.of(f)["slow"] == 2
+    assert result.sharding == SingleDeviceSharding(jax.devices()[0]) and not result.committed
+    np.testing.assert_array_equal(np.asarray(result), A + 1)
+
+
 @pytest.mark.parametrize("change", [
     "shape", "dtype", "committed", "device", "weak type", "numpy for Array", "tuple argument",
 ])
