@@ -132,7 +132,8 @@ def to_buffer(value, sharding: Sharding, mesh_shape, varying, memo: ArgumentMemo
             memo.state = (value._sharding, value._block_of_device, sharding, lead_shape, rows, in_order)
     blocks = value._blocks
     if in_order:
-        return blocks.reshape(lead_shape + blocks.shape[1:])
+        # NOTE: over one mesh axis (or none varying) the blocks are the buffer as they are
+        return blocks if blocks.shape[:1] == lead_shape else blocks.reshape(lead_shape + blocks.shape[1:])
     return blocks[rows].reshape(lead_shape + blocks.shape[1:])
 
 

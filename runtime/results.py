@@ -49,7 +49,9 @@ class ResultMemo:
         state = self.state
         if state is None or state[0] != buffer.shape or state[1] is not buffer.dtype:
             state = self.state = self._sharded_state(buffer)
-        blocks = np.ascontiguousarray(buffer).reshape(state[2])
+        blocks = np.ascontiguousarray(buffer)
+        if state[2] is not None:
+            blocks = blocks.reshape(state[2])
         blocks.setflags(write=False)
         return state[3].make(blocks, None)
 
@@ -60,7 +62,8 @@ class ResultMemo:
         template = ArrayTemplate(self.shape, buffer.dtype, self.sharding,
                                  block_of_device(self.mesh_shape, buffer.shape[:lead]),
                                  committed=True, weak_type=self.weak_type)
-        return (buffer.shape, buffer.dtype, blocks_shape, template)
+        # NOTE: over one mesh axis the buffer is the blocks as it is (None: no reshape)
+        return (buffer.shape, buffer.dtype, None if blocks_shape == buffer.shape else blocks_shape, template)
 
     def one_device_array(self, output, arguments) -> Array:
         """The Array of a one-device result on this memo's SingleDeviceSharding: a result array
