@@ -9,6 +9,7 @@ plan's steps, result Arrays out. jit's stages (``Lowered``, ``Compiled``) are vi
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -71,33 +72,28 @@ class Executable:
     def _runner(self):
         run = self._run_sharded if self.sharded else self._run_on_one_device
         if self.donated:
-            run = self._releasing_donated(run)
+            run = functools.partial(run, donating=True)
         if not self.captured:
             return run
         captured = list(self.captured)
         return lambda arguments: run([*arguments, *captured])
 
-    def _releasing_donated(self, run):
-        def run_donating(arguments):
-            return run(arguments, release=self._release_donated)
-
-        return run_donating
-
-    def _run_sharded(self, arguments, release=None) -> list[Array]:
+    def _run_sharded(self, arguments, donating: bool = False) -> list[Array]:
         lead_shape = self._lead_shape
         buffers = [to_buffer(value, sharding, lead_shape, varying, memo)
                    for value, (sharding, varying, memo) in zip(arguments, self._arguments)]
-        if release is not None:
-            release(arguments)
+        if donating:
+            self._release_donated(arguments)
         outputs = self._run_plan(buffers)
         return [memo.sharded_array(output) for output, memo in zip(outputs, self._result_memos)]
 
-    def _run_on_one_device(self, arguments, release=None) -> list[Array]:
+    def _run_on_one_device(self, arguments, donating: bool = False) -> list[Array]:
+        # NOTE: _host_value, with its common case (an Array holding its value) written inline
         host = [value._value if type(value) is Array and value._value is not None and value._dtype is dtype
                 and not value._deleted else _host_value(value, dtype)
                 for value, dtype in zip(arguments, self.arg_dtypes)]
-        if release is not None:
-            release(arguments)
+        if donating:
+            self._release_donated(arguments)
         outputs = self._run_plan(host)
         if not self._one_device:
             return [single_device_array(output, sharding, weak, self.committed, host)

@@ -325,3 +325,12 @@ def test_plans_raise_no_floating_point_warnings_and_restore_numpy_s_state():
     assert np.geterr() == before
     with pytest.warns(RuntimeWarning, match="overflow"):
         np.full(2, 3e38, np.float32) * np.float32(10)
+
+
+def test_captured_constants_are_passed_on_every_fast_call(calls, mesh_8):
+    for sharding in (None, NamedSharding(mesh_8, P("x"))):
+        captured = jax.device_put(B * 3, sharding)
+        f = jax.jit(lambda a: a + captured, donate_argnums=0)
+        for _ in range(3):
+            np.testing.assert_array_equal(np.asarray(f(jax.device_put(A, sharding))), A + 3)
+        assert calls.of(f)["slow"] == 1 and not captured.is_deleted()
