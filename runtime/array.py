@@ -43,7 +43,8 @@ _NEXT_TOKEN = itertools.count()
 
 
 def sharding_token(sharding: Sharding) -> int:
-    """The same int for equal shardings, a different one for unequal ones."""
+    """The same int for equal shardings, a different one for unequal ones (the table keeps
+    every sharding an Array was committed to, a few small objects in a program's life)."""
     token = _SHARDING_TOKENS.get(sharding)
     if token is None:
         token = _SHARDING_TOKENS.setdefault(sharding, next(_NEXT_TOKEN))
@@ -291,10 +292,6 @@ class ArrayTemplate:
     def __init__(self, shape, dtype, sharding: Sharding, block_of_device, *, committed: bool, weak_type: bool):
         self._fields = vars(Array(shape, dtype, sharding, np.empty((0,), dtype), block_of_device,
                                   committed=committed, weak_type=weak_type))
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self._fields["_dtype"]
 
     def make(self, blocks: np.ndarray, value: np.ndarray | None) -> Array:
         array = _new_object(Array)

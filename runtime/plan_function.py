@@ -1,7 +1,8 @@
-"""One generated Python function per Plan: the steps as straight-line calls on a list of buffer
-slots, with each step's callable (a kernel, a collective with its options bound) a global of the
-function, so a call pays no per-step interpretation. numpy's floating-point warnings are off
-for the whole call (float_errors.py), so kernels need no ``np.errstate`` of their own.
+"""One generated Python function per Plan: the steps as straight-line calls on buffer slots
+(local variables, or a list when a step needs one), with each step's callable (a kernel, a
+collective with its options bound) a global of the function, so a call pays no per-step
+interpretation. numpy's floating-point warnings are off for the whole call (float_errors.py),
+so kernels need no ``np.errstate`` of their own.
 
 Kernel, collective and free steps are written out; any other step kind (loop and branch steps
 over nested plans) is handed back to ``executor.run_step`` with the same slot list, so new step
