@@ -34,7 +34,7 @@ from ._shardings import (
     sharding_type_of,
     to_ir_sharding,
 )
-from ._arguments import abstract_argument, is_sharding_leaf
+from ._arguments import abstract_argument, is_sharding_leaf, leaf_signature
 from ._placement import check_in_shardings, place
 from ._stages import Compiled, Lowered, Traced
 from .tree_util import NAMESPACE
@@ -172,7 +172,7 @@ class Jitted:
         if not kwargs:
             # NOTE: None stands for a leaf without a signature; no entry holds one.
             key = (config.version, context_abstract_mesh(),
-                   *[arg._jit_signature if type(arg) is Array else _leaf_signature(arg) for arg in args])
+                   *[arg._jit_signature if type(arg) is Array else leaf_signature(arg) for arg in args])
             entry = self._flat_calls.get(key)
             if entry is not None:
                 run, build = entry
@@ -371,28 +371,11 @@ def _unwrap_global_device_arrays(args, kwargs):
                            (args, kwargs), namespace=NAMESPACE)
 
 
-_SCALAR_TYPES = (bool, int, float)
-
-
-def _leaf_signature(leaf):
-    """What a call's cache key holds of one leaf (an Array's shape, dtype, committed sharding and
-    weak type; a numpy array's shape and dtype; a Python or numpy scalar's type), None for
-    anything else."""
-    kind = type(leaf)
-    if kind is Array:
-        return leaf._jit_signature
-    if kind is np.ndarray:
-        return (leaf.shape, leaf.dtype)
-    if kind in _SCALAR_TYPES or isinstance(leaf, np.generic):
-        return kind
-    return None
-
-
 def _fast_key(treedef, leaves):
     """A cheap cache key for positional-only calls, or None when a leaf needs the full path."""
     parts = [treedef, config.version, context_abstract_mesh()]
     for leaf in leaves:
-        signature = _leaf_signature(leaf)
+        signature = leaf_signature(leaf)
         if signature is None:
             return None
         parts.append(signature)
@@ -404,7 +387,7 @@ def _flat_key(args):
     arrays), so that the arguments are the flat leaves; None otherwise."""
     parts = [config.version, context_abstract_mesh()]
     for arg in args:
-        signature = _leaf_signature(arg)
+        signature = leaf_signature(arg)
         if signature is None:
             return None
         parts.append(signature)

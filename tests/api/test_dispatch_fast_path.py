@@ -334,3 +334,33 @@ def test_captured_constants_are_passed_on_every_fast_call(calls, mesh_8):
         for _ in range(3):
             np.testing.assert_array_equal(np.asarray(f(jax.device_put(A, sharding))), A + 3)
         assert calls.of(f)["slow"] == 1 and not captured.is_deleted()
+
+
+def test_a_compiled_program_checks_each_new_argument_signature_once(monkeypatch):
+    from meshjit import _stages
+
+    a = jnp.asarray(A)
+    compiled = jax.jit(add).lower(a, a).compile()
+    checks = []
+    real = _stages.Compiled._check_arguments
+
+    def counting(self, leaves, treedef):
+        checks.append(len(leaves))
+        return real(self, leaves, treedef)
+
+    monkeypatch.setattr(_stages.Compiled, "_check_arguments", counting)
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(compiled(a, a)), 2 * A)
+    compiled(A, B)  # numpy arrays of the same type: checked once more, then accepted
+    compiled(A, B)
+    assert len(checks) == 2
+    for _ in range(2):
+        with pytest.raises(TypeError, match=r"Compiled argument 0: expected f32\[8,8\], got f32\[4,8\]"):
+            compiled(jnp.asarray(A[:4]), a)
+        with pytest.raises(TypeError, match="Compiled function called with arguments of structure"):
+            compiled((a,), a)
+    # without x64 a float64 array is a float32 argument; with it, the same signature is new
+    compiled(A.astype(np.float64), a)
+    jax.config.update("jax_enable_x64", True)
+    with pytest.raises(TypeError, match=r"Compiled argument 0: expected f32\[8,8\], got f64\[8,8\]"):
+        compiled(A.astype(np.float64), a)
