@@ -72,10 +72,20 @@ class Array:
         self._weak_type = weak_type
         self._deleted = False
         self._value: np.ndarray | None = None
-        # NOTE: what jit's dispatch fast path keys a call on (meshjit/jit_api.py): the layout
-        # counts only when it was asked for (an uncommitted Array follows the program), as an
-        # int standing for its sharding, which hashes without calling Python.
-        self._jit_signature = (self._shape, self._dtype, sharding_token(sharding) if committed else None, weak_type)
+        self._jit_signature = self._signature()
+
+    def _signature(self) -> tuple:
+        """What jit's dispatch fast path keys a call on (meshjit/jit_api.py): the layout counts
+        only when it was asked for (an uncommitted Array follows the program), as an int
+        standing for its sharding, which hashes without calling Python."""
+        token = sharding_token(self._sharding) if self._committed else None
+        return (self._shape, self._dtype, token, self._weak_type)
+
+    def __setstate__(self, state: dict) -> None:
+        # NOTE: a sharding's token is this process's: an Array unpickled elsewhere (MPI sends
+        # values pickled) gets the token its sharding has there
+        self.__dict__.update(state)
+        self._jit_signature = self._signature()
 
     # -- metadata ---------------------------------------------------------------------------
     @property
