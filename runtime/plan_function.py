@@ -115,7 +115,12 @@ def _steps(plan: Plan, layout, names: dict, slot: _SlotNames) -> list[str]:
         if isinstance(step, KernelStep):
             names[f"step{index}"] = step.function
             arguments = ", ".join(slot(input_slot) for input_slot in step.inputs)
-            if step.outputs:
+            single = getattr(step.function, "single_output", None)
+            if single is not None and len(step.outputs) == 1:
+                # NOTE: a kernel that is one plain call (a numpy ufunc) is called directly
+                names[f"step{index}"] = single
+                lines.append(f"    {slot(step.outputs[0])} = step{index}({arguments})")
+            elif step.outputs:
                 lines.append(f"    {slot.targets(step.outputs)}= step{index}({arguments})")
             else:
                 lines.append(f"    step{index}({arguments})")

@@ -163,9 +163,9 @@ def _direct(function, arity: int, dtype: np.dtype, array_result: bool):
     off, so the reference impl's errstate is not needed), its result in ``dtype``; without the
     ``asarray`` when the function is known to give an array of that dtype."""
     if array_result and _keeps_dtype(function, arity, dtype):
-        if arity == 1:
-            return lambda operand: (function(operand),)
-        return lambda lhs, rhs: (function(lhs, rhs),)
+        kernel = (lambda operand: (function(operand),)) if arity == 1 else (lambda lhs, rhs: (function(lhs, rhs),))
+        kernel.single_output = function
+        return kernel
     asarray = np.asarray
     if arity == 1:
         return lambda operand: (asarray(function(operand), dtype=dtype),)

@@ -122,3 +122,14 @@ def test_floating_point_warnings_are_off_during_a_plan_and_restored_after(runner
     with pytest.raises(RuntimeError, match="kernel failed"):
         run([np.zeros(1)])
     assert np.geterr() == before
+
+
+def test_a_kernel_with_a_single_output_call_is_called_directly():
+    kernel = Counted(lambda x, y: (np.add(x, y),))
+    kernel.single_output = np.multiply  # what the function says its one output is
+    plan = plan_of([KernelStep("mul", kernel, (0, 0), (1,))], num_slots=2)
+    run = compile_plan(plan)
+    assert "s1 = step0(s0, s0)" in run.source
+    (result,) = run([np.arange(3.0)])
+    np.testing.assert_array_equal(result, [0, 1, 4])
+    assert kernel.calls == 0
