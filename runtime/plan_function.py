@@ -134,7 +134,7 @@ def _steps(plan: Plan, layout, names: dict, slot: _SlotNames) -> list[str]:
         elif isinstance(step, FreeStep):
             freed = slot.freed(step.slots)
             if freed:
-                lines.append(f"    {slot.targets(freed)}= {(None,) * len(freed)}")
+                lines.append(f"    {' = '.join(slot(freed_slot) for freed_slot in freed)} = None")
         else:
             names[f"step{index}"] = step
             lines.append(f"    run_step(step{index}, slots, plan.mesh_shape, layout)")
