@@ -184,7 +184,7 @@ def _keeps_dtype(function, arity: int, dtype: np.dtype) -> bool:
         return False
 
 
-@kernel_rules.register(*SAME_SHAPE_OPS)
+@kernel_rules.register(*(name for name in SAME_SHAPE_OPS if name != "integer_pow"))
 def _elementwise(op: Op, lead: int):
     impl = reference_impls[op.name]
     attrs = op.attrs
@@ -200,6 +200,31 @@ def _elementwise(op: Op, lead: int):
 
     def run(*operands):
         return impl(attrs, *(_lift(operand, lead, rank) for operand in operands))
+
+    return run
+
+
+@kernel_rules.register("integer_pow")
+def _integer_pow(op: Op, lead: int):
+    """The reference's square-and-multiply, the same multiplications in the same order, without
+    its leading multiplication by one (exact) or the errstate (plans run with warnings off)."""
+    exponent = op.attrs["y"]
+    dtype = to_numpy(op.result.type.dtype)
+    one = dtype.type(1)
+
+    def run(operand):
+        result, power, remaining = None, operand, abs(exponent)
+        while remaining:
+            if remaining & 1:
+                result = power if result is None else result * power
+            remaining >>= 1
+            if remaining:
+                power = power * power
+        if result is None:
+            result = np.ones_like(operand)
+        if exponent < 0:
+            result = one / result
+        return (np.asarray(result, dtype=dtype),)
 
     return run
 

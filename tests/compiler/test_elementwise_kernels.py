@@ -55,3 +55,27 @@ def test_only_ufuncs_that_keep_the_dtype_skip_the_conversion():
     assert not _keeps_dtype(np.divide, 2, np.dtype(np.int32))  # true division of ints is float
     assert not _keeps_dtype(np.sign, 1, np.dtype(np.str_))  # no loop for the dtype
     assert not _keeps_dtype(lambda x: x, 1, np.dtype(np.float32))  # not a ufunc
+
+
+# NOTE: the shape rule refuses negative exponents of ints
+POWERS = [("f32", exponent) for exponent in (-3, -2, -1, 0, 1, 2, 3, 5, 8)] + [("i32", e) for e in (0, 1, 2, 3, 5, 8)]
+
+
+@pytest.mark.parametrize("dtype, exponent", POWERS)
+@pytest.mark.parametrize("shape, lead", [((), 0), ((3, 2), 1)])
+def test_integer_pow_kernel_equals_the_reference(dtype, exponent, shape, lead):
+    value_type = TensorType(shape, dtype)
+    attrs = {"y": exponent}
+    op = Op("integer_pow", (Value.fresh(value_type),), (Value.fresh(value_type),), attrs)
+    operand = _values(dtype, (2,) * lead + shape, np.random.default_rng(exponent + 10))
+    if dtype == "f32":
+        operand = np.concatenate([operand.ravel()[:-3], [np.nan, -0.0, 3e-20]]).astype(np.float32).reshape(
+            operand.shape) if operand.size >= 4 else np.float32(1.7).reshape(operand.shape)
+    quiet = quiet_float_errors()
+    try:
+        (got,) = kernel_rules["integer_pow"](op, lead)(operand)
+    finally:
+        restore_float_errors(quiet)
+    (want,) = reference_impls["integer_pow"](attrs, operand)
+    assert type(got) is np.ndarray and got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
