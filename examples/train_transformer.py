@@ -20,11 +20,13 @@ import argparse
 import math
 import os
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
 
-if os.environ.get("TRAIN_TRANSFORMER_BACKEND", "meshjit") == "jax":
+ON_JAX = os.environ.get("TRAIN_TRANSFORMER_BACKEND", "meshjit") == "jax"
+if ON_JAX:
     import jax
     import jax.numpy as jnp
     from jax import lax, nn
@@ -40,7 +42,7 @@ else:
 
 @dataclass(frozen=True)
 class Config:
-    vocab: int = 64
+    vocab: int = 512
     d_model: int = 64
     heads: int = 4
     layers: int = 2
@@ -48,7 +50,7 @@ class Config:
     batch: int = 16
     mlp_ratio: int = 4
     dropout: float = 0.1
-    learning_rate: float = 3e-3
+    learning_rate: float = 1e-2
     beta1: float = 0.9
     beta2: float = 0.98
     epsilon: float = 1e-8
@@ -182,14 +184,16 @@ def loss_fn(params, inputs, targets, key, rate: float):
 # ---------------------------------------------------------------------------------------------
 # AdamW
 
+DECAYED = {"embed", "position", "wq", "wk", "wv", "wo", "w1", "w2"}   # not layer norms or biases
+
 
 def init_optimizer(params) -> dict:
-    zeros = jax.tree.map(jnp.zeros_like, params)
-    return {"step": jnp.zeros((), jnp.int32), "m": zeros, "v": jax.tree.map(jnp.zeros_like, params)}
+    return {"step": jnp.zeros((), jnp.int32), "m": jax.tree.map(jnp.zeros_like, params),
+            "v": jax.tree.map(jnp.zeros_like, params)}
 
 
 def adamw(params, grads, state, config: Config):
-    """Decoupled weight decay on the matrices (ndim >= 2); bias-corrected moments."""
+    """Bias-corrected moments; decoupled weight decay on the matrices."""
     step = state["step"] + 1
     m = jax.tree.map(lambda m, g: config.beta1 * m + (1 - config.beta1) * g, state["m"], grads)
     v = jax.tree.map(lambda v, g: config.beta2 * v + (1 - config.beta2) * g * g, state["v"], grads)
@@ -197,14 +201,15 @@ def adamw(params, grads, state, config: Config):
     m_scale = 1.0 / (1.0 - config.beta1 ** count)
     v_scale = 1.0 / (1.0 - config.beta2 ** count)
 
-    def update(p, m, v):
-        decay = config.weight_decay if p.ndim >= 2 else 0.0
+    def update(path, p, m, v):
+        decay = config.weight_decay if path[-1].key in DECAYED else 0.0
         return p - config.learning_rate * (m * m_scale / (jnp.sqrt(v * v_scale) + config.epsilon) + decay * p)
 
-    return jax.tree.map(update, params, m, v), {"step": step, "m": m, "v": v}
+    return jax.tree.map_with_path(update, params, m, v), {"step": step, "m": m, "v": v}
 
 
 def train_step(params, opt_state, tokens, config: Config):
+    """One step: the loss and its gradient on a batch, then AdamW. Dropout's key is the step's."""
     key = jax.random.fold_in(jax.random.key(config.seed + 1), opt_state["step"])
     inputs, targets = tokens[:, :-1], tokens[:, 1:]
     loss, grads = jax.value_and_grad(loss_fn)(params, inputs, targets, key, config.dropout)
@@ -225,7 +230,7 @@ def copy_batch(config: Config, step: int) -> np.ndarray:
 
 
 class Trainer:
-    """The mesh, the jitted init and step with their shardings, and the training state."""
+    """The mesh, the jitted init and step with their shardings."""
 
     def __init__(self, config: Config):
         self.config = config
@@ -235,23 +240,24 @@ class Trainer:
         self.opt_shardings = {"step": replicated, "m": self.param_shardings, "v": self.param_shardings}
         self.batch_sharding = NamedSharding(self.mesh, P("data", None))
         self.init = jax.jit(lambda: init_params(config), out_shardings=self.param_shardings)
+        self.make_optimizer = jax.jit(init_optimizer, out_shardings=self.opt_shardings)
         self.step = jax.jit(lambda params, opt_state, tokens: train_step(params, opt_state, tokens, config),
                             in_shardings=(self.param_shardings, self.opt_shardings, self.batch_sharding),
                             out_shardings=(self.param_shardings, self.opt_shardings, replicated),
                             donate_argnums=(0, 1))
-        self.make_optimizer = jax.jit(init_optimizer, out_shardings=self.opt_shardings)
 
     def initial_state(self):
         params = self.init()
         return params, self.make_optimizer(params)
 
     def batch(self, step: int):
+        """The step's batch, each process placing the rows its devices hold."""
         tokens = copy_batch(self.config, step)
         return jax.make_array_from_callback(tokens.shape, self.batch_sharding, lambda index: tokens[index])
 
 
 def losses(config: Config, steps: int) -> list[float]:
-    """Train ``steps`` steps from the initial parameters; the loss of each step."""
+    """The loss of each of ``steps`` training steps from the initial parameters."""
     trainer = Trainer(config)
     params, opt_state = trainer.initial_state()
     history = []
@@ -261,18 +267,128 @@ def losses(config: Config, steps: int) -> list[float]:
     return history
 
 
-def main(argv=None) -> None:
+# ---------------------------------------------------------------------------------------------
+# The textbook plan: what the step must communicate, derived by hand (docs/tutorial-training.md)
+
+
+def textbook_collectives(config: Config) -> list[tuple[str, tuple[str, ...], tuple[int, ...], int]]:
+    """(kind, mesh axes, per-device operand shape, runs per step) of every collective of one
+    training step on this layout, as Megatron-LM does it with data parallelism:
+
+    forward   the embedding's masked local lookup, summed over 'model'; per layer the attention
+              output projection's and the MLP's second matmul's partial sums over 'model'; the
+              log-softmax's max and sum of exponentials over the vocabulary on 'model'
+    backward  the sum over the vocabulary of the log-softmax's cotangent, and the output
+              projection's input gradient over 'model'; per layer the gradients entering the
+              attention and the MLP (their first matmuls' inputs) over 'model'
+    gradients every parameter's gradient summed over 'data' (a layer's once per layer)
+    loss      the scalar loss, summed over both axes at once: the target logits' partial sums
+              over 'model' ride along to it instead of being reduced as a [batch, seq] array
+    """
+    data, model = config.mesh_shape
+    b, s, d = config.batch // data, config.seq, config.d_model
+    layers, local_heads, local_mlp = config.layers, config.heads // model, config.mlp // model
+    activations = ("all_reduce", ("model",), (b, s, d))
+    plan = [activations + (1,), activations + (1,)]                  # embedding lookup; output projection's input gradient
+    plan += [activations + (layers,)] * 4                            # attention and MLP, forward and backward
+    plan += [("all_reduce", ("model",), (b, s), 1)] * 3             # max, sum of exponentials, cotangent's sum
+    gradients = [(config.vocab // model, d), (s, d), (d,), (d,)]     # embed, position, final layer norm
+    layer_gradients = [(d,)] * 5 + [(local_mlp,), (d, local_mlp), (local_mlp, d)]   # norms, b2; b1, w1, w2
+    layer_gradients += [(d, local_heads, config.head_dim)] * 3 + [(local_heads, config.head_dim, d)]
+    plan += [("all_reduce", ("data",), shape, 1) for shape in gradients]
+    plan += [("all_reduce", ("data",), shape, layers) for shape in layer_gradients]
+    return plan + [("all_reduce", ("model", "data"), (), 1)]
+
+
+def ring_bytes(axes, shape, mesh_sizes: dict) -> int:
+    """Bytes each device sends for a float32 all_reduce on a ring of the axes' devices."""
+    group = math.prod(mesh_sizes[axis] for axis in axes)
+    return round(2 * (group - 1) / group * 4 * math.prod(shape))
+
+
+def collective_table(trainer: Trainer, params, opt_state, tokens) -> str:
+    """meshjit's collectives of the step beside the textbook plan's, per (kind, axes, bytes)."""
+    compiled = trainer.step.lower(params, opt_state, tokens).compile()
+    sizes = dict(zip(("data", "model"), trainer.config.mesh_shape))
+    found, expected, shapes = Counter(), Counter(), {}
+    for kind, axes, shape, runs in textbook_collectives(trainer.config):
+        key = (kind, axes, ring_bytes(axes, shape, sizes))
+        expected[key] += runs
+        shapes.setdefault(key, shape)
+    for record in compiled.collectives():
+        key = (record.kind, record.axes, record.bytes)
+        found[key] += record.trips
+        shapes.setdefault(key, tuple(record.shape))
+    lines = [f"{'collective (per-device operand)':48s} {'bytes/device':>12s} {'textbook runs':>13s} {'meshjit runs':>12s}"]
+    for key in sorted(shapes, key=lambda key: (key[1], -key[2])):
+        kind, axes, sent = key
+        mark = "" if expected[key] == found[key] else "   <- differs"
+        lines.append(f"{kind + ' over ' + ','.join(axes):28s} f32{list(shapes[key])!s:17s} {sent:12d} "
+                     f"{expected[key]:13d} {found[key]:12d}{mark}")
+    totals = [sum(key[2] * runs for key, runs in plan.items()) for plan in (expected, found)]
+    lines.append(f"{'bytes per device per step':48s} {'':12s} {totals[0]:13d} {totals[1]:12d}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# The command line
+
+
+def parse_config(argv) -> tuple[Config, argparse.Namespace]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--losses", help="write the losses to this file, one per line")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar and no collective table")
+    for name, value in vars(Config()).items():
+        if not isinstance(value, tuple):
+            parser.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=value)
     options = parser.parse_args(argv)
-    config = Config()
-    trainer = Trainer(config)
+    config = Config(**{name: getattr(options, name) for name in vars(Config()) if hasattr(options, name)})
+    return config, options
+
+
+def train(trainer: Trainer, steps: int, show_progress: bool) -> list[float]:
     params, opt_state = trainer.initial_state()
+    history = []
+    progress = None
+    if show_progress:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        progress = Progress(TextColumn("training"), BarColumn(), MofNCompleteColumn(), TextColumn("loss {task.fields[loss]:.4f}"),
+                            TextColumn("{task.fields[rate]:.1f} steps/s"), TimeElapsedColumn())
+        progress.start()
+        task = progress.add_task("train", total=steps, loss=float("nan"), rate=0.0)
     start = time.perf_counter()
-    for step in range(options.steps):
+    for step in range(steps):
         params, opt_state, loss = trainer.step(params, opt_state, trainer.batch(step))
-        if step % 20 == 0 or step == options.steps - 1:
-            print(step, float(loss), f"{(step + 1) / (time.perf_counter() - start):.1f} steps/s")
+        history.append(float(loss))
+        if progress is not None:
+            if step == 0:
+                start = time.perf_counter()   # steps per second after the first (compiling) step
+            rate = step / (time.perf_counter() - start) if step else 0.0
+            progress.update(task, advance=1, loss=history[-1], rate=rate)
+    if progress is not None:
+        progress.stop()
+    return history
+
+
+def main(argv=None) -> None:
+    config, options = parse_config(argv)
+    if not ON_JAX and int(os.environ.get("PMI_SIZE", "1")) > 1:
+        jax.distributed.initialize()      # started by mpiexec: join the other processes
+    trainer = Trainer(config)
+    leader = jax.process_index() == 0
+    if leader and not options.quiet:
+        print(f"{config}\nmesh {dict(trainer.mesh.shape)} over {jax.process_count()} process(es)")
+        if not ON_JAX:                    # JAX's compiled programs do not list their collectives
+            print(collective_table(trainer, *trainer.initial_state(), trainer.batch(0)))
+    history = train(trainer, options.steps, show_progress=leader and not options.quiet)
+    if leader:
+        print(f"loss: first {history[0]:.4f}, last {history[-1]:.4f} "
+              f"(a model that does not copy does no better than log({config.vocab - 1}) = {math.log(config.vocab - 1):.4f})")
+    if leader and options.losses:
+        with open(options.losses, "w") as file:
+            file.write("\n".join(f"{loss!r}" for loss in history) + "\n")
 
 
 if __name__ == "__main__":
