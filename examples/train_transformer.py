@@ -75,7 +75,7 @@ class Config:
 # Layout: where every parameter lives on the mesh
 
 
-def param_specs(config: Config) -> dict:
+def param_specs() -> dict:
     """PartitionSpecs of the parameters: the vocabulary, the heads and the MLP's hidden units on
     'model'; layer norms and the positions replicated. Layer weights have a leading layer dim."""
     layer = {
@@ -235,7 +235,7 @@ class Trainer:
     def __init__(self, config: Config):
         self.config = config
         self.mesh = make_mesh(config)
-        self.param_shardings = shardings(self.mesh, param_specs(config))
+        self.param_shardings = shardings(self.mesh, param_specs())
         replicated = NamedSharding(self.mesh, P())
         self.opt_shardings = {"step": replicated, "m": self.param_shardings, "v": self.param_shardings}
         self.batch_sharding = NamedSharding(self.mesh, P("data", None))
@@ -347,28 +347,47 @@ def parse_config(argv) -> tuple[Config, argparse.Namespace]:
     return config, options
 
 
+class ProgressBar:
+    """rich's progress bar with the loss and the steps per second after the first (compiling)
+    step; a line every 50 steps where rich is not installed (a bare JAX environment)."""
+
+    def __init__(self, steps: int):
+        self.steps, self.start, self.bar = steps, None, None
+        try:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        except ImportError:
+            return
+        self.bar = Progress(TextColumn("training"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("loss {task.fields[loss]:.4f}"), TextColumn("{task.fields[rate]:.1f} steps/s"),
+                            TimeElapsedColumn())
+        self.task = self.bar.add_task("train", total=steps, loss=float("nan"), rate=0.0)
+        self.bar.start()
+
+    def update(self, step: int, loss: float) -> None:
+        if self.start is None:
+            self.start = time.perf_counter()
+        rate = step / (time.perf_counter() - self.start) if step else 0.0
+        if self.bar is not None:
+            self.bar.update(self.task, advance=1, loss=loss, rate=rate)
+        elif step % 50 == 0 or step == self.steps - 1:
+            print(f"step {step:4d}  loss {loss:.4f}  {rate:.1f} steps/s", flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
 def train(trainer: Trainer, steps: int, show_progress: bool) -> list[float]:
     params, opt_state = trainer.initial_state()
+    progress = ProgressBar(steps) if show_progress else None
     history = []
-    progress = None
-    if show_progress:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        progress = Progress(TextColumn("training"), BarColumn(), MofNCompleteColumn(), TextColumn("loss {task.fields[loss]:.4f}"),
-                            TextColumn("{task.fields[rate]:.1f} steps/s"), TimeElapsedColumn())
-        progress.start()
-        task = progress.add_task("train", total=steps, loss=float("nan"), rate=0.0)
-    start = time.perf_counter()
     for step in range(steps):
         params, opt_state, loss = trainer.step(params, opt_state, trainer.batch(step))
         history.append(float(loss))
         if progress is not None:
-            if step == 0:
-                start = time.perf_counter()   # steps per second after the first (compiling) step
-            rate = step / (time.perf_counter() - start) if step else 0.0
-            progress.update(task, advance=1, loss=history[-1], rate=rate)
+            progress.update(step, history[-1])
     if progress is not None:
-        progress.stop()
+        progress.close()
     return history
 
 
