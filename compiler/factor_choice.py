@@ -191,10 +191,13 @@ class FactorChooser:
             return None
         factor_axes = {factor: [] for factor in range(len(rule.sizes))}
         used = list(blocked)
+        # NOTE: a factor no result has (a reshape's dropped size-1 dim) splits the work but not
+        # the results: devices along its axes would hold different results (padding, here)
+        in_results = {factor for dims in rule.results for factors in dims for factor in factors}
         ordered = sorted(zip(operands, rule.operands), key=lambda pair: -_elements(pair[0].global_shape))
         for local, dims in ordered:
             for factor, axes in self.project(local.sharding, dims, rule).items():
-                if rule.kinds[factor] != "pass" or factor_axes[factor]:
+                if rule.kinds[factor] != "pass" or factor_axes[factor] or factor not in in_results:
                     continue
                 for axis in axes:
                     if self._overlaps(axis, used):
