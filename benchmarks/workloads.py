@@ -1,9 +1,11 @@
 """The benchmark workloads: each a meshjit program, the same computation in numpy on one device,
-and the JAX source of it for the JAX column. Sizes follow issue 7."""
+and the JAX source of it for the JAX column. Sizes follow issue 7; the training step is
+examples/train_transformer.py's (issue 23), which has no numpy column."""
 
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from typing import Callable
 
@@ -18,9 +20,10 @@ class Workload:
     mesh_axes: tuple[str, ...]
     in_specs: tuple              # per input: a tuple of PartitionSpec entries
     meshjit_source: str          # body of `def f(...)` using jnp / nn, returning the result
-    numpy_function: Callable
+    numpy_function: Callable | None   # None: no numpy column (and no check against it)
     flops: float = 0.0           # for GFLOP/s; else bytes moved gives GB/s
     bytes_moved: float = 0.0
+    program: Callable[[str], str] | None = None   # library name -> a whole script defining build()
 
     def inputs(self, seed: int = 0) -> list[np.ndarray]:
         rng = np.random.default_rng(seed)
@@ -59,6 +62,47 @@ N = 4096
 M = 2048
 B, D, F = 512, 1024, 4096
 T, H, DH, DM = 512, 16, 64, 1024
+
+EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples",
+                       "train_transformer.py")
+
+
+def _training_program(module: str) -> str:
+    """examples/train_transformer.py's default model, one jitted AdamW step per call on the same
+    batch, in ``module`` ("meshjit" or "jax": the same source, its backend chosen at import)."""
+    return f'''
+import importlib.util
+import os
+import sys
+
+os.environ["TRAIN_TRANSFORMER_BACKEND"] = "{module}"
+spec = importlib.util.spec_from_file_location("train_transformer_{module}", {EXAMPLE!r})
+example = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = example
+spec.loader.exec_module(example)
+
+
+def build(arrays):
+    trainer = example.Trainer(example.Config())
+    state = list(trainer.initial_state())
+    tokens = trainer.batch(0)
+
+    def step():
+        state[0], state[1], loss = trainer.step(state[0], state[1], tokens)
+        return loss
+
+    return step, []
+'''
+
+
+def _training_flops() -> float:
+    """Multiply-adds of a forward and backward pass (3x the forward's matmuls) of the default
+    model: per token q, k, v, o (4 D^2), the MLP (2 D F), the logits (V D) and causal attention
+    (2 S D, half of the scores masked but computed)."""
+    vocab, width, layers, seq, batch = 512, 64, 2, 16, 16
+    per_token = layers * (4 * width * width + 2 * width * 4 * width + 2 * seq * width) + vocab * width
+    return 3 * 2 * per_token * seq * batch
+
 
 WORKLOADS = [
     Workload("elementwise tanh(a*b+c)*2", {"a": (N, N), "b": (N, N), "c": (N, N)}, (2, 4), ("x", "y"),
@@ -100,11 +144,15 @@ WORKLOADS = [
              "    out = jnp.einsum('hts,shk->thk', nn.softmax(scores, axis=-1), v)\n"
              "    return jnp.einsum('thk,hkd->td', out, wo)",
              _attention, flops=2 * (4 * T * DM * H * DH + 2 * T * T * H * DH)),
+    Workload("transformer training step 2x4", {}, (2, 4), ("data", "model"), (), "", None,
+             flops=_training_flops(), program=_training_program),
 ]
 
 
 def program_source(workload: Workload, module: str = "meshjit") -> str:
     """A self-contained script defining ``build()`` -> (jitted function, inputs placed)."""
+    if workload.program is not None:
+        return workload.program(module)
     names = ", ".join(workload.shapes)
     specs = ", ".join(f"P{tuple(spec)!r}" if spec else "P()" for spec in workload.in_specs)
     numpy_module = "jax.numpy" if module == "jax" else "meshjit.numpy"

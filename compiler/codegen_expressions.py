@@ -27,6 +27,7 @@ _INT_OPS = {"add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "neg": "
 _UNSIGNED_OPS = {"add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}",
                  "max": "max({0}, {1})", "min": "min({0}, {1})", "and": "{0} & {1}",
                  "or": "{0} | {1}", "xor": "{0} ^ {1}"}
+_UNSIGNED_SHIFTS = {"shift_left": "<<", "shift_right_logical": ">>"}
 # bitwise on bools: no short-circuit branch in the loop
 _BOOL_OPS = {"and": "{0} & {1}", "or": "{0} | {1}", "xor": "{0} != {1}", "not": "not {0}"}
 _COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
@@ -62,6 +63,11 @@ def expression(op: Op, args: list[str]) -> str | None:
     if result in ("i32", "i64"):
         template = _INT_OPS.get(op.name)
         return None if template is None else f"{cast}({template.format(*args)})"
+    if result in ("u32", "u64") and op.name in _UNSIGNED_SHIFTS:
+        # XLA: an amount of at least the width shifts every bit out; in 64 bits, the cast wraps
+        bits = 32 if result == "u32" else 64
+        shifted = f"np.uint64({args[0]}) {_UNSIGNED_SHIFTS[op.name]} np.uint64({args[1]})"
+        return f"{cast}({shifted} if {args[1]} < {bits} else np.uint64(0))"
     if result in ("u32", "u64"):
         template = _UNSIGNED_OPS.get(op.name)
         return None if template is None else f"{cast}({template.format(*args)})"

@@ -31,6 +31,12 @@ from .reshard import reshard
 from .spmd_builder import Local, SpmdBuilder, local_type
 
 
+# NOTE: a device's arithmetic rate over its link's (machine balance): a CPU core's float32 GEMM
+# against a copy between cores here is about 16; accelerators have more. It only has to rank a
+# plan that saves bytes by repeating a contraction on every device against one that does not.
+FLOPS_PER_BYTE_SENT = 16
+
+
 def partial_reduction(op: Op) -> str | None:
     """The op's partial-result reduction (``compiler/rules``' ``partial_result_rules``).
 
@@ -185,10 +191,13 @@ class FactorChooser:
             return None
         factor_axes = {factor: [] for factor in range(len(rule.sizes))}
         used = list(blocked)
+        # NOTE: a factor no result has (a reshape's dropped size-1 dim) splits the work but not
+        # the results: devices along its axes would hold different results (padding, here)
+        in_results = {factor for dims in rule.results for factors in dims for factor in factors}
         ordered = sorted(zip(operands, rule.operands), key=lambda pair: -_elements(pair[0].global_shape))
         for local, dims in ordered:
             for factor, axes in self.project(local.sharding, dims, rule).items():
-                if rule.kinds[factor] != "pass" or factor_axes[factor]:
+                if rule.kinds[factor] != "pass" or factor_axes[factor] or factor not in in_results:
                     continue
                 for axis in axes:
                     if self._overlaps(axis, used):
@@ -286,16 +295,32 @@ class FactorChooser:
         costs = [collective_cost(emitted, self.mesh) for emitted in scratch.ops if emitted.name in COLLECTIVES]
         return sum(sent for sent, _ in costs), sum(seconds for _, seconds in costs)
 
+    def work(self, op: Op, strategy: Strategy) -> float:
+        """A contraction's arithmetic on one device under ``strategy`` (its operations divided
+        among the devices its factors are split over), in bytes: ``FLOPS_PER_BYTE_SENT``
+        operations cost what sending one byte does. Other ops do about one operation per
+        element they touch, far less than sending it, so they count none."""
+        if op.name != "dot_general":
+            return 0.0
+        split = self.count([axis for axes in strategy.factor_axes.values() for axis in axes])
+        return cost.op_flops(op) / split / FLOPS_PER_BYTE_SENT
+
     def choose(self, op: Op, rule: FactorRule, operands: list[Local], result_shardings,
                passing: PassThrough | None = None) -> Strategy:
-        """The strategy that sends the fewest bytes per device; ties go to the least alpha-beta
-        time, then to the earlier strategy. A choice between several is kept for explain()."""
+        """The strategy that sends the fewest bytes per device, where a plan that sends fewer
+        bytes by repeating a contraction on more devices is charged for the repeated work
+        (``work``): the bytes come from the plan with the least bytes plus work. Among the
+        plans sending those bytes, the least alpha-beta time wins, then the earlier strategy.
+        A choice between several is kept for explain()."""
         distinct = self.strategies(op, rule, operands, result_shardings, passing)
         if len(distinct) == 1:
             return next(iter(distinct.values()))
         prices = {name: self.price(op, rule, operands, result_shardings, strategy)
                   for name, strategy in distinct.items()}
-        chosen = min(prices, key=prices.get)
+        work = {name: self.work(op, strategy) for name, strategy in distinct.items()}
+        cheapest = min(prices, key=lambda name: (prices[name][0] + work[name], prices[name][0]))
+        chosen = min((name for name in prices if prices[name][0] == prices[cheapest][0]),
+                     key=lambda name: prices[name][1])
         self.decisions.append(Decision(op.name, op.location, chosen,
                                        {f"{name} (bytes/device)": sent for name, (sent, _) in prices.items()}))
         return distinct[chosen]

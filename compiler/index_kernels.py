@@ -114,7 +114,37 @@ def gather_kernel(op, lead: int):
                  for dim in range(rank)]
         return np.transpose(out, order)
 
-    return _per_position(one, lead)
+    def stacked(operand, indices):
+        positions, flat, bases, fits, offsets, rows = _stacked_plan(dims.windows, operand, indices, attrs["mode"], lead)
+        out = np.empty((len(bases), len(offsets)), operand.dtype)
+        fill = np.asarray(fill_value(attrs, operand.dtype), operand.dtype)
+        if out.size:
+            _gather_windows(flat, bases, offsets, fits, fill[()], out)
+        kept = dims.kept_dims(operand.ndim - lead)
+        out = out.reshape(positions + rows + tuple(dims.slice_sizes[dim] for dim in kept))
+        batch = dims.batch_positions(out.ndim - lead)
+        order = [batch.index(dim) if dim in batch else len(rows) + dims.offset_dims.index(dim)
+                 for dim in range(out.ndim - lead)]
+        return (np.transpose(out, list(range(lead)) + [lead + dim for dim in order]),)
+
+    return stacked if lead and not dims.windows.batching else _per_position(one, lead)
+
+
+def _stacked_plan(windows: Windows, operand: np.ndarray, indices: np.ndarray, mode: str, lead: int):
+    """_window_plan for every leading (mesh) position at once: the operand's blocks lie one
+    after another in its flat buffer, so a position's windows start its block's size further
+    on. Returns the positions' shape, the flat operand, the plan, and one position's batch
+    shape. (Operand batching dims would shift with the leading dims: those take one position
+    at a time.)"""
+    positions = np.broadcast_shapes(operand.shape[:lead], indices.shape[:lead])
+    block_shape = operand.shape[lead:]
+    blocks = np.arange(int(np.prod(operand.shape[:lead])), dtype=np.int64).reshape(operand.shape[:lead])
+    blocks = np.broadcast_to(blocks, positions).reshape(-1)
+    rows = indices.shape[lead:-1]
+    every = np.broadcast_to(indices, positions + indices.shape[lead:]).reshape((-1,) + indices.shape[lead:])
+    bases, fits, offsets = _window_plan(windows, block_shape, every, mode)
+    bases = bases + np.repeat(blocks * int(np.prod(block_shape)), int(np.prod(rows)))
+    return positions, np.ascontiguousarray(operand).reshape(-1), bases, fits, offsets, rows
 
 
 def scatter_kernel(op, lead: int):
@@ -138,7 +168,24 @@ def scatter_kernel(op, lead: int):
                 loop(flat, bases, offsets, fits, moved)
         return result
 
-    return _per_position(one, lead)
+    def stacked(operand, indices, updates):
+        positions = np.broadcast_shapes(operand.shape[:lead], indices.shape[:lead], updates.shape[:lead])
+        result = np.array(np.broadcast_to(operand, positions + operand.shape[lead:]), order="C")
+        windows = dims.windows(operand.ndim - lead, updates.shape[lead:])
+        _, flat, bases, fits, offsets, _ = _stacked_plan(windows, result, indices, attrs["mode"], lead)
+        order = dims.scatter_positions(updates.ndim - lead) + list(dims.update_window_dims)
+        every = np.broadcast_to(updates, positions + updates.shape[lead:])
+        moved = np.ascontiguousarray(np.transpose(every, list(range(lead)) + [lead + dim for dim in order]))
+        moved = moved.reshape(len(bases), len(offsets))
+        if moved.size:
+            if is_bool:
+                loop(flat.view(np.uint8), bases, offsets, fits, moved.view(np.uint8))
+            else:
+                loop(flat, bases, offsets, fits, moved)
+        return (result,)
+
+    windowed = dims.windows(op.operands[0].type.rank, op.operands[2].type.shape)
+    return stacked if lead and not windowed.batching else _per_position(one, lead)
 
 
 def _per_position(one, lead: int):

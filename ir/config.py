@@ -147,6 +147,8 @@ class Config:
     def __init__(self):
         self._values: dict[str, Any] = {}
         self._locked: dict[str, str] = {}
+        # NOTE: counts updates; jit's dispatch fast path keys on it instead of reading options.
+        self.version = 0
 
     def _value(self, name: str):
         if name not in self._values:
@@ -166,6 +168,7 @@ class Config:
         if option.name in self._locked and value != self._value(option.name):
             raise RuntimeError(f"config option {name!r} cannot change after {self._locked[option.name]}")
         self._values[option.name] = value
+        self.version += 1
 
     def lock(self, name: str, reason: str) -> None:
         """Forbid later changes of ``name`` (the device count once devices exist)."""

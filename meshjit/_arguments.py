@@ -95,6 +95,23 @@ def _struct_argument(leaf: ShapeDtypeStruct, path: str) -> ArgSpec:
     return ArgSpec(TensorType(leaf.shape, dtype), leaf.weak_type, sharding)
 
 
+_SCALAR_TYPES = (bool, int, float)
+
+
+def leaf_signature(leaf):
+    """What a call's cache key holds of one leaf (an Array's shape, dtype, committed sharding and
+    weak type; a numpy array's shape and dtype; a Python or numpy scalar's type), None for
+    anything else. With the config's version it decides the leaf's ArgSpec."""
+    kind = type(leaf)
+    if kind is Array:
+        return leaf._jit_signature
+    if kind is np.ndarray:
+        return (leaf.shape, leaf.dtype)
+    if kind in _SCALAR_TYPES or isinstance(leaf, np.generic):
+        return kind
+    return None
+
+
 def abstract_argument(leaf, path: str) -> ArgSpec:
     if isinstance(leaf, ShapeDtypeStruct):
         return _struct_argument(leaf, path)

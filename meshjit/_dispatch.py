@@ -33,6 +33,7 @@ from meshjit.compiler.frontend.trace import (
 )
 from meshjit.ir import Attrs
 from meshjit.runtime import array as runtime_array
+from meshjit.runtime.array import Array
 from meshjit.runtime.mesh import global_mesh
 
 from .jit_api import Jitted
@@ -59,7 +60,11 @@ def apply_array_method(name: str, array, *args, **kwargs):
 
 def _all_concrete(operands) -> bool:
     """Every operand an array or scalar (so the operator applies) and none traced."""
-    return all(is_array_like(operand) and not isinstance(operand, Tracer) for operand in operands)
+    for operand in operands:
+        # NOTE: an Array, the common operand, is answered without the general checks
+        if type(operand) is not Array and (isinstance(operand, Tracer) or not is_array_like(operand)):
+            return False
+    return True
 
 
 _UNARY = frozenset({"__neg__", "__pos__", "__abs__", "__invert__"})

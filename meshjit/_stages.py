@@ -25,7 +25,7 @@ from meshjit.runtime.executable import Executable, single_device_array
 from meshjit.runtime.executor import run_spmd
 from meshjit.runtime.process_layout import process_layout
 
-from ._arguments import ShapeDtypeStruct, abstract_argument, is_sharding_leaf
+from ._arguments import ShapeDtypeStruct, abstract_argument, is_sharding_leaf, leaf_signature
 from ._check import run_checked
 from ._inspection import report_inspected_shardings
 from ._placement import Placement
@@ -41,6 +41,8 @@ class Compiled:
         self._lowered = lowered
         self._program = program
         self._executable = executable
+        # NOTE: the argument signatures (config version, tree, leaf signatures) already checked
+        self._checked: set = set()
 
     @property
     def in_tree(self):
@@ -119,6 +121,16 @@ class Compiled:
 
     def __call__(self, *args, **kwargs):
         leaves, treedef = optree.tree_flatten((args, kwargs), namespace=NAMESPACE)
+        signature = (config.version, treedef, *[leaf_signature(leaf) for leaf in leaves])
+        if signature not in self._checked:
+            self._check_arguments(leaves, treedef)
+            if None not in signature[2:]:
+                self._checked.add(signature)
+        outputs = run_checked(self, leaves) if config.read("check_partitioning") else self._executable.run(leaves)
+        return optree.tree_unflatten(self.out_tree, outputs)
+
+    def _check_arguments(self, leaves, treedef) -> None:
+        """The arguments have the structure, shapes and dtypes the program was compiled for."""
         if treedef != self.in_tree:
             raise TypeError(
                 f"Compiled function called with arguments of structure {treedef}, but it was "
@@ -128,8 +140,6 @@ class Compiled:
             actual = abstract_argument(leaf, f"[{position}]")
             if actual.type != spec.type:
                 raise TypeError(f"Compiled argument {position}: expected {spec.type}, got {actual.type}")
-        outputs = run_checked(self, leaves) if config.read("check_partitioning") else self._executable.run(leaves)
-        return optree.tree_unflatten(self.out_tree, outputs)
 
 
 class Traced:

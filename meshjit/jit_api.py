@@ -34,7 +34,7 @@ from ._shardings import (
     sharding_type_of,
     to_ir_sharding,
 )
-from ._arguments import abstract_argument, is_sharding_leaf
+from ._arguments import abstract_argument, is_sharding_leaf, leaf_signature
 from ._placement import check_in_shardings, place
 from ._stages import Compiled, Lowered, Traced
 from .tree_util import NAMESPACE
@@ -88,6 +88,7 @@ class Jitted:
         self._add_static_pairs()
         self._cache: dict = {}
         self._fast_cache: dict = {}
+        self._flat_calls: dict = {}
         # NOTE: updated=() keeps the wrapped callable's __dict__ (which may hold a `_fun` of its
         # own, e.g. another Jitted) from overwriting this object's attributes
         functools.update_wrapper(self, fun, updated=())
@@ -145,8 +146,9 @@ class Jitted:
         leaves, treedef = optree.tree_flatten((dynamic_args, dynamic_kwargs), namespace=NAMESPACE)
         paths = [optree.tree_paths((dynamic_args, dynamic_kwargs), namespace=NAMESPACE)]
         specs = tuple(abstract_argument(leaf, _path_text(path)) for leaf, path in zip(leaves, paths[0]))
-        # NOTE: tracing reads the abstract mesh in context (sharding types live on it)
-        key = (treedef, specs, static_values, context_abstract_mesh())
+        # NOTE: tracing reads the abstract mesh in context (sharding types live on it) and x64
+        # (the dtypes of the constants it captures)
+        key = (treedef, specs, static_values, context_abstract_mesh(), config.read("jax_enable_x64"))
         lowered = self._cache.get(key)
         if lowered is None:
             lowered = self._trace(args, kwargs, static_positions, treedef, specs, len(dynamic_args))
@@ -163,15 +165,30 @@ class Jitted:
         return self.trace(*args, **kwargs).out_info
 
     def __call__(self, *args, **kwargs):
+        # NOTE: the dispatch fast path: positional arguments that are leaves, keyed on each
+        # one's signature (an Array's shape, dtype, committed sharding and weak type), the
+        # config's version and the abstract mesh in context; a hit runs the remembered
+        # Executable straight away.
+        if not kwargs:
+            # NOTE: None stands for a leaf without a signature; no entry holds one.
+            key = (config.version, context_abstract_mesh(),
+                   *[arg._jit_signature if type(arg) is Array else leaf_signature(arg) for arg in args])
+            entry = self._flat_calls.get(key)
+            if entry is not None:
+                run, build = entry
+                return build(run(args))
+        return self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
+        """A call the fast path does not know: the flattened-key cache, else trace and compile."""
         fast_key = None
         if not kwargs and not self._static_argnums:
-            # NOTE: the dispatch fast path: one flatten and a dict lookup per call.
             leaves, treedef = optree.tree_flatten(args, namespace=NAMESPACE)
             fast_key = _fast_key(treedef, leaves)
             entry = self._fast_cache.get(fast_key) if fast_key is not None else None
             if entry is not None:
-                compiled, executable, out_tree = entry
-                return optree.tree_unflatten(out_tree, self._run(compiled, executable, leaves))
+                run, build = entry
+                return build(run(leaves))
         args, kwargs = _unwrap_global_device_arrays(args, kwargs)
         if any(isinstance(leaf, Tracer) for leaf in optree.tree_leaves((args, kwargs), namespace=NAMESPACE)):
             return self._inline(args, kwargs)
@@ -181,8 +198,21 @@ class Jitted:
         compiled = lowered.compile()
         executable = compiled.runtime_executable()
         if fast_key is not None:
-            self._fast_cache[fast_key] = (compiled, executable, compiled.out_tree)
+            self._remember(fast_key, args, compiled, executable)
         return optree.tree_unflatten(compiled.out_tree, self._run(compiled, executable, leaves))
+
+    def _remember(self, fast_key, args, compiled: Compiled, executable) -> None:
+        """Let later calls with this signature skip tracing: by the flattened key, and by the
+        arguments' own signatures when every positional argument is a leaf."""
+        if self._check or config.read("check_partitioning"):
+            run = functools.partial(run_checked, compiled)
+        else:
+            run = executable.run
+        entry = (run, _output_builder(compiled.out_tree))
+        self._fast_cache[fast_key] = entry
+        flat_key = _flat_key(args)
+        if flat_key is not None:
+            self._flat_calls[flat_key] = entry
 
     def _inline(self, args, kwargs):
         """jit called inside a traced function inlines into the outer trace; its in_shardings
@@ -341,23 +371,41 @@ def _unwrap_global_device_arrays(args, kwargs):
                            (args, kwargs), namespace=NAMESPACE)
 
 
-_SCALAR_TYPES = (bool, int, float)
-
-
 def _fast_key(treedef, leaves):
     """A cheap cache key for positional-only calls, or None when a leaf needs the full path."""
-    parts = [treedef, config.read("jax_enable_x64"), context_abstract_mesh()]
+    parts = [treedef, config.version, context_abstract_mesh()]
     for leaf in leaves:
-        kind = type(leaf)
-        if kind is Array:
-            parts.append((leaf.shape, leaf.dtype, leaf._sharding if leaf._committed else None, leaf._weak_type))
-        elif kind is np.ndarray:
-            parts.append((leaf.shape, leaf.dtype))
-        elif kind in _SCALAR_TYPES:
-            parts.append(kind)
-        else:
+        signature = leaf_signature(leaf)
+        if signature is None:
             return None
+        parts.append(signature)
     return tuple(parts)
+
+
+def _flat_key(args):
+    """The key of a call whose positional arguments are all leaves (no tuple, list or dict of
+    arrays), so that the arguments are the flat leaves; None otherwise."""
+    parts = [config.version, context_abstract_mesh()]
+    for arg in args:
+        signature = leaf_signature(arg)
+        if signature is None:
+            return None
+        parts.append(signature)
+    return tuple(parts)
+
+
+def _output_builder(out_tree) -> Callable:
+    """The function giving a call's result from the flat result Arrays: the one Array, a tuple
+    of them, or the output tree unflattened."""
+    if out_tree.num_nodes == 1 and out_tree.num_leaves == 1:
+        return _only_result
+    if out_tree == optree.tree_structure((0,) * out_tree.num_leaves, namespace=NAMESPACE):
+        return tuple
+    return functools.partial(optree.tree_unflatten, out_tree)
+
+
+def _only_result(results: list):
+    return results[0]
 
 
 def _hashable(value) -> bool:

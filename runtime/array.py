@@ -7,6 +7,7 @@ the same block, since values are immutable.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -37,6 +38,19 @@ class Shard:
         return f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, data={data})"
 
 
+_SHARDING_TOKENS: dict = {}
+_NEXT_TOKEN = itertools.count()
+
+
+def sharding_token(sharding: Sharding) -> int:
+    """The same int for equal shardings, a different one for unequal ones (the table keeps
+    every sharding an Array was committed to, a few small objects in a program's life)."""
+    token = _SHARDING_TOKENS.get(sharding)
+    if token is None:
+        token = _SHARDING_TOKENS.setdefault(sharding, next(_NEXT_TOKEN))
+    return token
+
+
 class Array:
     """A (possibly sharded) array on meshjit devices; immutable.
 
@@ -58,6 +72,20 @@ class Array:
         self._weak_type = weak_type
         self._deleted = False
         self._value: np.ndarray | None = None
+        self._jit_signature = self._signature()
+
+    def _signature(self) -> tuple:
+        """What jit's dispatch fast path keys a call on (meshjit/jit_api.py): the layout counts
+        only when it was asked for (an uncommitted Array follows the program), as an int
+        standing for its sharding, which hashes without calling Python."""
+        token = sharding_token(self._sharding) if self._committed else None
+        return (self._shape, self._dtype, token, self._weak_type)
+
+    def __setstate__(self, state: dict) -> None:
+        # NOTE: a sharding's token is this process's: an Array unpickled elsewhere (MPI sends
+        # values pickled) gets the token its sharding has there
+        self.__dict__.update(state)
+        self._jit_signature = self._signature()
 
     # -- metadata ---------------------------------------------------------------------------
     @property
@@ -262,6 +290,29 @@ class Array:
         if self.ndim == 0:
             return format(self._global_value().item(), spec)
         return format(str(self), spec)
+
+
+class ArrayTemplate:
+    """The fields of the Arrays one program result gives on every call, built once, so each
+    call makes its Array without re-checking them: ``make(blocks, value)`` (``value``: the global
+    value when it is at hand, else None)."""
+
+    __slots__ = ("_fields",)
+
+    def __init__(self, shape, dtype, sharding: Sharding, block_of_device, *, committed: bool, weak_type: bool):
+        self._fields = vars(Array(shape, dtype, sharding, np.empty((0,), dtype), block_of_device,
+                                  committed=committed, weak_type=weak_type))
+
+    def make(self, blocks: np.ndarray, value: np.ndarray | None) -> Array:
+        array = _new_object(Array)
+        fields = self._fields.copy()
+        fields["_blocks"] = blocks
+        fields["_value"] = value
+        array.__dict__ = fields
+        return array
+
+
+_new_object = object.__new__
 
 
 # -- numpy's operators, methods and properties ------------------------------------------------

@@ -9,15 +9,17 @@ plan's steps, result Arrays out. jit's stages (``Lowered``, ``Compiled``) are vi
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
 
 from .array import Array
-from .executor import ArgumentMemo, from_buffer, to_buffer
+from .executor import ArgumentMemo, to_buffer
 from .plan import Plan
 from .plan_function import compile_plan
 from .process_layout import ProcessLayout
+from .results import ResultMemo
 from .sharding import Sharding, SingleDeviceSharding
 from .transfer import shard_numpy
 
@@ -32,6 +34,11 @@ class Executable:
     ``layout``: this process's block of the mesh, None when every device is local.
     ``committed``: whether the results are committed to their devices (JAX: a program that
     spans several devices or was given a placement).
+
+    ``run(arguments) -> list[Array]`` runs it on the flat arguments (Arrays, numpy arrays or
+    scalars; not the captured constants, which it appends). It is chosen once, here, for the
+    kind of program (one device or sharded, with or without captured constants or donation),
+    so a call pays for none of those questions.
     """
 
     def __init__(self, plan: Plan, *, arg_shardings: Sequence[Sharding | None], arg_dtypes: Sequence[np.dtype],
@@ -53,32 +60,45 @@ class Executable:
         # NOTE: per argument position, the layout to_buffer worked out on the last call.
         self._memos = tuple(ArgumentMemo() for _ in self.arg_shardings)
         self._results = tuple(zip(self.result_shardings, self.result_shapes, self.result_weak_types))
+        self._result_memos = tuple(ResultMemo(sharding, shape, weak, self._lead_shape, committed)
+                                   for sharding, shape, weak in self._results)
+        self._arguments = tuple(zip(self.arg_shardings, plan.arg_varying, self._memos)) if self.sharded else ()
+        # NOTE: a one-device program's results are on one device unless out_shardings laid one
+        # out over several (single_device_array does that).
+        self._one_device = all(isinstance(sharding, SingleDeviceSharding) for sharding in self.result_shardings)
         self._run_plan = compile_plan(plan, layout)
+        self.run = self._runner()
 
-    def run(self, arguments: Sequence) -> list[Array]:
-        """Run on the flat arguments (Arrays, numpy arrays or scalars; not the captured
-        constants, which are appended here); returns one Array per result."""
-        if self.captured:
-            arguments = [*arguments, *self.captured]
-        if self.sharded:
-            return self._run_sharded(arguments)
-        return self._run_on_one_device(arguments)
+    def _runner(self):
+        run = self._run_sharded if self.sharded else self._run_on_one_device
+        if self.donated:
+            run = functools.partial(run, donating=True)
+        if not self.captured:
+            return run
+        captured = list(self.captured)
+        return lambda arguments: run([*arguments, *captured])
 
-    def _run_sharded(self, arguments) -> list[Array]:
+    def _run_sharded(self, arguments, donating: bool = False) -> list[Array]:
         lead_shape = self._lead_shape
-        buffers = [to_buffer(value, sharding, lead_shape, varying, memo) for value, sharding, varying, memo
-                   in zip(arguments, self.arg_shardings, self.plan.arg_varying, self._memos)]
-        self._release_donated(arguments)
+        buffers = [to_buffer(value, sharding, lead_shape, varying, memo)
+                   for value, (sharding, varying, memo) in zip(arguments, self._arguments)]
+        if donating:
+            self._release_donated(arguments)
         outputs = self._run_plan(buffers)
-        return [from_buffer(output, sharding, shape, lead_shape, weak_type=weak)
-                for output, (sharding, shape, weak) in zip(outputs, self._results)]
+        return [memo.sharded_array(output) for output, memo in zip(outputs, self._result_memos)]
 
-    def _run_on_one_device(self, arguments) -> list[Array]:
-        host = self.host_arguments(arguments)
-        self._release_donated(arguments)
+    def _run_on_one_device(self, arguments, donating: bool = False) -> list[Array]:
+        # NOTE: _host_value, with its common case (an Array holding its value) written inline
+        host = [value._value if type(value) is Array and value._value is not None and value._dtype is dtype
+                and not value._deleted else _host_value(value, dtype)
+                for value, dtype in zip(arguments, self.arg_dtypes)]
+        if donating:
+            self._release_donated(arguments)
         outputs = self._run_plan(host)
-        return [single_device_array(output, sharding, weak, self.committed, host)
-                for output, (sharding, _, weak) in zip(outputs, self._results)]
+        if not self._one_device:
+            return [single_device_array(output, sharding, weak, self.committed, host)
+                    for output, (sharding, _, weak) in zip(outputs, self._results)]
+        return [memo.one_device_array(output, host) for output, memo in zip(outputs, self._result_memos)]
 
     def host_arguments(self, arguments: Sequence) -> list[np.ndarray]:
         """The flat arguments (captured constants included) as global numpy arrays."""

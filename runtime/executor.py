@@ -7,8 +7,6 @@ fully stacked device axis, the oracle the Plan path is checked against.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from meshjit.ir import Module, interpret
@@ -17,6 +15,7 @@ from . import control_flow_steps, inprocess_collectives, mpi_collectives
 from .plan import CollectiveStep, FreeStep, KernelStep, Plan
 
 from .array import Array, index_key
+from .float_errors import quiet_float_errors, restore_float_errors
 from .sharding import Sharding
 from .transfer import to_numpy, shard_numpy
 
@@ -133,31 +132,9 @@ def to_buffer(value, sharding: Sharding, mesh_shape, varying, memo: ArgumentMemo
             memo.state = (value._sharding, value._block_of_device, sharding, lead_shape, rows, in_order)
     blocks = value._blocks
     if in_order:
-        return blocks.reshape(lead_shape + blocks.shape[1:])
+        # NOTE: over one mesh axis (or none varying) the blocks are the buffer as they are
+        return blocks if blocks.shape[:1] == lead_shape else blocks.reshape(lead_shape + blocks.shape[1:])
     return blocks[rows].reshape(lead_shape + blocks.shape[1:])
-
-
-_BLOCK_MAP_CACHE: dict = {}
-
-
-def _block_of_device(mesh_shape, lead_shape) -> list[int]:
-    key = (tuple(mesh_shape), tuple(lead_shape))
-    cached = _BLOCK_MAP_CACHE.get(key)
-    if cached is None:
-        positions = np.arange(int(np.prod(lead_shape, dtype=int))).reshape(lead_shape)
-        cached = _BLOCK_MAP_CACHE[key] = np.broadcast_to(positions, tuple(mesh_shape)).ravel().tolist()
-    return cached
-
-
-def from_buffer(buffer: np.ndarray, sharding: Sharding, shape, mesh_shape, *, weak_type: bool = False) -> Array:
-    """An Array from a plan buffer: its distinct blocks, shared by the devices that hold them."""
-    lead = len(mesh_shape)
-    # NOTE: the block count is spelled out: reshape cannot infer -1 when a block is empty
-    count = math.prod(buffer.shape[:lead])
-    blocks = np.ascontiguousarray(buffer).reshape((count,) + buffer.shape[lead:])
-    blocks.flags.writeable = False
-    return Array(shape, buffer.dtype, sharding, blocks, _block_of_device(mesh_shape, buffer.shape[:lead]),
-                 weak_type=weak_type)
 
 
 def _run_collective(step: CollectiveStep, buffers, mesh_shape):
@@ -198,11 +175,16 @@ def run_plan(plan: Plan, arguments: list[np.ndarray], layout=None) -> list[np.nd
 
     ``layout`` (a ProcessLayout) is given when the mesh spans several processes: the buffers
     then cover this process's block of the mesh and collectives go through mpi_collectives.
+    numpy's floating-point warnings are off meanwhile, as in the generated function.
     """
     buffers: list = [None] * plan.num_slots
     for slot, value in zip(plan.arg_slots, arguments):
         buffers[slot] = value
-    run_steps(plan, buffers, layout)
+    quiet = quiet_float_errors()
+    try:
+        run_steps(plan, buffers, layout)
+    finally:
+        restore_float_errors(quiet)
     return [buffers[slot] for slot in plan.result_slots]
 
 

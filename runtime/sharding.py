@@ -288,6 +288,8 @@ class SingleDeviceSharding(Sharding):
     def __init__(self, device: CpuDevice, *, memory_kind: str | None = None):
         self._device = _check_device(device, "SingleDeviceSharding device")
         self._memory_kind = check_memory_kind(memory_kind)
+        # NOTE: hashed on every jit dispatch of a committed argument (meshjit/jit_api.py): once
+        self._hash = hash((self._device, self.memory_kind))
 
     @property
     def _device_assignment(self) -> tuple[CpuDevice, ...]:
@@ -308,7 +310,7 @@ class SingleDeviceSharding(Sharding):
                 and self.memory_kind == other.memory_kind)
 
     def __hash__(self) -> int:
-        return hash((self._device, self.memory_kind))
+        return self._hash
 
     def __repr__(self) -> str:
         return f"SingleDeviceSharding(device={self._device!r}, memory_kind={self.memory_kind})"

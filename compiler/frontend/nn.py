@@ -18,6 +18,7 @@ from .numpy_api.arguments import (
     normalize_axis,
     with_weak_type,
 )
+from .autodiff.markers import stop_gradient
 from .operands import dtype_of, shape_of, x64
 from .promotion import default_float
 from .trace import ConcretizationTypeError, Tracer
@@ -104,12 +105,15 @@ def _shifted(operand, axes):
 
     An infinite or NaN maximum (a row of -inf, or one holding +inf) is replaced by 0 so that the
     shift itself never makes a NaN; the callers' formulas then give -inf or inf as they should.
+    The results do not depend on the shift, so, as in JAX, no derivative flows through the
+    maximum: differentiating through it would add terms that cancel, and on a sharded axis two
+    more all_reduces (the cotangent's sum at the maximum and the count of maxima).
     """
     maximum = lax.expand_dims(lax.reduce_max(operand, axes), axes)
-    maximum = lax.select(
+    maximum = stop_gradient(lax.select(
         lax.is_finite(maximum), maximum,
         lax.full(shape_of(maximum), 0, dtype_of(maximum).name, sharding=sharding_ops.layout_of(maximum))
-    )
+    ))
     shape = shape_of(operand)
     broadcast = lax.broadcast_in_dim(maximum, shape, tuple(range(len(shape))))
     return lax.sub(operand, broadcast), maximum

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 from meshjit.ir import Op
+from meshjit.ir.dtypes import to_numpy
 from meshjit.ir.ops.elementwise import OPS
 from meshjit.ir.reference import reference_impls
 
@@ -157,17 +158,73 @@ def _lift(operand: np.ndarray, lead: int, rank: int) -> np.ndarray:
     return operand.reshape(operand.shape + (1,) * missing) if missing > 0 else operand
 
 
-@kernel_rules.register(*SAME_SHAPE_OPS)
+def _direct(function, arity: int, dtype: np.dtype, array_result: bool):
+    """A kernel calling a numpy function straight away (plans run with floating-point warnings
+    off, so the reference impl's errstate is not needed), its result in ``dtype``; without the
+    ``asarray`` when the function is known to give an array of that dtype."""
+    if array_result and _keeps_dtype(function, arity, dtype):
+        kernel = (lambda operand: (function(operand),)) if arity == 1 else (lambda lhs, rhs: (function(lhs, rhs),))
+        kernel.single_output = function
+        return kernel
+    asarray = np.asarray
+    if arity == 1:
+        return lambda operand: (asarray(function(operand), dtype=dtype),)
+    return lambda lhs, rhs: (asarray(function(lhs, rhs), dtype=dtype),)
+
+
+def _keeps_dtype(function, arity: int, dtype: np.dtype) -> bool:
+    """Whether ``function`` is a numpy ufunc whose result on arrays of ``dtype`` has that dtype
+    (``abs`` of a complex array is real, so not every one does)."""
+    if not isinstance(function, np.ufunc):
+        return False
+    try:
+        with np.errstate(all="ignore"):
+            return function(*[np.zeros(1, dtype)] * arity).dtype == dtype
+    except TypeError:
+        return False
+
+
+@kernel_rules.register(*(name for name in SAME_SHAPE_OPS if name != "integer_pow"))
 def _elementwise(op: Op, lead: int):
     impl = reference_impls[op.name]
     attrs = op.attrs
     rank = op.result.type.rank
 
     if all(operand.type.rank == rank for operand in op.operands):
+        function = getattr(impl, "numpy_function", None)
+        if function is not None and len(op.operands) in (1, 2):
+            # NOTE: a buffer with a leading mesh dim or a dim of its own is never 0-d, so a
+            # ufunc gives an array, not a numpy scalar
+            return _direct(function, len(op.operands), to_numpy(op.operands[0].type.dtype), lead + rank > 0)
         return lambda *operands: impl(attrs, *operands)
 
     def run(*operands):
         return impl(attrs, *(_lift(operand, lead, rank) for operand in operands))
+
+    return run
+
+
+@kernel_rules.register("integer_pow")
+def _integer_pow(op: Op, lead: int):
+    """The reference's square-and-multiply, the same multiplications in the same order, without
+    its leading multiplication by one (exact) or the errstate (plans run with warnings off)."""
+    exponent = op.attrs["y"]
+    dtype = to_numpy(op.result.type.dtype)
+    one = dtype.type(1)
+
+    def run(operand):
+        result, power, remaining = None, operand, abs(exponent)
+        while remaining:
+            if remaining & 1:
+                result = power if result is None else result * power
+            remaining >>= 1
+            if remaining:
+                power = power * power
+        if result is None:
+            result = np.ones_like(operand)
+        if exponent < 0:
+            result = one / result
+        return (np.asarray(result, dtype=dtype),)
 
     return run
 

@@ -5,7 +5,9 @@
   partitioning read (per-device ops have none: propagation never sees them);
 - ``kernel_rules[name](op, lead) -> function``: how the op runs on plan buffers whose ``lead``
   leading dims are the mesh's axes; the named default runs the reference implementation once
-  per distinct leading position;
+  per distinct leading position. The function returns a tuple of outputs; one whose single
+  output is a plain call may carry that callable as ``function.single_output``, which the plan
+  function then calls directly (runtime/plan_function.py);
 - ``batching_rules[name]``: vmap's rule per op (the slot the vmap transformation fills);
 - ``sharding_type_rules[name](op, operands, mesh) -> [ShardingType]``: the results' sharding
   types in explicit mode, from the operands' (``meshjit.compiler.frontend.sharding_types``); the

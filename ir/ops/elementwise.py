@@ -167,11 +167,15 @@ _SIGNED = {np.dtype(np.uint32): np.dtype(np.int32), np.dtype(np.uint64): np.dtyp
            np.dtype(np.int32): np.dtype(np.int32), np.dtype(np.int64): np.dtype(np.int64)}
 
 
+# NOTE: ``impl.numpy_function`` is the function the impl applies, with the result kept in the
+# operand's dtype; the kernels call it directly, since plans run with floating-point warnings
+# off already (runtime/float_errors.py) and an errstate per op costs more than a small op.
 def _unary(function):
     def impl(attrs, operand):
         with np.errstate(all="ignore"):
             return (np.asarray(function(operand), dtype=operand.dtype),)
 
+    impl.numpy_function = function
     return impl
 
 
@@ -180,6 +184,7 @@ def _binary(function):
         with np.errstate(all="ignore"):
             return (np.asarray(function(lhs, rhs), dtype=lhs.dtype),)
 
+    impl.numpy_function = function
     return impl
 
 

@@ -145,3 +145,14 @@ def test_errors_are_jax_s(name, call, error, fragment):
     with pytest.raises(error) as caught:
         call(jax.random.key(0))
     assert fragment in str(caught.value)
+
+
+def test_unit_bounds_need_no_fused_multiply_add():
+    """uniform on [0, 1) (bernoulli's and dropout's) is the mantissa trick alone, as XLA
+    simplifies `u * (1 - 0) + 0` away; other bounds keep the fma JAX's numbers need."""
+    key = jax.random.key(3)
+    for sample in (lambda key: jax.random.uniform(key, (4, 8)), lambda key: jax.random.bernoulli(key, 0.9, (4, 8))):
+        assert "fma(" not in jax.jit(sample).lower(key).as_text()
+    assert "fma(" in jax.jit(lambda key: jax.random.uniform(key, (4, 8), minval=-1.0)).lower(key).as_text()
+    u = np.asarray(jax.random.uniform(key, (1000,)))
+    assert u.min() >= 0.0 and u.max() < 1.0 and not np.signbit(u).any()

@@ -298,3 +298,16 @@ def test_conv_gradients_with_h_sharded_move_halos_and_one_all_reduce_of_the_kern
     want_x, want_w = jax.grad(loss, argnums=(0, 1))(x, w)
     np.testing.assert_allclose(np.asarray(got_x), np.asarray(want_x), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(np.asarray(got_w), np.asarray(want_w), rtol=1e-4, atol=1e-3)
+
+
+def test_a_contraction_split_on_both_operands_is_not_repeated_on_every_device():
+    # The heads-parallel output projection of attention: the heads are split on both operands.
+    # Gathering both (7/8 of (128*64 + 64*64) floats) sends fewer bytes than all-reducing the
+    # f32[128,64] partial sums (2 * 7/8 of 128*64), but repeats the whole contraction on every
+    # device: 8 times the arithmetic, charged at FLOPS_PER_BYTE_SENT, outweighs the bytes saved.
+    mesh = _mesh((8,), ("x",))
+    out, wo = _random(128, 8, 8), _random(8, 8, 64)
+    f = jit(lambda out, wo: jnp.einsum("thk,hkd->td", out, wo),
+            in_shardings=(NamedSharding(mesh, P(None, "x", None)), NamedSharding(mesh, P("x", None, None))))
+    assert _kinds(f.lower(out, wo).compile()) == [("all_reduce", ("x",), 2 * 7 * 128 * 64 * 4 // 8, (128, 64))]
+    np.testing.assert_allclose(np.asarray(f(out, wo)), np.einsum("thk,hkd->td", out, wo), rtol=1e-4, atol=1e-4)

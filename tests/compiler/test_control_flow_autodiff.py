@@ -67,3 +67,33 @@ def test_integer_carries_take_no_tangent_and_reverse_scans_differentiate():
     gradient = jax.grad(function)(x)
     # total = x * 6 after the three steps (3, 2, 1), ys = x * (1, 3, 6) ... reversed order
     np.testing.assert_allclose(np.asarray(gradient), 6 * 3 + (1 + 3 + 6), rtol=1e-12)
+
+
+def test_the_forward_loop_saves_what_a_broadcast_reads_not_the_broadcast():
+    """A layer norm's per-row statistic and a scanned weight enter the body's arithmetic through
+    broadcasts; reverse mode's forward loop saves the small statistic (and passes the scanned
+    weight through), and the backward loop broadcasts them again."""
+    from meshjit.ir import parse_module
+
+    def step(h, w):
+        inverse = 1.0 / jnp.sqrt(jnp.mean(h * h, axis=-1, keepdims=True) + 1.0)
+        return jnp.tanh(h * inverse * w), None
+
+    def loop(h, ws):
+        return jnp.sum(lax.scan(step, h, ws)[0])
+
+    def straight(h, ws):
+        for w in ws:
+            h = step(h, w)[0]
+        return jnp.sum(h)
+
+    h, ws = np.random.default_rng(0).normal(size=(4, 8)), np.random.default_rng(1).normal(size=(3, 8))
+    module = parse_module(jax.jit(jax.grad(loop, argnums=(0, 1))).lower(h, ws).as_text())
+    forward = next(op for op in module.main.body.ops if op.name == "scan")
+    body = forward.regions[0]
+    producers = {result.id: op.name for op in body.ops for result in op.results}
+    saved = body.returns[forward.attrs["num_carry"]:]
+    assert "broadcast_in_dim" not in [producers.get(value.id) for value in saved]
+    assert (4, 1) in [value.type.shape for value in saved]
+    for got, want in zip(jax.grad(loop, argnums=(0, 1))(h, ws), jax.grad(straight, argnums=(0, 1))(h, ws)):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12)

@@ -76,20 +76,31 @@ def _values(rng, value_type: TensorType, bound: int):
     return rng.standard_normal(value_type.shape).astype(np.float32)
 
 
+# leading mesh dims (2, 3) of the first operand and of the others: the first varying along both
+# and the others replicated, or each varying along one (gathers and scatters then run every
+# position's windows in one loop, over blocks of a broadcast layout)
+LAYOUTS = {"first-varies": ((2, 3), (1, 1)), "crossed": ((1, 3), (2, 1))}
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
 @pytest.mark.parametrize("name, attrs, types", CASES, ids=[f"{case[0]}-{i}" for i, case in enumerate(CASES)])
-def test_kernel_matches_reference_on_plan_buffers(name, attrs, types):
+def test_kernel_matches_reference_on_plan_buffers(name, attrs, types, layout):
     operand_types = [_type(text) for text in types]
     results = infer_result_types(name, operand_types, attrs)
     op = Op(name, tuple(Value.fresh(t) for t in operand_types), tuple(Value.fresh(t) for t in results), attrs)
     rng = np.random.default_rng(len(name))
     bound = max(operand_types[0].shape)
-    # two leading mesh dims: the first operand varies along both, the others are replicated
-    stacked = [np.stack([_values(rng, operand_types[0], bound) for _ in range(6)]).reshape(
-        (2, 3) + operand_types[0].shape)]
-    stacked += [_values(rng, t, bound).reshape((1, 1) + t.shape) for t in operand_types[1:]]
+    first_lead, other_lead = LAYOUTS[layout]
+
+    def stack(value_type, lead):
+        return np.stack([_values(rng, value_type, bound) for _ in range(int(np.prod(lead)))]).reshape(
+            lead + value_type.shape)
+
+    stacked = [stack(operand_types[0], first_lead)] + [stack(t, other_lead) for t in operand_types[1:]]
     got = kernel_rules[name](op, 2)(*stacked)
     for position in np.ndindex(2, 3):
-        pieces = [stacked[0][position]] + [array[0, 0] for array in stacked[1:]]
+        pieces = [array[tuple(p if size > 1 else 0 for p, size in zip(position, array.shape[:2]))]
+                  for array in stacked]
         expected = reference_impls[name](attrs, *pieces)
         for output, want in zip(got, expected):
             assert output.dtype == want.dtype

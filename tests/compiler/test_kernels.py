@@ -56,6 +56,9 @@ CHAINS = {
     "log_abs": (lambda a, b: jnp.log(a) * b + jnp.log(jnp.abs(b) + 0.5), "float"),
     "int_wrap": (lambda a, b: a * b + a * 7 - b, "int"),
     "bool_logic": (lambda a, b: jnp.logical_xor(a > 0, b < 0) & ~(a == b), "int"),
+    # amounts from 0 to 39: 32 and more shift every bit out
+    "unsigned_shifts": (lambda a, b: lax.bitwise_xor(lax.bitwise_or(lax.shift_right_logical(a, b), lax.shift_left(a, b)),
+                                                     lax.add(lax.shift_left(b, a), a)), "uint"),
 }
 
 
@@ -64,6 +67,10 @@ def test_fused_chain_matches_reference(name, always_fuse):
     function, kind = CHAINS[name]
     if kind == "float":
         a, b = _floats(seed=1), _floats(seed=2)
+    elif kind == "uint":
+        rng = np.random.default_rng(4)
+        a = rng.integers(0, 2**32, (4, 12), dtype=np.uint64).astype(np.uint32)
+        b = rng.integers(0, 40, (4, 12)).astype(np.uint32)
     else:
         rng = np.random.default_rng(3)
         a = rng.integers(-2**31, 2**31 - 1, (4, 12), dtype=np.int64).astype(np.int32)
@@ -74,6 +81,9 @@ def test_fused_chain_matches_reference(name, always_fuse):
     got = np.asarray(compiled(a, b))
     expected = np.asarray(compiled.run_reference(a, b))
     np.testing.assert_allclose(got, expected, rtol=2e-6, atol=0, equal_nan=True)
+    if kind == "uint":
+        fused = [name for name in steps if name.startswith("fused(")]
+        assert fused and "shift_right_logical" in fused[0] and "shift_left" in fused[0], steps
 
 
 def test_sharded_fused_chain_matches_numpy(always_fuse):

@@ -226,3 +226,38 @@ def test_softmax_bad_axis_names_function():
 
 def test_one_hot_default_dtype_follows_x64(x64):
     assert np.asarray(nn.one_hot(np.arange(3), 3)).dtype == np.float64
+
+
+@pytest.mark.parametrize("name", ["log_softmax", "softmax", "logsumexp"])
+def test_no_derivative_flows_through_the_softmax_shift(name):
+    """As in JAX, the maximum subtracted for stability is a constant to autodiff: on a sharded
+    class axis the gradient needs the forward's max and sum all_reduces plus one sum of the
+    cotangent, not two more for the derivative of the maximum (which cancels)."""
+    import meshjit
+    from meshjit.sharding import Mesh, NamedSharding
+    from meshjit.sharding import PartitionSpec as P
+    from meshjit.testing import assert_collectives
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(4, 16)).astype(np.float32)
+    x[0, 3] = x[0, 11] = 5.0  # a tied maximum, where differentiating through it shows most
+    w = rng.normal(size=(4,) if name == "logsumexp" else (4, 16)).astype(np.float32)
+    function = getattr(nn, name)
+
+    def loss(x, w):
+        return jnp.sum(function(x, axis=-1) * w)
+
+    mesh = Mesh(np.array(meshjit.devices()), ("x",))
+    sharded = NamedSharding(mesh, P(None, "x"))
+    w_sharding = NamedSharding(mesh, P() if name == "logsumexp" else P(None, "x"))
+    gradient = meshjit.jit(meshjit.grad(loss), in_shardings=(sharded, w_sharding))
+    assert_collectives(gradient, x, w, expect=[("all_reduce", "x")] * (2 if name == "logsumexp" else 3))
+    shifted = x.astype(np.float64) - x.max(-1, keepdims=True)
+    probabilities = np.exp(shifted) / np.exp(shifted).sum(-1, keepdims=True)
+    if name == "log_softmax":
+        expected = w - probabilities * w.sum(-1, keepdims=True)
+    elif name == "softmax":
+        expected = probabilities * (w - (probabilities * w).sum(-1, keepdims=True))
+    else:
+        expected = probabilities * w[:, None]
+    np.testing.assert_allclose(np.asarray(gradient(x, w)), expected, rtol=1e-5, atol=1e-6)

@@ -553,6 +553,21 @@ func @main(%arg0: f64[2,2] {sharding = <@mesh, [{"x"}, {}]>}) -> (f64[2,2]) {
     partition_and_compare(module, [np.random.default_rng(0).normal(size=(2, 2))])
 
 
+def test_a_reshape_dropping_a_split_size_one_dim_gathers_it():
+    """Found by the random programs: a size-1 dim split over y (only y = 0 holds it, the others
+    padding) that a reshape drops. Running the reshape where its operand is (the result "moved"
+    afterwards) looked free, since x has size 1, but left padding in the replicas on y > 0."""
+    module = parse_module('''mesh @mesh = <["x"=1, "y"=4]>
+
+func @main(%arg0: f64[2,1]) -> (f64[2]) {
+  %0 = sharding_constraint(%arg0) {sharding = <@mesh, [{"x"}, {"y"}]>} : f64[2,1]
+  %1 = reshape(%0) {new_sizes = [2]} : f64[2]
+  return %1
+}
+''')
+    partition_and_compare(module, [np.random.default_rng(0).normal(size=(2, 1))])
+
+
 # NOTE: found by the random programs: a partial sum reduce-scattered into a dim whose target
 # starts with an axis another dim holds part of (here "y" against "y":(1)2) once split that dim
 # locally over the whole axis, and the devices then summed the wrong blocks.

@@ -213,3 +213,18 @@ def test_delete_leaves_other_arrays_alone(mesh_2x4):
     assert not resharded.is_deleted() and not shard.is_deleted()
     np.testing.assert_array_equal(np.asarray(resharded), np.arange(8.0))
     assert np.asarray(shard).tolist() == [0.0]
+
+
+def test_an_unpickled_array_keys_jit_on_this_process_s_sharding_token(mesh_2x4):
+    import pickle
+
+    from meshjit.runtime.array import sharding_token
+
+    array = meshjit.device_put(np.ones((8, 8), np.float32), NamedSharding(mesh_2x4, P("x")))
+    state = pickle.dumps(array)
+    # another process numbers its shardings its own way: a stale token must not survive
+    tampered = pickle.loads(state)
+    tampered.__setstate__({**vars(tampered), "_jit_signature": ((8, 8), array.dtype, -1, False)})
+    assert tampered._jit_signature == array._jit_signature
+    assert tampered._jit_signature[2] == sharding_token(NamedSharding(mesh_2x4, P("x")))
+    np.testing.assert_array_equal(np.asarray(meshjit.jit(lambda a: a + 1)(pickle.loads(state))), 2)

@@ -5,7 +5,10 @@ An op with regions whose JVP mixes primal and tangent values in one op (a scan c
 a cond returning both) is split by its family's ``partial_eval_rules`` into a known op and a
 linear op; ``dependence_rules`` say which of such an op's results depend on linear operands, so
 that the analysis sees through nested control flow. Constants (ops computed from no input at
-all, such as the zeros of a symbolic tangent) are recomputed by the linear part, not saved.
+all, such as the zeros of a symbolic tangent) are recomputed by the linear part, not saved, and
+so are broadcasts and reshapes of known values: the linear part reads their operand instead,
+often far smaller (a layer norm's per-row statistics, not their broadcast to every element) or
+already at hand (a scanned weight, not its broadcast saved on every step of the loop).
 """
 
 from __future__ import annotations
@@ -52,14 +55,20 @@ def split_ops(ops: Sequence[Op], linear_ids: set[int]) -> tuple[list[Op], list[O
     return known_ops, linear_ops
 
 
+# layout ops that copy or view their operand: recomputed by the linear part rather than saved
+RECOMPUTED_LAYOUT = ("broadcast_in_dim", "reshape", "expand_dims", "squeeze")
+
+
 def split_block(block: Block, linear: Sequence[bool], linear_returns) -> SplitBlock:
     """Split ``block`` whose arguments marked in ``linear`` are linear; ``linear_returns`` are
     the returned values the linear part must produce (known ones among them are residuals or
-    recomputed constants)."""
+    recomputed constants and layout ops)."""
     linear_ids = {argument.id for argument, flag in zip(block.args, linear, strict=True) if flag}
     known_ops, linear_ops = split_ops(block.ops, linear_ids)
-    recomputed = _needed(_constant_ops(known_ops), linear_ops, linear_returns)
-    residuals = _residuals(linear_ops, linear_returns, linear_ids, recomputed)
+    recomputable = _constant_ops(known_ops) | {result.id: op for op in known_ops if op.name in RECOMPUTED_LAYOUT
+                                               for result in op.results}
+    recomputed = _needed(recomputable, linear_ops, linear_returns)
+    residuals = _residuals(recomputed + linear_ops, linear_returns, linear_ids, recomputed)
     return SplitBlock(known_ops, recomputed + linear_ops, residuals, linear_ids)
 
 
@@ -87,7 +96,7 @@ def _constant_ops(known_ops: Sequence[Op]) -> dict[int, Op]:
 
 
 def _needed(constant_ops: dict[int, Op], linear_ops: Sequence[Op], returns) -> list[Op]:
-    """The constant ops the linear part uses, directly or through other constants, in order."""
+    """The recomputable ops the linear part uses, directly or through others, in order."""
     wanted = [operand.id for op in linear_ops for operand in op.operands] + [
         value.id for value in returns
     ]
@@ -103,7 +112,8 @@ def _needed(constant_ops: dict[int, Op], linear_ops: Sequence[Op], returns) -> l
 
 
 def _residuals(linear_ops: Sequence[Op], returns, linear_ids: set[int], recomputed: Sequence[Op]) -> list:
-    """The known values the linear part reads, in first-use order (constants excluded)."""
+    """The known values the linear part reads, in first-use order (what it recomputes
+    excluded)."""
     local = {result.id for op in recomputed for result in op.results}
     residuals = {}
     for value in [operand for op in linear_ops for operand in op.operands] + list(returns):

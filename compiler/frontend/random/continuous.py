@@ -54,6 +54,13 @@ def _bounds_to(value, shape, dtype: str, name: str, function: str):
     return lax.broadcast_in_dim(squeezed, shape, kept)
 
 
+def _is_number(value, expected: float) -> bool:
+    """``value`` is a Python or numpy scalar equal to ``expected`` (and not -0.0)."""
+    if not isinstance(value, (int, float, np.number, np.ndarray)) or np.ndim(value) != 0:
+        return False
+    return float(value) == expected and not np.signbit(value)
+
+
 def uniform(key, shape, dtype: str, minval=0.0, maxval=1.0, function: str = "uniform"):
     """Floats in ``[minval, maxval)``: random mantissa bits under the exponent of 1.0 give
     ``[1, 2)``; minus one, scaled and shifted (one fused multiply-add, as XLA computes it)."""
@@ -66,6 +73,10 @@ def uniform(key, shape, dtype: str, minval=0.0, maxval=1.0, function: str = "uni
     one_bits = np.array(1.0, to_numpy(dtype)).view(to_numpy(unsigned))
     float_bits = lax.bitwise_or(lax.shift_right_logical(bits, shift), _constant(shape, one_bits, unsigned))
     floats = lax.sub(lax.bitcast_convert_type(float_bits, dtype), _constant(shape, 1.0, dtype))
+    if _is_number(minval, 0.0) and _is_number(maxval, 1.0):
+        # XLA's simplifier drops `* (1 - 0) + 0` and the max with 0 of these values (never
+        # negative, never -0.0): the numbers are the same, without an emulated fma per element
+        return floats
     low = _bounds_to(minval, shape, dtype, "minval", function)
     high = _bounds_to(maxval, shape, dtype, "maxval", function)
     # NOTE: JAX subtracts the bounds before broadcasting them; the values are the same.
