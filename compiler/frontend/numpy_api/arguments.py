@@ -220,10 +220,10 @@ def array_operand(value, function: str):
 
 
 def check_dtype_kind(function: str, dtype: DType, allowed: str) -> None:
-    """Raise a TypeError unless the IR dtype's kind is one of ``allowed`` ("b", "i", "f")."""
+    """Raise a TypeError unless the IR dtype's kind is one of ``allowed`` ("b", "i", "u", "f")."""
     kind = "b" if dtype.name == "bool" else dtype.name[0]
     if kind not in allowed:
-        names = {"b": "bool", "i": "integer", "f": "floating"}
+        names = {"b": "bool", "i": "integer", "u": "unsigned integer", "f": "floating"}
         accepted = ", ".join(names[letter] for letter in allowed)
         raise TypeError(
             f"{function} does not accept dtype {dtype.name}; accepted kinds: {accepted}"

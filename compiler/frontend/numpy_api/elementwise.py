@@ -94,12 +94,19 @@ multiply = _binary("multiply", lax.mul, bool_kernel=lax.bitwise_and)
 maximum = _binary("maximum", lax.max, bool_kernel=lax.bitwise_or)
 minimum = _binary("minimum", lax.min, bool_kernel=lax.bitwise_and)
 fmod = _binary("fmod", lax.rem)
-bitwise_and = _binary("bitwise_and", lax.bitwise_and, allowed="bi")
-bitwise_or = _binary("bitwise_or", lax.bitwise_or, allowed="bi")
-bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor, allowed="bi")
-left_shift = _binary("left_shift", lax.shift_left, allowed="i")
-# NOTE: every IR integer type is signed, so numpy's right shift is the arithmetic one.
-right_shift = _binary("right_shift", lax.shift_right_arithmetic, allowed="i")
+bitwise_and = _binary("bitwise_and", lax.bitwise_and, allowed="biu")
+bitwise_or = _binary("bitwise_or", lax.bitwise_or, allowed="biu")
+bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor, allowed="biu")
+left_shift = _binary("left_shift", lax.shift_left, allowed="iu")
+
+
+def _shift_right(x1, x2):
+    """numpy's right shift: arithmetic on signed integers, logical on unsigned ones (as JAX)."""
+    unsigned = lax.shift_right_logical if str(x1.dtype).startswith("uint") else lax.shift_right_arithmetic
+    return unsigned(x1, x2)
+
+
+right_shift = _binary("right_shift", _shift_right, allowed="iu")
 
 
 def true_divide(x1, x2, /):
@@ -283,7 +290,7 @@ def sign(x, /):
 
 
 def invert(x, /):
-    operand, dtype = _unary_argument("invert", x, "bi")
+    operand, dtype = _unary_argument("invert", x, "biu")
     return with_weak_type(lax.bitwise_not(operand), dtype.weak)
 
 
