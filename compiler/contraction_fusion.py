@@ -38,12 +38,7 @@ class ReducedContraction:
 
 def fuse_contraction_reductions(ops, returns, axis_names, mesh_shape: tuple[int, ...]) -> list:
     lead = len(mesh_shape)
-    uses: dict[int, int] = {}
-    for op in ops:
-        for operand in op.operands:
-            uses[operand.id] = uses.get(operand.id, 0) + 1
-    for value in returns:
-        uses[value.id] = uses.get(value.id, 0) + 1
+    uses = _uses(ops, returns)
     producers = {op.result.id: op for op in ops if isinstance(op, Op) and op.name == "dot_general"}
     fused_dots = set()
     result = []

@@ -373,13 +373,8 @@ def _unwrap_global_device_arrays(args, kwargs):
 
 def _fast_key(treedef, leaves):
     """A cheap cache key for positional-only calls, or None when a leaf needs the full path."""
-    parts = [treedef, config.version, context_abstract_mesh()]
-    for leaf in leaves:
-        signature = leaf_signature(leaf)
-        if signature is None:
-            return None
-        parts.append(signature)
-    return tuple(parts)
+    key = _flat_key(leaves)
+    return None if key is None else (treedef,) + key
 
 
 def _flat_key(args):
