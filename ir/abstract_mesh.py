@@ -40,7 +40,37 @@ def normalise_axis_types(axis_types, axis_names, default: AxisType = AxisType.Au
     return axis_types
 
 
-class AbstractMesh:
+class AxisTypeQueries:
+    """Which axes are of which type, for any mesh with ``axis_names`` and ``axis_types``
+    (AbstractMesh here, the device Mesh in the runtime)."""
+
+    __slots__ = ()
+
+    def _axes_of_type(self, axis_type: AxisType) -> tuple[str, ...]:
+        return tuple(name for name, kind in zip(self.axis_names, self.axis_types) if kind is axis_type)
+
+    @property
+    def explicit_axes(self) -> tuple[str, ...]:
+        return self._axes_of_type(AxisType.Explicit)
+
+    @property
+    def auto_axes(self) -> tuple[str, ...]:
+        return self._axes_of_type(AxisType.Auto)
+
+    @property
+    def manual_axes(self) -> tuple[str, ...]:
+        return self._axes_of_type(AxisType.Manual)
+
+    @property
+    def are_all_axes_explicit(self) -> bool:
+        return all(kind is AxisType.Explicit for kind in self.axis_types)
+
+    @property
+    def are_all_axes_auto(self) -> bool:
+        return all(kind is AxisType.Auto for kind in self.axis_types)
+
+
+class AbstractMesh(AxisTypeQueries):
     """A mesh's shape, axis names and axis types, without devices (``jax.sharding.AbstractMesh``).
 
     Inside ``jit`` only the abstract mesh is known: ``get_abstract_mesh()`` returns it, and every
@@ -91,29 +121,6 @@ class AbstractMesh:
     @property
     def abstract_mesh(self) -> AbstractMesh:
         return self
-
-    def _axes_of_type(self, axis_type: AxisType) -> tuple[str, ...]:
-        return tuple(name for name, kind in zip(self.axis_names, self.axis_types) if kind is axis_type)
-
-    @property
-    def explicit_axes(self) -> tuple[str, ...]:
-        return self._axes_of_type(AxisType.Explicit)
-
-    @property
-    def auto_axes(self) -> tuple[str, ...]:
-        return self._axes_of_type(AxisType.Auto)
-
-    @property
-    def manual_axes(self) -> tuple[str, ...]:
-        return self._axes_of_type(AxisType.Manual)
-
-    @property
-    def are_all_axes_explicit(self) -> bool:
-        return all(kind is AxisType.Explicit for kind in self.axis_types)
-
-    @property
-    def are_all_axes_auto(self) -> bool:
-        return all(kind is AxisType.Auto for kind in self.axis_types)
 
     @property
     def are_all_axes_manual(self) -> bool:

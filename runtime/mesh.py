@@ -8,7 +8,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from meshjit.ir.abstract_mesh import AbstractMesh, AxisType, normalise_axis_types
+from meshjit.ir.abstract_mesh import AbstractMesh, AxisType, AxisTypeQueries, normalise_axis_types
 
 from .devices import CpuDevice, devices as all_devices, is_addressable
 
@@ -54,7 +54,7 @@ def _normalise_devices(devices, axis_names) -> np.ndarray:
     return array
 
 
-class Mesh:
+class Mesh(AxisTypeQueries):
     """An N-d array of devices whose axes have names, e.g. ``Mesh(devices.reshape(2, 4), ('x', 'y'))``.
 
     Also a context manager: ``with mesh:`` makes it the mesh of pjit and of the legacy APIs.
@@ -107,25 +107,6 @@ class Mesh:
     @property
     def is_multi_process(self) -> bool:
         return len({device.process_index for device in self.flat_devices}) > 1
-
-    def _axes_of_type(self, axis_type: AxisType) -> tuple[str, ...]:
-        return tuple(name for name, kind in zip(self.axis_names, self.axis_types) if kind is axis_type)
-
-    @property
-    def explicit_axes(self) -> tuple[str, ...]:
-        return self._axes_of_type(AxisType.Explicit)
-
-    @property
-    def auto_axes(self) -> tuple[str, ...]:
-        return self._axes_of_type(AxisType.Auto)
-
-    @property
-    def manual_axes(self) -> tuple[str, ...]:
-        return self._axes_of_type(AxisType.Manual)
-
-    @property
-    def are_all_axes_explicit(self) -> bool:
-        return all(kind is AxisType.Explicit for kind in self.axis_types)
 
     @property
     def abstract_mesh(self) -> AbstractMesh:
