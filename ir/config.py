@@ -95,6 +95,9 @@ _OPTIONS = {
     for option in (
         _Option("jax_enable_x64", "JAX_ENABLE_X64", False, _parse_bool, bool,
                 "keep 64-bit dtypes instead of narrowing them to 32 bits"),
+        _Option("jax_threefry_partitionable", "JAX_THREEFRY_PARTITIONABLE", True, _parse_bool, bool,
+                "random bits count each element's flat index (sharded draws need no communication); "
+                "False gives the older layout, one iota over the flat array, and its different numbers"),
         _Option("num_cpu_devices", "MESHJIT_NUM_DEVICES", 8, _parse_positive_int, int,
                 "how many simulated CPU devices this process owns; fixed at first device use"),
         _Option("jax_parallel_functions_output_gda", "JAX_PARALLEL_FUNCTIONS_OUTPUT_GDA", False,

@@ -21,6 +21,7 @@ from meshjit.compiler.frontend.sharding_types import context_abstract_mesh
 from meshjit.compiler.frontend.trace import Tracer, operand_sharding_type, trace_flat
 from meshjit.ir.config import config
 from meshjit.runtime.array import Array
+from meshjit.runtime.mesh import get_mesh
 from meshjit.runtime.partition_spec import PartitionSpec
 from meshjit.runtime.sharding import AUTO, NamedSharding, SingleDeviceSharding
 
@@ -146,9 +147,10 @@ class Jitted:
         leaves, treedef = optree.tree_flatten((dynamic_args, dynamic_kwargs), namespace=NAMESPACE)
         paths = [optree.tree_paths((dynamic_args, dynamic_kwargs), namespace=NAMESPACE)]
         specs = tuple(abstract_argument(leaf, _path_text(path)) for leaf, path in zip(leaves, paths[0]))
-        # NOTE: tracing reads the abstract mesh in context (sharding types live on it) and x64
-        # (the dtypes of the constants it captures)
-        key = (treedef, specs, static_values, context_abstract_mesh(), config.read("jax_enable_x64"))
+        # NOTE: tracing reads the abstract mesh in context (sharding types live on it), x64 (the
+        # dtypes of the constants it captures) and the threefry layout (the random ops it emits)
+        key = (treedef, specs, static_values, context_abstract_mesh(), config.read("jax_enable_x64"),
+               config.read("jax_threefry_partitionable"))
         lowered = self._cache.get(key)
         if lowered is None:
             lowered = self._trace(args, kwargs, static_positions, treedef, specs, len(dynamic_args))
@@ -500,21 +502,59 @@ def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None, s
     return Jitted(fun, **settings)
 
 
-def _assert_explicit_part(leaf, sharding, ndim: int) -> None:
-    """On Explicit axes a sharding constraint is an assertion (as JAX): the value's type must
-    already split its dims over them as the constraint says."""
-    if not isinstance(sharding, NamedSharding) or not sharding.mesh.abstract_mesh.explicit_axes:
-        return
+def _check_constraint_axes(leaf, sharding, ndim: int) -> bool:
+    """JAX 0.10's rule for a NamedSharding constraint: under an all-Explicit context mesh
+    (``set_mesh``) it is an assertion on the value's type (AssertionError when they differ) and
+    the value passes through unchanged (returns True); otherwise its spec may name only Auto axes
+    (ValueError: an Explicit axis is changed with ``reshard``)."""
+    if not isinstance(sharding, NamedSharding):
+        return False
+    context = context_abstract_mesh()
+    if context is not None and not context.empty and context.are_all_axes_explicit:
+        _assert_same_type(leaf, sharding, ndim)
+        return True
+    mesh = sharding.mesh.abstract_mesh
+    names = [name for entry in sharding.spec.partitions
+             if entry is not None and entry is not PartitionSpec.UNCONSTRAINED
+             for name in (entry if isinstance(entry, tuple) else (entry,))]
+    if set(names) - set(mesh.auto_axes):
+        raise ValueError(
+            f"The spec of NamedSharding passed to with_sharding_constraint can only refer to Auto axes of the mesh. "
+            f"Got spec={sharding.spec} and mesh={mesh}. You probably meant to use `reshard` API?")
+    return False
+
+
+def _assert_same_type(leaf, sharding, ndim: int) -> None:
     wanted = sharding_type_of(sharding, ndim)
     have = operand_sharding_type(leaf)
     entries = sharding.spec.partitions
     free = {dim for dim, entry in enumerate(entries) if entry is PartitionSpec.UNCONSTRAINED}
     if all(have.dims[dim] == wanted.dims[dim] for dim in range(ndim) if dim not in free):
         return
+    padded = PartitionSpec(*entries, *(None,) * (ndim - len(entries)))
     raise AssertionError(
         f"`with_sharding_constraint` acts as an assert when all axes of mesh are of type `Explicit`. The array "
-        f"sharding: {spec_repr(have)} did not match the sharding provided: {sharding.spec!r}. Please use "
+        f"sharding: {spec_repr(have)} did not match the sharding provided: {padded!r}. Please use "
         f"`jax.sharding.reshard` to shard your input to the sharding you want.")
+
+
+def _keep_explicit_axes(named: NamedSharding, leaf) -> NamedSharding:
+    """Inside jit a constraint moves only Auto axes (its spec names no others): dims the value's
+    type splits over Explicit axes keep them, before the constraint's axes (as JAX 0.10)."""
+    have = operand_sharding_type(leaf)
+    if not any(have.dims):
+        return named
+    entries = tuple(named.spec.partitions) + (None,) * (leaf.ndim - len(named.spec.partitions))
+    merged = []
+    for typed, entry in zip(have.dims, entries):
+        if not typed:
+            merged.append(entry)
+            continue
+        extra = () if entry is None or entry is PartitionSpec.UNCONSTRAINED else (
+            entry if isinstance(entry, tuple) else (entry,))
+        axes = tuple(typed) + extra
+        merged.append(axes[0] if len(axes) == 1 else axes)
+    return NamedSharding(named.mesh, PartitionSpec(*merged))
 
 
 def with_sharding_constraint(x, shardings):
@@ -536,16 +576,23 @@ def with_sharding_constraint(x, shardings):
         if target is None:
             results.append(leaf)
             continue
+        if isinstance(target, PartitionSpec) and get_mesh().empty:
+            raise RuntimeError(
+                "with_sharding_constraint requires a non-empty mesh in context if you are passing `PartitionSpec`s "
+                "to shardings. You can define a context mesh via `jax.set_mesh(mesh)`. Alternatively, provide "
+                "`Sharding`s to shardings and then the mesh context manager is not required.")
         sharding = resolve_spec(target, argument)
         if not is_sharding_leaf(sharding):
             raise TypeError(f"{argument} must be a Sharding, a PartitionSpec or None, got "
                             f"{type(sharding).__name__}: {sharding!r}")
         ndim = leaf.ndim if hasattr(leaf, "ndim") else np.ndim(leaf)
-        _assert_explicit_part(leaf, sharding, ndim)
+        if _check_constraint_axes(leaf, sharding, ndim):
+            results.append(leaf)
+            continue
         if not isinstance(leaf, Tracer):
             results.append(device_put(leaf, settle_unconstrained(sharding, getattr(leaf, "sharding", None), ndim)))
             continue
-        named = as_named_sharding(sharding, leaf.ndim, argument)
+        named = _keep_explicit_axes(as_named_sharding(sharding, leaf.ndim, argument), leaf)
         mesh_name = leaf.trace.add_mesh(mesh_attr(named.mesh))
         results.append(with_sharding_constraint_ir(leaf, to_ir_sharding(named, leaf.ndim, mesh_name)))
     return optree.tree_unflatten(treedef, results)

@@ -212,6 +212,10 @@ class NamedSharding(Sharding):
                 f"positional dimension, but {self.spec} has duplicate entries for "
                 f"{', '.join(f'`{name}`' for name in repeated)}"
             )
+        # NOTE: an UNCONSTRAINED dim is left to propagation, which moves only Auto axes.
+        if PartitionSpec.UNCONSTRAINED in self.spec.partitions and not self.mesh.auto_axes:
+            raise ValueError(f"{self.spec} cannot contain `P.UNCONSTRAINED` when no mesh axis_types are `Auto`. "
+                             f"Got mesh axis_types: ({', '.join(repr(kind) for kind in self.mesh.axis_types)})")
 
     @property
     def _device_assignment(self) -> tuple[CpuDevice, ...]:

@@ -54,17 +54,20 @@ def mesh_8(mesh_of):
 
 @pytest.fixture
 def restore_runtime_state():
-    """Undo what a test does to process-wide state: set_mesh, ``with mesh:`` and jax_enable_x64."""
+    """Undo what a test does to process-wide state: set_mesh, ``with mesh:``, jax_enable_x64 and
+    jax_threefry_partitionable."""
     from meshjit.runtime.mesh import _context
 
     from meshjit import config
 
     global_mesh, stack = _context.global_mesh, list(_context.stack)
     x64 = config.read("jax_enable_x64")
+    partitionable = config.read("jax_threefry_partitionable")
     yield
     _context.global_mesh = global_mesh
     _context.stack[:] = stack
     config.update("jax_enable_x64", x64)
+    config.update("jax_threefry_partitionable", partitionable)
 
 
 @pytest.fixture

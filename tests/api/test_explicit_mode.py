@@ -196,3 +196,32 @@ def test_a_program_traced_under_one_mesh_is_traced_again_under_another(mesh):
     with jax.set_mesh(jax.make_mesh((8,), ("A",))):
         with pytest.raises(ValueError, match="context mesh .* should match the aval mesh"):
             double(value)
+
+
+def test_with_sharding_constraint_names_only_auto_axes_outside_an_explicit_context():
+    # JAX 0.10: without an all-Explicit mesh in context a constraint may not name Explicit axes.
+    mesh = jax.make_mesh((4, 2), ("x", "y"))
+    x = jax.device_put(np.ones((8, 4), np.float32), NamedSharding(mesh, P("x", "y")))
+    for spec in (P("y", "x"), P("x", "y"), P(None, "y")):
+        with pytest.raises(ValueError, match="can only refer to Auto axes of the mesh"):
+            jax.lax.with_sharding_constraint(x, NamedSharding(mesh, spec))
+        with pytest.raises(ValueError, match="You probably meant to use `reshard` API"):
+            jax.jit(lambda a, spec=spec: jax.lax.with_sharding_constraint(a + 1, NamedSharding(mesh, spec)))(x)
+    # P() names no axis: inside jit the Explicit axes of the type stay, eagerly the value reshards
+    kept = jax.jit(lambda a: jax.lax.with_sharding_constraint(a + 1, NamedSharding(mesh, P())))(x)
+    assert kept.sharding.spec == P("x", "y") and str(jax.typeof(kept)) == "float32[8@x,4@y]"
+    assert jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P())).sharding.spec == P()
+
+
+def test_with_sharding_constraint_asserts_under_an_explicit_context_mesh():
+    mesh = jax.make_mesh((4, 2), ("x", "y"))
+    x = jax.device_put(np.ones((8, 4), np.float32), NamedSharding(mesh, P("x", "y")))
+    with jax.set_mesh(mesh):
+        same = jax.jit(lambda a: jax.lax.with_sharding_constraint(a * 2, P("x", "y")))(x)
+        assert same.sharding.spec == P("x", "y")
+        with pytest.raises(AssertionError, match=r"did not match the sharding provided: P\('x', None\)"):
+            jax.jit(lambda a: jax.lax.with_sharding_constraint(a * 2, P("x")))(x)
+    with pytest.raises(ValueError, match="cannot contain `P.UNCONSTRAINED` when no mesh axis_types are `Auto`"):
+        NamedSharding(mesh, P("x", P.UNCONSTRAINED))
+    with pytest.raises(RuntimeError, match="requires a non-empty mesh in context"):
+        jax.lax.with_sharding_constraint(x, P("x"))

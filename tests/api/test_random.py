@@ -156,3 +156,38 @@ def test_unit_bounds_need_no_fused_multiply_add():
     assert "fma(" in jax.jit(lambda key: jax.random.uniform(key, (4, 8), minval=-1.0)).lower(key).as_text()
     u = np.asarray(jax.random.uniform(key, (1000,)))
     assert u.min() >= 0.0 and u.max() < 1.0 and not np.signbit(u).any()
+
+
+# JAX 0.10.2's numbers with jax_threefry_partitionable=False (its older layout: one iota over the
+# flat result), printed once from JAX.
+STABLE_SPLIT_42 = [[3134548294, 3733159049], [3746501087, 894150801], [801545058, 2363201431]]
+STABLE_UNIFORM_42 = [0.7298188, 0.8691938, 0.19643795, 0.20818567, 0.18662417]
+STABLE_BITS_2X3_42 = [[3134548294, 3733159049, 3746501087], [894150801, 801545058, 2363201431]]
+STABLE_X64_BITS_3 = [3767515194893970219, 6934266243139215386, 8375732073827706173]
+
+
+def test_threefry_partitionable_false_gives_jax_older_numbers(restore_runtime_state):
+    key = jax.random.key(42)
+    jax.config.update("jax_threefry_partitionable", False)
+    assert jax.random.key_data(jax.random.split(key, 3)).tolist() == STABLE_SPLIT_42
+    np.testing.assert_allclose(np.asarray(jax.random.uniform(key, (5,))), STABLE_UNIFORM_42, rtol=1e-6)
+    assert np.asarray(jax.random.bits(key, (2, 3))).tolist() == STABLE_BITS_2X3_42
+    jax.config.update("jax_threefry_partitionable", True)
+    assert np.asarray(jax.random.uniform(key, (5,)))[0] == pytest.approx(0.48870957, rel=1e-6)
+
+
+def test_threefry_partitionable_false_64_bit_words(x64):
+    jax.config.update("jax_threefry_partitionable", False)
+    assert np.asarray(jax.random.bits(jax.random.key(3), (3,))).tolist() == STABLE_X64_BITS_3
+
+
+def test_jit_retraces_when_the_threefry_layout_changes(restore_runtime_state):
+    mesh = jax.make_mesh((8,), ("x",), axis_types=jax.sharding.AxisType.Auto)
+    draw = jax.jit(lambda key: jax.random.uniform(key, (24,)), out_shardings=NamedSharding(mesh, P("x")))
+    key = jax.random.key(42)
+    partitionable = np.asarray(draw(key))
+    jax.config.update("jax_threefry_partitionable", False)
+    stable = draw(key)
+    assert stable.sharding.is_equivalent_to(NamedSharding(mesh, P("x")), 1)
+    np.testing.assert_array_equal(np.asarray(stable), np.asarray(jax.random.uniform(key, (24,))))
+    assert not np.array_equal(np.asarray(stable), partitionable)

@@ -4,6 +4,10 @@ With partitionable threefry, the counter of element ``i`` of a random array is i
 (as a pair of uint32 words, high then low), built from one iota per dim; the bits are the
 threefry2x32 hash of the counters under the key. Every op is elementwise or an iota, so a sharded
 result is computed block by block: each device hashes only its own counters.
+
+With ``jax_threefry_partitionable=False`` (JAX's older layout) the counters are one iota over the
+flat result, whose first and second halves are hashed together as word pairs: other numbers, and
+a sharded draw needs the whole iota.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from meshjit.ir.config import config
 
 from .. import lax_ops as lax
 from ..operands import as_operand, dtype_of, shape_of
@@ -81,11 +87,36 @@ def _integer(dtype: str):
 
 def split(key, shape):
     """``shape`` new keys (``u32[*shape, 2]``): the hashes of their flat indices."""
+    shape = tuple(shape)
+    if not _partitionable():
+        return lax.reshape(_hash_flat(key, _iota(2 * math.prod(shape))), shape + (2,))
     high, low = counters(shape)
     first, second = hash_counters(key, high, low)
-    shape = tuple(shape)
     pieces = [lax.reshape(word, shape + (1,)) for word in (first, second)]
     return lax.concatenate(pieces, len(shape))
+
+
+def _partitionable() -> bool:
+    return config.read("jax_threefry_partitionable")
+
+
+def _iota(size: int):
+    return lax.broadcasted_iota("u32", (size,), 0)
+
+
+def _hash_flat(key, count):
+    """JAX's threefry_2x32 of a flat ``u32`` count: its first half and second half (an odd count
+    padded with one zero word) hashed as word pairs, the two results concatenated back."""
+    size = shape_of(count)[0]
+    if size == 0:
+        return count
+    padded = lax.concatenate([count, _u32((1,), 0)], 0) if size % 2 else count
+    half = (size + 1) // 2
+    key0, key1 = (lax.broadcast_in_dim(word, (half,), ()) for word in _words(key))
+    halves = [lax.slice(padded, (0,), (half,)), lax.slice(padded, (half,), (2 * half,))]
+    first, second = bind("threefry2x32", [key0, key1, *halves])
+    hashed = lax.concatenate([first, second], 0)
+    return lax.slice(hashed, (0,), (size,)) if size % 2 else hashed
 
 
 def fold_in(key, data):
@@ -98,11 +129,37 @@ def fold_in(key, data):
 def random_bits(key, bit_width: int, shape):
     """Uniform random bits of ``shape``: ``u32`` (the xor of the two hashed words) or ``u64``
     (the high word shifted over the low one)."""
+    shape = tuple(shape)
+    if not _partitionable():
+        return _original_bits(key, bit_width, shape)
     high, low = counters(shape)
     first, second = hash_counters(key, high, low)
-    if bit_width == 32:
-        return lax.bitwise_xor(first, second)
-    shape = tuple(shape)
-    wide_first, wide_second = (lax.convert_element_type(word, "u64") for word in (first, second))
-    shifted = lax.shift_left(wide_first, lax.full(shape, np.uint64(32), "u64"))
-    return lax.bitwise_or(shifted, wide_second)
+    if bit_width == 64:
+        wide_first, wide_second = (lax.convert_element_type(word, "u64") for word in (first, second))
+        shifted = lax.shift_left(wide_first, lax.full(shape, np.uint64(32), "u64"))
+        return lax.bitwise_or(shifted, wide_second)
+    return lax.bitwise_xor(first, second)
+
+
+_COUNT_LIMIT = 2**32 - 1
+
+
+def _original_bits(key, bit_width: int, shape):
+    """JAX's older layout: ``ceil(bit_width * size / 32)`` hashed words of one iota (in blocks of
+    2**32 - 1 words under split keys past that); a 64-bit value takes its high word from the
+    first half and its low word from the second."""
+    size = math.prod(shape)
+    words = -(-bit_width * size // 32)
+    blocks, rest = divmod(words, _COUNT_LIMIT)
+    if not blocks:
+        bits = _hash_flat(key, _iota(rest))
+    else:
+        keys = split(key, (blocks + 1,))
+        block_keys = [lax.reshape(lax.slice(keys, (index, 0), (index + 1, 2)), (2,)) for index in range(blocks + 1)]
+        pieces = [_hash_flat(block_key, _iota(_COUNT_LIMIT)) for block_key in block_keys[:-1]]
+        bits = lax.concatenate([*pieces, _hash_flat(block_keys[-1], _iota(rest))], 0)
+    if bit_width == 64:
+        high, low = (lax.convert_element_type(lax.slice(bits, (start,), (start + size,)), "u64")
+                     for start in (0, size))
+        bits = lax.bitwise_or(lax.shift_left(high, lax.full((size,), np.uint64(32), "u64")), low)
+    return lax.reshape(bits, shape)
