@@ -152,7 +152,9 @@ def fuse_contraction_chains(ops, returns, lead: int) -> list:
     dropped: set[int] = set()
     for item in ops:
         first = _first_of(item, producers, uses)
-        if first is None:
+        # NOTE: a dot_general that ends one chain cannot start another (an MLP's second GEMM):
+        # the later chain would drop it, and the earlier chain with it
+        if first is None or id(first) in replaced:
             continue
         second = _second_of(item, first, consumers, uses)
         if _slice_work(first, second) < CHAIN_MIN_WORK:

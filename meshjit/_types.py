@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from meshjit.compiler.frontend.operands import dtype_of, shape_of
@@ -22,6 +24,20 @@ def type_sharding(sharding: ShardingType) -> NamedSharding:
     """A ShardingType as JAX shows a type's sharding: a NamedSharding over the abstract mesh."""
     spec = PartitionSpec(*sharding.entries(), unreduced=sharding.unreduced, reduced=sharding.reduced)
     return NamedSharding(sharding.mesh, spec)
+
+
+@dataclass(frozen=True)
+class ManualAxisType:
+    """How a value inside a shard_map relates to its manual mesh axes (JAX 0.10's
+    ``jax.typeof(x).manual_axis_type``): the axes it varies along and those it is unreduced or
+    reduced over; all empty outside shard_map."""
+
+    varying: frozenset = frozenset()
+    unreduced: frozenset = frozenset()
+    reduced: frozenset = frozenset()
+
+    def __repr__(self) -> str:
+        return f"ManualAxisType(varying={self.varying}, unreduced={self.unreduced}, reduced={self.reduced})"
 
 
 class ShapedArray:
@@ -52,6 +68,16 @@ class ShapedArray:
     @property
     def vma(self) -> frozenset[str]:
         return self.sharding_type.varying
+
+    @property
+    def manual_axis_type(self) -> ManualAxisType:
+        manual = frozenset(self.sharding_type.mesh.manual_axes)
+        return ManualAxisType(frozenset(self.sharding_type.varying), frozenset(self.sharding_type.unreduced) & manual,
+                              frozenset(self.sharding_type.reduced) & manual)
+
+    @property
+    def mat(self) -> ManualAxisType:
+        return self.manual_axis_type
 
     def str_short(self, short_dtypes: bool = False, mesh_axis_types: bool = False) -> str:
         return format_type(self.shape, self.dtype, self.sharding_type, short=short_dtypes,

@@ -158,3 +158,22 @@ def test_check_vma_false_takes_the_first_shard_everywhere():
     lowered = jax.jit(mapped).lower(X)
     np.testing.assert_array_equal(interpret(lowered.module, X)[0], expected)
     np.testing.assert_array_equal(np.asarray(lowered.compile().run_reference(X)), expected)
+
+
+def test_typeof_manual_axis_type_names_the_varying_axes(restore_runtime_state):
+    # JAX 0.10: jax.typeof(x).manual_axis_type (also .mat) holds the varying manual axes
+    mesh = jax.make_mesh((4, 2), ("i", "j"))
+    jax.set_mesh(mesh)
+    seen = {}
+
+    @jax.shard_map(in_specs=P("i", "j"), out_specs=P("i"))
+    def f(x):
+        seen["x"] = jax.typeof(x).manual_axis_type
+        y = lax.psum(x, "j")
+        seen["y"] = jax.typeof(y).mat
+        return y
+
+    f(jax.device_put(np.arange(32.0, dtype=np.float32).reshape(8, 4), P("i", "j")))
+    assert seen["x"].varying == {"i", "j"} and seen["y"].varying == {"i"}
+    assert repr(seen["y"]) == "ManualAxisType(varying=frozenset({'i'}), unreduced=frozenset(), reduced=frozenset())"
+    assert jax.typeof(np.ones(3)).manual_axis_type.varying == frozenset()

@@ -237,3 +237,20 @@ def test_small_chains_stay_unchained_by_default(monkeypatch, tmp_path):
     monkeypatch.setattr(fusion, "FUSION_MIN_ELEMENTS", 0)
     q, k, v = _inputs()
     assert not any(name.startswith(CHAIN) for name in _steps(_attention, q, k, v))
+
+
+def test_a_gemm_that_ends_one_chain_does_not_start_another(small_chains):
+    # an MLP's layers: x @ w1 -> add, relu -> @ w2 is one chain, whose second GEMM the next
+    # layer's kernel also reads; the next chain must not take it (it dropped the first chain)
+    rng = np.random.default_rng(5)
+    shapes = ((8, 16), (16, 8), (8,), (8, 8), (8,), (8, 4))
+    x, w1, b1, w2, b2, w3 = (rng.standard_normal(shape).astype(np.float32) for shape in shapes)
+
+    def mlp(x, w1, b1, w2, b2, w3):
+        hidden = jnp.maximum(x @ w1 + b1, 0)
+        return jnp.maximum(hidden @ w2 + b2, 0) @ w3
+
+    names = _steps(mlp, x, w1, b1, w2, b2, w3)
+    assert _full_chains(names) == 1
+    expected = np.maximum(np.maximum(x @ w1 + b1, 0) @ w2 + b2, 0) @ w3
+    np.testing.assert_allclose(np.asarray(jax.jit(mlp)(x, w1, b1, w2, b2, w3)), expected, rtol=1e-5, atol=1e-5)
