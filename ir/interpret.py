@@ -165,6 +165,22 @@ def _assemble(stack: np.ndarray, sharding: TensorSharding, grid: DeviceGrid) -> 
     return result
 
 
+def run_manual_body(block: Block, arguments: Sequence[np.ndarray], meshes: Mapping[str, MeshAttr],
+                    mesh_name: str, manual_axes) -> list[np.ndarray]:
+    """A manual_computation body (or a prefix of one) on per-device ``arguments``: each holds
+    every position's value stacked on a leading axis, in the order of the grid over
+    ``manual_axes`` of mesh ``mesh_name``; the results are stacked the same way."""
+    grid = DeviceGrid.over(mesh_name, meshes[mesh_name], manual_axes)
+    return _run_block(block, list(arguments), _Context(meshes, grid))
+
+
+def split_for_manual_body(array: np.ndarray, sharding: TensorSharding, mesh: MeshAttr, manual_axes) -> np.ndarray:
+    """``array``'s shards under ``sharding`` for every position of the grid over
+    ``manual_axes``, stacked on a leading axis (a manual_computation body's argument)."""
+    grid = DeviceGrid.over(sharding.mesh_name, mesh, manual_axes)
+    return _split(array, manual_part(sharding, manual_axes), grid)
+
+
 @region_impls.register("manual_computation")
 def _manual_computation(op: Op, operands, context: _Context) -> tuple[np.ndarray, ...]:
     if context.grid is not None:

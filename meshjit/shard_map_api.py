@@ -11,10 +11,12 @@ import functools
 import inspect
 from collections.abc import Callable
 
+import numpy as np
 import optree
 
 from meshjit.compiler.frontend.operands import canonical_numpy
 from meshjit.compiler.frontend.shard_map import DimAxes, trace_body
+from meshjit.compiler.frontend.shard_map_eager import EagerCall
 from meshjit.compiler.frontend.trace import Tracer, current_trace, operand_sharding_type
 from meshjit.runtime.array import Array
 from meshjit.runtime.errors import DuplicateSpecError
@@ -158,12 +160,16 @@ class _ShardMapped:
     def _run_eagerly(self, mesh, manual, leaves, treedef, spec_leaves, paths):
         """Run as a jitted program over the dynamic leaves; static leaves are baked into it."""
         dynamic = [index for index, spec in enumerate(spec_leaves) if spec is not _STATIC]
+        concrete = [[leaves[index] for index in dynamic]]
 
         def run(*dynamic_leaves):
             full = list(leaves)
             for index, leaf in zip(dynamic, dynamic_leaves):
                 full[index] = leaf
-            return self._trace(mesh, manual, full, treedef, spec_leaves, paths)
+            # NOTE: the call being traced is the one whose leaves are in concrete[0]
+            values = {tracer.value.id: np.asarray(value) for tracer, value in zip(dynamic_leaves, concrete[0])}
+            call = EagerCall(values, np.vectorize(str, otypes=[object])(mesh.devices), tuple(mesh.axis_names))
+            return self._trace(mesh, manual, full, treedef, spec_leaves, paths, eager_call=call)
 
         run.__name__ = run.__qualname__ = self._name  # the program's name in dumps and errors
         statics = tuple(leaf for index, leaf in enumerate(leaves) if index not in dynamic)
@@ -174,7 +180,7 @@ class _ShardMapped:
             jitted = jit(run)
         return jitted(*(leaves[index] for index in dynamic))
 
-    def _trace(self, mesh, manual, leaves, treedef, spec_leaves, paths):
+    def _trace(self, mesh, manual, leaves, treedef, spec_leaves, paths, eager_call=None):
         attr = mesh_attr(mesh)
         dynamic = [index for index, spec in enumerate(spec_leaves) if spec is not _STATIC]
         operands = [_operand(leaves[index], paths[index]) for index in dynamic]
@@ -193,13 +199,13 @@ class _ShardMapped:
 
         abstract = mesh.abstract_mesh.update_axis_types({manual: AxisType.Manual})
         body = trace_body(flat_fun, operands, in_dims, attr, manual, name=self._name, check_vma=self._check_vma,
-                          abstract_mesh=abstract)
+                          abstract_mesh=abstract, eager_call=eager_call)
         out_treedef = out_treedefs[0]
         out_spec_leaves, out_paths = self._broadcast_out_specs(out_treedef)
         out_dims = [_out_dims(spec, local, mesh, manual, path)
                     for spec, local, path in zip(out_spec_leaves, body.output_types, out_paths)]
-        results = body.finish(out_dims, check_vma=self._check_vma, describe=lambda index: (
-            f"output{out_paths[index]} of {self._name} (out_specs{out_paths[index]} = {out_spec_leaves[index]})"))
+        results = body.finish(out_dims, check_vma=self._check_vma, report=lambda failures: _replication_message(
+            self._name, mesh, out_spec_leaves, out_paths, failures))
         return optree.tree_unflatten(out_treedef, results)
 
     def _output(self, leaf, index: int):
@@ -223,6 +229,36 @@ class _ShardMapped:
         paths = ["".join(f"[{entry!r}]" for entry in path)
                  for path in optree.tree_paths(skeleton, namespace=NAMESPACE)]
         return specs, paths
+
+
+def _replication_message(name: str, mesh: Mesh, specs, paths, failures) -> str:
+    """JAX 0.10's check_vma error: for each failing output, the axes its out_spec leaves out
+    (so promises it is replicated over) and the axes it may vary along, in mesh order."""
+    def ordered(names) -> str:
+        return ",".join(axis for axis in mesh.axis_names if axis in names)
+
+    messages = []
+    for index, unmentioned, varying in failures:
+        spec, key = specs[index], paths[index]
+        if len(unmentioned) > 1:
+            mentioned = {axis for entry in spec.partitions if entry is not None and entry is not UNCONSTRAINED
+                         for axis in (entry if isinstance(entry, tuple) else (entry,))}
+            messages.append(
+                f"* out_specs{key} is {spec} which implies that the corresponding output value is only varying "
+                f"across mesh axes {{{ordered(mentioned)}}} and not {{{ordered(set(unmentioned) & varying)}}}, but it "
+                f"was inferred to be possibly varying over {{{ordered(varying)}}}")
+        else:
+            messages.append(
+                f"* out_specs{key} is {spec} which implies that the corresponding output value is replicated across "
+                f"mesh axis '{unmentioned[0]}', but could not infer replication over any axes")
+    if len(messages) == 1:
+        messages = [messages[0][2:]]
+    return (f"shard_map applied to the function '{name}' was given out_specs which require replication which "
+            f"can't be statically inferred given the mesh:\n\nThe mesh given has shape {tuple(mesh.axis_sizes)} "
+            f"with corresponding axis names {tuple(mesh.axis_names)}.\n\n" + "\n\n".join(messages) + "\n\n"
+            "Check if these output values are meant to be replicated over those mesh axes. If not, consider "
+            "revising the corresponding out_specs entries. If so, consider disabling the check by passing the "
+            "check_vma=False argument to `jax.shard_map`.")
 
 
 def _infer_in_specs(args, mesh: Mesh, manual=None):

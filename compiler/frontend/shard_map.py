@@ -16,6 +16,7 @@ from meshjit.ir.dtypes import from_numpy
 
 from .lax_collectives import AxisEnvironment, bound_axes, in_body, innermost_environment
 from .op_types import _VARYING_OVER_AXES, result_varying
+from .shard_map_eager import EagerCall, printing_per_device
 from .sharding_types import ShardingType, use_abstract_mesh
 from .trace import TracedRegion, Tracer, bind, current_trace, operand_sharding_type, trace_region
 
@@ -56,25 +57,24 @@ class ManualBody:
         """For every body value (by id), the manual axes it may differ along."""
         return varying_axes(self.region.block, self.environment.argument_axes, self.environment.invariant_results)
 
-    def check_outputs(self, out_dims: Sequence[DimAxes], describe: Callable[[int], str]) -> None:
-        """check_vma: an output may be replicated only over axes it does not vary along."""
+    def check_outputs(self, out_dims: Sequence[DimAxes], report: Callable[[list], str]) -> None:
+        """check_vma: an output may be replicated only over axes it does not vary along. Every
+        output that breaks this is one (index, manual axes its out_spec leaves out, axes it may
+        vary along) entry of the list ``report`` turns into the ValueError's message."""
         varying = self.varying_axes()
+        failures = []
         for index, (value, dims) in enumerate(zip(self.region.block.returns, out_dims)):
             mentioned = {name for axes in dims for name in axes}
             unmentioned = [name for name in self.environment.manual_axes if name not in mentioned]
-            bad = [name for name in unmentioned if name in varying[value.id]]
-            if bad:
-                raise ValueError(
-                    f"shard_map {describe(index)}: the out_spec leaves out mesh axes {unmentioned}, "
-                    f"which promises that the output is the same on every device along them, but it "
-                    f"may vary along {bad}. Mention {bad} in the out_spec to concatenate the shards, "
-                    f"reduce over them (psum, pmax, ...), or pass check_vma=False if it is "
-                    f"replicated anyway")
+            if any(name in varying[value.id] for name in unmentioned):
+                failures.append((index, unmentioned, varying[value.id]))
+        if failures:
+            raise ValueError(report(failures))
 
-    def finish(self, out_dims: Sequence[DimAxes], *, check_vma: bool, describe: Callable[[int], str]) -> list:
+    def finish(self, out_dims: Sequence[DimAxes], *, check_vma: bool, report: Callable[[list], str]) -> list:
         """Bind the manual_computation op in the enclosing trace; its results (global values)."""
         if check_vma:
-            self.check_outputs(out_dims, describe)
+            self.check_outputs(out_dims, report)
         if not out_dims:
             return []
         name = self.environment.mesh_name
@@ -91,7 +91,7 @@ class ManualBody:
 
 def trace_body(fun: Callable, operands: Sequence, in_dims: Sequence[DimAxes], mesh: MeshAttr,
                manual_axes: tuple[str, ...], *, name: str, check_vma: bool = True,
-               abstract_mesh: AbstractMesh | None = None) -> ManualBody:
+               abstract_mesh: AbstractMesh | None = None, eager_call: EagerCall | None = None) -> ManualBody:
     """Trace ``fun`` over per-device values of ``operands`` split as ``in_dims`` over the
     ``manual_axes`` of ``mesh``, inside the current trace.
 
@@ -100,6 +100,8 @@ def trace_body(fun: Callable, operands: Sequence, in_dims: Sequence[DimAxes], me
     ``check_vma`` is the shard_map's flag, which ``pcast`` reads while the body is traced.
     ``abstract_mesh`` (the mesh with its manual axes Manual) is the abstract mesh in context
     inside the body: its values' types vary along the manual axes their in_specs split.
+    ``eager_call`` (a shard_map called outside jit) has the operands' values: a body value then
+    prints per device.
     """
     trace = current_trace()
     if trace is None:
@@ -115,7 +117,8 @@ def trace_body(fun: Callable, operands: Sequence, in_dims: Sequence[DimAxes], me
 
     def body(*tracers):
         environment.trace = current_trace()
-        with bound_axes(environment):
+        with bound_axes(environment), printing_per_device(environment.trace, environment, eager_call, operands,
+                                                          in_dims):
             if abstract_mesh is None:
                 return fun(*tracers)
             with use_abstract_mesh(abstract_mesh):

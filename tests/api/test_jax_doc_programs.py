@@ -1,6 +1,6 @@
 """The programs of JAX's documentation pages in tests/api/jax_docs/ ("Explicit sharding",
-"Introduction to parallel programming", "Distributed arrays and automatic parallelization", with
-JAX 0.10's names) run with ``import meshjit as jax`` and print what
+"Introduction to parallel programming", "Distributed arrays and automatic parallelization",
+"Manual parallelism with shard_map", with JAX 0.10's names) run with ``import meshjit as jax`` and print what
 they print under JAX 0.10.2 (``NAME.out``, made once by ``jax_docs/generate.py``): the same
 types, shardings, meshes, errors and values (floats to 1e-5)."""
 
