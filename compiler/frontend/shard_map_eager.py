@@ -39,28 +39,35 @@ class _EagerBody:
     operands: Sequence
     in_dims: Sequence
 
-    def stacked(self, operand, dims) -> np.ndarray:
+    def stacked(self, operand, dims) -> np.ndarray | None:
         environment = self.environment
+        if isinstance(operand, Tracer) and operand.value.id not in self.call.values:
+            return None  # a value computed in the enclosing trace: not known while tracing
         array = self.call.values[operand.value.id] if isinstance(operand, Tracer) else np.asarray(operand)
         sharding = TensorSharding.from_axis_names(environment.mesh_name, dims)
         return split_for_manual_body(array, sharding, environment.mesh, environment.manual_axes)
 
-    def per_device(self, tracer: Tracer) -> np.ndarray:
-        """The tracer's value on every position of the manual grid, stacked."""
+    def per_device(self, tracer: Tracer) -> np.ndarray | None:
+        """The tracer's value on every position of the manual grid, stacked (None when the body
+        uses a value the call's operands do not determine)."""
         trace = tracer.trace
         args = list(trace.args[:len(self.operands)])
         arrays = [self.stacked(operand, dims) for operand, dims in zip(self.operands, self.in_dims)]
         for value, outside in trace.captured.values():
             args.append(value)
             arrays.append(self.stacked(outside, ((),) * len(value.type.shape)))
+        if any(array is None for array in arrays):
+            return None
         block = Block(tuple(args), tuple(trace.ops), (tracer.value,))
         meshes = {**trace.meshes, self.environment.mesh_name: self.environment.mesh}
         (stacked,) = run_manual_body(block, arrays, meshes, self.environment.mesh_name,
                                      self.environment.manual_axes)
         return stacked
 
-    def describe(self, tracer: Tracer) -> str:
+    def describe(self, tracer: Tracer) -> str | None:
         stacked = self.per_device(tracer)
+        if stacked is None:
+            return None
         manual = [name for name in self.call.axis_names if name in self.environment.manual_axes]
         sizes = [self.environment.mesh.axis_size(name) for name in manual]
         axis_text = f"({', '.join(self.call.axis_names)},)"
