@@ -1,10 +1,11 @@
 # JAX docs "Manual parallelism with shard_map" (docs/notebooks/shard_map), in its JAX 0.10 form
 # (jax.shard_map, jax.set_mesh, check_vma, jax.lax.pcast). A cell's displayed value is printed.
-# NOTE: cells left out: the "Collectives tutorial" (psum, all_gather, psum_scatter, ppermute,
-# all_to_all) and "Example: collective matmul" cells. In the stored copy of the page they lie
-# between inline images of about two megabytes that the tools of this session could not page past,
-# so their code was not read (the tail of "Example 2" was, but it starts from Example 1's lhs and
-# rhs); every cell before them and the neural network sections after them are here.
+# NOTE: cells left out: most of the "Collectives tutorial" (psum, all_gather, psum_scatter,
+# ppermute, all_to_all) and "Example: collective matmul" cells. In the stored copy of the page
+# they lie between inline images of two megabytes in all that the tools of this session could not
+# page through, so their code was not read; of them, only the cells defining psum_scatter with
+# ppermute and running it (f8) and the tail of "Example 2" (which starts from Example 1's lhs and
+# rhs) were. Every cell before the tutorial and the neural network sections after it are here.
 import os
 os.environ["XLA_FLAGS"] = '--xla_force_host_platform_device_count=8'  # Use 8 CPU devices
 
@@ -303,6 +304,39 @@ x = jax.device_put(jnp.arange(6.), P('i'))
 y = jnp.arange(3.)
 
 print(f(x, y))
+
+# --- Collectives tutorial: psum_scatter written with ppermute
+# NOTE: the cells that set up this section's mesh were not read (see the top); the page's
+# earlier versions use a 1-D mesh of 4 devices named 'i', and x below is not device_put, so the
+# mesh's axis is Auto here.
+mesh1d = jax.make_mesh((4,), ('i',), (Auto,))
+jax.set_mesh(mesh1d)
+
+
+def psum_scatter(x, axis_name, *, tiled=False):
+    size = jax.lax.axis_size(axis_name)
+    idx = jax.lax.axis_index(axis_name)  # function instance index along axis_name
+    if tiled:
+        x = x.reshape(size, -1, *x.shape[1:])  # split leading axis
+    shift = partial(jax.lax.ppermute, axis_name=axis_name,
+                    perm=[(i, (i - 1) % size) for i in range(size)])
+    for i in range(1, size):
+        update = shift(x[(idx + i) % size])
+        x = x.at[(idx + i + 1) % size].add(update)
+    return x[idx]
+
+
+@jax.shard_map(in_specs=P('i'), out_specs=P('i'))
+def f8(x_block):
+    print('BEFORE:\n', x_block)
+    y_block = psum_scatter(x_block, 'i', tiled=True)
+    print('AFTER:\n', y_block)
+    return y_block
+
+
+x = jnp.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 1, 2])
+y = f8(x)
+print('FINAL RESULT:\n', y)
 
 # --- Neural networks
 
