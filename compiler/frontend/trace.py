@@ -21,7 +21,7 @@ from meshjit.ir.dtypes import from_numpy, to_numpy
 from meshjit.ir.shape_rules import ShapeError, infer_result_types
 
 from .op_types import ir_sharding, mesh_attr_for, seeds_propagation, type_results
-from .sharding_types import ShardingType, context_abstract_mesh, type_of_concrete
+from .sharding_types import ShardingType, context_abstract_mesh, format_type, type_of_concrete
 
 
 class ConcretizationTypeError(TypeError):
@@ -159,7 +159,7 @@ _describers: list[Callable] = []
 
 def add_tracer_describer(describe: Callable) -> None:
     """``describe(tracer)`` gives the text a Tracer prints as (``print(x)``) when it knows the
-    value (shard_map_eager.py: a body of an eager shard_map), else None: ``Traced<type>``."""
+    value (shard_map_eager.py: a body of an eager shard_map), else None: ``JitTracer(type)``."""
     _describers.append(describe)
 
 
@@ -211,8 +211,9 @@ class Tracer:
             text = describe(self)
             if text is not None:
                 return text
-        weak = ", weak_type=True" if self.weak_type else ""
-        return f"Traced<{self.value.type}{weak}>"
+        # NOTE: JAX 0.10's text for a value traced by jit: its type as jax.typeof prints it
+        weak = "~" if self.weak_type else ""
+        return f"JitTracer({weak}{format_type(self.shape, self.dtype, self.sharding_type)})"
 
     def _concrete_error(self, error_type, what: str):
         location = user_location()

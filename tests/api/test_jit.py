@@ -191,3 +191,9 @@ def test_mesh_over_a_subset_of_devices():
     np.testing.assert_array_equal(np.asarray(out), np.arange(8.0) * 2)
     text = jax.jit(lambda a: a * 2).lower(a).compile().as_text()
     assert "device_ids=[4, 5, 6, 7]" in text
+
+
+def test_a_traced_value_prints_as_jax_jit_tracer(capsys):
+    # JAX 0.10: print(x) inside jit shows JitTracer(<type>), weak types with a leading ~
+    jax.jit(lambda x, y: print(x, y * 2.0, x.sum()))(np.arange(3.0, dtype=np.float32), 1.0)
+    assert capsys.readouterr().out == "JitTracer(float32[3]) JitTracer(~float32[]) JitTracer(float32[])\n"

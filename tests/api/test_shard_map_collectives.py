@@ -214,4 +214,4 @@ def test_eager_printing_on_two_axes_and_under_jit(capsys, restore_runtime_state)
     assert "On cpu:1 at mesh coordinates (i, j,) = (0, 1):\n5.0\n" in out
     assert "On cpu:3 at mesh coordinates (i, j,) = (1, 1):\n13.0\n" in out
     jax.jit(f)(x)
-    assert capsys.readouterr().out == "Traced<f32[]>\n"
+    assert capsys.readouterr().out == "JitTracer(float32[]{V:(i,j)})\n"
