@@ -96,4 +96,4 @@ def place(function_name: str, labels: Sequence[str], specs: Sequence[ArgSpec],
 
 
 def _ids(sharding: Sharding) -> tuple[int, ...]:
-    return tuple(device.id for device in sharding._device_assignment)
+    return tuple(sharding._device_ids.tolist())

@@ -90,7 +90,36 @@ class Mesh(AxisTypeQueries):
 
     @property
     def device_ids(self) -> np.ndarray:
-        return np.vectorize(lambda device: device.id, otypes=[int])(self.devices)
+        return self._device_id_array.copy()
+
+    # NOTE: the per-device questions (which devices a sharding uses, which are this process's,
+    # which block of a buffer each reads) are answered on these arrays, read off the devices
+    # once per mesh, so a mesh of 1024 devices costs numpy calls, not Python loops per device.
+    @property
+    def _device_id_array(self) -> np.ndarray:
+        """The devices' ids in the mesh's shape (read-only)."""
+        cached = self.__dict__.get("_ids")
+        if cached is None:
+            cached = np.array(self._key[0], dtype=np.int64).reshape(self._array_shape)
+            cached.flags.writeable = False
+            self.__dict__["_ids"] = cached
+        return cached
+
+    @property
+    def _array_shape(self) -> tuple[int, ...]:
+        # NOTE: the empty mesh's devices array is 0-d but holds no device
+        return (0,) if self.empty else self.devices.shape
+
+    @property
+    def _process_index_array(self) -> np.ndarray:
+        """The devices' process indices in the mesh's shape (read-only)."""
+        cached = self.__dict__.get("_processes")
+        if cached is None:
+            cached = np.fromiter((device.process_index for device in self.flat_devices), np.int64,
+                                 len(self.flat_devices)).reshape(self._array_shape)
+            cached.flags.writeable = False
+            self.__dict__["_processes"] = cached
+        return cached
 
     @property
     def flat_devices(self) -> tuple[CpuDevice, ...]:
@@ -106,7 +135,8 @@ class Mesh(AxisTypeQueries):
 
     @property
     def is_multi_process(self) -> bool:
-        return len({device.process_index for device in self.flat_devices}) > 1
+        processes = self._process_index_array
+        return processes.size > 0 and bool((processes != processes.flat[0]).any())
 
     @property
     def abstract_mesh(self) -> AbstractMesh:

@@ -155,9 +155,9 @@ def process_layout(mesh: Mesh) -> ProcessLayout | None:
     """This process's block of ``mesh``, or None when every device of the mesh is its own (the
     single-process path then runs unchanged)."""
     # NOTE: Mesh equality looks at device ids only; the devices themselves carry their process
-    key = (mesh, tuple(mesh.flat_devices), process_index())
+    process_grid = mesh._process_index_array
+    key = (mesh, process_grid.tobytes(), process_index())
     if key not in _LAYOUTS:
-        process_grid = np.vectorize(lambda device: device.process_index, otypes=[int])(mesh.devices)
         local = bool((process_grid == process_index()).all())
-        _LAYOUTS[key] = None if local else ProcessLayout(mesh, process_grid, process_index())
+        _LAYOUTS[key] = None if local else ProcessLayout(mesh, np.array(process_grid), process_index())
     return _LAYOUTS[key]

@@ -7,6 +7,7 @@ Every array sharding reduces to this form: a device-id array with one dim per te
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -41,7 +42,7 @@ class TileAssignment:
         tiles = id_array.shape[:-1] if replicate_last else id_array.shape
         replication = id_array.shape[-1] if replicate_last else 1
         return TileAssignment("tiled", tuple(int(t) for t in tiles), int(replication),
-                              tuple(int(i) for i in id_array.flat))
+                              tuple(id_array.reshape(-1).tolist()))
 
     def normalised(self) -> TileAssignment:
         """Tiled with one tile per dim is replication; replication of one is no replication."""
@@ -49,9 +50,12 @@ class TileAssignment:
             return TileAssignment.replicated()
         return self
 
-    @property
+    @functools.cached_property
     def id_array(self) -> np.ndarray:
-        return np.array(self.device_ids, dtype=int).reshape(self.tiles + (self.replication,))
+        """``device_ids`` shaped ``tiles + (replication,)`` (read-only: computed once, shared)."""
+        ids = np.array(self.device_ids, dtype=int).reshape(self.tiles + (self.replication,))
+        ids.flags.writeable = False
+        return ids
 
     def indices(self, global_shape, device_ids) -> dict[int, tuple]:
         """Map each device id (of ``device_ids`` for replicated shardings) to its index tuple."""

@@ -57,7 +57,36 @@ def _check_python_int(value: int, x64: bool) -> None:
 def shard_numpy(value: np.ndarray, sharding: Sharding, *, committed: bool = True,
                 weak_type: bool = False) -> Array:
     """Lay a host array out over ``sharding``: one block per distinct shard of this process."""
-    indices = sharding.addressable_devices_indices_map(value.shape)  # checks rank and divisibility
+    layout = sharding._local_blocks(value.ndim)  # checks the rank
+    if layout is None:
+        return _shard_numpy_by_index(value, sharding, committed=committed, weak_type=weak_type)
+    tiles, block_tiles, block_of_device = layout
+    shard_shape = sharding.shard_shape(value.shape)  # checks divisibility
+    stacked = cut_tiles(value, tiles, shard_shape, block_tiles)
+    stacked.flags.writeable = False
+    return Array(value.shape, value.dtype, sharding, stacked, block_of_device,
+                 committed=committed, weak_type=weak_type)
+
+
+def cut_tiles(value: np.ndarray, tiles, shard_shape, tile_numbers: np.ndarray) -> np.ndarray:
+    """The tiles ``tile_numbers`` (row-major over ``tiles`` per dim; no tiles: the whole value)
+    of ``value`` stacked, each of ``shard_shape``: one reshape and one gather, not a slice per
+    device. The result is a new C-contiguous array."""
+    if not tiles:
+        stacked = np.empty((len(tile_numbers),) + value.shape, value.dtype)
+        stacked[...] = value
+        return stacked
+    # NOTE: dim d of size tiles[d] * shard_shape[d] becomes (tile, offset); the tile dims go first
+    split = value.reshape([size for pair in zip(tiles, shard_shape) for size in pair])
+    rank = len(tiles)
+    by_tile = split.transpose(list(range(0, 2 * rank, 2)) + list(range(1, 2 * rank, 2)))
+    return np.ascontiguousarray(by_tile[np.unravel_index(tile_numbers, tiles)])
+
+
+def _shard_numpy_by_index(value: np.ndarray, sharding: Sharding, *, committed: bool, weak_type: bool) -> Array:
+    """shard_numpy for a sharding without a tile assignment (PmapSharding, one device holding
+    everything): the index map says which slice each device holds."""
+    indices = sharding.addressable_devices_indices_map(value.shape)
     blocks, block_of_key, block_of_device = [], {}, []
     for device in sharding._addressable_device_assignment:
         key = index_key(indices[device])
