@@ -1,0 +1,188 @@
+"""The array forms of the per-device questions (issue 21) against their per-device definitions:
+which blocks an Array stores and which device reads which (``shard_numpy``), which block each
+leading position of a plan buffer reads (``executor._rows``), equivalence, addressability and
+the process layout, on many shardings: non-iota device orders, partial replication, device
+subsets, every Sharding class, and as process 0 of a two-process job."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import meshjit
+from meshjit.runtime import executor
+from meshjit.runtime.array import index_key
+from meshjit.runtime.devices import is_addressable
+from meshjit.runtime.process_layout import ProcessLayout, process_layout
+from meshjit.runtime.transfer import shard_numpy
+from meshjit.sharding import GSPMDSharding, Mesh, NamedSharding, PmapSharding, PositionalSharding
+from meshjit.sharding import PartitionSpec as P
+from meshjit.sharding import SingleDeviceSharding
+
+pytestmark = pytest.mark.usefixtures("restore_runtime_state")
+
+# mesh shape, axis names, a permutation of the devices (None: iota), specs for a rank-2 value
+MESHES = [
+    ((8,), ("x",), None, [P(), P("x"), P(None, "x")]),
+    ((2, 4), ("x", "y"), None, [P("x", "y"), P("y", "x"), P("x"), P(None, "y"), P(("x", "y")), P(("y", "x"))]),
+    ((2, 4), ("x", "y"), [5, 2, 7, 0, 3, 6, 1, 4], [P("x", "y"), P("y"), P(None, ("y", "x")), P()]),
+    ((4, 2), ("x", "y"), [7, 6, 5, 4, 3, 2, 1, 0], [P("x"), P("y", "x"), P(None, "y")]),
+    ((2, 2, 2), ("x", "y", "z"), [1, 0, 3, 2, 5, 4, 7, 6], [P("x", "z"), P(("z", "x")), P("y"), P(None, ("x", "y"))]),
+    ((2, 2), ("x", "y"), [6, 4, 7, 5], [P("x"), P("y", "x"), P()]),
+    ((1, 4), ("x", "y"), [3, 1, 2, 0], [P("x", "y"), P("x")]),
+]
+SHAPE = (8, 8)
+
+
+def named_shardings():
+    devices = meshjit.devices()
+    for shape, names, order, specs in MESHES:
+        count = int(np.prod(shape))
+        chosen = devices[:count] if order is None else [devices[index] for index in order]
+        mesh = Mesh(np.array(chosen, dtype=object).reshape(shape), names)
+        for spec in specs:
+            yield NamedSharding(mesh, spec)
+
+
+def other_shardings():
+    devices = meshjit.devices()
+    return [
+        SingleDeviceSharding(devices[5]),
+        PositionalSharding(devices).reshape(2, 4),
+        PositionalSharding([devices[index] for index in (3, 0, 6, 5, 1, 2, 7, 4)]).reshape(4, 2).replicate(1),
+        GSPMDSharding(devices, "{devices=[2,1,4]<=[8] last_tile_dim_replicate}"),
+        GSPMDSharding(devices, "{devices=[4,2]<=[2,4]T(1,0)}"),
+        GSPMDSharding(devices, "{devices=[2,2,2]0,5,2,7,4,1,6,3 last_tile_dim_replicate}"),
+        GSPMDSharding(devices, "{maximal device=3}"),
+        PmapSharding.default((8, 8)),
+    ]
+
+
+def all_shardings():
+    return [*named_shardings(), *other_shardings()]
+
+
+def blocks_per_device(value: np.ndarray, sharding):
+    """The definition: per addressable device in layout order, its slice by the index map;
+    equal indices share a block, numbered in order of first use."""
+    indices = sharding.devices_indices_map(value.shape)
+    blocks, block_of_key, block_of_device = [], {}, []
+    for device in sharding._device_assignment:
+        if not is_addressable(device):
+            continue
+        key = index_key(indices[device])
+        if key not in block_of_key:
+            block_of_key[key] = len(blocks)
+            blocks.append(value[indices[device]])
+        block_of_device.append(block_of_key[key])
+    return blocks, block_of_device
+
+
+def check_blocks_match_definition(sharding):
+    value = np.arange(np.prod(SHAPE), dtype=np.float32).reshape(SHAPE)
+    array = shard_numpy(value, sharding)
+    blocks, block_of_device = blocks_per_device(value, sharding)
+    assert array._block_of_device == tuple(block_of_device), sharding
+    assert array._blocks.shape[0] == len(blocks)
+    for stored, expected in zip(array._blocks, blocks):
+        np.testing.assert_array_equal(stored, expected)
+    assert array._blocks.flags.c_contiguous and not array._blocks.flags.writeable
+    assert not np.shares_memory(array._blocks, value)
+
+
+def test_an_arrays_blocks_are_the_index_maps_slices():
+    for sharding in all_shardings():
+        check_blocks_match_definition(sharding)
+
+
+@pytest.mark.usefixtures("two_processes")
+def test_as_one_of_two_processes_an_array_keeps_the_local_devices_blocks():
+    for sharding in named_shardings():
+        expected = [device for device in sharding._device_assignment if is_addressable(device)]
+        assert sharding._addressable_device_assignment == tuple(expected)
+        assert list(sharding._addressable_device_ids) == [device.id for device in expected]
+        assert sharding.is_fully_addressable == (len(expected) == sharding.num_devices)
+        check_blocks_match_definition(sharding)
+
+
+def test_a_replicated_scalar_and_an_empty_value_are_copied_per_block():
+    sharding = NamedSharding(Mesh(np.array(meshjit.devices()).reshape(2, 4), ("x", "y")), P())
+    value = np.array(3.0, np.float32)
+    array = shard_numpy(value, sharding)
+    assert array._blocks.shape == (1,) and not np.shares_memory(array._blocks, value)
+    empty = shard_numpy(np.zeros((0, 4), np.float32), NamedSharding(sharding.mesh, P("x", "y")))
+    assert empty._blocks.shape == (8, 0, 1)
+
+
+def rows_per_device(value, sharding, lead_shape, mesh_shape):
+    """The definition: each leading position's device (the first along axes the buffer does
+    not vary over) looked up in the Array's own device order."""
+    grid = np.empty(len(sharding._addressable_device_assignment), dtype=object)
+    grid[:] = sharding._addressable_device_assignment
+    grid = grid.reshape(mesh_shape)
+    own = {device: position for position, device in enumerate(value.sharding._addressable_device_assignment)}
+    return [value._block_of_device[own[grid[position]]] for position in np.ndindex(lead_shape)]
+
+
+def equivalent_by_index_maps(one, other, ndim=2):
+    if one.device_set != other.device_set:
+        return False
+    probe = (8,) * ndim
+    try:
+        return one.devices_indices_map(probe) == other.devices_indices_map(probe)
+    except ValueError:
+        return False
+
+
+def test_buffer_rows_match_the_per_device_lookup():
+    value = np.arange(64, dtype=np.float32).reshape(SHAPE)
+    shardings = list(named_shardings())
+    for want in shardings:
+        mesh_shape = tuple(want.mesh.axis_sizes)
+        for have in shardings:
+            if not equivalent_by_index_maps(want, have):
+                continue
+            array = shard_numpy(value, have)
+            for varying in itertools.product((False, True), repeat=len(mesh_shape)):
+                lead_shape = tuple(size if varies else 1 for size, varies in zip(mesh_shape, varying))
+                rows, in_order = executor._rows(array, want, lead_shape, mesh_shape)
+                expected = rows_per_device(array, want, lead_shape, mesh_shape)
+                assert list(rows) == expected, (want, have, lead_shape)
+                assert in_order == (expected == list(range(len(array._blocks))))
+
+
+def test_buffers_and_stacks_hold_each_devices_shard():
+    value = np.arange(64, dtype=np.float32).reshape(SHAPE)
+    for want in named_shardings():
+        indices = want.devices_indices_map(SHAPE)
+        stacked = executor.stack_shards(meshjit.device_put(value, NamedSharding(want.mesh, P())), want)
+        for position, device in enumerate(want._device_assignment):
+            np.testing.assert_array_equal(stacked[position], value[indices[device]])
+        rebuilt = executor.array_from_stack(stacked, want, SHAPE)
+        np.testing.assert_array_equal(np.asarray(rebuilt), value)
+        assert rebuilt._block_of_device == tuple(blocks_per_device(value, want)[1])
+        mesh_shape = tuple(want.mesh.axis_sizes)
+        buffer = executor.to_buffer(rebuilt, want, mesh_shape, frozenset(range(len(mesh_shape))))
+        np.testing.assert_array_equal(buffer.reshape(stacked.shape), stacked)
+
+
+def test_equivalence_matches_the_index_maps():
+    shardings = all_shardings()
+    for one, other in itertools.product(shardings, repeat=2):
+        assert one.is_equivalent_to(other, 2) == equivalent_by_index_maps(one, other), (one, other)
+
+
+def test_the_process_layout_follows_the_devices_processes():
+    from meshjit.runtime.devices import CpuDevice
+
+    local = Mesh(np.array(meshjit.devices()).reshape(2, 4), ("x", "y"))
+    assert process_layout(local) is None
+    # NOTE: equal ids, other processes: Mesh equality alone must not reuse the local answer
+    spread = Mesh(np.array([CpuDevice(index, index // 4) for index in range(8)], dtype=object).reshape(2, 4),
+                  ("x", "y"))
+    assert spread == local
+    layout = process_layout(spread)
+    assert isinstance(layout, ProcessLayout)
+    assert layout.block == ((0,), (0, 1, 2, 3)) and layout.local_shape == (1, 4)
