@@ -36,7 +36,7 @@ def stack_shards(value, sharding: Sharding) -> np.ndarray:
 def array_from_stack(stacked: np.ndarray, sharding: Sharding, shape, *, weak_type: bool = False) -> Array:
     """An Array from per-device shards stacked in ``sharding``'s device order; replicas share
     the block of the first device that holds them."""
-    blocks_layout = sharding._local_blocks(len(shape))
+    blocks_layout = sharding._local_blocks(shape)
     if blocks_layout is None:
         return _array_from_stack_by_index(stacked, sharding, shape, weak_type=weak_type)
     _, _, block_of_device = blocks_layout
@@ -130,7 +130,8 @@ class ArgumentMemo:
         state = self.state
         if state is None or state[0] is not value._sharding or state[2] is not sharding:
             return None
-        return state[3:] if state[1] == value._block_of_device else None
+        block_of_device = value._block_of_device
+        return state[3:] if state[1] is block_of_device or state[1] == block_of_device else None
 
 
 def to_buffer(value, sharding: Sharding, mesh_shape, varying, memo: ArgumentMemo | None = None) -> np.ndarray:

@@ -211,23 +211,33 @@ class Sharding:
         cache[ndim] = numbered
         return numbered
 
-    def _local_blocks(self, ndim: int):
-        """How an Array of rank ``ndim`` stores this process's shards: (tiles per dim, the tile
-        of each distinct block in order of first use, the block of each addressable device),
-        or None where there is no tile assignment (the per-device index map then decides).
-        Replicas share a block; blocks come in the order their first device comes."""
-        cache = self.__dict__.setdefault("_local_blocks_cache", {})
-        key = (ndim, process_index())
-        if key in cache:
-            return cache[key]
-        numbered = self._tile_numbers(ndim)
+    def _local_tiles(self, global_shape):
+        """(tiles per dim, the tile each addressable device holds), or None where there is no
+        tile assignment or the array is empty (the per-device index map then decides: the
+        tiles of an empty dim share its one index)."""
+        if 0 in global_shape:
+            return None
+        numbered = self._tile_numbers(len(global_shape))
         if numbered is None:
-            cache[key] = None
             return None
         tiles, tile_of_position = numbered
         _, positions, _ = self._addressable()
-        local = tile_of_position if positions is None else tile_of_position[positions]
-        distinct, first, inverse = np.unique(local, return_index=True, return_inverse=True)
+        return tiles, tile_of_position if positions is None else tile_of_position[positions]
+
+    def _local_blocks(self, global_shape):
+        """How an Array of ``global_shape`` laid out from host data stores this process's
+        shards: (tiles per dim, the tile of each distinct block in order of first use, the
+        block of each addressable device), or None as ``_local_tiles``. Replicas share a
+        block; blocks come in the order their first device comes."""
+        key = (len(global_shape), process_index())
+        cache = self.__dict__.setdefault("_local_blocks_cache", {})
+        if 0 not in global_shape and key in cache:
+            return cache[key]
+        local = self._local_tiles(global_shape)
+        if local is None:
+            return None
+        tiles, tile_of_device = local
+        distinct, first, inverse = np.unique(tile_of_device, return_index=True, return_inverse=True)
         order = np.argsort(first, kind="stable")
         rank = np.empty(len(order), np.int64)
         rank[order] = np.arange(len(order))

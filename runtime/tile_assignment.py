@@ -70,8 +70,8 @@ class TileAssignment:
                 f"{len(global_shape)}"
             )
         # NOTE: one slice per (dim, coordinate), shared by every device with that coordinate
-        per_dim = [[slice(None) if tiles == 1 else slice(coordinate * (size // tiles), (coordinate + 1) * (size // tiles))
-                    for coordinate in range(tiles)] for tiles, size in zip(self.tiles, global_shape)]
+        per_dim = [[_dim_slice(coordinate, tiles, size) for coordinate in range(tiles)]
+                   for tiles, size in zip(self.tiles, global_shape)]
         ids = self.id_array
         result = {}
         for position, device_id in zip(np.ndindex(ids.shape), ids.flat):
@@ -89,6 +89,23 @@ class TileAssignment:
             ids = f"<=[{len(self.device_ids)}]"
         suffix = " last_tile_dim_replicate" if self.replication > 1 else ""
         return f"{{devices=[{','.join(str(d) for d in dims)}]{ids}{suffix}}}"
+
+
+def tile_index(tiles, global_shape, tile_number: int) -> tuple:
+    """The index (as ``indices`` gives it) of the tile numbered ``tile_number``, row-major over
+    ``tiles`` per dim, of an array of ``global_shape``; no tiles: the whole array."""
+    if not tiles:
+        return tuple(slice(None) for _ in global_shape)
+    coordinates = np.unravel_index(tile_number, tiles)
+    return tuple(_dim_slice(int(coordinate), count, size)
+                 for coordinate, count, size in zip(coordinates, tiles, global_shape))
+
+
+def _dim_slice(coordinate: int, tiles: int, size: int) -> slice:
+    if tiles == 1:
+        return slice(None)
+    step = size // tiles
+    return slice(coordinate * step, (coordinate + 1) * step)
 
 
 _TILED = re.compile(

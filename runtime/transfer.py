@@ -9,12 +9,13 @@ import optree
 
 from meshjit.ir.dtypes import canonicalize
 
-from .array import Array, index_key
+from .array import Array, index_key, tile_view
 from meshjit.ir.config import config
 from .devices import CpuDevice, devices as all_devices
 from .mesh import get_mesh
 from .partition_spec import PartitionSpec
 from .sharding import NamedSharding, Sharding, SingleDeviceSharding
+from .tile_assignment import tile_index
 
 _SCALAR_DTYPES = {bool: np.bool_, int: np.int64, float: np.float64, complex: np.complex128}
 
@@ -57,30 +58,26 @@ def _check_python_int(value: int, x64: bool) -> None:
 def shard_numpy(value: np.ndarray, sharding: Sharding, *, committed: bool = True,
                 weak_type: bool = False) -> Array:
     """Lay a host array out over ``sharding``: one block per distinct shard of this process."""
-    layout = sharding._local_blocks(value.ndim)  # checks the rank
+    layout = sharding._local_blocks(value.shape)  # checks the rank
     if layout is None:
         return _shard_numpy_by_index(value, sharding, committed=committed, weak_type=weak_type)
     tiles, block_tiles, block_of_device = layout
-    shard_shape = sharding.shard_shape(value.shape)  # checks divisibility
-    stacked = cut_tiles(value, tiles, shard_shape, block_tiles)
+    sharding.shard_shape(value.shape)  # raises IndivisibleError unless the tiles divide the shape
+    stacked = cut_tiles(value, tiles, block_tiles)
     stacked.flags.writeable = False
     return Array(value.shape, value.dtype, sharding, stacked, block_of_device,
                  committed=committed, weak_type=weak_type)
 
 
-def cut_tiles(value: np.ndarray, tiles, shard_shape, tile_numbers: np.ndarray) -> np.ndarray:
+def cut_tiles(value: np.ndarray, tiles, tile_numbers: np.ndarray) -> np.ndarray:
     """The tiles ``tile_numbers`` (row-major over ``tiles`` per dim; no tiles: the whole value)
-    of ``value`` stacked, each of ``shard_shape``: one reshape and one gather, not a slice per
-    device. The result is a new C-contiguous array."""
+    of ``value`` stacked: one reshape and one gather, not a slice per device. The result is a
+    new C-contiguous array."""
     if not tiles:
         stacked = np.empty((len(tile_numbers),) + value.shape, value.dtype)
         stacked[...] = value
         return stacked
-    # NOTE: dim d of size tiles[d] * shard_shape[d] becomes (tile, offset); the tile dims go first
-    split = value.reshape([size for pair in zip(tiles, shard_shape) for size in pair])
-    rank = len(tiles)
-    by_tile = split.transpose(list(range(0, 2 * rank, 2)) + list(range(1, 2 * rank, 2)))
-    return np.ascontiguousarray(by_tile[np.unravel_index(tile_numbers, tiles)])
+    return np.ascontiguousarray(tile_view(value, tiles)[np.unravel_index(tile_numbers, tiles)])
 
 
 def _shard_numpy_by_index(value: np.ndarray, sharding: Sharding, *, committed: bool, weak_type: bool) -> Array:
@@ -232,6 +229,7 @@ def make_array_from_single_device_arrays(shape, sharding: Sharding, arrays: Sequ
 
 def _arrays_by_device(arrays: list[Array], expected_devices) -> dict[CpuDevice, Array]:
     by_device = {}
+    expected = frozenset(expected_devices)  # NOTE: a tuple's `in` would make this quadratic
     for position, array in enumerate(arrays):
         device = next(iter(array.sharding.device_set))
         if device in by_device:
@@ -240,7 +238,7 @@ def _arrays_by_device(arrays: list[Array], expected_devices) -> dict[CpuDevice, 
                 f"When making an array from single-device arrays, the input arrays must be from "
                 f"distinct devices, but got device IDs {ids}"
             )
-        if device not in expected_devices:
+        if device not in expected:
             raise ValueError(
                 f"arrays[{position}] is on {device!r}, which is not an addressable device of the "
                 f"sharding; expected one of {sorted(d.id for d in expected_devices)}"
@@ -269,14 +267,18 @@ def _assemble(shape, sharding: Sharding, by_device: dict[CpuDevice, Array], dtyp
             f"match the dtype of the addressable shards. Got dtype={np.dtype(dtype)} and shard "
             f"dtype={first.dtype}`."
         )
-    blocks, block_of_device = [], []
-    for device in sharding._addressable_device_assignment:
+    blocks, block_of_device, blocks_of_shard = [], [], {}
+    for device, shard in zip(sharding._addressable_device_assignment, _shard_numbers(sharding, shape)):
         data = np.asarray(by_device[device])
-        # NOTE: equal replicas share one block; a user may legally give differing replicas.
-        match = next((number for number, block in enumerate(blocks) if block is data or np.array_equal(block, data)), None)
+        # NOTE: equal replicas of one shard share a block; a user may legally give differing
+        # replicas. Only the shard's own blocks are compared, so this is linear in the devices.
+        candidates = blocks_of_shard.setdefault(shard, [])
+        match = next((number for number in candidates
+                      if blocks[number] is data or np.array_equal(blocks[number], data)), None)
         if match is None:
             match = len(blocks)
             blocks.append(data)
+            candidates.append(match)
         block_of_device.append(match)
     stacked = np.stack(blocks) if blocks else np.empty((0,) + shard_shape, first.dtype)
     stacked.flags.writeable = False
@@ -284,10 +286,64 @@ def _assemble(shape, sharding: Sharding, by_device: dict[CpuDevice, Array], dtyp
     return Array(shape, first.dtype, sharding, stacked, block_of_device)
 
 
+def _shard_numbers(sharding: Sharding, shape) -> tuple:
+    """Per addressable device of ``sharding``, a key equal for devices holding the same index."""
+    layout = sharding._local_blocks(shape)
+    if layout is not None:
+        return layout[2]
+    indices = sharding.addressable_devices_indices_map(shape)
+    return tuple(index_key(indices[device]) for device in sharding._addressable_device_assignment)
+
+
 def make_array_from_callback(shape, sharding: Sharding, data_callback: Callable, dtype=None) -> Array:
-    """A global Array whose shard for each index comes from ``data_callback(index)``."""
+    """A global Array whose shard for each index comes from ``data_callback(index)``, called
+    once per distinct index this process holds."""
     shape = _check_global_shape(shape)
     sharding = _check_sharding(sharding)
+    layout = sharding._local_blocks(shape)
+    if layout is None:
+        return _make_array_from_callback_by_index(shape, sharding, data_callback, dtype)
+    tiles, block_tiles, block_of_device = layout
+    shard_shape = sharding.shard_shape(shape)
+    # NOTE: blocks are numbered in order of first use, so a block's first device is found so
+    _, first_use = np.unique(np.asarray(block_of_device, np.intp), return_index=True)
+    devices = sharding._addressable_device_assignment
+    blocks = [_callback_block(data_callback, tile_index(tiles, shape, int(tile)), dtype, shape, shard_shape, sharding)
+              for tile in block_tiles]
+    if not blocks:
+        if dtype is None:
+            raise ValueError("make_array_from_callback: no addressable devices, so `dtype` must be given")
+        return Array(shape, dtype, sharding, np.empty((0,) + shard_shape, dtype), ())
+    for block, position in zip(blocks, first_use):
+        if block.dtype != blocks[0].dtype:
+            raise ValueError(
+                f"Input buffers to `Array` must have matching dtypes. Got {block.dtype}, expected "
+                f"{blocks[0].dtype} for buffer on {devices[position]!r}"
+            )
+    stacked = np.stack(blocks)
+    stacked.flags.writeable = False
+    # NOTE: as in JAX, an array assembled from shards is never weakly typed.
+    return Array(shape, blocks[0].dtype, sharding, stacked, block_of_device)
+
+
+def _callback_block(data_callback: Callable, index, dtype, shape, shard_shape, sharding: Sharding) -> np.ndarray:
+    data, _ = to_numpy(data_callback(index), "data_callback result")
+    if dtype is not None and data.dtype != canonicalize(dtype, x64=config.read("jax_enable_x64")):
+        raise ValueError(
+            f"make_array_from_callback: dtype={np.dtype(dtype).name} was given, but data_callback "
+            f"returned {data.dtype.name} data for index {index}; they must match (as in JAX)"
+        )
+    if data.shape != shard_shape:
+        raise ValueError(
+            f"data_callback returned shape {data.shape} for index {index}, but the "
+            f"shard shape of {shape} under {sharding} is {shard_shape}"
+        )
+    return data
+
+
+def _make_array_from_callback_by_index(shape, sharding: Sharding, data_callback: Callable, dtype) -> Array:
+    """make_array_from_callback for a sharding without a tile assignment (PmapSharding, one
+    device holding everything): the index map says which index each device holds."""
     indices = sharding.addressable_devices_indices_map(shape)
     shard_shape = sharding.shard_shape(shape)
     by_key: dict[tuple, Array] = {}
@@ -295,18 +351,8 @@ def make_array_from_callback(shape, sharding: Sharding, data_callback: Callable,
     for device in sharding._addressable_device_assignment:
         key = index_key(indices[device])
         if key not in by_key:
-            data, weak = to_numpy(data_callback(indices[device]), "data_callback result")
-            if dtype is not None and data.dtype != canonicalize(dtype, x64=config.read("jax_enable_x64")):
-                raise ValueError(
-                    f"make_array_from_callback: dtype={np.dtype(dtype).name} was given, but data_callback "
-                    f"returned {data.dtype.name} data for index {indices[device]}; they must match (as in JAX)"
-                )
-            if data.shape != shard_shape:
-                raise ValueError(
-                    f"data_callback returned shape {data.shape} for index {indices[device]}, but the "
-                    f"shard shape of {shape} under {sharding} is {shard_shape}"
-                )
-            by_key[key] = shard_numpy(data, SingleDeviceSharding(device), weak_type=weak)
+            data = _callback_block(data_callback, indices[device], dtype, shape, shard_shape, sharding)
+            by_key[key] = shard_numpy(data, SingleDeviceSharding(device))
         by_device[device] = by_key[key]
     if not by_device:
         if dtype is None:

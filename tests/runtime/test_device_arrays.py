@@ -112,8 +112,9 @@ def test_a_replicated_scalar_and_an_empty_value_are_copied_per_block():
     value = np.array(3.0, np.float32)
     array = shard_numpy(value, sharding)
     assert array._blocks.shape == (1,) and not np.shares_memory(array._blocks, value)
+    # NOTE: the tiles of an empty dim share its one index, so they share a block
     empty = shard_numpy(np.zeros((0, 4), np.float32), NamedSharding(sharding.mesh, P("x", "y")))
-    assert empty._blocks.shape == (8, 0, 1)
+    assert empty._blocks.shape == (4, 0, 1) and empty._block_of_device == (0, 1, 2, 3) * 2
 
 
 def rows_per_device(value, sharding, lead_shape, mesh_shape):
@@ -186,3 +187,78 @@ def test_the_process_layout_follows_the_devices_processes():
     layout = process_layout(spread)
     assert isinstance(layout, ProcessLayout)
     assert layout.block == ((0,), (0, 1, 2, 3)) and layout.local_shape == (1, 4)
+
+
+def check_constructors_match_definition(sharding):
+    value = np.arange(np.prod(SHAPE), dtype=np.int32).reshape(SHAPE)
+    blocks, block_of_device = blocks_per_device(value, sharding)
+    requested = []
+
+    def callback(index):
+        requested.append(index_key(index))
+        return value[index]
+
+    from_callback = meshjit.make_array_from_callback(SHAPE, sharding, callback, dtype=np.int32)
+    indices = sharding.addressable_devices_indices_map(SHAPE)
+    assert sorted(requested) == sorted({index_key(index) for index in indices.values()}), sharding
+    pieces = [meshjit.device_put(value[indices[device]], device) for device in sharding._addressable_device_assignment]
+    from_pieces = meshjit.make_array_from_single_device_arrays(SHAPE, sharding, pieces, dtype=np.int32)
+    for array in (from_callback, from_pieces):
+        assert array._block_of_device == tuple(block_of_device), sharding
+        for stored, expected in zip(array._blocks, blocks, strict=True):
+            np.testing.assert_array_equal(stored, expected)
+        if sharding.is_fully_addressable:
+            np.testing.assert_array_equal(np.asarray(array), value)
+
+
+def test_constructors_and_the_global_value_match_the_index_maps():
+    for sharding in all_shardings():
+        check_constructors_match_definition(sharding)
+
+
+@pytest.mark.usefixtures("two_processes")
+def test_constructors_keep_the_local_devices_blocks_of_two_processes():
+    for sharding in named_shardings():
+        check_constructors_match_definition(sharding)
+
+
+def test_differing_replicas_keep_their_own_blocks_and_the_first_is_the_value():
+    mesh = Mesh(np.array(meshjit.devices())[[4, 0, 6, 2, 5, 1, 7, 3]].reshape(2, 4), ("x", "y"))
+    sharding = NamedSharding(mesh, P(None, "y"))  # each column block on the two devices of a y
+    value = np.arange(16, dtype=np.float32).reshape(2, 8)
+    indices = sharding.devices_indices_map(value.shape)
+    pieces = [meshjit.device_put(value[indices[device]] + (10 * position if position in (5, 6) else 0), device)
+              for position, device in enumerate(sharding._addressable_device_assignment)]
+    array = meshjit.make_array_from_single_device_arrays(value.shape, sharding, pieces)
+    # devices 4 0 6 2 hold column blocks 0-3 first; 5 and 3 repeat blocks 0 and 3, while 1 and
+    # 7 (positions 5 and 6) hold replicas of blocks 1 and 2 that differ
+    assert array._block_of_device == (0, 1, 2, 3, 0, 4, 5, 3)
+    np.testing.assert_array_equal(np.asarray(array), value)
+    shards = {shard.device.id: np.asarray(shard.data) for shard in array.addressable_shards}
+    np.testing.assert_array_equal(shards[1], value[:, 2:4] + 50)
+    np.testing.assert_array_equal(shards[7], value[:, 4:6] + 60)
+
+
+def global_value_per_device(array):
+    """The definition: every device's shard written at its index, replica 0 last so it wins."""
+    value = np.zeros(array.shape, array.dtype)
+    for shard in sorted(array.addressable_shards, key=lambda shard: -shard.replica_id):
+        value[shard.index] = np.asarray(shard.data)
+    return value
+
+
+def test_the_global_value_reads_blocks_that_devices_share_across_tiles():
+    from meshjit.runtime.array import Array
+
+    # NOTE: a program result equal on the devices of a tiled layout is stored once (pmap's psum)
+    mesh = Mesh(np.array(meshjit.devices())[[3, 1, 2, 0]].reshape(2, 2), ("x", "y"))
+    sharding = NamedSharding(mesh, P("y"))
+    blocks = np.arange(6, dtype=np.float32).reshape(1, 3, 2)
+    array = Array((6, 2), np.float32, sharding, blocks, (0, 0, 0, 0))
+    np.testing.assert_array_equal(np.asarray(array), global_value_per_device(array))
+    np.testing.assert_array_equal(np.asarray(array), np.concatenate([blocks[0], blocks[0]]))
+    value = np.arange(64, dtype=np.float32).reshape(SHAPE)
+    for sharding in named_shardings():
+        result = meshjit.jit(lambda x: x * 2, out_shardings=sharding)(value)
+        np.testing.assert_array_equal(np.asarray(result), global_value_per_device(result))
+        np.testing.assert_array_equal(np.asarray(result), value * 2)
