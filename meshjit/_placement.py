@@ -99,4 +99,4 @@ def place(function_name: str, labels: Sequence[str], specs: Sequence[ArgSpec],
 
 
 def _ids(sharding: Sharding) -> tuple[int, ...]:
-    return tuple(sharding._device_ids.tolist())
+    return sharding._device_id_tuple

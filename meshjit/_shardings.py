@@ -87,8 +87,11 @@ _USER_MESHES: weakref.WeakValueDictionary[MeshAttr, Mesh] = weakref.WeakValueDic
 def mesh_attr(mesh: Mesh) -> MeshAttr:
     attr = mesh.__dict__.get("_mesh_attr")
     if attr is None:
-        attr = mesh.__dict__["_mesh_attr"] = MeshAttr(tuple(mesh.shape.items()),
-                                                      tuple(mesh._device_id_array.reshape(-1).tolist()))
+        ids = mesh._device_id_array.reshape(-1)
+        # NOTE: the iota order is the IR's None, told here on the array rather than by the IR
+        # mesh comparing a tuple of every id
+        iota = bool((ids == np.arange(ids.size)).all())
+        attr = mesh.__dict__["_mesh_attr"] = MeshAttr(tuple(mesh.shape.items()), None if iota else mesh._key[0])
     _USER_MESHES[attr] = mesh
     return attr
 

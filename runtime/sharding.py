@@ -62,6 +62,14 @@ class Sharding:
         return cached
 
     @property
+    def _device_id_tuple(self) -> tuple[int, ...]:
+        """The ids of ``_device_assignment`` as a tuple (what jit compares and reports)."""
+        cached = self.__dict__.get("_id_tuple")
+        if cached is None:
+            cached = self.__dict__["_id_tuple"] = tuple(self._device_ids.tolist())
+        return cached
+
+    @property
     def _device_processes(self) -> np.ndarray:
         """The process index of each device of ``_device_assignment`` (read-only)."""
         cached = self.__dict__.get("_processes")
@@ -324,6 +332,10 @@ class NamedSharding(Sharding):
     @property
     def _device_ids(self) -> np.ndarray:
         return self._concrete_mesh()._device_id_array.reshape(-1)
+
+    @property
+    def _device_id_tuple(self) -> tuple[int, ...]:
+        return self._concrete_mesh()._key[0]
 
     @property
     def _device_processes(self) -> np.ndarray:
