@@ -370,16 +370,21 @@ def make_array_from_process_local_data(sharding: Sharding, local_data, global_sh
     sharding = _check_sharding(sharding)
     local, _ = to_numpy(local_data, "local_data")
     probe_shape = tuple(size * sharding.num_devices for size in local.shape)
-    spans = _local_spans(sharding, probe_shape)
+    coordinates = _local_tile_coordinates(sharding, probe_shape)
+    spans = _local_spans(sharding, probe_shape) if coordinates is None else [
+        (max(len(np.unique(held)), 1), count) for count, held in zip(*coordinates)]
     if global_shape is None:
         global_shape = tuple(size * total // held for size, (held, total) in zip(local.shape, spans))
     global_shape = _check_global_shape(global_shape, "global_shape")
     if len(global_shape) != local.ndim:
         raise ValueError(f"global_shape {global_shape} and local_data of shape {local.shape} differ in rank")
-    indices = sharding.devices_indices_map(global_shape)
-    local_indices = {device: indices[device] for device in sharding._addressable_device_assignment}
-    offsets = [min((index[dim].start or 0) for index in local_indices.values()) if local_indices else 0
-               for dim in range(len(global_shape))]
+    if coordinates is None:
+        offsets = _local_offsets(sharding, global_shape)
+    else:
+        sharding.shard_shape(global_shape)  # raises IndivisibleError unless the tiles divide the shape
+        offsets = [int(held.min()) * (size // count) if held.size else 0
+                   for size, count, held in zip(global_shape, *coordinates)]
+
     def callback(index):
         relative = tuple(slice((entry.start or 0) - offset, (entry.stop if entry.stop is not None else size) - offset)
                          for entry, offset, size in zip(index, offsets, global_shape))
@@ -391,6 +396,26 @@ def make_array_from_process_local_data(sharding: Sharding, local_data, global_sh
             )
         return piece
     return make_array_from_callback(global_shape, sharding, callback, dtype=local.dtype)
+
+
+def _local_tile_coordinates(sharding: Sharding, probe_shape):
+    """(tiles per dim, per dim the tile coordinate of each of this process's devices), or None
+    where the tile assignment cannot tell (the index map then does)."""
+    local = sharding._local_tiles(probe_shape)
+    if local is None:
+        return None
+    tiles, tile_of_device = local
+    if not tiles:
+        return (1,) * len(probe_shape), [np.zeros(len(tile_of_device), np.intp)] * len(probe_shape)
+    return tiles, list(np.unravel_index(tile_of_device, tiles))
+
+
+def _local_offsets(sharding: Sharding, global_shape) -> list[int]:
+    """Per dim, where this process's part starts (by the per-device index map)."""
+    indices = sharding.devices_indices_map(global_shape)
+    local_indices = [indices[device] for device in sharding._addressable_device_assignment]
+    return [min((index[dim].start or 0) for index in local_indices) if local_indices else 0
+            for dim in range(len(global_shape))]
 
 
 def _local_spans(sharding: Sharding, probe_shape) -> list[tuple[int, int]]:

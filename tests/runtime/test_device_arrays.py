@@ -56,7 +56,7 @@ def other_shardings():
         GSPMDSharding(devices, "{devices=[4,2]<=[2,4]T(1,0)}"),
         GSPMDSharding(devices, "{devices=[2,2,2]0,5,2,7,4,1,6,3 last_tile_dim_replicate}"),
         GSPMDSharding(devices, "{maximal device=3}"),
-        PmapSharding.default((8, 8)),
+        PmapSharding.default((8, 8), devices=devices),
     ]
 
 
@@ -262,3 +262,40 @@ def test_the_global_value_reads_blocks_that_devices_share_across_tiles():
         result = meshjit.jit(lambda x: x * 2, out_shardings=sharding)(value)
         np.testing.assert_array_equal(np.asarray(result), global_value_per_device(result))
         np.testing.assert_array_equal(np.asarray(result), value * 2)
+
+
+def check_process_part_matches_index_maps(sharding):
+    from meshjit.runtime.transfer import _local_offsets, _local_spans, _local_tile_coordinates
+
+    probe = tuple(8 * sharding.num_devices for _ in SHAPE)
+    coordinates = _local_tile_coordinates(sharding, probe)
+    if coordinates is None:
+        return
+    spans = [(max(len(np.unique(held)), 1), count) for count, held in zip(*coordinates)]
+    assert spans == _local_spans(sharding, probe), sharding
+    offsets = [int(held.min()) * (size // count) if held.size else 0
+               for size, count, held in zip(SHAPE, *coordinates)]
+    assert offsets == _local_offsets(sharding, SHAPE), sharding
+
+
+@pytest.mark.usefixtures("two_processes")
+def test_a_process_part_is_told_by_tiles_as_by_index_maps():
+    for sharding in all_shardings():
+        check_process_part_matches_index_maps(sharding)
+    mesh = Mesh(np.array(meshjit.devices())[[0, 4, 5, 1, 2, 6, 7, 3]].reshape(4, 2), ("x", "y"))
+    sharding = NamedSharding(mesh, P("x", "y"))  # process 0: a diagonal, not one block
+    check_process_part_matches_index_maps(sharding)
+    value = np.arange(32, dtype=np.float32).reshape(4, 8)
+    mesh = Mesh(np.array(meshjit.devices()).reshape(2, 4), ("x", "y"))
+    array = meshjit.make_array_from_process_local_data(NamedSharding(mesh, P("x", "y")), value[:2])
+    assert array.shape == (4, 8)
+    for shard in array.addressable_shards:
+        np.testing.assert_array_equal(np.asarray(shard.data), value[shard.index])
+
+
+def test_a_single_process_part_is_the_whole_array():
+    for sharding in all_shardings():
+        check_process_part_matches_index_maps(sharding)
+    value = np.arange(64, dtype=np.float32).reshape(SHAPE)
+    for sharding in named_shardings():
+        np.testing.assert_array_equal(np.asarray(meshjit.make_array_from_process_local_data(sharding, value)), value)
