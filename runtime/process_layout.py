@@ -10,6 +10,7 @@ collective over some axes are those holding the same parts of the other axes.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -41,9 +42,17 @@ class ProcessGroup:
     def size(self) -> int:
         return len(self.processes)
 
+    @functools.cached_property
+    def owners(self) -> np.ndarray:
+        """The group rank of the process holding each member, indexed by member."""
+        owners = np.empty(sum(len(held) for held in self.members), np.intp)
+        for rank, held in enumerate(self.members):
+            owners[np.asarray(held, np.intp)] = rank
+        return owners
+
     def owner_of(self, member: int) -> int:
         """The group rank of the process holding ``member``."""
-        return next(rank for rank, held in enumerate(self.members) if member in held)
+        return int(self.owners[member])
 
 
 class ProcessLayout:
