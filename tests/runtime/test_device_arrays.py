@@ -154,6 +154,25 @@ def test_buffer_rows_match_the_per_device_lookup():
                 assert in_order == (expected == list(range(len(array._blocks))))
 
 
+@pytest.mark.usefixtures("two_processes")
+def test_buffer_rows_on_this_process_block_match_the_per_device_lookup():
+    value = np.arange(64, dtype=np.float32).reshape(SHAPE)
+    checked = 0
+    for want in named_shardings():
+        try:
+            layout = process_layout(want.mesh)
+        except ValueError:
+            continue  # this process's devices are not a block of the mesh: jit refuses it
+        block_shape = tuple(want.mesh.axis_sizes) if layout is None else layout.local_shape
+        array = shard_numpy(value, want)
+        for varying in itertools.product((False, True), repeat=len(block_shape)):
+            lead_shape = tuple(size if varies else 1 for size, varies in zip(block_shape, varying))
+            rows, _ = executor._rows(array, want, lead_shape, block_shape)
+            assert list(rows) == rows_per_device(array, want, lead_shape, block_shape), (want, lead_shape)
+        checked += layout is not None
+    assert checked >= 3
+
+
 def test_buffers_and_stacks_hold_each_devices_shard():
     value = np.arange(64, dtype=np.float32).reshape(SHAPE)
     for want in named_shardings():
