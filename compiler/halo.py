@@ -16,6 +16,7 @@ shards) are then replaced by the fill value.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -220,18 +221,19 @@ def device_pairs(builder: SpmdBuilder, axes, shard_pairs) -> tuple[tuple[str, ..
     names = tuple(name for name in mesh.axis_names if any(axis.name == name for axis in axes))
     sizes = [mesh.axis_size(name) for name in names]
     # NOTE: members are numbered row-major over ``names``, as the group orders them
-    coordinates = dict(zip(names, np.indices(sizes).reshape(len(names), -1)))
-    position = np.zeros(int(np.prod(sizes, dtype=np.int64)), np.int64)
+    members = np.arange(math.prod(sizes))
+    coordinates = dict(zip(names, np.unravel_index(members, sizes)))
+    position = 0
     for axis in axes:
         position = position * axis.resolved_size(mesh) + _axis_index(axis, coordinates[axis.name], mesh)
+    # NOTE: a member's other coordinates (``rest``) pick its row; ``position`` its column
     rest = np.ravel_multi_index([_without(axes, name, coordinates[name], mesh) for name in names], sizes)
-    groups, group_of_member = np.unique(rest, return_inverse=True)
-    positions = int(np.prod([axis.resolved_size(mesh) for axis in axes], dtype=np.int64))
-    member_at = np.full((len(groups), positions), -1, np.int64)
-    member_at[group_of_member.reshape(-1), position] = np.arange(len(position))
-    senders, receivers = (np.asarray(side, np.int64) for side in zip(*shard_pairs)) if shard_pairs else (
-        np.zeros(0, np.int64),) * 2
-    sources, targets = member_at[:, senders].reshape(-1), member_at[:, receivers].reshape(-1)
+    member_at = np.full((len(members), math.prod(axis.resolved_size(mesh) for axis in axes)), -1)
+    member_at[rest, position] = members
+    member_at = member_at[member_at[:, 0] >= 0]
+    senders, receivers = zip(*shard_pairs) if shard_pairs else ((), ())
+    sources = member_at[:, list(senders)].reshape(-1)
+    targets = member_at[:, list(receivers)].reshape(-1)
     order = np.argsort(targets, kind="stable")
     return names, tuple(zip(sources[order].tolist(), targets[order].tolist()))
 
