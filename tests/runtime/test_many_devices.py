@@ -1,6 +1,7 @@
-"""No per-device Python loops (issue 21): the same program at 64 and at 1024 simulated devices
-(a non-iota mesh of the same two-axis shape) makes as many Python calls to device_put its
-inputs, to run its first call and to read its result, and its values are numpy's. Each count
+"""No per-device Python loops (issue 21): the same programs at 64 and at 1024 simulated devices
+(a non-iota mesh of the same two-axis shape) make as many Python calls to device_put their
+inputs, to run their first call and read the result, and to run again, and their values are
+numpy's: an MLP, a reshard, an all-gather, a gradient and a shard_map psum. Each count
 runs in a fresh process (the device count is fixed when the devices are first made)."""
 
 from __future__ import annotations
@@ -49,8 +50,22 @@ mlp = jax.jit(lambda x, a, b, c: jnp.tanh(jnp.tanh(x @ a) @ b) @ c)
 value, first_calls = counted(lambda: np.asarray(mlp(x, *weights)))
 _, next_calls = counted(lambda: mlp(x, *weights))
 expected = np.tanh(np.tanh(x_value @ w_values[0]) @ w_values[1]) @ w_values[2]
-print(json.dumps({"put": put_calls, "first": first_calls, "next": next_calls,
-                  "error": float(np.abs(value - expected).max()),
+counts = {"put": put_calls, "first": first_calls, "next": next_calls}
+# NOTE: a reshard, an all-gather, a gradient (partial sums) and a shard_map psum
+others = {
+    "reshard": (jax.jit(lambda a: a, out_shardings=NamedSharding(mesh, P(None, "model"))), (x,), x_value),
+    "gather": (jax.jit(lambda a: a * 2, out_shardings=NamedSharding(mesh, P())), (x,), x_value * 2),
+    "grad": (jax.jit(jax.grad(lambda a, w: jnp.sum(a @ w), argnums=1)), (x, weights[0]),
+             np.broadcast_to(x_value.sum(0)[:, None], (16, 16))),
+    "psum": (jax.jit(jax.shard_map(lambda a: jax.lax.psum(a, "data"), mesh=mesh, in_specs=P("data"),
+                                   out_specs=P())), (x,), x_value.reshape(count // 8, -1, 16).sum(0)),
+}
+errors = [float(np.abs(value - expected).max())]
+for name, (function, arguments, want) in others.items():
+    result, counts[name] = counted(lambda: np.asarray(function(*arguments)))
+    _, counts[name + " again"] = counted(lambda: function(*arguments))
+    errors.append(float(np.abs(result - want).max() / max(1.0, np.abs(want).max())))
+print(json.dumps({"counts": counts, "error": max(errors),
                   "blocks": [len(x._blocks)] + [len(w._blocks) for w in weights]}))
 """
 
@@ -68,6 +83,7 @@ def test_calls_do_not_grow_with_the_devices():
     # NOTE: a replicated operand is stored once per distinct shard: the data's 8 and 128
     # row blocks, each weight's 8 column or row blocks
     assert few["blocks"] == [8, 8, 8, 8] and many["blocks"] == [128, 8, 8, 8]
-    for phase in ("put", "first", "next"):
+    assert few["counts"].keys() == many["counts"].keys()
+    for phase, calls in few["counts"].items():
         # NOTE: one Python call per device would add 960; allow noise far below that
-        assert many[phase] <= few[phase] * 1.02 + 50, (phase, few, many)
+        assert many["counts"][phase] <= calls * 1.02 + 50, (phase, few, many)
