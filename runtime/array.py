@@ -15,6 +15,7 @@ import numpy as np
 
 from .devices import CpuDevice
 from .sharding import Index, Sharding, SingleDeviceSharding
+from .tiles import local_tiles, put_tiles
 
 
 def index_key(index: Index) -> tuple:
@@ -202,7 +203,7 @@ class Array:
                 "devices is not possible. Use `meshjit.experimental.multihost_utils.process_allgather` first."
             )
         value = np.empty(self._shape, self._dtype)
-        local = self._sharding._local_tiles(self._shape)
+        local = local_tiles(self._sharding, self._shape)
         if local is not None:
             tiles, tile_of_device = local
             # NOTE: each tile from its first device (replica 0, as below); devices may share a
@@ -299,23 +300,6 @@ class Array:
         if self.ndim == 0:
             return format(self._global_value().item(), spec)
         return format(str(self), spec)
-
-
-def tile_view(value: np.ndarray, tiles) -> np.ndarray:
-    """A view of ``value`` with the tile coordinates first (one dim per tiled dim, row-major
-    over ``tiles``) and the offsets inside a tile after: dim d of size tiles[d] * s becomes
-    (tile, offset)."""
-    rank = len(tiles)
-    split = value.reshape([size for count, whole in zip(tiles, value.shape) for size in (count, whole // count)])
-    return split.transpose(list(range(0, 2 * rank, 2)) + list(range(1, 2 * rank, 2)))
-
-
-def put_tiles(value: np.ndarray, tiles, tile_numbers: np.ndarray, blocks: np.ndarray) -> None:
-    """Write ``blocks`` (one per entry of ``tile_numbers``) into their tiles of ``value``."""
-    if not tiles:
-        value[...] = blocks[0]
-        return
-    tile_view(value, tiles)[np.unravel_index(tile_numbers, tiles)] = blocks
 
 
 class ArrayTemplate:

@@ -17,6 +17,7 @@ from .plan import CollectiveStep, FreeStep, KernelStep, Plan
 from .array import Array, index_key
 from .float_errors import quiet_float_errors, restore_float_errors
 from .sharding import Sharding
+from .tiles import local_blocks
 from .transfer import to_numpy, shard_numpy
 
 
@@ -36,7 +37,7 @@ def stack_shards(value, sharding: Sharding) -> np.ndarray:
 def array_from_stack(stacked: np.ndarray, sharding: Sharding, shape, *, weak_type: bool = False) -> Array:
     """An Array from per-device shards stacked in ``sharding``'s device order; replicas share
     the block of the first device that holds them."""
-    blocks_layout = sharding._local_blocks(shape)
+    blocks_layout = local_blocks(sharding, shape)
     if blocks_layout is None:
         return _array_from_stack_by_index(stacked, sharding, shape, weak_type=weak_type)
     _, _, block_of_device = blocks_layout

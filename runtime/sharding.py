@@ -18,6 +18,7 @@ from meshjit.ir.abstract_mesh import AbstractMesh
 from .mesh import Mesh
 from .partition_spec import UNCONSTRAINED, PartitionSpec
 from .tile_assignment import TileAssignment
+from .tiles import tile_numbers
 
 Index = tuple
 
@@ -190,67 +191,11 @@ class Sharding:
         """(tiles per dim, the tile each device holds, devices in id order), computed on arrays
         rather than per device; None where there is no tile assignment to read it from (one
         device holding everything, PmapSharding): is_equivalent_to then compares index maps."""
-        numbered = self._tile_numbers(ndim)
+        numbered = tile_numbers(self, ndim)
         if numbered is None:
             return None
         tiles, tile_of_position = numbered
         return tiles, tile_of_position[np.argsort(self._device_ids)]
-
-    def _tile_numbers(self, ndim: int):
-        """(tiles per dim, the tile each device of ``_device_assignment`` holds, tiles numbered
-        row-major), or None where there is no tile assignment to read it from (one device
-        holding everything, PmapSharding). Replicated: no tiles, every device holds tile 0."""
-        cache = self.__dict__.setdefault("_tile_numbers_cache", {})
-        if ndim in cache:
-            return cache[ndim]
-        try:
-            tiles = self._tile_assignment(ndim).normalised()
-        except TypeError:
-            tiles = None
-        if tiles is None or tiles.kind == "maximal":
-            numbered = None
-        elif tiles.kind == "replicated":
-            numbered = (), _read_only(np.zeros(self.num_devices, np.int64))
-        else:
-            positions = tiles.id_array.reshape(-1, tiles.replication)
-            tile_of_position = np.empty(self.num_devices, np.int64)
-            tile_of_position[positions] = np.arange(positions.shape[0])[:, None]
-            numbered = tiles.tiles, _read_only(tile_of_position)
-        cache[ndim] = numbered
-        return numbered
-
-    def _local_tiles(self, global_shape):
-        """(tiles per dim, the tile each addressable device holds), or None where there is no
-        tile assignment or the array is empty (the per-device index map then decides: the
-        tiles of an empty dim share its one index)."""
-        if 0 in global_shape:
-            return None
-        numbered = self._tile_numbers(len(global_shape))
-        if numbered is None:
-            return None
-        tiles, tile_of_position = numbered
-        _, positions, _ = self._addressable()
-        return tiles, tile_of_position if positions is None else tile_of_position[positions]
-
-    def _local_blocks(self, global_shape):
-        """How an Array of ``global_shape`` laid out from host data stores this process's
-        shards: (tiles per dim, the tile of each distinct block in order of first use, the
-        block of each addressable device), or None as ``_local_tiles``. Replicas share a
-        block; blocks come in the order their first device comes."""
-        key = (len(global_shape), process_index())
-        cache = self.__dict__.setdefault("_local_blocks_cache", {})
-        if 0 not in global_shape and key in cache:
-            return cache[key]
-        local = self._local_tiles(global_shape)
-        if local is None:
-            return None
-        tiles, tile_of_device = local
-        distinct, first, inverse = np.unique(tile_of_device, return_index=True, return_inverse=True)
-        order = np.argsort(first, kind="stable")
-        rank = np.empty(len(order), np.int64)
-        rank[order] = np.arange(len(order))
-        cache[key] = (tiles, _read_only(distinct[order]), tuple(rank[inverse.reshape(-1)].tolist()))
-        return cache[key]
 
     def with_memory_kind(self, kind: str) -> Sharding:
         raise TypeError(f"{type(self).__name__} does not support memory kinds")

@@ -9,13 +9,14 @@ import optree
 
 from meshjit.ir.dtypes import canonicalize
 
-from .array import Array, index_key, tile_view
+from .array import Array, index_key
 from meshjit.ir.config import config
 from .devices import CpuDevice, devices as all_devices
 from .mesh import get_mesh
 from .partition_spec import PartitionSpec
 from .sharding import NamedSharding, Sharding, SingleDeviceSharding
 from .tile_assignment import tile_index
+from .tiles import cut_tiles, local_blocks, local_tiles
 
 _SCALAR_DTYPES = {bool: np.bool_, int: np.int64, float: np.float64, complex: np.complex128}
 
@@ -58,7 +59,7 @@ def _check_python_int(value: int, x64: bool) -> None:
 def shard_numpy(value: np.ndarray, sharding: Sharding, *, committed: bool = True,
                 weak_type: bool = False) -> Array:
     """Lay a host array out over ``sharding``: one block per distinct shard of this process."""
-    layout = sharding._local_blocks(value.shape)  # checks the rank
+    layout = local_blocks(sharding, value.shape)  # checks the rank
     if layout is None:
         return _shard_numpy_by_index(value, sharding, committed=committed, weak_type=weak_type)
     tiles, block_tiles, block_of_device = layout
@@ -67,17 +68,6 @@ def shard_numpy(value: np.ndarray, sharding: Sharding, *, committed: bool = True
     stacked.flags.writeable = False
     return Array(value.shape, value.dtype, sharding, stacked, block_of_device,
                  committed=committed, weak_type=weak_type)
-
-
-def cut_tiles(value: np.ndarray, tiles, tile_numbers: np.ndarray) -> np.ndarray:
-    """The tiles ``tile_numbers`` (row-major over ``tiles`` per dim; no tiles: the whole value)
-    of ``value`` stacked: one reshape and one gather, not a slice per device. The result is a
-    new C-contiguous array."""
-    if not tiles:
-        stacked = np.empty((len(tile_numbers),) + value.shape, value.dtype)
-        stacked[...] = value
-        return stacked
-    return np.ascontiguousarray(tile_view(value, tiles)[np.unravel_index(tile_numbers, tiles)])
 
 
 def _shard_numpy_by_index(value: np.ndarray, sharding: Sharding, *, committed: bool, weak_type: bool) -> Array:
@@ -288,7 +278,7 @@ def _assemble(shape, sharding: Sharding, by_device: dict[CpuDevice, Array], dtyp
 
 def _shard_numbers(sharding: Sharding, shape) -> tuple:
     """Per addressable device of ``sharding``, a key equal for devices holding the same index."""
-    layout = sharding._local_blocks(shape)
+    layout = local_blocks(sharding, shape)
     if layout is not None:
         return layout[2]
     indices = sharding.addressable_devices_indices_map(shape)
@@ -300,7 +290,7 @@ def make_array_from_callback(shape, sharding: Sharding, data_callback: Callable,
     once per distinct index this process holds."""
     shape = _check_global_shape(shape)
     sharding = _check_sharding(sharding)
-    layout = sharding._local_blocks(shape)
+    layout = local_blocks(sharding, shape)
     if layout is None:
         return _make_array_from_callback_by_index(shape, sharding, data_callback, dtype)
     tiles, block_tiles, block_of_device = layout
@@ -401,7 +391,7 @@ def make_array_from_process_local_data(sharding: Sharding, local_data, global_sh
 def _local_tile_coordinates(sharding: Sharding, probe_shape):
     """(tiles per dim, per dim the tile coordinate of each of this process's devices), or None
     where the tile assignment cannot tell (the index map then does)."""
-    local = sharding._local_tiles(probe_shape)
+    local = local_tiles(sharding, probe_shape)
     if local is None:
         return None
     tiles, tile_of_device = local
