@@ -16,7 +16,7 @@ shards) are then replaced by the fill value.
 
 from __future__ import annotations
 
-import itertools
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -56,13 +56,26 @@ class _Round:
     when every run stays on its device)."""
 
     runs: list[_Run] = field(default_factory=list)
+    # NOTE: who already sends and receives, so that fitting a run is a lookup, not a scan of
+    # the round (a round holds a run per device: quadratic in the devices otherwise)
+    senders: set[int] = field(default_factory=set)
+    receivers: set[int] = field(default_factory=set)
+
+    def __post_init__(self):
+        self.senders.update(run.sender for run in self.runs)
+        self.receivers.update(run.receiver for run in self.runs)
 
     @property
     def local(self) -> bool:
         return all(run.sender == run.receiver for run in self.runs)
 
     def fits(self, run: _Run) -> bool:
-        return all(run.sender != other.sender and run.receiver != other.receiver for other in self.runs)
+        return run.sender not in self.senders and run.receiver not in self.receivers
+
+    def add(self, run: _Run) -> None:
+        self.runs.append(run)
+        self.senders.add(run.sender)
+        self.receivers.add(run.receiver)
 
     @property
     def width(self) -> int:
@@ -94,26 +107,26 @@ def _runs(dim: SplitDim, starts, width: int, cyclic: bool) -> list[_Run]:
 
 def _rounds(runs: list[_Run]) -> list[_Round]:
     """Runs staying on their device first, then the others packed greedily into rounds."""
-    local = _Round([run for run in runs if run.sender == run.receiver])
+    local = [run for run in runs if run.sender == run.receiver]
     rounds = []
     for run in runs:
         if run.sender == run.receiver:
             continue
         for candidate in rounds:
             if candidate.fits(run):
-                candidate.runs.append(run)
+                candidate.add(run)
                 break
         else:
             rounds.append(_Round([run]))
     local_rounds = []
-    while local.runs:
+    while local:
         # a device may keep several runs of its own rows: one local round per run
         taken, rest, seen = [], [], set()
-        for run in local.runs:
+        for run in local:
             (rest if run.receiver in seen else taken).append(run)
             seen.add(run.receiver)
         local_rounds.append(_Round(taken))
-        local.runs = rest
+        local = rest
     return local_rounds + rounds
 
 
@@ -200,36 +213,50 @@ class HaloFetch:
 def device_pairs(builder: SpmdBuilder, axes, shard_pairs) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...]]:
     """The mesh axes a collective_permute runs over and its (source, target) group member
     pairs, for pairs of shard positions over ``axes`` (possibly sub-axes): a member sends to
-    the member holding the target shard and agreeing on every other coordinate."""
+    the member holding the target shard and agreeing on every other coordinate.
+
+    Worked out on arrays over the group's members (one per device along the axes), not per
+    member in Python."""
     mesh = builder.mesh
     names = tuple(name for name in mesh.axis_names if any(axis.name == name for axis in axes))
-    members = {}
-    for index, point in enumerate(itertools.product(*(range(mesh.axis_size(name)) for name in names))):
-        coordinates = dict(zip(names, point))
-        position = 0
-        for axis in axes:
-            position = position * axis.resolved_size(mesh) + axis.index(mesh, coordinates)
-        rest = tuple(_without(axes, name, coordinates[name], mesh) for name in names)
-        members[(position, rest)] = index
-    targets = dict()
-    for (position, rest), index in members.items():
-        targets.setdefault(rest, {})[position] = index
-    pairs = []
-    for rest, by_position in targets.items():
-        for sender, receiver in shard_pairs:
-            pairs.append((by_position[sender], by_position[receiver]))
-    return names, tuple(sorted(pairs, key=lambda pair: pair[1]))
+    sizes = [mesh.axis_size(name) for name in names]
+    # NOTE: members are numbered row-major over ``names``, as the group orders them
+    members = np.arange(math.prod(sizes))
+    coordinates = dict(zip(names, np.unravel_index(members, sizes)))
+    position = 0
+    for axis in axes:
+        position = position * axis.resolved_size(mesh) + _axis_index(axis, coordinates[axis.name], mesh)
+    # NOTE: a member's other coordinates (``rest``) pick its row; ``position`` its column
+    rest = np.ravel_multi_index([_without(axes, name, coordinates[name], mesh) for name in names], sizes)
+    member_at = np.full((len(members), math.prod(axis.resolved_size(mesh) for axis in axes)), -1)
+    member_at[rest, position] = members
+    member_at = member_at[member_at[:, 0] >= 0]
+    senders, receivers = zip(*shard_pairs) if shard_pairs else ((), ())
+    sources = member_at[:, list(senders)].reshape(-1)
+    targets = member_at[:, list(receivers)].reshape(-1)
+    order = np.argsort(targets, kind="stable")
+    return names, tuple(zip(sources[order].tolist(), targets[order].tolist()))
 
 
-def _without(axes, name: str, coordinate: int, mesh) -> int:
-    """``coordinate`` along mesh axis ``name`` with the digits of the parts in ``axes`` zeroed."""
+def _axis_index(axis, coordinate: np.ndarray, mesh) -> np.ndarray:
+    """The index along ``axis`` (a mesh axis or a part of one) of devices at ``coordinate``
+    along its mesh axis (``AxisRef.index``, on arrays)."""
+    if axis.size is None:
+        return coordinate
+    post = mesh.axis_size(axis.name) // (axis.pre_size * axis.size)
+    return (coordinate // post) % axis.size
+
+
+def _without(axes, name: str, coordinate, mesh):
+    """``coordinate`` along mesh axis ``name`` with the digits of the parts in ``axes`` zeroed
+    (an int or an array of them)."""
     for axis in axes:
         if axis.name != name:
             continue
         if axis.size is None:
-            return 0
+            return coordinate * 0
         post = mesh.axis_size(name) // (axis.pre_size * axis.size)
-        coordinate -= ((coordinate // post) % axis.size) * post
+        coordinate = coordinate - ((coordinate // post) % axis.size) * post
     return coordinate
 
 

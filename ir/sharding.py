@@ -31,13 +31,15 @@ class MeshAttr:
                 raise ValueError(f"mesh axis {name!r} must have a positive int size, got {size!r}")
         if self.device_ids is not None:
             # NOTE: any distinct device ids: a mesh may use a subset of the devices (4..7)
-            ids = list(self.device_ids)
-            if len(ids) != self.size or len(set(ids)) != len(ids) or any(
-                    not isinstance(i, int) or isinstance(i, bool) or i < 0 for i in ids):
+            # NOTE: checked with builtins over the whole tuple, not a Python loop per device
+            ids = tuple(self.device_ids)
+            if len(ids) != self.size or len(set(ids)) != len(ids) or not set(map(type, ids)) <= {int} or (
+                    ids and min(ids) < 0):
                 raise ValueError(
-                    f"device_ids must be {self.size} distinct non-negative ints (one per mesh position), got {ids}"
+                    f"device_ids must be {self.size} distinct non-negative ints (one per mesh position), got {list(ids)}"
                 )
-            if list(self.device_ids) == list(range(self.size)):
+            object.__setattr__(self, "device_ids", ids)
+            if ids == tuple(range(self.size)):
                 # NOTE: the iota order is stored as None so that equal meshes compare equal.
                 object.__setattr__(self, "device_ids", None)
 

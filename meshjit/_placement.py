@@ -72,28 +72,31 @@ def place(function_name: str, labels: Sequence[str], specs: Sequence[ArgSpec],
     """The program's placement from its arguments' commitments, its in_shardings and
     out_shardings (per flat leaf, None where not given) and the meshes inside ``module``;
     raises ValueError when they name different devices."""
-    sources = []  # (device ids, what asked for them), in JAX's wording
+    sources = []  # (device ids, what asked for them in JAX's wording, the sharding if one did)
     for label, spec, wanted in zip(labels, specs, in_shardings):
         sharding = wanted if wanted is not None else spec.sharding
         if sharding is not None:
-            sources.append((_ids(sharding), f"argument {label} of {function_name} with shape {type_text(spec)} and"))
+            sources.append((_ids(sharding), f"argument {label} of {function_name} with shape {type_text(spec)} and",
+                            sharding))
     for sharding in out_shardings:
         if sharding is not None:
-            sources.append((_ids(sharding), "explicit output sharding"))
+            sources.append((_ids(sharding), "explicit output sharding", sharding))
     for _, mesh in module.meshes:
         ids = mesh.device_ids if mesh.device_ids is not None else tuple(range(mesh.size))
-        sources.append((tuple(ids), "a sharding inside jit (with_sharding_constraint or shard_map)"))
+        sources.append((tuple(ids), "a sharding inside jit (with_sharding_constraint or shard_map)", None))
     if not sources:
         return Placement((all_devices()[0],), committed=False)
-    first_ids, first_source = sources[0]
-    for ids, source in sources[1:]:
+    first_ids, first_source, first_sharding = sources[0]
+    for ids, source, _ in sources[1:]:
         if ids != first_ids:
             raise ValueError(f"Received incompatible devices for jitted computation. Got {first_source} with "
                              f"device ids {list(first_ids)} on platform CPU and {source} with device ids "
                              f"{list(ids)} on platform CPU")
+    if first_sharding is not None:
+        return Placement(first_sharding._device_assignment, committed=True)
     table = {device.id: device for device in all_devices()}
     return Placement(tuple(table[device_id] for device_id in first_ids), committed=True)
 
 
 def _ids(sharding: Sharding) -> tuple[int, ...]:
-    return tuple(device.id for device in sharding._device_assignment)
+    return sharding._device_id_tuple

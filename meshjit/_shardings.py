@@ -26,10 +26,9 @@ def as_named_sharding(sharding: Sharding, ndim: int, argument: str) -> NamedShar
         grid = np.empty(len(devices), dtype=object)
         grid[:] = devices
         return NamedSharding(Mesh(grid, ("_r",)), PartitionSpec(), memory_kind=sharding.memory_kind)
-    id_array = tiles.id_array
-    grid = np.empty(id_array.shape, dtype=object)
-    for position in np.ndindex(id_array.shape):
-        grid[position] = devices[id_array[position]]
+    by_position = np.empty(len(devices), dtype=object)
+    by_position[:] = devices
+    grid = by_position[tiles.id_array]
     names = tuple(f"_t{dim}" for dim in range(ndim)) + ("_r",)
     return NamedSharding(Mesh(grid, names), PartitionSpec(*names[:ndim]), memory_kind=sharding.memory_kind)
 
@@ -88,8 +87,11 @@ _USER_MESHES: weakref.WeakValueDictionary[MeshAttr, Mesh] = weakref.WeakValueDic
 def mesh_attr(mesh: Mesh) -> MeshAttr:
     attr = mesh.__dict__.get("_mesh_attr")
     if attr is None:
-        attr = mesh.__dict__["_mesh_attr"] = MeshAttr(tuple(mesh.shape.items()),
-                                                      tuple(device.id for device in mesh.flat_devices))
+        ids = mesh._device_id_array.reshape(-1)
+        # NOTE: the iota order is the IR's None, told here on the array rather than by the IR
+        # mesh comparing a tuple of every id
+        iota = bool((ids == np.arange(ids.size)).all())
+        attr = mesh.__dict__["_mesh_attr"] = MeshAttr(tuple(mesh.shape.items()), None if iota else mesh._key[0])
     _USER_MESHES[attr] = mesh
     return attr
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from .devices import CpuDevice
 from .sharding import Index, Sharding, SingleDeviceSharding
+from .tiles import local_tiles, put_tiles
 
 
 def index_key(index: Index) -> tuple:
@@ -202,9 +203,18 @@ class Array:
                 "devices is not possible. Use `meshjit.experimental.multihost_utils.process_allgather` first."
             )
         value = np.empty(self._shape, self._dtype)
-        for _, index, replica_id, block in self._shard_records():
-            if replica_id == 0:
-                value[index] = self._blocks[block]
+        local = local_tiles(self._sharding, self._shape)
+        if local is not None:
+            tiles, tile_of_device = local
+            # NOTE: each tile from its first device (replica 0, as below); devices may share a
+            # block across tiles (a program's result that is equal on them is stored once)
+            held, first = np.unique(tile_of_device, return_index=True)
+            blocks = self._blocks[np.asarray(self._block_of_device, np.intp)[first]]
+            put_tiles(value, tiles, held, blocks)
+        else:
+            for _, index, replica_id, block in self._shard_records():
+                if replica_id == 0:
+                    value[index] = self._blocks[block]
         value.flags.writeable = False
         self._value = value
         return value

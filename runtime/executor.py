@@ -17,6 +17,7 @@ from .plan import CollectiveStep, FreeStep, KernelStep, Plan
 from .array import Array, index_key
 from .float_errors import quiet_float_errors, restore_float_errors
 from .sharding import Sharding
+from .tiles import local_blocks
 from .transfer import to_numpy, shard_numpy
 
 
@@ -30,14 +31,24 @@ def stack_shards(value, sharding: Sharding) -> np.ndarray:
     if not (isinstance(value, Array) and value.sharding.is_equivalent_to(sharding, ndim)):
         host, weak = to_numpy(value)
         value = shard_numpy(host, sharding, weak_type=weak)
-    own_order = value.sharding._addressable_device_assignment
-    rows = [value._block_of_device[own_order.index(device)] for device in sharding._addressable_device_assignment]
-    return value._blocks[rows]
+    return value._blocks[blocks_of_devices(value, sharding._addressable_device_ids)]
 
 
 def array_from_stack(stacked: np.ndarray, sharding: Sharding, shape, *, weak_type: bool = False) -> Array:
     """An Array from per-device shards stacked in ``sharding``'s device order; replicas share
     the block of the first device that holds them."""
+    blocks_layout = local_blocks(sharding, shape)
+    if blocks_layout is None:
+        return _array_from_stack_by_index(stacked, sharding, shape, weak_type=weak_type)
+    _, _, block_of_device = blocks_layout
+    # NOTE: blocks are numbered in order of first use, so the first use of each is its row
+    _, first_device = np.unique(np.asarray(block_of_device, np.intp), return_index=True)
+    blocks = np.ascontiguousarray(stacked[first_device])
+    blocks.flags.writeable = False
+    return Array(shape, stacked.dtype, sharding, blocks, block_of_device, weak_type=weak_type)
+
+
+def _array_from_stack_by_index(stacked: np.ndarray, sharding: Sharding, shape, *, weak_type: bool) -> Array:
     indices = sharding.devices_indices_map(tuple(shape))
     rows, row_of_key, block_of_device = [], {}, []
     for position, device in enumerate(sharding._addressable_device_assignment):
@@ -59,13 +70,6 @@ def run_spmd(module: Module, arguments, arg_shardings, result_shardings, result_
             for output, sharding, shape, weak in zip(outputs, result_shardings, result_shapes, weak_types)]
 
 
-def _mesh_grid(sharding: Sharding, mesh_shape) -> np.ndarray:
-    """This process's devices in mesh order, shaped as ``mesh_shape`` (its block of the mesh)."""
-    grid = np.empty(len(sharding._addressable_device_assignment), dtype=object)
-    grid[:] = sharding._addressable_device_assignment
-    return grid.reshape(mesh_shape)
-
-
 _EQUIVALENCE_CACHE: dict = {}
 
 
@@ -83,17 +87,33 @@ def _equivalent(have: Sharding, want: Sharding, ndim: int) -> bool:
 _ROWS_CACHE: dict = {}
 
 
-def _rows(value: Array, sharding: Sharding, lead_shape, mesh_shape) -> tuple[list[int], bool]:
+def _rows(value: Array, sharding: Sharding, lead_shape, mesh_shape) -> tuple[np.ndarray, bool]:
     """Which of ``value``'s blocks each leading position reads, and whether that is all of them
     in order (so the buffer is a view)."""
-    key = (value.sharding, tuple(value._block_of_device), sharding, lead_shape)
+    key = (value.sharding, value._block_of_device, sharding, lead_shape)
     cached = _ROWS_CACHE.get(key)
     if cached is None:
-        grid = _mesh_grid(sharding, mesh_shape)
-        own_position = {device: position for position, device in enumerate(value.sharding._addressable_device_assignment)}
-        rows = [value._block_of_device[own_position[grid[position]]] for position in np.ndindex(lead_shape)]
-        cached = _ROWS_CACHE[key] = (rows, rows == list(range(len(value._blocks))))
+        # NOTE: the positions along an axis the argument does not vary over hold replicas:
+        # the first one stands for all
+        grid = sharding._addressable_device_ids.reshape(mesh_shape)
+        wanted = grid[tuple(slice(0, size) for size in lead_shape)].reshape(-1)
+        rows = blocks_of_devices(value, wanted)
+        in_order = len(rows) == len(value._blocks) and bool((rows == np.arange(len(rows))).all())
+        cached = _ROWS_CACHE[key] = (rows, in_order)
     return cached
+
+
+def blocks_of_devices(value: Array, device_ids: np.ndarray) -> np.ndarray:
+    """The block of ``value`` each device of ``device_ids`` (addressable ones of its
+    sharding) holds, looked up on arrays."""
+    own = value.sharding._addressable_device_ids
+    order = np.argsort(own, kind="stable")
+    found = np.searchsorted(own, device_ids, sorter=order)
+    positions = order[np.minimum(found, len(own) - 1)] if len(own) else found
+    if len(device_ids) and (not len(own) or (own[positions] != device_ids).any()):
+        missing = sorted(set(device_ids.tolist()) - set(own.tolist()))
+        raise ValueError(f"an Array on devices {sorted(own.tolist())} holds no block for devices {missing}")
+    return np.asarray(value._block_of_device, dtype=np.intp)[positions]
 
 
 class ArgumentMemo:
@@ -111,7 +131,8 @@ class ArgumentMemo:
         state = self.state
         if state is None or state[0] is not value._sharding or state[2] is not sharding:
             return None
-        return state[3:] if state[1] == value._block_of_device else None
+        block_of_device = value._block_of_device
+        return state[3:] if state[1] is block_of_device or state[1] == block_of_device else None
 
 
 def to_buffer(value, sharding: Sharding, mesh_shape, varying, memo: ArgumentMemo | None = None) -> np.ndarray:

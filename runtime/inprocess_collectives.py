@@ -5,6 +5,7 @@ that axis holds the same value; group members are ordered by the listed axes, fi
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -113,11 +114,20 @@ def collective_permute(value, axes, mesh_shape, *, pairs, lead: int):
     count = math.prod(mesh_shape[axis] for axis in axes)
     flat = grouped.reshape([grouped.shape[i] for i in range(len(others))] + [count] + list(value.shape[lead:]))
     result = np.zeros_like(flat)
-    for source, target in pairs:
-        result[(slice(None),) * len(others) + (target,)] = flat[(slice(None),) * len(others) + (source,)]
+    # NOTE: one pair per device along the axes: moved in one indexed copy, not a copy per pair
+    # (sources, and targets, are distinct, as XLA requires)
+    sources, targets = _pair_members(pairs if isinstance(pairs, tuple) else tuple(map(tuple, pairs)))
+    result[(slice(None),) * len(others) + (targets,)] = flat[(slice(None),) * len(others) + (sources,)]
     result = result.reshape(group_shape)
     inverse = np.argsort(others + list(axes) + list(range(lead, full.ndim)))
     return np.ascontiguousarray(np.transpose(result, inverse))
+
+
+@functools.lru_cache(maxsize=256)
+def _pair_members(pairs) -> tuple[np.ndarray, np.ndarray]:
+    """The sources and the targets of a collective_permute's ``(source, target)`` pairs."""
+    members = np.asarray(pairs, dtype=np.intp).reshape(-1, 2)
+    return members[:, 0], members[:, 1]
 
 
 def axis_index(axis: int, mesh_shape) -> np.ndarray:

@@ -13,6 +13,11 @@ from meshjit.ir.abstract_mesh import AbstractMesh, AxisType, AxisTypeQueries, no
 from .devices import CpuDevice, devices as all_devices, is_addressable
 
 
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
 def _normalise_axis_names(axis_names) -> tuple[str, ...]:
     try:
         names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
@@ -64,9 +69,17 @@ class Mesh(AxisTypeQueries):
         self.axis_names = _normalise_axis_names(axis_names)
         self.devices = _normalise_devices(devices, self.axis_names)
         self.axis_types = normalise_axis_types(axis_types, self.axis_names)
-        self._key = (tuple(device.id for device in self.flat_devices), self.devices.shape,
-                     self.axis_names, self.axis_types)
+        flat = self.flat_devices
+        self._key = (tuple(device.id for device in flat), self.devices.shape, self.axis_names, self.axis_types)
         self._hash = hash(self._key)
+        # NOTE: the per-device questions (which devices a sharding uses, which are this
+        # process's, which block of a buffer each reads) are answered on these arrays, read off
+        # the devices here, once, so a mesh of 1024 devices costs numpy calls, not Python loops
+        # per device, wherever it is used.
+        shape = (0,) if self.empty else self.devices.shape  # NOTE: the empty mesh's array is 0-d
+        self._device_id_array = _read_only(np.array(self._key[0], dtype=np.int64).reshape(shape))
+        self._process_index_array = _read_only(
+            np.fromiter((device.process_index for device in flat), np.int64, len(flat)).reshape(shape))
 
     @property
     def shape(self) -> OrderedDict:
@@ -90,7 +103,7 @@ class Mesh(AxisTypeQueries):
 
     @property
     def device_ids(self) -> np.ndarray:
-        return np.vectorize(lambda device: device.id, otypes=[int])(self.devices)
+        return self._device_id_array.copy()
 
     @property
     def flat_devices(self) -> tuple[CpuDevice, ...]:
@@ -106,7 +119,8 @@ class Mesh(AxisTypeQueries):
 
     @property
     def is_multi_process(self) -> bool:
-        return len({device.process_index for device in self.flat_devices}) > 1
+        processes = self._process_index_array
+        return processes.size > 0 and bool((processes != processes.flat[0]).any())
 
     @property
     def abstract_mesh(self) -> AbstractMesh:

@@ -147,13 +147,17 @@ def _collective_permute(step, value, layout, group, label) -> np.ndarray:
     local = _expanded(value, axes, layout.local_shape)
     communicator = _communicator(group)
     requests, peers, outgoing, incoming = [], [], [], {}
-    for source, target in pairs:
-        source_rank, target_rank = group.owner_of(source), group.owner_of(target)
-        if source_rank == group.rank and target_rank != group.rank:
+    # NOTE: only pairs between this process and another need a message: found on arrays over
+    # all pairs (one per device along the axes), then visited in order
+    ranks = group.owners[np.asarray(pairs, np.intp).reshape(-1, 2)]
+    mine = (ranks[:, 0] != ranks[:, 1]) & ((ranks[:, 0] == group.rank) | (ranks[:, 1] == group.rank))
+    for index in np.flatnonzero(mine).tolist():
+        (source, target), (source_rank, target_rank) = pairs[index], ranks[index].tolist()
+        if source_rank == group.rank:
             outgoing.append(np.ascontiguousarray(local[_member_index(layout, source, axes, layout.block)]))
             requests.append(communicator.Isend(outgoing[-1], dest=target_rank, tag=source))
             peers.append(group.processes[target_rank])
-        elif target_rank == group.rank and source_rank != group.rank:
+        else:
             incoming[source] = np.empty(local[_member_index(layout, target, axes, layout.block)].shape, local.dtype)
             requests.append(communicator.Irecv(incoming[source], source=source_rank, tag=source))
             peers.append(group.processes[source_rank])

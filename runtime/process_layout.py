@@ -10,6 +10,7 @@ collective over some axes are those holding the same parts of the other axes.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -41,9 +42,17 @@ class ProcessGroup:
     def size(self) -> int:
         return len(self.processes)
 
+    @functools.cached_property
+    def owners(self) -> np.ndarray:
+        """The group rank of the process holding each member, indexed by member."""
+        owners = np.empty(sum(len(held) for held in self.members), np.intp)
+        for rank, held in enumerate(self.members):
+            owners[np.asarray(held, np.intp)] = rank
+        return owners
+
     def owner_of(self, member: int) -> int:
         """The group rank of the process holding ``member``."""
-        return next(rank for rank, held in enumerate(self.members) if member in held)
+        return int(self.owners[member])
 
 
 class ProcessLayout:
@@ -155,9 +164,9 @@ def process_layout(mesh: Mesh) -> ProcessLayout | None:
     """This process's block of ``mesh``, or None when every device of the mesh is its own (the
     single-process path then runs unchanged)."""
     # NOTE: Mesh equality looks at device ids only; the devices themselves carry their process
-    key = (mesh, tuple(mesh.flat_devices), process_index())
+    process_grid = mesh._process_index_array
+    key = (mesh, process_grid.tobytes(), process_index())
     if key not in _LAYOUTS:
-        process_grid = np.vectorize(lambda device: device.process_index, otypes=[int])(mesh.devices)
         local = bool((process_grid == process_index()).all())
-        _LAYOUTS[key] = None if local else ProcessLayout(mesh, process_grid, process_index())
+        _LAYOUTS[key] = None if local else ProcessLayout(mesh, np.array(process_grid), process_index())
     return _LAYOUTS[key]

@@ -11,13 +11,14 @@ import math
 
 import numpy as np
 
-from .devices import CpuDevice, check_memory_kind, is_addressable, process_index
+from .devices import CpuDevice, check_memory_kind, process_index
 from .errors import DuplicateSpecError, IndivisibleError
 from meshjit.ir.abstract_mesh import AbstractMesh
 
 from .mesh import Mesh
 from .partition_spec import UNCONSTRAINED, PartitionSpec
 from .tile_assignment import TileAssignment
+from .tiles import tile_numbers
 
 Index = tuple
 
@@ -42,7 +43,8 @@ class Sharding:
 
     # -- derived ------------------------------------------------------------------------------
     # NOTE: shardings are immutable and these are asked on every dispatch and several times a
-    # compilation; a mesh of 1024 devices made each a loop worth caching
+    # compilation; a mesh of 1024 devices made each a loop worth caching, and the per-device
+    # questions are answered on arrays of ids and process indices read off the devices once
     @property
     def device_set(self) -> set[CpuDevice]:
         cached = self.__dict__.get("_device_set")
@@ -51,21 +53,66 @@ class Sharding:
         return set(cached)
 
     @property
+    def _device_ids(self) -> np.ndarray:
+        """The ids of ``_device_assignment``, in its order (read-only)."""
+        cached = self.__dict__.get("_ids")
+        if cached is None:
+            devices = self._device_assignment
+            cached = self.__dict__["_ids"] = _read_only(
+                np.fromiter((device.id for device in devices), np.int64, len(devices)))
+        return cached
+
+    @property
+    def _device_id_tuple(self) -> tuple[int, ...]:
+        """The ids of ``_device_assignment`` as a tuple (what jit compares and reports)."""
+        cached = self.__dict__.get("_id_tuple")
+        if cached is None:
+            cached = self.__dict__["_id_tuple"] = tuple(self._device_ids.tolist())
+        return cached
+
+    @property
+    def _device_processes(self) -> np.ndarray:
+        """The process index of each device of ``_device_assignment`` (read-only)."""
+        cached = self.__dict__.get("_processes")
+        if cached is None:
+            devices = self._device_assignment
+            cached = self.__dict__["_processes"] = _read_only(
+                np.fromiter((device.process_index for device in devices), np.int64, len(devices)))
+        return cached
+
+    def _addressable(self) -> tuple[tuple[CpuDevice, ...], np.ndarray | None, np.ndarray]:
+        """This process's devices in layout order, their positions in ``_device_assignment``
+        (None when that is every device) and their ids."""
+        # NOTE: keyed by this process's index, which distributed initialisation sets
+        cached = self.__dict__.get("_addressable_cache")
+        if cached is None or cached[0] != process_index():
+            local = self._device_processes == process_index()
+            if local.all():
+                cached = (process_index(), self._device_assignment, None, self._device_ids)
+            else:
+                positions = _read_only(np.flatnonzero(local))
+                devices = np.empty(len(self._device_assignment), dtype=object)
+                devices[:] = self._device_assignment
+                cached = (process_index(), tuple(devices[positions].tolist()), positions,
+                          _read_only(self._device_ids[positions]))
+            self.__dict__["_addressable_cache"] = cached
+        return cached[1:]
+
+    @property
     def addressable_devices(self) -> set[CpuDevice]:
         return set(self._addressable_device_assignment)
 
     @property
     def _addressable_device_assignment(self) -> tuple[CpuDevice, ...]:
-        # NOTE: keyed by this process's index, which distributed initialisation sets
-        cached = self.__dict__.get("_addressable")
-        if cached is None or cached[0] != process_index():
-            cached = self.__dict__["_addressable"] = (process_index(), tuple(
-                device for device in self._device_assignment if is_addressable(device)))
-        return cached[1]
+        return self._addressable()[0]
+
+    @property
+    def _addressable_device_ids(self) -> np.ndarray:
+        return self._addressable()[2]
 
     @property
     def is_fully_addressable(self) -> bool:
-        return all(is_addressable(device) for device in self._device_assignment)
+        return self._addressable()[1] is None
 
     @property
     def num_devices(self) -> int:
@@ -101,8 +148,8 @@ class Sharding:
                 if position in by_position}
 
     def addressable_devices_indices_map(self, global_shape) -> dict[CpuDevice, Index]:
-        return {device: index for device, index in self.devices_indices_map(global_shape).items()
-                if is_addressable(device)}
+        indices = self.devices_indices_map(global_shape)
+        return {device: indices[device] for device in self._addressable_device_assignment}
 
     def shard_shape(self, global_shape) -> tuple[int, ...]:
         global_shape = _check_shape(global_shape)
@@ -129,7 +176,7 @@ class Sharding:
         """Whether both shardings put the same shards of a rank-``ndim`` array on the same devices."""
         if not isinstance(other, Sharding):
             return False
-        if self.memory_kind != other.memory_kind or self.device_set != other.device_set:
+        if self.memory_kind != other.memory_kind or not _same_devices(self, other):
             return False
         try:
             mine, theirs = self._blocks_by_device(ndim), other._blocks_by_device(ndim)
@@ -144,23 +191,27 @@ class Sharding:
         """(tiles per dim, the tile each device holds, devices in id order), computed on arrays
         rather than per device; None where there is no tile assignment to read it from (one
         device holding everything, PmapSharding): is_equivalent_to then compares index maps."""
-        try:
-            tiles = self._tile_assignment(ndim).normalised()
-        except TypeError:
+        numbered = tile_numbers(self, ndim)
+        if numbered is None:
             return None
-        devices = self._device_assignment
-        if tiles.kind == "replicated":
-            return (), np.zeros(len(devices), np.int64)
-        if tiles.kind != "tiled":
-            return None
-        positions = tiles.id_array.reshape(-1, tiles.replication)
-        block = np.empty(len(devices), np.int64)
-        block[positions] = np.arange(positions.shape[0])[:, None]
-        ids = np.fromiter((device.id for device in devices), np.int64, len(devices))
-        return tiles.tiles, block[np.argsort(ids)]
+        tiles, tile_of_position = numbered
+        return tiles, tile_of_position[np.argsort(self._device_ids)]
 
     def with_memory_kind(self, kind: str) -> Sharding:
         raise TypeError(f"{type(self).__name__} does not support memory kinds")
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+def _same_devices(one: Sharding, other: Sharding) -> bool:
+    """Whether two shardings use the same set of devices (ids are global, so the ids decide)."""
+    if one._device_assignment is other._device_assignment:
+        return True
+    mine, theirs = one._device_ids, other._device_ids
+    return mine.shape == theirs.shape and np.array_equal(np.sort(mine), np.sort(theirs))
 
 
 def _check_shape(global_shape) -> tuple[int, ...]:
@@ -217,12 +268,27 @@ class NamedSharding(Sharding):
             raise ValueError(f"{self.spec} cannot contain `P.UNCONSTRAINED` when no mesh axis_types are `Auto`. "
                              f"Got mesh axis_types: ({', '.join(repr(kind) for kind in self.mesh.axis_types)})")
 
-    @property
-    def _device_assignment(self) -> tuple[CpuDevice, ...]:
+    def _concrete_mesh(self) -> Mesh:
         if isinstance(self.mesh, AbstractMesh):
             raise ValueError(f"{self!r} is over an AbstractMesh, which has no devices; use a NamedSharding over a "
                              f"concrete Mesh")
-        return self.mesh.flat_devices
+        return self.mesh
+
+    @property
+    def _device_assignment(self) -> tuple[CpuDevice, ...]:
+        return self._concrete_mesh().flat_devices
+
+    @property
+    def _device_ids(self) -> np.ndarray:
+        return self._concrete_mesh()._device_id_array.reshape(-1)
+
+    @property
+    def _device_id_tuple(self) -> tuple[int, ...]:
+        return self._concrete_mesh()._key[0]
+
+    @property
+    def _device_processes(self) -> np.ndarray:
+        return self._concrete_mesh()._process_index_array.reshape(-1)
 
     def _check_rank(self, ndim: int) -> None:
         if len(self.spec) > ndim:

@@ -7,6 +7,7 @@ Every array sharding reduces to this form: a device-id array with one dim per te
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -41,7 +42,7 @@ class TileAssignment:
         tiles = id_array.shape[:-1] if replicate_last else id_array.shape
         replication = id_array.shape[-1] if replicate_last else 1
         return TileAssignment("tiled", tuple(int(t) for t in tiles), int(replication),
-                              tuple(int(i) for i in id_array.flat))
+                              tuple(id_array.reshape(-1).tolist()))
 
     def normalised(self) -> TileAssignment:
         """Tiled with one tile per dim is replication; replication of one is no replication."""
@@ -49,9 +50,12 @@ class TileAssignment:
             return TileAssignment.replicated()
         return self
 
-    @property
+    @functools.cached_property
     def id_array(self) -> np.ndarray:
-        return np.array(self.device_ids, dtype=int).reshape(self.tiles + (self.replication,))
+        """``device_ids`` shaped ``tiles + (replication,)`` (read-only: computed once, shared)."""
+        ids = np.array(self.device_ids, dtype=int).reshape(self.tiles + (self.replication,))
+        ids.flags.writeable = False
+        return ids
 
     def indices(self, global_shape, device_ids) -> dict[int, tuple]:
         """Map each device id (of ``device_ids`` for replicated shardings) to its index tuple."""
@@ -66,8 +70,8 @@ class TileAssignment:
                 f"{len(global_shape)}"
             )
         # NOTE: one slice per (dim, coordinate), shared by every device with that coordinate
-        per_dim = [[slice(None) if tiles == 1 else slice(coordinate * (size // tiles), (coordinate + 1) * (size // tiles))
-                    for coordinate in range(tiles)] for tiles, size in zip(self.tiles, global_shape)]
+        per_dim = [[_dim_slice(coordinate, tiles, size) for coordinate in range(tiles)]
+                   for tiles, size in zip(self.tiles, global_shape)]
         ids = self.id_array
         result = {}
         for position, device_id in zip(np.ndindex(ids.shape), ids.flat):
@@ -85,6 +89,23 @@ class TileAssignment:
             ids = f"<=[{len(self.device_ids)}]"
         suffix = " last_tile_dim_replicate" if self.replication > 1 else ""
         return f"{{devices=[{','.join(str(d) for d in dims)}]{ids}{suffix}}}"
+
+
+def tile_index(tiles, global_shape, tile_number: int) -> tuple:
+    """The index (as ``indices`` gives it) of the tile numbered ``tile_number``, row-major over
+    ``tiles`` per dim, of an array of ``global_shape``; no tiles: the whole array."""
+    if not tiles:
+        return tuple(slice(None) for _ in global_shape)
+    coordinates = np.unravel_index(tile_number, tiles)
+    return tuple(_dim_slice(int(coordinate), count, size)
+                 for coordinate, count, size in zip(coordinates, tiles, global_shape))
+
+
+def _dim_slice(coordinate: int, tiles: int, size: int) -> slice:
+    if tiles == 1:
+        return slice(None)
+    step = size // tiles
+    return slice(coordinate * step, (coordinate + 1) * step)
 
 
 _TILED = re.compile(

@@ -15,6 +15,8 @@ from .devices import CpuDevice, devices as all_devices
 from .mesh import get_mesh
 from .partition_spec import PartitionSpec
 from .sharding import NamedSharding, Sharding, SingleDeviceSharding
+from .tile_assignment import tile_index
+from .tiles import cut_tiles, local_blocks, local_tiles
 
 _SCALAR_DTYPES = {bool: np.bool_, int: np.int64, float: np.float64, complex: np.complex128}
 
@@ -57,7 +59,21 @@ def _check_python_int(value: int, x64: bool) -> None:
 def shard_numpy(value: np.ndarray, sharding: Sharding, *, committed: bool = True,
                 weak_type: bool = False) -> Array:
     """Lay a host array out over ``sharding``: one block per distinct shard of this process."""
-    indices = sharding.addressable_devices_indices_map(value.shape)  # checks rank and divisibility
+    layout = local_blocks(sharding, value.shape)  # checks the rank
+    if layout is None:
+        return _shard_numpy_by_index(value, sharding, committed=committed, weak_type=weak_type)
+    tiles, block_tiles, block_of_device = layout
+    sharding.shard_shape(value.shape)  # raises IndivisibleError unless the tiles divide the shape
+    stacked = cut_tiles(value, tiles, block_tiles)
+    stacked.flags.writeable = False
+    return Array(value.shape, value.dtype, sharding, stacked, block_of_device,
+                 committed=committed, weak_type=weak_type)
+
+
+def _shard_numpy_by_index(value: np.ndarray, sharding: Sharding, *, committed: bool, weak_type: bool) -> Array:
+    """shard_numpy for a sharding without a tile assignment (PmapSharding, one device holding
+    everything): the index map says which slice each device holds."""
+    indices = sharding.addressable_devices_indices_map(value.shape)
     blocks, block_of_key, block_of_device = [], {}, []
     for device in sharding._addressable_device_assignment:
         key = index_key(indices[device])
@@ -203,6 +219,7 @@ def make_array_from_single_device_arrays(shape, sharding: Sharding, arrays: Sequ
 
 def _arrays_by_device(arrays: list[Array], expected_devices) -> dict[CpuDevice, Array]:
     by_device = {}
+    expected = frozenset(expected_devices)  # NOTE: a tuple's `in` would make this quadratic
     for position, array in enumerate(arrays):
         device = next(iter(array.sharding.device_set))
         if device in by_device:
@@ -211,7 +228,7 @@ def _arrays_by_device(arrays: list[Array], expected_devices) -> dict[CpuDevice, 
                 f"When making an array from single-device arrays, the input arrays must be from "
                 f"distinct devices, but got device IDs {ids}"
             )
-        if device not in expected_devices:
+        if device not in expected:
             raise ValueError(
                 f"arrays[{position}] is on {device!r}, which is not an addressable device of the "
                 f"sharding; expected one of {sorted(d.id for d in expected_devices)}"
@@ -240,14 +257,18 @@ def _assemble(shape, sharding: Sharding, by_device: dict[CpuDevice, Array], dtyp
             f"match the dtype of the addressable shards. Got dtype={np.dtype(dtype)} and shard "
             f"dtype={first.dtype}`."
         )
-    blocks, block_of_device = [], []
-    for device in sharding._addressable_device_assignment:
+    blocks, block_of_device, blocks_of_shard = [], [], {}
+    for device, shard in zip(sharding._addressable_device_assignment, _shard_numbers(sharding, shape)):
         data = np.asarray(by_device[device])
-        # NOTE: equal replicas share one block; a user may legally give differing replicas.
-        match = next((number for number, block in enumerate(blocks) if block is data or np.array_equal(block, data)), None)
+        # NOTE: equal replicas of one shard share a block; a user may legally give differing
+        # replicas. Only the shard's own blocks are compared, so this is linear in the devices.
+        candidates = blocks_of_shard.setdefault(shard, [])
+        match = next((number for number in candidates
+                      if blocks[number] is data or np.array_equal(blocks[number], data)), None)
         if match is None:
             match = len(blocks)
             blocks.append(data)
+            candidates.append(match)
         block_of_device.append(match)
     stacked = np.stack(blocks) if blocks else np.empty((0,) + shard_shape, first.dtype)
     stacked.flags.writeable = False
@@ -255,10 +276,64 @@ def _assemble(shape, sharding: Sharding, by_device: dict[CpuDevice, Array], dtyp
     return Array(shape, first.dtype, sharding, stacked, block_of_device)
 
 
+def _shard_numbers(sharding: Sharding, shape) -> tuple:
+    """Per addressable device of ``sharding``, a key equal for devices holding the same index."""
+    layout = local_blocks(sharding, shape)
+    if layout is not None:
+        return layout[2]
+    indices = sharding.addressable_devices_indices_map(shape)
+    return tuple(index_key(indices[device]) for device in sharding._addressable_device_assignment)
+
+
 def make_array_from_callback(shape, sharding: Sharding, data_callback: Callable, dtype=None) -> Array:
-    """A global Array whose shard for each index comes from ``data_callback(index)``."""
+    """A global Array whose shard for each index comes from ``data_callback(index)``, called
+    once per distinct index this process holds."""
     shape = _check_global_shape(shape)
     sharding = _check_sharding(sharding)
+    layout = local_blocks(sharding, shape)
+    if layout is None:
+        return _make_array_from_callback_by_index(shape, sharding, data_callback, dtype)
+    tiles, block_tiles, block_of_device = layout
+    shard_shape = sharding.shard_shape(shape)
+    # NOTE: blocks are numbered in order of first use, so a block's first device is found so
+    _, first_use = np.unique(np.asarray(block_of_device, np.intp), return_index=True)
+    devices = sharding._addressable_device_assignment
+    blocks = [_callback_block(data_callback, tile_index(tiles, shape, int(tile)), dtype, shape, shard_shape, sharding)
+              for tile in block_tiles]
+    if not blocks:
+        if dtype is None:
+            raise ValueError("make_array_from_callback: no addressable devices, so `dtype` must be given")
+        return Array(shape, dtype, sharding, np.empty((0,) + shard_shape, dtype), ())
+    for block, position in zip(blocks, first_use):
+        if block.dtype != blocks[0].dtype:
+            raise ValueError(
+                f"Input buffers to `Array` must have matching dtypes. Got {block.dtype}, expected "
+                f"{blocks[0].dtype} for buffer on {devices[position]!r}"
+            )
+    stacked = np.stack(blocks)
+    stacked.flags.writeable = False
+    # NOTE: as in JAX, an array assembled from shards is never weakly typed.
+    return Array(shape, blocks[0].dtype, sharding, stacked, block_of_device)
+
+
+def _callback_block(data_callback: Callable, index, dtype, shape, shard_shape, sharding: Sharding) -> np.ndarray:
+    data, _ = to_numpy(data_callback(index), "data_callback result")
+    if dtype is not None and data.dtype != canonicalize(dtype, x64=config.read("jax_enable_x64")):
+        raise ValueError(
+            f"make_array_from_callback: dtype={np.dtype(dtype).name} was given, but data_callback "
+            f"returned {data.dtype.name} data for index {index}; they must match (as in JAX)"
+        )
+    if data.shape != shard_shape:
+        raise ValueError(
+            f"data_callback returned shape {data.shape} for index {index}, but the "
+            f"shard shape of {shape} under {sharding} is {shard_shape}"
+        )
+    return data
+
+
+def _make_array_from_callback_by_index(shape, sharding: Sharding, data_callback: Callable, dtype) -> Array:
+    """make_array_from_callback for a sharding without a tile assignment (PmapSharding, one
+    device holding everything): the index map says which index each device holds."""
     indices = sharding.addressable_devices_indices_map(shape)
     shard_shape = sharding.shard_shape(shape)
     by_key: dict[tuple, Array] = {}
@@ -266,18 +341,8 @@ def make_array_from_callback(shape, sharding: Sharding, data_callback: Callable,
     for device in sharding._addressable_device_assignment:
         key = index_key(indices[device])
         if key not in by_key:
-            data, weak = to_numpy(data_callback(indices[device]), "data_callback result")
-            if dtype is not None and data.dtype != canonicalize(dtype, x64=config.read("jax_enable_x64")):
-                raise ValueError(
-                    f"make_array_from_callback: dtype={np.dtype(dtype).name} was given, but data_callback "
-                    f"returned {data.dtype.name} data for index {indices[device]}; they must match (as in JAX)"
-                )
-            if data.shape != shard_shape:
-                raise ValueError(
-                    f"data_callback returned shape {data.shape} for index {indices[device]}, but the "
-                    f"shard shape of {shape} under {sharding} is {shard_shape}"
-                )
-            by_key[key] = shard_numpy(data, SingleDeviceSharding(device), weak_type=weak)
+            data = _callback_block(data_callback, indices[device], dtype, shape, shard_shape, sharding)
+            by_key[key] = shard_numpy(data, SingleDeviceSharding(device))
         by_device[device] = by_key[key]
     if not by_device:
         if dtype is None:
@@ -295,16 +360,21 @@ def make_array_from_process_local_data(sharding: Sharding, local_data, global_sh
     sharding = _check_sharding(sharding)
     local, _ = to_numpy(local_data, "local_data")
     probe_shape = tuple(size * sharding.num_devices for size in local.shape)
-    spans = _local_spans(sharding, probe_shape)
+    coordinates = _local_tile_coordinates(sharding, probe_shape)
+    spans = _local_spans(sharding, probe_shape) if coordinates is None else [
+        (max(len(np.unique(held)), 1), count) for count, held in zip(*coordinates)]
     if global_shape is None:
         global_shape = tuple(size * total // held for size, (held, total) in zip(local.shape, spans))
     global_shape = _check_global_shape(global_shape, "global_shape")
     if len(global_shape) != local.ndim:
         raise ValueError(f"global_shape {global_shape} and local_data of shape {local.shape} differ in rank")
-    indices = sharding.devices_indices_map(global_shape)
-    local_indices = {device: indices[device] for device in sharding._addressable_device_assignment}
-    offsets = [min((index[dim].start or 0) for index in local_indices.values()) if local_indices else 0
-               for dim in range(len(global_shape))]
+    if coordinates is None:
+        offsets = _local_offsets(sharding, global_shape)
+    else:
+        sharding.shard_shape(global_shape)  # raises IndivisibleError unless the tiles divide the shape
+        offsets = [int(held.min()) * (size // count) if held.size else 0
+                   for size, count, held in zip(global_shape, *coordinates)]
+
     def callback(index):
         relative = tuple(slice((entry.start or 0) - offset, (entry.stop if entry.stop is not None else size) - offset)
                          for entry, offset, size in zip(index, offsets, global_shape))
@@ -316,6 +386,26 @@ def make_array_from_process_local_data(sharding: Sharding, local_data, global_sh
             )
         return piece
     return make_array_from_callback(global_shape, sharding, callback, dtype=local.dtype)
+
+
+def _local_tile_coordinates(sharding: Sharding, probe_shape):
+    """(tiles per dim, per dim the tile coordinate of each of this process's devices), or None
+    where the tile assignment cannot tell (the index map then does)."""
+    local = local_tiles(sharding, probe_shape)
+    if local is None:
+        return None
+    tiles, tile_of_device = local
+    if not tiles:
+        return (1,) * len(probe_shape), [np.zeros(len(tile_of_device), np.intp)] * len(probe_shape)
+    return tiles, list(np.unravel_index(tile_of_device, tiles))
+
+
+def _local_offsets(sharding: Sharding, global_shape) -> list[int]:
+    """Per dim, where this process's part starts (by the per-device index map)."""
+    indices = sharding.devices_indices_map(global_shape)
+    local_indices = [indices[device] for device in sharding._addressable_device_assignment]
+    return [min((index[dim].start or 0) for index in local_indices) if local_indices else 0
+            for dim in range(len(global_shape))]
 
 
 def _local_spans(sharding: Sharding, probe_shape) -> list[tuple[int, int]]:

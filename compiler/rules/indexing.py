@@ -449,6 +449,8 @@ def _add_attrs(op) -> dict:
 
 partition_rules.register("gather")(partition_gather)
 kernel_rules.register("gather")(lazy_kernel("index_kernels", "gather_kernel"))
+kernel_rules.register("dynamic_slice")(lazy_kernel("dynamic_slice_kernels", "dynamic_slice_kernel"))
+kernel_rules.register("dynamic_update_slice")(lazy_kernel("dynamic_slice_kernels", "dynamic_update_slice_kernel"))
 kernel_rules.register(*SCATTERS)(lazy_kernel("index_kernels", "scatter_kernel"))
 partition_rules.register("sort")(partition_sort)
 partition_rules.register("top_k")(partition_top_k)

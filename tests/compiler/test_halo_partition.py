@@ -89,3 +89,47 @@ def test_roll_by_one_moves_one_row_per_device():
     permutes = [op for op in eliminate_dead_code(partitioned).main.body.ops if op.name == "collective_permute"]
     assert [op.operands[0].type.shape for op in permutes] == [(1, 6)]
     assert sorted(permutes[0].attrs["pairs"]) == sorted(((j - 1) % 8, j) for j in range(8))
+
+
+def _device_pairs_per_member(mesh, axes, shard_pairs):
+    """The definition device_pairs computes on arrays: every member's (position, rest) key,
+    then each shard pair within each group of members agreeing on the rest."""
+    import itertools
+
+    from meshjit.compiler.halo import _without
+
+    names = tuple(name for name in mesh.axis_names if any(axis.name == name for axis in axes))
+    members = {}
+    for index, point in enumerate(itertools.product(*(range(mesh.axis_size(name)) for name in names))):
+        coordinates = dict(zip(names, point))
+        position = 0
+        for axis in axes:
+            position = position * axis.resolved_size(mesh) + axis.index(mesh, coordinates)
+        rest = tuple(_without(axes, name, coordinates[name], mesh) for name in names)
+        members[(position, rest)] = index
+    groups = {}
+    for (position, rest), index in members.items():
+        groups.setdefault(rest, {})[position] = index
+    pairs = [(group[sender], group[receiver]) for group in groups.values() for sender, receiver in shard_pairs]
+    return names, tuple(sorted(pairs, key=lambda pair: pair[1]))
+
+
+def test_device_pairs_match_the_per_member_definition():
+    from types import SimpleNamespace
+
+    from meshjit.compiler.halo import device_pairs
+    from meshjit.ir import MeshAttr
+    from meshjit.ir.sharding import AxisRef
+
+    mesh = MeshAttr((("x", 4), ("y", 2), ("z", 8)), device_ids=tuple(np.random.default_rng(0).permutation(64).tolist()))
+    cases = [
+        ((AxisRef("x"),), {(0, 1), (1, 2), (2, 3), (3, 0)}),
+        ((AxisRef("z"), AxisRef("x")), {(position, (position + 5) % 32) for position in range(32)}),
+        ((AxisRef("z", 1, 2),), {(0, 1), (1, 0)}),
+        ((AxisRef("z", 2, 4), AxisRef("y")), {(position, position ^ 1) for position in range(8)}),
+        ((AxisRef("x", 1, 2), AxisRef("z", 4, 2)), {(0, 3), (3, 0), (1, 2)}),
+        ((AxisRef("y"),), set()),
+    ]
+    builder = SimpleNamespace(mesh=mesh)
+    for axes, shard_pairs in cases:
+        assert device_pairs(builder, axes, shard_pairs) == _device_pairs_per_member(mesh, axes, shard_pairs), axes

@@ -1,5 +1,6 @@
 """The compiled kernels of gather, the scatters, conv_general_dilated and the window reductions
-(``compiler/index_kernels.py``) against the numpy reference, on plan buffers with leading mesh
+(``compiler/index_kernels.py``), and the numpy ones of dynamic_slice and dynamic_update_slice
+(``compiler/dynamic_slice_kernels.py``), against the numpy reference, on plan buffers with leading mesh
 dims (one replicated, one varying), repeated and out-of-range indices, bools and ints; and once
 with NUMBA_DISABLE_JIT=1 so the Numba loops' Python bodies run."""
 
@@ -60,6 +61,10 @@ CASES = [
     ("reduce_window_sum", _window((2, 3), (1, 2), ((1, 0), (1, 1)), (1, 1), (1, 1)), ["f32[5,7]", "f32[]"]),
     ("reduce_window_max", _window((3, 2), (2, 1), ((0, 0), (2, 1)), (2, 1), (1, 2)), ["f32[6,4]", "f32[]"]),
     ("reduce_window_min", _window((2,), (1,), ((-1, 2),), (1,), (1,)), ["i32[6]", "i32[]"]),
+    ("dynamic_slice", {"slice_sizes": (2, 3)}, ["f32[6,4]", "i32[]", "i32[]"]),
+    ("dynamic_slice", {"slice_sizes": (0, 5, 1)}, ["bool[3,5,4]", "i32[]", "i32[]", "i32[]"]),
+    ("dynamic_update_slice", {}, ["f32[6,4]", "f32[3,2]", "i32[]", "i32[]"]),
+    ("dynamic_update_slice", {}, ["i32[5]", "i32[5]", "i32[]"]),
 ]
 
 

@@ -58,6 +58,18 @@ def test_interleaved_positions_are_a_grid_too():
     assert layout.group((0,)).members == ((0, 2, 4, 6), (1, 3, 5, 7))
 
 
+def test_each_members_owner_is_the_process_listing_it():
+    grids = [[0, 1, 0, 1, 0, 1, 0, 1], [[0, 0, 1, 1], [2, 2, 3, 3]], [[1, 0, 1, 0], [3, 2, 3, 2]]]
+    for grid in grids:
+        axis_names = ("x",) if np.ndim(grid) == 1 else ("x", "y")
+        for axes in [(0,)] if np.ndim(grid) == 1 else [(0,), (1,), (0, 1), (1, 0)]:
+            group = layout_of(grid, 0, axis_names).group(axes)
+            for member in range(len(group.owners)):
+                # the definition: the rank whose members list it
+                assert group.owner_of(member) == next(rank for rank, held in enumerate(group.members)
+                                                      if member in held)
+
+
 def test_layouts_that_are_not_a_grid_are_refused():
     with pytest.raises(ValueError, match="tile it as a grid of equal blocks"):
         layout_of([[0, 0, 1, 1], [0, 1, 1, 0]], 0)
