@@ -54,6 +54,8 @@ def expression(op: Op, args: list[str]) -> str | None:
         return f"{cast}({' * '.join([args[0]] * op.attrs['y']) or '1.0'})"
     if op.name == "round" and result in ("f32", "f64") and op.attrs.get("rounding_method", "away_from_zero") == "away_from_zero":
         return f"{cast}(_round_away({args[0]}))"
+    if op.name == "fma" and result in ("f32", "f64"):
+        return f"_fma({args[0]}, {args[1]}, {args[2]})"
     helper = TRANSCENDENTAL.get(result, {}).get(op.name)
     if helper is not None and operand == result:
         return f"{helper}({args[0]})"

@@ -74,11 +74,18 @@ def _expression_of(op: Op) -> str | None:
 # pays once to load its first kernel.
 _KERNEL_ALONE = {name for helpers in TRANSCENDENTAL.values() for name in helpers}
 KERNEL_ALONE_MIN_ELEMENTS = 1 << 16
+# NOTE: and these are kernels at any size: their references emulate XLA's fused multiply-adds
+# in numpy, dozens of passes an element (a float32 erf_inv of 65536 draws took 0.23 s that way)
+_KERNEL_ALWAYS = {"erf_inv", "fma"}
 
 
 def _worth_fusing(group: Group) -> bool:
     computing = [op for op in group.ops if op.name != "broadcast_in_dim"]
-    if not group.inputs or not computing or math.prod(group.shape) < FUSION_MIN_ELEMENTS:
+    if not group.inputs or not computing:
+        return False
+    if any(op.name in _KERNEL_ALWAYS for op in computing):
+        return True
+    if math.prod(group.shape) < FUSION_MIN_ELEMENTS:
         return False
     if group.reduces or len(group.ops) >= 2:
         return True

@@ -60,8 +60,11 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
         sum_high, sum_low = _two_sum(c, product_high)
         low = _round_to_odd_sum(sum_low, product_low)
         result = sum_high + low
-        # Infinities and NaNs make the error terms NaN; the plain expression is right for them.
-        return np.where(np.isfinite(result), result, a * b + c)
+        # Infinities and NaNs make the error terms NaN; the plain expression is right for them,
+        # and for a zero result, which is only reached when the exact sum is zero (the product
+        # is then exact): its sign follows the sum of the signed product and c, as IEEE's fma
+        # (-0 * 0 + -0 is -0, where the error terms' +0 would make it +0).
+        return np.where(np.isfinite(result) & (result != 0), result, a * b + c)
 
 
 # --- XLA's float32 log and log1p (Eigen's polynomial log, Cephes' coefficients) ---------------
@@ -151,14 +154,14 @@ def _horner(x, coefficients):
 
 # Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011): the single-precision
 # polynomials in w = -log(1 - x**2) - 2.5 (w < 5) or sqrt(w) - 3, highest degree first.
-_ERF_INV_F32 = (
+ERF_INV_F32 = (
     (5.0, 2.5, (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
                 -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)),
     (np.inf, 3.0, (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
                    0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)),
 )
 # and the double-precision ones: w - 3.125 (w < 6.25), sqrt(w) - 3.25 (w < 16), sqrt(w) - 5.
-_ERF_INV_F64 = (
+ERF_INV_F64 = (
     (6.25, 3.125, (
         -3.64441206401782e-21, -1.6850591381820166e-19, 1.28584807152564e-18,
         1.1157877678025181e-17, -1.3331716628546209e-16, 2.0972767875968562e-17,
@@ -190,7 +193,7 @@ def erf_inv(x: np.ndarray) -> np.ndarray:
     """The inverse error function as XLA computes it: Giles' polynomial for the region of
     ``w = -log1p(-x*x)``, evaluated by Horner's rule with fused multiply-adds; +-inf at +-1."""
     dtype = x.dtype.type
-    regions = _ERF_INV_F32 if x.dtype == np.float32 else _ERF_INV_F64
+    regions = ERF_INV_F32 if x.dtype == np.float32 else ERF_INV_F64
     with np.errstate(all="ignore"):
         w = -xla_log1p(x * -x)
         result = np.zeros_like(x)
