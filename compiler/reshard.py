@@ -6,7 +6,8 @@ all_reduce). The same tiling in another device order is a
 collective_permute. Then an axis that moves from the end of one dim's list to the next place of
 another's is an all_to_all (once the other dim has gathered what it must drop); the rest of each
 dim's list past the common prefix with the target is all_gathered; the rest of the target's list
-is a local dynamic_slice at the shard offset.
+is a local dynamic_slice at the shard offset. Dims that trade axes (``[x, y]`` to ``[y, x]``)
+wait on each other's room for their all_to_alls; one of them gathers its axis first.
 
 A dim of size n over k devices has local size ceil(n / k), the tail of the last shards padding.
 Splitting a shard further (or joining shards) stays local to a device group only when the sizes
@@ -249,14 +250,35 @@ class Resharder:
         ``defer_moves``, leave a last axis that another dim wants next, for an all_to_all once
         that dim has made room."""
         for dim, wanted in enumerate(target.dims):
-            current = self.dims[dim]
-            keep = _common_prefix(current, wanted.axes)
-            movable = keep == len(current) - 1 and self._wanted_next(current[-1], target)
-            if keep == len(current) or (defer_moves and movable):
+            keep = _common_prefix(self.dims[dim], wanted.axes)
+            if keep == len(self.dims[dim]) or (defer_moves and self._waiting(dim, target)):
                 continue
-            if keep and not self.lines_up(dim, current[:keep], current[keep:]):
-                keep = 0
-            self.gather_suffix(dim, keep)
+            self._gather_past(dim, keep)
+
+    def _gather_past(self, dim: int, keep: int) -> None:
+        current = self.dims[dim]
+        if keep and not self.lines_up(dim, current[:keep], current[keep:]):
+            keep = 0
+        self.gather_suffix(dim, keep)
+
+    def _waiting(self, dim: int, target: TensorSharding) -> bool:
+        """``dim`` keeps all but its last axis, which another dim wants next."""
+        current = self.dims[dim]
+        keep = _common_prefix(current, target.dims[dim].axes)
+        return keep == len(current) - 1 and self._wanted_next(current[-1], target)
+
+    def break_move_cycles(self, target: TensorSharding) -> None:
+        """Dims that each hold the axis another wants next (two dims trading axes, as from
+        ``[x, y]`` to ``[y, x]``) wait on each other's room: gather the cheapest waiting axis (a
+        gather the last step would make anyway) and let the others all_to_all into the room it
+        leaves. Gathering them all would hold the whole array on every device."""
+        while True:
+            waiting = [dim for dim in range(len(self.dims)) if self._waiting(dim, target)]
+            if not waiting:
+                return
+            dim = min(waiting, key=lambda d: (self.count(self.dims[d][-1:]), d))
+            self._gather_past(dim, len(self.dims[dim]) - 1)
+            self.move_axes(target)
 
     def _wanted_next(self, axis, target: TensorSharding) -> bool:
         """Some dim's target lists ``axis`` right after what that dim keeps of its axes."""
@@ -312,6 +334,7 @@ def reshard(builder: SpmdBuilder, local: Local, target: TensorSharding, reason: 
     resharder.move_axes(target)
     resharder.gather(target, defer_moves=True)
     resharder.move_axes(target)
+    resharder.break_move_cycles(target)
     resharder.gather(target)
     resharder.slice(target)
     resharder.add_unreduced(target)

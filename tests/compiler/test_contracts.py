@@ -192,20 +192,42 @@ def test_constraint_reshards_inside():
 def test_full_rematerialization_warns_or_errors():
     from meshjit.compiler.passes.partition import FullRematerializationError, FullRematerializationWarning
 
+    # a dim moving from one axis to another of a different size is gathered whole, then sliced
     mesh = _mesh((2, 4), ("x", "y"))
-    f = jit(lambda a: a + 1, in_shardings=NamedSharding(mesh, P("x", "y")),
-            out_shardings=NamedSharding(mesh, P("y", "x")))
-    a = np.arange(64, dtype=np.float32).reshape(8, 8)
+    f = jit(lambda a: a + 1, in_shardings=NamedSharding(mesh, P("x")), out_shardings=NamedSharding(mesh, P("y")))
+    a = np.arange(8, dtype=np.float32)
     with pytest.warns(FullRematerializationWarning, match="test_contracts.py"):
         np.testing.assert_array_equal(np.asarray(f(a)), a + 1)
     jax.config.update("full_remat", "error")
     try:
-        g = jit(lambda a: a * 2, in_shardings=NamedSharding(mesh, P("x", "y")),
-                out_shardings=NamedSharding(mesh, P("y", "x")))
+        g = jit(lambda a: a * 2, in_shardings=NamedSharding(mesh, P("x")), out_shardings=NamedSharding(mesh, P("y")))
         with pytest.raises(FullRematerializationError, match="full_remat"):
             g(a)
     finally:
         jax.config.update("full_remat", "warn")
+
+
+@pytest.mark.parametrize("shape", [(8, 8), (16, 4), (4, 24)])
+def test_dims_trading_axes_gather_one_and_all_to_all_the_other(shape):
+    # [x, y] -> [y, x] on a 2 x 4 mesh: gathering both dims would hold the whole array on every
+    # device; gathering x (the cheaper) makes room on dim 0 for y's all_to_all, and dim 1 is then
+    # sliced over x. Each device holds at most a [rows, cols / 4] block on the way.
+    import warnings
+
+    mesh = _mesh((2, 4), ("x", "y"))
+    a = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+
+    def f(a):
+        b = with_sharding_constraint(a * 2, NamedSharding(mesh, P("x", "y")))
+        return with_sharding_constraint(b + 1, NamedSharding(mesh, P("y", "x"))) * 3
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no full rematerialisation
+        compiled = jit(f).lower(a).compile()
+        np.testing.assert_array_equal(np.asarray(compiled(a)), (a * 2 + 1) * 3)
+    kinds = [(kind, axes) for kind, axes, _, _ in _kinds(compiled)]
+    assert kinds[:2] == [("all_gather", ("x",)), ("all_to_all", ("y",))], kinds
+    assert "all_gather" not in [kind for kind, _ in kinds[2:]], kinds
 
 
 # --- halo exchange and the vocab-parallel lookup (issue 20) ---------------------------------------

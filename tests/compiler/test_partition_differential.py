@@ -234,8 +234,9 @@ def test_contracting_dim_sharded_on_both_operands_is_one_all_reduce():
     assert collective_kinds(partitioned) == Counter({"all_reduce": 1})
 
 
-# (source, target on mesh 2x4, whether a dim is gathered whole and split again)
-REMATERIALIZATIONS = [("x,y", "y,x", True), ("x,-", "y,-", True), ("x,y", "-,x", False), ("x,y", "y,-", False),
+# (source, target on mesh 2x4, whether a dim is gathered whole and split again; dims trading axes
+# gather one and all_to_all the other)
+REMATERIALIZATIONS = [("x,y", "y,x", False), ("x,-", "y,-", True), ("y,x", "xy,-", True), ("x,y", "-,x", False), ("x,y", "y,-", False),
                       ("xy,-", "yx,-", False), ("x,-", "-,x", False), ("x,-", "-,-", False)]
 
 
