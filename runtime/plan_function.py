@@ -6,7 +6,9 @@ so kernels need no ``np.errstate`` of their own.
 
 Kernel, collective and free steps are written out; any other step kind (loop and branch steps
 over nested plans) is handed back to ``executor.run_step`` with the same slot list, so new step
-kinds need no change here. Steps on constants alone run once, here (plan_constants.py).
+kinds need no change here; their nested plans run through generated functions of their own
+(``call_generated``), made once per plan. Steps on constants alone run once, here
+(plan_constants.py).
 """
 
 from __future__ import annotations
@@ -63,9 +65,19 @@ class _SlotNames:
         return tuple(slot for slot in slots if not (self.as_locals and slot in self.folded))
 
 
+def call_generated(plan: Plan, arguments: list, layout=None) -> list:
+    """A nested plan's results on ``arguments``, through its generated function (made on the
+    first call for a layout and kept on the plan)."""
+    made = plan.__dict__.get("_generated")
+    if made is None or made[0] is not layout:
+        made = (layout, compile_plan(plan, layout))
+        object.__setattr__(plan, "_generated", made)  # NOTE: a cache, not a field: Plan stays frozen
+    return made[1](arguments)
+
+
 def compile_plan(plan: Plan, layout=None):
     """``run(arguments) -> result buffers`` for ``plan`` (see run_plan for ``layout``)."""
-    names: dict = {"run_step": run_step, "plan": plan, "layout": layout,
+    names: dict = {"run_step": run_step, "plan": plan, "layout": layout, "call_generated": call_generated,
                    "run_collective": mpi_collectives.run_collective,
                    "quiet_float_errors": quiet_float_errors, "restore_float_errors": restore_float_errors}
     folded = fold_constants(plan)
@@ -137,5 +149,5 @@ def _steps(plan: Plan, layout, names: dict, slot: _SlotNames) -> list[str]:
                 lines.append(f"    {' = '.join(slot(freed_slot) for freed_slot in freed)} = None")
         else:
             names[f"step{index}"] = step
-            lines.append(f"    run_step(step{index}, slots, plan.mesh_shape, layout)")
+            lines.append(f"    run_step(step{index}, slots, plan.mesh_shape, layout, call_generated)")
     return lines
