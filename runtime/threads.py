@@ -149,8 +149,11 @@ def parallel_for(function, total: int, arguments: tuple, *, grain: int, alignmen
         raise job.failure
 
 
-# NOTE: a matmul under this many multiply-adds runs on the calling thread alone
-MATMUL_GRAIN = 1 << 21
+# NOTE: a matmul under this many multiply-adds (about 0.2 ms of one core's GEMM) runs on the
+# calling thread alone: split over two threads, the training step's GEMMs of 2^22 multiply-adds
+# (eight 128 x 64 x 64) took longer than on one (145 against 105 us for one of them, the step
+# 19.0-23.3 against 17.7-18.6 ms a call, the machine shared with other processes)
+MATMUL_GRAIN = 1 << 23
 # NOTE: a GEMM split by rows (or columns) gives every chunk at least this many of them: BLAS
 # packs the whole other operand again for each chunk, which costs about as much as 20 of its
 # rows' (columns') work (measured: 0.85 ms to repack 512 x 4096 floats, 7% of a 256-column
