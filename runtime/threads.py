@@ -267,15 +267,26 @@ def _matmul_columns(start: int, stop: int, left, right, out) -> None:
     np.matmul(left, right[..., start:stop], out=out[..., start:stop])
 
 
+# NOTE: matmul_split by (left shape, right shape, threads, grain): a program's matmuls repeat
+# their shapes every call, and the split costs ~5 us to work out (np.broadcast_shapes)
+_SPLITS: dict[tuple, tuple] = {}
+
+
 def matmul(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """``np.matmul(left, right)`` on every thread with BLAS on one thread in each (see the
     module docstring), split as ``matmul_split`` says."""
-    split = matmul_split(left.shape, right.shape)
+    key = (left.shape, right.shape, _POOL.size, MATMUL_GRAIN)
+    split = _SPLITS.get(key)
+    if split is None:
+        split = _SPLITS[key] = matmul_split(left.shape, right.shape)
     if split[0] == "numpy":
         return np.matmul(left, right)
     if split[0] == "one thread":
-        with single_threaded_blas():
+        _BLAS.enter()
+        try:
             return np.matmul(left, right)
+        finally:
+            _BLAS.exit()
     rows, inner, columns = left.shape[-2], left.shape[-1], right.shape[-1]
     batch = np.broadcast_shapes(left.shape[:-2], right.shape[:-2])
     out = empty(batch + (rows, columns), np.result_type(left, right))

@@ -155,3 +155,22 @@ def test_a_scan_body_runs_through_its_own_generated_function_with_the_interprete
     made = body.__dict__["_generated"]
     compile_plan(plan)([carry, xs])
     assert body.__dict__["_generated"] is made and add.calls == 9   # made once per plan
+
+
+def test_a_plan_with_matmuls_holds_blas_to_one_thread_for_the_whole_call():
+    from meshjit.runtime import threads
+    seen = []
+
+    def matmul(left, right):
+        seen.append([library.num_threads for library in threads._BLAS.load()])
+        return (threads.matmul(left, right),)
+
+    plan = plan_of([KernelStep("dot_general", matmul, (0, 0), (1,)), KernelStep("dot_general", matmul, (1, 1), (2,))],
+                   num_slots=3)
+    run = compile_plan(plan)
+    before = [library.num_threads for library in threads._BLAS.load()]
+    (result,) = run([np.eye(3) * 2])
+    np.testing.assert_array_equal(result, np.eye(3) * 16)
+    assert "blas_enter()" in run.source and all(counts == [1] * len(before) for counts in seen)
+    assert [library.num_threads for library in threads._BLAS.load()] == before
+    assert "blas_enter" not in compile_plan(plan_of([KernelStep("add", lambda x: (x + 1,), (0,), (1,))], 2)).source
