@@ -29,6 +29,37 @@ class LeadMaps:
         return found
 
 
+class _Layout:
+    """What a launcher works out once per combination of its buffers' shapes and dtypes: the
+    full leading shape, its size, and the kernel's native entry (kernel_objects.py) with each
+    input's lead map as the words it takes (address, length), or None where the kernel runs
+    through Numba (then ``maps`` holds the map arrays)."""
+
+    __slots__ = ("full", "count", "maps", "native", "map_words")
+
+    def __init__(self, full: tuple, maps: list, native):
+        self.full, self.count, self.maps, self.native = full, math.prod(full), maps, native
+        self.map_words = [(lead_map.ctypes.data, lead_map.size) for lead_map in maps]
+
+
+def _layout(function, buffers, lead: int, maps: LeadMaps, views: list, results: list, prefix: tuple) -> _Layout:
+    full = np.broadcast_shapes(*(buffer.shape[:lead] for buffer in buffers))
+    lead_maps = [maps(buffer.shape[:lead], full) for buffer in buffers]
+    resolve = getattr(function, "resolve", None)
+    arguments = [*prefix, *(item for pair in zip(views, lead_maps) for item in pair), *results]
+    native = getattr(resolve(tuple(arguments)), "native", None) if resolve is not None else None
+    return _Layout(full, lead_maps, native)
+
+
+def _words(arrays) -> list:
+    """The native entry's words for C-contiguous arrays: each one's address, then its dims."""
+    words = []
+    for array in arrays:
+        words.append(array.ctypes.data)
+        words.extend(array.shape)
+    return words
+
+
 def elementwise_launcher(function, inputs: list[Value], outputs: list[Value], local_shape, grain: int):
     """``function(start, stop, n, in0, map0, ..., out0, ...)`` over the flattened elements."""
     size = math.prod(local_shape)
@@ -36,18 +67,27 @@ def elementwise_launcher(function, inputs: list[Value], outputs: list[Value], lo
     input_sizes = [max(1, math.prod(value.type.shape)) for value in inputs]
     local_rank = len(inputs[0].type.shape)
     maps = LeadMaps()
+    layouts: dict[tuple, _Layout] = {}
 
     def run(*buffers):
         lead = buffers[0].ndim - local_rank
-        full = np.broadcast_shapes(*(buffer.shape[:lead] for buffer in buffers))
-        count = math.prod(full)
-        arguments = [size]
-        for buffer, elements in zip(buffers, input_sizes):
-            arguments.append(np.ascontiguousarray(buffer).reshape(-1, elements))
-            arguments.append(maps(buffer.shape[:lead], full))
+        views = [np.ascontiguousarray(buffer).reshape(-1, elements) for buffer, elements in zip(buffers, input_sizes)]
+        key = tuple((buffer.shape, buffer.dtype) for buffer in buffers)
+        layout = layouts.get(key)
+        count = layout.count if layout is not None else math.prod(
+            np.broadcast_shapes(*(buffer.shape[:lead] for buffer in buffers)))
         results = [empty((count, size), dtype) for dtype in output_dtypes]
-        parallel_for(function, count * size, (*arguments, *results), grain=grain)
-        return tuple(result.reshape(full + local_shape) for result in results)
+        if layout is None:
+            layout = layouts[key] = _layout(function, buffers, lead, maps, views, results, (0, 0, size))
+        if layout.native is not None:
+            words = [size]
+            for view, map_words in zip(views, layout.map_words):
+                words += (view.ctypes.data, *view.shape, *map_words)
+            parallel_for(layout.native, count * size, (*words, *_words(results)), grain=grain)
+        else:
+            arguments = [item for pair in zip(views, layout.maps) for item in pair]
+            parallel_for(function, count * size, (size, *arguments, *results), grain=grain)
+        return tuple(result.reshape(layout.full + local_shape) for result in results)
 
     return run
 
@@ -64,25 +104,35 @@ def rows_launcher(function, inputs, outputs, rows: int, columns: int, leading: b
     output_forms = [(shapes[kind], to_numpy(value.type.dtype), value.type.shape) for value, kind in outputs]
     local_rank = len(inputs[0][0].type.shape)
     maps = LeadMaps()
+    layouts: dict[tuple, _Layout] = {}
 
     def run(*buffers):
         lead = buffers[0].ndim - local_rank
-        full = np.broadcast_shapes(*(buffer.shape[:lead] for buffer in buffers))
-        count = math.prod(full)
-        arguments = [rows, columns]
-        for buffer, view in zip(buffers, input_views):
-            arguments.append(np.ascontiguousarray(buffer).reshape((-1,) + view))
-            arguments.append(maps(buffer.shape[:lead], full))
+        views = [np.ascontiguousarray(buffer).reshape((-1,) + view) for buffer, view in zip(buffers, input_views)]
+        key = tuple((buffer.shape, buffer.dtype) for buffer in buffers)
+        layout = layouts.get(key)
+        count = layout.count if layout is not None else math.prod(
+            np.broadcast_shapes(*(buffer.shape[:lead] for buffer in buffers)))
         results = [empty((count,) + view, dtype) for view, dtype, _ in output_forms]
-        if scratch_dtypes:
-            rows_of_scratch = [np.empty((thread_count(), columns), dtype) for dtype in scratch_dtypes]
-            parallel_for(function, count * rows, (*arguments, *results, *rows_of_scratch),
-                         grain=max(1, grain // columns), alignment=1, indexed=True)
-        elif leading:
-            parallel_for(function, count * columns, (*arguments, *results), grain=max(64, grain // rows))
+        rows_of_scratch = [np.empty((thread_count(), columns), dtype) for dtype in scratch_dtypes]
+        if layout is None:
+            prefix = (0, 0, 0, rows, columns) if scratch_dtypes else (0, 0, rows, columns)
+            layout = layouts[key] = _layout(function, buffers, lead, maps, views, results + rows_of_scratch, prefix)
+        if layout.native is not None:
+            words = [rows, columns]
+            for view, map_words in zip(views, layout.map_words):
+                words += (view.ctypes.data, *view.shape, *map_words)
+            call, arguments = layout.native, (*words, *_words(results), *_words(rows_of_scratch))
         else:
-            parallel_for(function, count * rows, (*arguments, *results), grain=max(1, grain // columns),
-                         alignment=1)
-        return tuple(result.reshape(full + shape) for result, (_, _, shape) in zip(results, output_forms))
+            call = function
+            arguments = (rows, columns, *(item for pair in zip(views, layout.maps) for item in pair),
+                         *results, *rows_of_scratch)
+        if scratch_dtypes:
+            parallel_for(call, count * rows, arguments, grain=max(1, grain // columns), alignment=1, indexed=True)
+        elif leading:
+            parallel_for(call, count * columns, arguments, grain=max(64, grain // rows))
+        else:
+            parallel_for(call, count * rows, arguments, grain=max(1, grain // columns), alignment=1)
+        return tuple(result.reshape(layout.full + shape) for result, (_, _, shape) in zip(results, output_forms))
 
     return run

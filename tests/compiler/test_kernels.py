@@ -167,3 +167,39 @@ def test_fused_division_by_zero_follows_ieee(always_fuse):
     with np.errstate(all="ignore"):
         expected = (a + 1) / b - a / (b * 2)
     np.testing.assert_array_equal(np.asarray(compiled(a, b)), expected)
+
+
+@pytest.mark.parametrize("threads_min", [None, 0])
+def test_kernels_launched_through_their_native_entry_match_the_array_calls(always_fuse, monkeypatch, threads_min):
+    """launch.py calls a kernel's object code with the arrays as (address, dims) words it works
+    out itself; the same kernels called with the arrays (kernel_objects' own flattening) must
+    give the same bits: elementwise with inputs broadcast along mesh axes, a rows kernel with
+    scratch rows (softmax), a columns kernel (a sum over the leading dim), split over the
+    threads or not."""
+    from meshjit.compiler import launch
+    if threads_min is not None:
+        monkeypatch.setattr(fusion, "PARALLEL_MIN_ELEMENTS", threads_min)
+    mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("x", "y"))
+    a = jax.device_put(_floats((8, 96), seed=1), NamedSharding(mesh, P("x", "y")))
+    b = jax.device_put(_floats((8, 96), seed=2), NamedSharding(mesh, P(None, "y")))
+    c = jax.device_put(_floats((8, 96), seed=3), NamedSharding(mesh, P()))
+
+    def program(a, b, c):
+        return (jnp.tanh(a * b + c) - b, jax.nn.softmax(a * c, axis=-1), jnp.sum(a * b, axis=0))
+
+    native = [np.asarray(result) for result in jax.jit(program)(a, b, c)]
+    original = launch._layout
+
+    def without_native(*arguments):
+        layout = original(*arguments)
+        assert layout.native is not None, "the kernel has object code: the native entry should be used"
+        layout.native = None
+        return layout
+
+    monkeypatch.setattr(launch, "_layout", without_native)
+    called = [np.asarray(result) for result in jax.jit(lambda a, b, c: program(a, b, c))(a, b, c)]
+    for got, expected in zip(native, called):
+        np.testing.assert_array_equal(got, expected)
+    with np.errstate(all="ignore"):
+        expected = np.tanh(np.asarray(a) * np.asarray(b) + np.asarray(c)) - np.asarray(b)
+    np.testing.assert_allclose(native[0], expected, rtol=1e-5, atol=1e-6)
