@@ -3,8 +3,8 @@ that reads its inputs once and writes only the values read after it.
 
 Groups without a split are elementwise chains over one flattened shape (codegen.py); groups with
 a split also hold reductions or row/column broadcasts (codegen_reductions.py). Groups of one op
-without a reduction, and groups of fewer elements than ``FUSION_MIN_ELEMENTS``, stay separate
-ops (numpy's ufuncs are as fast there, and need no compilation).
+without a reduction, and groups of fewer elements than ``FUSION_MIN_ELEMENTS`` over the devices
+a step serves, stay separate ops (numpy's ufuncs are as fast there, and need no compilation).
 """
 
 from __future__ import annotations
@@ -76,18 +76,22 @@ _KERNEL_ALONE = {name for helpers in TRANSCENDENTAL.values() for name in helpers
 KERNEL_ALONE_MIN_ELEMENTS = 1 << 16
 
 
-def _worth_fusing(group: Group) -> bool:
+def _worth_fusing(group: Group, devices: int = 1) -> bool:
+    """Whether ``group`` becomes a kernel: its elements over the ``devices`` one launch serves
+    (a step runs every local device's block at once) reach FUSION_MIN_ELEMENTS, and it reduces,
+    chains ops, or is a large lone transcendental function."""
     computing = [op for op in group.ops if op.name != "broadcast_in_dim"]
-    if not group.inputs or not computing or math.prod(group.shape) < FUSION_MIN_ELEMENTS:
+    if not group.inputs or not computing or math.prod(group.shape) * devices < FUSION_MIN_ELEMENTS:
         return False
     if group.reduces or len(group.ops) >= 2:
         return True
     return math.prod(group.shape) >= KERNEL_ALONE_MIN_ELEMENTS and any(op.name in _KERNEL_ALONE for op in computing)
 
 
-def fuse_kernels(ops, returns=()) -> list:
-    """The ops with fusible groups replaced by FusedKernels (see the module docstring)."""
-    items = group_ops(ops, returns, _expression_of, _worth_fusing)
+def fuse_kernels(ops, returns=(), devices: int = 1) -> list:
+    """The ops with fusible groups replaced by FusedKernels (see the module docstring);
+    ``devices``: how many devices' blocks each step runs (the mesh's size)."""
+    items = group_ops(ops, returns, _expression_of, lambda group: _worth_fusing(group, devices))
     used_after: dict[int, int] = {}
     for position, item in enumerate(items):
         for operand in (item.inputs_read() if isinstance(item, Group) else item.operands):

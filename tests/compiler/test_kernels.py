@@ -203,3 +203,23 @@ def test_kernels_launched_through_their_native_entry_match_the_array_calls(alway
     with np.errstate(all="ignore"):
         expected = np.tanh(np.asarray(a) * np.asarray(b) + np.asarray(c)) - np.asarray(b)
     np.testing.assert_allclose(native[0], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_a_chain_fuses_when_its_elements_over_the_local_devices_reach_the_threshold():
+    """FUSION_MIN_ELEMENTS counts the elements a step runs: every local device's block."""
+    local = (fusion.FUSION_MIN_ELEMENTS // 16, 8)        # half the threshold on one device
+    mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("x", "y"))
+    x = _floats((2 * local[0], 4 * local[1]), seed=4)
+
+    def chain(a):
+        return jnp.exp(a * 2.0 + 1.0) - a
+
+    def kernel_names(argument):
+        plan = jax.jit(chain).lower(argument).compile().runtime_executable().plan
+        return [step.name for step in plan.steps if isinstance(step, KernelStep)]
+
+    sharded = jax.device_put(x, NamedSharding(mesh, P("x", "y")))
+    assert any(name.startswith("fused(") for name in kernel_names(sharded))
+    assert not any(name.startswith("fused(") for name in kernel_names(x[:local[0], :local[1]]))
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(np.asarray(jax.jit(chain)(sharded)), np.exp(x * 2 + 1) - x, rtol=1e-5)
