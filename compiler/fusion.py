@@ -110,6 +110,21 @@ def fuse_kernels(ops, returns=(), devices: int = 1) -> list:
     return result
 
 
+def _dependencies(group: Group, inputs: list[Value], outputs: list[Value]) -> list[tuple[int, ...]]:
+    """For each output, the positions in ``inputs`` of the inputs it is computed from."""
+    position = {value.id: index for index, value in enumerate(inputs)}
+    reads: dict[int, frozenset] = {}
+    for op in group.ops:
+        found: set = set()
+        for operand in op.operands:
+            operand = group.aliases.get(operand.id, operand)
+            if operand.id in position:
+                found.add(position[operand.id])
+            found |= reads.get(operand.id, frozenset())
+        reads[op.result.id] = frozenset(found)
+    return [tuple(sorted(reads.get(value.id, {position.get(value.id)} - {None}))) for value in outputs]
+
+
 def _label(group: Group) -> str:
     return "fused(" + ",".join(op.name for op in group.ops) + ")"
 
@@ -133,15 +148,17 @@ def _build_elementwise_kernel(group: Group, outputs: list[Value]) -> FusedKernel
         rows.append(f"target{index} = out{index}[lead, first:last]")
         lines.append(f"target{index}[k] = {names[value.id]}")
     function = load_kernel(kernel_source(rows, lines, parameters))
-    launcher = elementwise_launcher(function, inputs, outputs, group.shape, PARALLEL_MIN_ELEMENTS)
+    launcher = elementwise_launcher(function, inputs, outputs, group.shape, PARALLEL_MIN_ELEMENTS,
+                                    _dependencies(group, inputs, outputs))
     return FusedKernel(_label(group), group.ops, inputs, outputs, launcher)
 
 
 def _build_rows_kernel(group: Group, outputs: list[Value]) -> FusedKernel:
     source = row_kernel_source(group, outputs)
     function = load_kernel(PRELUDE + "\n\n" + source.entry)
+    dependencies = _dependencies(group, [value for value, _ in source.inputs], [value for value, _ in source.outputs])
     launcher = rows_launcher(function, source.inputs, source.outputs, group.rows, group.columns, group.leading,
-                             PARALLEL_MIN_ELEMENTS, source.scratch)
+                             PARALLEL_MIN_ELEMENTS, source.scratch, dependencies)
     entry = None if group.leading else RowsEntry(function, tuple(source.inputs), tuple(source.outputs),
                                                  tuple(source.scratch), group.rows, group.columns)
     return FusedKernel(_label(group), group.ops, [value for value, _ in source.inputs],

@@ -33,22 +33,48 @@ class _Layout:
     """What a launcher works out once per combination of its buffers' shapes and dtypes: the
     full leading shape, its size, and the kernel's native entry (kernel_objects.py) with each
     input's lead map as the words it takes (address, length), or None where the kernel runs
-    through Numba (then ``maps`` holds the map arrays)."""
+    through Numba (then ``maps`` holds the map arrays); and per output, the leading positions
+    it keeps (``kept``: None for all of them, see ``_kept``)."""
 
-    __slots__ = ("full", "count", "maps", "native", "map_words")
+    __slots__ = ("full", "count", "maps", "native", "map_words", "kept")
 
-    def __init__(self, full: tuple, maps: list, native):
-        self.full, self.count, self.maps, self.native = full, math.prod(full), maps, native
+    def __init__(self, full: tuple, maps: list, native, kept: list):
+        self.full, self.count, self.maps, self.native, self.kept = full, math.prod(full), maps, native, kept
         self.map_words = [(lead_map.ctypes.data, lead_map.size) for lead_map in maps]
 
 
-def _layout(function, buffers, lead: int, maps: LeadMaps, views: list, results: list, prefix: tuple) -> _Layout:
+def _kept(buffers, lead: int, full: tuple, reads: tuple[int, ...]):
+    """The index of an output's leading positions that differ: an output computed only from
+    inputs that are the same along a mesh axis (leading dim 1) is the same along it too, though
+    the kernel, serving every input's positions at once, wrote it at every position. It keeps
+    position 0 there, so that what reads it (and a scan that saves it) does not work on copies:
+    the training step's dropout masks, made from random bits that differ along 'data' only,
+    made its whole residual stream four times the size along 'model'. None where nothing drops."""
+    own = np.broadcast_shapes(*(buffers[index].shape[:lead] for index in reads)) if reads else (1,) * lead
+    if tuple(own) == tuple(full):
+        return None
+    return tuple(slice(None) if size == full_size else slice(0, 1) for size, full_size in zip(own, full))
+
+
+def _layout(function, buffers, lead: int, maps: LeadMaps, views: list, results: list, prefix: tuple,
+            dependencies) -> _Layout:
     full = np.broadcast_shapes(*(buffer.shape[:lead] for buffer in buffers))
     lead_maps = [maps(buffer.shape[:lead], full) for buffer in buffers]
     resolve = getattr(function, "resolve", None)
     arguments = [*prefix, *(item for pair in zip(views, lead_maps) for item in pair), *results]
     native = getattr(resolve(tuple(arguments)), "native", None) if resolve is not None else None
-    return _Layout(full, lead_maps, native)
+    kept = [None if dependencies is None else _kept(buffers, lead, full, reads) for reads in dependencies or ()]
+    return _Layout(full, lead_maps, native, kept)
+
+
+def _outputs(results, layout: _Layout, shapes) -> tuple:
+    """The results shaped as the step's outputs, each cut to the leading positions it keeps."""
+    outputs = []
+    for index, (result, shape) in enumerate(zip(results, shapes)):
+        output = result.reshape(layout.full + shape)
+        kept = layout.kept[index] if layout.kept else None
+        outputs.append(output if kept is None else output[kept])
+    return tuple(outputs)
 
 
 def _words(arrays) -> list:
@@ -60,8 +86,10 @@ def _words(arrays) -> list:
     return words
 
 
-def elementwise_launcher(function, inputs: list[Value], outputs: list[Value], local_shape, grain: int):
-    """``function(start, stop, n, in0, map0, ..., out0, ...)`` over the flattened elements."""
+def elementwise_launcher(function, inputs: list[Value], outputs: list[Value], local_shape, grain: int,
+                         dependencies=None):
+    """``function(start, stop, n, in0, map0, ..., out0, ...)`` over the flattened elements.
+    ``dependencies``: per output, the positions of the inputs it is computed from."""
     size = math.prod(local_shape)
     output_dtypes = [to_numpy(value.type.dtype) for value in outputs]
     input_sizes = [max(1, math.prod(value.type.shape)) for value in inputs]
@@ -78,7 +106,7 @@ def elementwise_launcher(function, inputs: list[Value], outputs: list[Value], lo
             np.broadcast_shapes(*(buffer.shape[:lead] for buffer in buffers)))
         results = [empty((count, size), dtype) for dtype in output_dtypes]
         if layout is None:
-            layout = layouts[key] = _layout(function, buffers, lead, maps, views, results, (0, 0, size))
+            layout = layouts[key] = _layout(function, buffers, lead, maps, views, results, (0, 0, size), dependencies)
         if layout.native is not None:
             words = [size]
             for view, map_words in zip(views, layout.map_words):
@@ -87,13 +115,13 @@ def elementwise_launcher(function, inputs: list[Value], outputs: list[Value], lo
         else:
             arguments = [item for pair in zip(views, layout.maps) for item in pair]
             parallel_for(function, count * size, (size, *arguments, *results), grain=grain)
-        return tuple(result.reshape(layout.full + local_shape) for result in results)
+        return _outputs(results, layout, [local_shape] * len(results))
 
     return run
 
 
 def rows_launcher(function, inputs, outputs, rows: int, columns: int, leading: bool, grain: int,
-                  scratch=()):
+                  scratch=(), dependencies=None):
     """``function(start, stop, rows, n, in0, map0, ..., out0, ...)``: ``inputs`` and
     ``outputs`` are (value, kind) pairs (codegen_reductions.KernelSource). A rows kernel's
     range is the flattened (position, row) pairs, a columns kernel's the (position, column)
@@ -117,7 +145,8 @@ def rows_launcher(function, inputs, outputs, rows: int, columns: int, leading: b
         rows_of_scratch = [np.empty((thread_count(), columns), dtype) for dtype in scratch_dtypes]
         if layout is None:
             prefix = (0, 0, 0, rows, columns) if scratch_dtypes else (0, 0, rows, columns)
-            layout = layouts[key] = _layout(function, buffers, lead, maps, views, results + rows_of_scratch, prefix)
+            layout = layouts[key] = _layout(function, buffers, lead, maps, views, results + rows_of_scratch, prefix,
+                                            dependencies)
         if layout.native is not None:
             words = [rows, columns]
             for view, map_words in zip(views, layout.map_words):
@@ -133,6 +162,6 @@ def rows_launcher(function, inputs, outputs, rows: int, columns: int, leading: b
             parallel_for(call, count * columns, arguments, grain=max(64, grain // rows))
         else:
             parallel_for(call, count * rows, arguments, grain=max(1, grain // columns), alignment=1)
-        return tuple(result.reshape(layout.full + shape) for result, (_, _, shape) in zip(results, output_forms))
+        return _outputs(results, layout, [shape for _, _, shape in output_forms])
 
     return run

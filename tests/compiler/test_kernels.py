@@ -223,3 +223,40 @@ def test_a_chain_fuses_when_its_elements_over_the_local_devices_reach_the_thresh
     assert not any(name.startswith("fused(") for name in kernel_names(x[:local[0], :local[1]]))
     with np.errstate(all="ignore"):
         np.testing.assert_allclose(np.asarray(jax.jit(chain)(sharded)), np.exp(x * 2 + 1) - x, rtol=1e-5)
+
+
+def test_a_fused_output_keeps_only_the_leading_positions_its_inputs_vary_along(always_fuse):
+    """A kernel serves every leading position its inputs vary along; an output computed from
+    inputs that are the same along a mesh axis is the same there, and the step returns it with
+    that leading dim 1, so that what reads it does not work on copies. Here a mask made from an
+    input that varies along x only is fused with the partial sums (over y) of a matmul (the
+    training step's dropout after its attention projection)."""
+    from meshjit.runtime.plan_function import compile_plan
+    mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("x", "y"))
+    x = jax.device_put(_floats((8, 32), seed=7), NamedSharding(mesh, P("x", "y")))
+    w = jax.device_put(_floats((32, 24), seed=8) * 0.1, NamedSharding(mesh, P("y", None)))
+    a = jax.device_put(_floats((8, 24), seed=9), NamedSharding(mesh, P("x", None)))
+
+    def program(x, w, a):
+        mask = (a * 2.0 - 1.0) < 0.5
+        return jnp.where(mask, (x @ w) / 0.9, 0.0), mask
+
+    compiled = jax.jit(program).lower(x, w, a).compile()
+    executable = compiled.runtime_executable()
+    lead_shapes = []
+    for step in executable.plan.steps:
+        if isinstance(step, KernelStep) and step.name.startswith("fused("):
+            def recorded(*buffers, function=step.function):
+                outputs = function(*buffers)
+                lead_shapes.append(sorted(output.shape[:2] for output in outputs))
+                return outputs
+
+            object.__setattr__(step, "function", recorded)
+    executable._run_plan = compile_plan(executable.plan)   # made again, with the recording kernels
+    got, mask = (np.asarray(result) for result in compiled(x, w, a))
+    with np.errstate(all="ignore"):
+        expected_mask = (np.asarray(a) * 2.0 - 1.0) < 0.5
+        expected = np.where(expected_mask, (np.asarray(x) @ np.asarray(w)) / np.float32(0.9), 0.0)
+    np.testing.assert_array_equal(mask, expected_mask)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    assert [(2, 1), (2, 4)] in lead_shapes, lead_shapes
