@@ -56,10 +56,10 @@ class BufferPool:
     def empty(self, shape, dtype) -> np.ndarray:
         """``np.empty(shape, dtype)``, from the pool where a free buffer of that shape waits."""
         dtype = np.dtype(dtype)
-        shape = tuple(shape)
         size = math.prod(shape) * dtype.itemsize
         if size < POOL_MIN_BYTES or size > self.limit:
             return np.empty(shape, dtype)
+        shape = tuple(shape)
         key = (shape, dtype.str)
         with self._lock:
             for buffer in self.held.get(key, ()):
