@@ -3,8 +3,8 @@ that reads its inputs once and writes only the values read after it.
 
 Groups without a split are elementwise chains over one flattened shape (codegen.py); groups with
 a split also hold reductions or row/column broadcasts (codegen_reductions.py). Groups of one op
-without a reduction, and groups of fewer elements than ``FUSION_MIN_ELEMENTS``, stay separate
-ops (numpy's ufuncs are as fast there, and need no compilation).
+without a reduction, and groups of fewer elements than ``FUSION_MIN_ELEMENTS`` over the devices
+a step serves, stay separate ops (numpy's ufuncs are as fast there, and need no compilation).
 """
 
 from __future__ import annotations
@@ -79,22 +79,27 @@ KERNEL_ALONE_MIN_ELEMENTS = 1 << 16
 _KERNEL_ALWAYS = {"erf_inv", "fma"}
 
 
-def _worth_fusing(group: Group) -> bool:
+def _worth_fusing(group: Group, devices: int = 1) -> bool:
+    """Whether ``group`` becomes a kernel: its elements over the ``devices`` one launch serves
+    (a step runs every local device's block at once) reach FUSION_MIN_ELEMENTS, and it reduces,
+    chains ops, or is a large lone transcendental function; or it holds an op whose reference
+    is far slower than any kernel (``_KERNEL_ALWAYS``)."""
     computing = [op for op in group.ops if op.name != "broadcast_in_dim"]
     if not group.inputs or not computing:
         return False
     if any(op.name in _KERNEL_ALWAYS for op in computing):
         return True
-    if math.prod(group.shape) < FUSION_MIN_ELEMENTS:
+    if math.prod(group.shape) * devices < FUSION_MIN_ELEMENTS:
         return False
     if group.reduces or len(group.ops) >= 2:
         return True
     return math.prod(group.shape) >= KERNEL_ALONE_MIN_ELEMENTS and any(op.name in _KERNEL_ALONE for op in computing)
 
 
-def fuse_kernels(ops, returns=()) -> list:
-    """The ops with fusible groups replaced by FusedKernels (see the module docstring)."""
-    items = group_ops(ops, returns, _expression_of, _worth_fusing)
+def fuse_kernels(ops, returns=(), devices: int = 1) -> list:
+    """The ops with fusible groups replaced by FusedKernels (see the module docstring);
+    ``devices``: how many devices' blocks each step runs (the mesh's size)."""
+    items = group_ops(ops, returns, _expression_of, lambda group: _worth_fusing(group, devices))
     used_after: dict[int, int] = {}
     for position, item in enumerate(items):
         for operand in (item.inputs_read() if isinstance(item, Group) else item.operands):
@@ -111,6 +116,21 @@ def fuse_kernels(ops, returns=()) -> list:
         build = _build_rows_kernel if item.split is not None else _build_elementwise_kernel
         result.append(build(item, outputs))
     return result
+
+
+def _dependencies(group: Group, inputs: list[Value], outputs: list[Value]) -> list[tuple[int, ...]]:
+    """For each output, the positions in ``inputs`` of the inputs it is computed from."""
+    position = {value.id: index for index, value in enumerate(inputs)}
+    reads: dict[int, frozenset] = {}
+    for op in group.ops:
+        found: set = set()
+        for operand in op.operands:
+            operand = group.aliases.get(operand.id, operand)
+            if operand.id in position:
+                found.add(position[operand.id])
+            found |= reads.get(operand.id, frozenset())
+        reads[op.result.id] = frozenset(found)
+    return [tuple(sorted(reads.get(value.id, {position.get(value.id)} - {None}))) for value in outputs]
 
 
 def _label(group: Group) -> str:
@@ -136,15 +156,17 @@ def _build_elementwise_kernel(group: Group, outputs: list[Value]) -> FusedKernel
         rows.append(f"target{index} = out{index}[lead, first:last]")
         lines.append(f"target{index}[k] = {names[value.id]}")
     function = load_kernel(kernel_source(rows, lines, parameters))
-    launcher = elementwise_launcher(function, inputs, outputs, group.shape, PARALLEL_MIN_ELEMENTS)
+    launcher = elementwise_launcher(function, inputs, outputs, group.shape, PARALLEL_MIN_ELEMENTS,
+                                    _dependencies(group, inputs, outputs))
     return FusedKernel(_label(group), group.ops, inputs, outputs, launcher)
 
 
 def _build_rows_kernel(group: Group, outputs: list[Value]) -> FusedKernel:
     source = row_kernel_source(group, outputs)
     function = load_kernel(PRELUDE + "\n\n" + source.entry)
+    dependencies = _dependencies(group, [value for value, _ in source.inputs], [value for value, _ in source.outputs])
     launcher = rows_launcher(function, source.inputs, source.outputs, group.rows, group.columns, group.leading,
-                             PARALLEL_MIN_ELEMENTS, source.scratch)
+                             PARALLEL_MIN_ELEMENTS, source.scratch, dependencies)
     entry = None if group.leading else RowsEntry(function, tuple(source.inputs), tuple(source.outputs),
                                                  tuple(source.scratch), group.rows, group.columns)
     return FusedKernel(_label(group), group.ops, [value for value, _ in source.inputs],

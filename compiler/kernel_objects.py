@@ -168,13 +168,18 @@ class ObjectKernel:
         return getattr(self.python_module(), self.entry)
 
     def __call__(self, *arguments):
+        return self.resolve(arguments)(*arguments)
+
+    def resolve(self, arguments):
+        """The function that runs arguments of these kinds: a ctypes caller whose ``native``
+        takes each array as its address and dims (launch.py calls that directly), or Numba's."""
         signature = _signature(arguments)
         function = self.functions.get(signature)
         if function is None:
             with self.lock:
                 function = self.functions.get(signature) or self._load(signature)
                 self.functions[signature] = function
-        return function(*arguments)
+        return function
 
     def _load(self, signature):
         if os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
@@ -217,6 +222,7 @@ def _caller(native):
             else:
                 flat.append(value)
         native(*flat)
+    call.native = native
     return call
 
 

@@ -10,6 +10,8 @@ which mesh axes it varies along.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 from meshjit.ir import Block, Module
@@ -117,7 +119,7 @@ def lower_block(block: Block, layout: MeshLayout, kept_args=None, arg_shardings=
     ops = hoist_loop_invariants(block.ops)
     if layout.whole_mesh and layout.lead:
         ops = fuse_contraction_reductions(ops, block.returns, layout.axis_names, layout.mesh_shape)
-    ops = fuse_kernels(ops, block.returns)
+    ops = fuse_kernels(ops, block.returns, math.prod(layout.mesh_shape))
     ops = fuse_contraction_chains(ops, block.returns, layout.lead)
     for op in ops:
         lowering.lower_op(op)

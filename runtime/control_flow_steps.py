@@ -3,6 +3,9 @@ nested plans. Carries pass from one trip to the next by reference (no copies); a
 are views of the scanned buffers and its y slices are written in place into one preallocated
 buffer each. A while predicate and a cond index are the same on every device, so any one
 device's copy decides (across processes, each process decides the same way).
+
+A nested plan runs through ``call(plan, arguments, layout) -> results``: the executor's
+interpreter (executor.call_plan) or the plan's own generated function (plan_function.py).
 """
 
 from __future__ import annotations
@@ -14,16 +17,16 @@ import numpy as np
 from .plan import CondStep, Plan, ScanStep, WhileStep
 
 
-def run(step, buffers: list, layout, run_steps: Callable) -> None:
+def run(step, buffers: list, layout, call: Callable) -> None:
     """Run one loop or branch step on the enclosing plan's ``buffers``."""
     if isinstance(step, ScanStep):
-        results = _scan(step, [buffers[slot] for slot in step.inputs], layout, run_steps)
+        results = _scan(step, [buffers[slot] for slot in step.inputs], layout, call)
     elif isinstance(step, WhileStep):
-        results = _while(step, [buffers[slot] for slot in step.inputs], layout, run_steps)
+        results = _while(step, [buffers[slot] for slot in step.inputs], layout, call)
     elif isinstance(step, CondStep):
         index = _uniform_scalar(buffers[step.index], "cond index")
         branch = step.branches[min(max(int(index), 0), len(step.branches) - 1)]
-        results = _call(branch, [buffers[slot] for slot in step.inputs], layout, run_steps)
+        results = call(branch, [buffers[slot] for slot in step.inputs], layout)
     else:
         raise TypeError(f"the executor cannot run plan step {type(step).__name__}")
     for slot, value in zip(step.outputs, results):
@@ -36,14 +39,6 @@ def _uniform_scalar(buffer: np.ndarray, what: str):
         raise ValueError(f"the {what} differs between devices ({flat.tolist()}); control flow needs "
                          f"the same value on every device")
     return flat[0]
-
-
-def _call(plan: Plan, arguments: list, layout, run_steps: Callable) -> list:
-    buffers: list = [None] * plan.num_slots
-    for slot, value in zip(plan.arg_slots, arguments):
-        buffers[slot] = value
-    run_steps(plan, buffers, layout)
-    return [buffers[slot] for slot in plan.result_slots]
 
 
 class _Stacked:
@@ -71,7 +66,7 @@ class _Stacked:
         self.buffer, self.allocated = grown, True
 
 
-def _scan(step: ScanStep, operands: list, layout, run_steps: Callable) -> list:
+def _scan(step: ScanStep, operands: list, layout, call: Callable) -> list:
     consts = operands[:step.num_consts]
     carry = operands[step.num_consts:step.num_consts + step.num_carry]
     xs = operands[step.num_consts + step.num_carry:]
@@ -79,38 +74,25 @@ def _scan(step: ScanStep, operands: list, layout, run_steps: Callable) -> list:
     order = list(range(step.length - 1, -1, -1) if step.reverse else range(step.length))
     whole = step.length - step.length % step.unroll if step.unrolled is not None else 0
     if whole:
-        carry = _trips(step, step.unrolled, step.unroll, consts, carry, xs, ys, order[:whole], layout, run_steps)
-    carry = _trips(step, step.body, 1, consts, carry, xs, ys, order[whole:], layout, run_steps)
+        carry = _trips(step, step.unrolled, step.unroll, consts, carry, xs, ys, order[:whole], layout, call)
+    carry = _trips(step, step.body, 1, consts, carry, xs, ys, order[whole:], layout, call)
     return list(carry) + [stacked.buffer for stacked in ys]
 
 
-def _trips(step: ScanStep, body: Plan, per_trip: int, consts, carry, xs, ys, indices, layout,
-           run_steps: Callable) -> list:
+def _trips(step: ScanStep, body: Plan, per_trip: int, consts, carry, xs, ys, indices, layout, call: Callable) -> list:
     """Run ``body`` (``per_trip`` steps a trip) over the steps ``indices``, in that order."""
-    buffers: list = [None] * body.num_slots
-    const_slots = body.arg_slots[:step.num_consts]
-    carry_slots = body.arg_slots[step.num_consts:step.num_consts + step.num_carry]
-    x_slots = body.arg_slots[step.num_consts + step.num_carry:]
-    carry_results = body.result_slots[:step.num_carry]
-    y_results = body.result_slots[step.num_carry:]
     prefix = (slice(None),) * step.lead
     for start in range(0, len(indices), per_trip):
         trip = indices[start:start + per_trip]
-        for slot, value in zip(const_slots, consts):
-            buffers[slot] = value
-        for slot, value in zip(carry_slots, carry):
-            buffers[slot] = value
-        for slot, (index, x) in zip(x_slots, ((index, x) for index in trip for x in xs)):
-            buffers[slot] = x[prefix + (index,)]
-        run_steps(body, buffers, layout)
-        carry = [buffers[slot] for slot in carry_results]
-        for slot, (index, stacked) in zip(y_results, ((index, stacked) for index in trip for stacked in ys)):
-            stacked.write(index, buffers[slot])
+        results = call(body, [*consts, *carry, *(x[prefix + (index,)] for index in trip for x in xs)], layout)
+        carry = results[:step.num_carry]
+        for value, (index, stacked) in zip(results[step.num_carry:], ((index, stacked) for index in trip for stacked in ys)):
+            stacked.write(index, value)
     return carry
 
 
-def _while(step: WhileStep, operands: list, layout, run_steps: Callable) -> list:
+def _while(step: WhileStep, operands: list, layout, call: Callable) -> list:
     consts, carry = operands[:step.num_consts], operands[step.num_consts:]
-    while _uniform_scalar(_call(step.cond, consts + carry, layout, run_steps)[0], "while predicate"):
-        carry = _call(step.body, consts + carry, layout, run_steps)
+    while _uniform_scalar(call(step.cond, consts + carry, layout)[0], "while predicate"):
+        carry = call(step.body, consts + carry, layout)
     return carry

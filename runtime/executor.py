@@ -172,9 +172,10 @@ def _run_collective(step: CollectiveStep, buffers, mesh_shape):
     return function(value, step.axes, mesh_shape, **options)
 
 
-def run_step(step, buffers: list, mesh_shape, layout=None) -> None:
+def run_step(step, buffers: list, mesh_shape, layout=None, call=None) -> None:
     """Run one step of a plan on the slot list ``buffers`` (plan_function.py calls this for the
-    step kinds it does not write out)."""
+    step kinds it does not write out). ``call`` runs the nested plans of loop and branch steps
+    (default: ``call_plan``, interpreted)."""
     if isinstance(step, KernelStep):
         outputs = step.function(*(buffers[slot] for slot in step.inputs))
         for slot, output in zip(step.outputs, outputs):
@@ -188,7 +189,7 @@ def run_step(step, buffers: list, mesh_shape, layout=None) -> None:
             buffers[slot] = None
     else:
         # loop and branch steps over nested plans
-        control_flow_steps.run(step, buffers, layout, run_steps)
+        control_flow_steps.run(step, buffers, layout, call or call_plan)
 
 
 def run_plan(plan: Plan, arguments: list[np.ndarray], layout=None) -> list[np.ndarray]:
@@ -213,3 +214,13 @@ def run_steps(plan: Plan, buffers: list, layout=None) -> None:
     """Run ``plan``'s steps on ``buffers`` (one entry per slot, arguments already in place)."""
     for step in plan.steps:
         run_step(step, buffers, plan.mesh_shape, layout)
+
+
+def call_plan(plan: Plan, arguments: list, layout=None) -> list:
+    """A nested plan's results on ``arguments``, its steps interpreted (floating-point warnings
+    are already off: the enclosing plan switched them off)."""
+    buffers: list = [None] * plan.num_slots
+    for slot, value in zip(plan.arg_slots, arguments):
+        buffers[slot] = value
+    run_steps(plan, buffers, layout)
+    return [buffers[slot] for slot in plan.result_slots]

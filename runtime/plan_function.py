@@ -6,12 +6,14 @@ so kernels need no ``np.errstate`` of their own.
 
 Kernel, collective and free steps are written out; any other step kind (loop and branch steps
 over nested plans) is handed back to ``executor.run_step`` with the same slot list, so new step
-kinds need no change here. Steps on constants alone run once, here (plan_constants.py).
+kinds need no change here; their nested plans run through generated functions of their own
+(``call_generated``), made once per plan. Steps on constants alone run once, here
+(plan_constants.py).
 """
 
 from __future__ import annotations
 
-from . import inprocess_collectives, mpi_collectives
+from . import inprocess_collectives, mpi_collectives, threads
 from .executor import run_step
 from .float_errors import quiet_float_errors, restore_float_errors
 from .plan import CollectiveStep, FreeStep, KernelStep, Plan
@@ -63,21 +65,37 @@ class _SlotNames:
         return tuple(slot for slot in slots if not (self.as_locals and slot in self.folded))
 
 
+def call_generated(plan: Plan, arguments: list, layout=None) -> list:
+    """A nested plan's results on ``arguments``, through its generated function (made on the
+    first call for a layout and kept on the plan)."""
+    made = plan.__dict__.get("_generated")
+    if made is None or made[0] is not layout:
+        made = (layout, compile_plan(plan, layout))
+        object.__setattr__(plan, "_generated", made)  # NOTE: a cache, not a field: Plan stays frozen
+    return made[1](arguments)
+
+
 def compile_plan(plan: Plan, layout=None):
     """``run(arguments) -> result buffers`` for ``plan`` (see run_plan for ``layout``)."""
-    names: dict = {"run_step": run_step, "plan": plan, "layout": layout,
+    names: dict = {"run_step": run_step, "plan": plan, "layout": layout, "call_generated": call_generated,
                    "run_collective": mpi_collectives.run_collective,
                    "quiet_float_errors": quiet_float_errors, "restore_float_errors": restore_float_errors}
     folded = fold_constants(plan)
     slot = _SlotNames(plan, layout, folded)
     lines = _steps(plan, layout, names, slot)
+    # NOTE: a plan with matmuls holds BLAS to one thread for the whole call (threads.py), so
+    # that each matmul's own hold is a counter, not two calls into the BLAS library (~4 us)
+    blas = _multiplies(plan)
+    names.update(blas_enter=threads._BLAS.enter, blas_exit=threads._BLAS.exit)
     source = "\n".join([
         "def run(arguments):",
         *_start(plan, names, slot),
         "    quiet = quiet_float_errors()",
+        *(["    blas_enter()"] if blas else []),
         "    try:",
         *(f"    {line}" for line in lines or ["    pass"]),
         "    finally:",
+        *(["        blas_exit()"] if blas else []),
         "        restore_float_errors(quiet)",
         f"    return [{', '.join(slot(result) for result in plan.result_slots)}]",
     ]) + "\n"
@@ -85,6 +103,20 @@ def compile_plan(plan: Plan, layout=None):
     run = names["run"]
     run.source = source
     return run
+
+
+def _multiplies(plan: Plan) -> bool:
+    """Whether ``plan`` has more than one dot_general step, its nested plans' included."""
+    count = 0
+    stack = [plan]
+    while stack and count < 2:
+        for step in stack.pop().steps:
+            if isinstance(step, KernelStep) and "dot_general" in step.name:
+                count += 1
+            stack.extend(value for value in vars(step).values() if isinstance(value, Plan))
+            stack.extend(item for value in vars(step).values() if isinstance(value, tuple)
+                         for item in value if isinstance(item, Plan))
+    return count > 1
 
 
 def _start(plan: Plan, names: dict, slot: _SlotNames) -> list[str]:
@@ -137,5 +169,5 @@ def _steps(plan: Plan, layout, names: dict, slot: _SlotNames) -> list[str]:
                 lines.append(f"    {' = '.join(slot(freed_slot) for freed_slot in freed)} = None")
         else:
             names[f"step{index}"] = step
-            lines.append(f"    run_step(step{index}, slots, plan.mesh_shape, layout)")
+            lines.append(f"    run_step(step{index}, slots, plan.mesh_shape, layout, call_generated)")
     return lines

@@ -41,7 +41,7 @@ def _default_thread_count() -> int:
 
 
 class _Pool:
-    """Worker threads, each with its own queue of (runner, function, task, done)."""
+    """Worker threads, each with its own queue of (job, thread number)."""
 
     def __init__(self, size: int):
         self.size = size
@@ -58,21 +58,14 @@ class _Pool:
 
 def _work(tasks: queue.SimpleQueue) -> None:
     while True:
-        runner, function, task, done = tasks.get()
-        try:
-            runner(function, *task)
-            outcome = None
-        except BaseException as error:  # handed to the caller, which re-raises it
-            outcome = error
-        # NOTE: drop the task before reporting, so that no buffer it names stays referenced
+        job, slot = tasks.get()
+        job.drain(slot)
+        # NOTE: drop the job before waiting again, so that no buffer it names stays referenced
         # by an idle worker (runtime/buffers.py reuses buffers nothing refers to)
-        del runner, function, task
-        done.put(outcome)
-        del outcome
+        del job
 
 
 _POOL = _Pool(_default_thread_count())
-_DONE = threading.local()
 
 
 def thread_count() -> int:
@@ -103,14 +96,35 @@ def chunk_bounds(total: int, chunks: int, alignment: int = ALIGNMENT) -> list[in
 CHUNKS_PER_THREAD = 4
 
 
-def _drain(function, bounds, counter, slot, arguments, indexed) -> None:
-    """Run chunks ``next(counter)`` until none are left (``next`` on a count is atomic)."""
-    extra = (slot,) if indexed else ()
-    while True:
-        index = next(counter)
-        if index >= len(bounds) - 1:
-            return
-        function(bounds[index], bounds[index + 1], *extra, *arguments)
+class _Job:
+    """One ``parallel_for``: its chunks go to whichever thread asks next (``next`` on a count
+    is atomic), and the thread that finishes the last chunk releases ``finished``. The caller
+    waits for the chunks, never for a worker: a worker the system has not run yet (its core
+    busy with another process) finds no chunk left when it wakes and does nothing."""
+
+    __slots__ = ("function", "bounds", "arguments", "indexed", "taken", "completed", "finished", "failure")
+
+    def __init__(self, function, bounds: list[int], arguments: tuple, indexed: bool):
+        self.function, self.bounds, self.arguments, self.indexed = function, bounds, arguments, indexed
+        self.taken, self.completed = itertools.count(), itertools.count(1)
+        self.finished = threading.Lock()
+        self.finished.acquire()
+        self.failure = None
+
+    def drain(self, slot: int) -> None:
+        """Run chunks until none are left to take; ``slot`` is the running thread's number."""
+        bounds, chunks = self.bounds, len(self.bounds) - 1
+        extra = (slot,) if self.indexed else ()
+        while True:
+            index = next(self.taken)
+            if index >= chunks:
+                return
+            try:
+                self.function(bounds[index], bounds[index + 1], *extra, *self.arguments)
+            except BaseException as error:  # handed to the caller, which re-raises it
+                self.failure = self.failure or error
+            if next(self.completed) == chunks:
+                self.finished.release()
 
 
 def parallel_for(function, total: int, arguments: tuple, *, grain: int, alignment: int = ALIGNMENT,
@@ -125,29 +139,21 @@ def parallel_for(function, total: int, arguments: tuple, *, grain: int, alignmen
         return
     if len(_POOL.queues) < threads - 1:
         _POOL.start()
-    done = getattr(_DONE, "queue", None)
-    if done is None:
-        done = _DONE.queue = queue.SimpleQueue()
     chunks = min(threads * CHUNKS_PER_THREAD, max(threads, total // max(grain, 1)))
-    bounds = chunk_bounds(total, chunks, alignment)
-    counter = itertools.count()
+    job = _Job(function, chunk_bounds(total, chunks, alignment), arguments, indexed)
     for slot in range(1, threads):
-        task = (bounds, counter, slot, arguments, indexed)
-        _POOL.queues[slot - 1].put((_drain, function, task, done))
-    failure = None
-    try:
-        _drain(function, bounds, counter, 0, arguments, indexed)
-    except BaseException as error:
-        failure = error
-    for _ in range(1, threads):
-        error = done.get()
-        failure = failure or error
-    if failure is not None:
-        raise failure
+        _POOL.queues[slot - 1].put((job, slot))
+    job.drain(0)
+    job.finished.acquire()
+    if job.failure is not None:
+        raise job.failure
 
 
-# NOTE: a matmul under this many multiply-adds runs on the calling thread alone
-MATMUL_GRAIN = 1 << 21
+# NOTE: a matmul under this many multiply-adds (about 0.2 ms of one core's GEMM) runs on the
+# calling thread alone: split over two threads, the training step's GEMMs of 2^22 multiply-adds
+# (eight 128 x 64 x 64) took longer than on one (145 against 105 us for one of them, the step
+# 19.0-23.3 against 17.7-18.6 ms a call, the machine shared with other processes)
+MATMUL_GRAIN = 1 << 23
 # NOTE: a GEMM split by rows (or columns) gives every chunk at least this many of them: BLAS
 # packs the whole other operand again for each chunk, which costs about as much as 20 of its
 # rows' (columns') work (measured: 0.85 ms to repack 512 x 4096 floats, 7% of a 256-column
@@ -261,15 +267,26 @@ def _matmul_columns(start: int, stop: int, left, right, out) -> None:
     np.matmul(left, right[..., start:stop], out=out[..., start:stop])
 
 
+# NOTE: matmul_split by (left shape, right shape, threads, grain): a program's matmuls repeat
+# their shapes every call, and the split costs ~5 us to work out (np.broadcast_shapes)
+_SPLITS: dict[tuple, tuple] = {}
+
+
 def matmul(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """``np.matmul(left, right)`` on every thread with BLAS on one thread in each (see the
     module docstring), split as ``matmul_split`` says."""
-    split = matmul_split(left.shape, right.shape)
+    key = (left.shape, right.shape, _POOL.size, MATMUL_GRAIN)
+    split = _SPLITS.get(key)
+    if split is None:
+        split = _SPLITS[key] = matmul_split(left.shape, right.shape)
     if split[0] == "numpy":
         return np.matmul(left, right)
     if split[0] == "one thread":
-        with single_threaded_blas():
+        _BLAS.enter()
+        try:
             return np.matmul(left, right)
+        finally:
+            _BLAS.exit()
     rows, inner, columns = left.shape[-2], left.shape[-1], right.shape[-1]
     batch = np.broadcast_shapes(left.shape[:-2], right.shape[:-2])
     out = empty(batch + (rows, columns), np.result_type(left, right))

@@ -167,3 +167,96 @@ def test_fused_division_by_zero_follows_ieee(always_fuse):
     with np.errstate(all="ignore"):
         expected = (a + 1) / b - a / (b * 2)
     np.testing.assert_array_equal(np.asarray(compiled(a, b)), expected)
+
+
+@pytest.mark.parametrize("threads_min", [None, 0])
+def test_kernels_launched_through_their_native_entry_match_the_array_calls(always_fuse, monkeypatch, threads_min):
+    """launch.py calls a kernel's object code with the arrays as (address, dims) words it works
+    out itself; the same kernels called with the arrays (kernel_objects' own flattening) must
+    give the same bits: elementwise with inputs broadcast along mesh axes, a rows kernel with
+    scratch rows (softmax), a columns kernel (a sum over the leading dim), split over the
+    threads or not."""
+    from meshjit.compiler import launch
+    if threads_min is not None:
+        monkeypatch.setattr(fusion, "PARALLEL_MIN_ELEMENTS", threads_min)
+    mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("x", "y"))
+    a = jax.device_put(_floats((8, 96), seed=1), NamedSharding(mesh, P("x", "y")))
+    b = jax.device_put(_floats((8, 96), seed=2), NamedSharding(mesh, P(None, "y")))
+    c = jax.device_put(_floats((8, 96), seed=3), NamedSharding(mesh, P()))
+
+    def program(a, b, c):
+        return (jnp.tanh(a * b + c) - b, jax.nn.softmax(a * c, axis=-1), jnp.sum(a * b, axis=0))
+
+    native = [np.asarray(result) for result in jax.jit(program)(a, b, c)]
+    original = launch._layout
+
+    def without_native(*arguments):
+        layout = original(*arguments)
+        assert layout.native is not None, "the kernel has object code: the native entry should be used"
+        layout.native = None
+        return layout
+
+    monkeypatch.setattr(launch, "_layout", without_native)
+    called = [np.asarray(result) for result in jax.jit(lambda a, b, c: program(a, b, c))(a, b, c)]
+    for got, expected in zip(native, called):
+        np.testing.assert_array_equal(got, expected)
+    with np.errstate(all="ignore"):
+        expected = np.tanh(np.asarray(a) * np.asarray(b) + np.asarray(c)) - np.asarray(b)
+    np.testing.assert_allclose(native[0], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_a_chain_fuses_when_its_elements_over_the_local_devices_reach_the_threshold():
+    """FUSION_MIN_ELEMENTS counts the elements a step runs: every local device's block."""
+    local = (fusion.FUSION_MIN_ELEMENTS // 16, 8)        # half the threshold on one device
+    mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("x", "y"))
+    x = _floats((2 * local[0], 4 * local[1]), seed=4)
+
+    def chain(a):
+        return jnp.exp(a * 2.0 + 1.0) - a
+
+    def kernel_names(argument):
+        plan = jax.jit(chain).lower(argument).compile().runtime_executable().plan
+        return [step.name for step in plan.steps if isinstance(step, KernelStep)]
+
+    sharded = jax.device_put(x, NamedSharding(mesh, P("x", "y")))
+    assert any(name.startswith("fused(") for name in kernel_names(sharded))
+    assert not any(name.startswith("fused(") for name in kernel_names(x[:local[0], :local[1]]))
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(np.asarray(jax.jit(chain)(sharded)), np.exp(x * 2 + 1) - x, rtol=1e-5)
+
+
+def test_a_fused_output_keeps_only_the_leading_positions_its_inputs_vary_along(always_fuse):
+    """A kernel serves every leading position its inputs vary along; an output computed from
+    inputs that are the same along a mesh axis is the same there, and the step returns it with
+    that leading dim 1, so that what reads it does not work on copies. Here a mask made from an
+    input that varies along x only is fused with the partial sums (over y) of a matmul (the
+    training step's dropout after its attention projection)."""
+    from meshjit.runtime.plan_function import compile_plan
+    mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("x", "y"))
+    x = jax.device_put(_floats((8, 32), seed=7), NamedSharding(mesh, P("x", "y")))
+    w = jax.device_put(_floats((32, 24), seed=8) * 0.1, NamedSharding(mesh, P("y", None)))
+    a = jax.device_put(_floats((8, 24), seed=9), NamedSharding(mesh, P("x", None)))
+
+    def program(x, w, a):
+        mask = (a * 2.0 - 1.0) < 0.5
+        return jnp.where(mask, (x @ w) / 0.9, 0.0), mask
+
+    compiled = jax.jit(program).lower(x, w, a).compile()
+    executable = compiled.runtime_executable()
+    lead_shapes = []
+    for step in executable.plan.steps:
+        if isinstance(step, KernelStep) and step.name.startswith("fused("):
+            def recorded(*buffers, function=step.function):
+                outputs = function(*buffers)
+                lead_shapes.append(sorted(output.shape[:2] for output in outputs))
+                return outputs
+
+            object.__setattr__(step, "function", recorded)
+    executable._run_plan = compile_plan(executable.plan)   # made again, with the recording kernels
+    got, mask = (np.asarray(result) for result in compiled(x, w, a))
+    with np.errstate(all="ignore"):
+        expected_mask = (np.asarray(a) * 2.0 - 1.0) < 0.5
+        expected = np.where(expected_mask, (np.asarray(x) @ np.asarray(w)) / np.float32(0.9), 0.0)
+    np.testing.assert_array_equal(mask, expected_mask)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    assert [(2, 1), (2, 4)] in lead_shapes, lead_shapes

@@ -133,3 +133,44 @@ def test_a_kernel_with_a_single_output_call_is_called_directly():
     (result,) = run([np.arange(3.0)])
     np.testing.assert_array_equal(result, [0, 1, 4])
     assert kernel.calls == 0
+
+
+def test_a_scan_body_runs_through_its_own_generated_function_with_the_interpreters_values():
+    from meshjit.runtime.plan import ScanStep
+    add = Counted(lambda carry, x: (carry + x,))
+    double = Counted(lambda value: (value * 2,))
+    # body: carry' = carry + x; y = 2 * carry'
+    body = plan_of([KernelStep("add", add, (0, 1), (2,)), KernelStep("mul", double, (2,), (3,))],
+                   num_slots=4, arg_slots=(0, 1), result_slots=(2, 3))
+    scan = ScanStep(body=body, inputs=(0, 1), outputs=(2, 3), num_consts=0, num_carry=1, length=3,
+                    reverse=False, lead=0, ys_types=(((2,), "<f8"),))
+    plan = plan_of([scan], num_slots=4, arg_slots=(0, 1), result_slots=(2, 3))
+    carry, xs = np.zeros(2), np.arange(6.0).reshape(3, 2)
+    generated = compile_plan(plan)([carry, xs])
+    assert "_generated" in body.__dict__ and add.calls == 3
+    interpreted = run_plan(plan, [carry, xs])
+    for made, expected in zip(generated, interpreted):
+        np.testing.assert_array_equal(made, expected)
+    np.testing.assert_array_equal(generated[1], 2 * np.cumsum(xs, axis=0))
+    made = body.__dict__["_generated"]
+    compile_plan(plan)([carry, xs])
+    assert body.__dict__["_generated"] is made and add.calls == 9   # made once per plan
+
+
+def test_a_plan_with_matmuls_holds_blas_to_one_thread_for_the_whole_call():
+    from meshjit.runtime import threads
+    seen = []
+
+    def matmul(left, right):
+        seen.append([library.num_threads for library in threads._BLAS.load()])
+        return (threads.matmul(left, right),)
+
+    plan = plan_of([KernelStep("dot_general", matmul, (0, 0), (1,)), KernelStep("dot_general", matmul, (1, 1), (2,))],
+                   num_slots=3)
+    run = compile_plan(plan)
+    before = [library.num_threads for library in threads._BLAS.load()]
+    (result,) = run([np.eye(3) * 2])
+    np.testing.assert_array_equal(result, np.eye(3) * 16)
+    assert "blas_enter()" in run.source and all(counts == [1] * len(before) for counts in seen)
+    assert [library.num_threads for library in threads._BLAS.load()] == before
+    assert "blas_enter" not in compile_plan(plan_of([KernelStep("add", lambda x: (x + 1,), (0,), (1,))], 2)).source

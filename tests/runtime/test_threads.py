@@ -47,6 +47,40 @@ def test_parallel_for_raises_what_a_chunk_raises():
         threads.parallel_for(chunk, 10_000, (), grain=10, alignment=1)
 
 
+class _BusyWorker:
+    """A job that keeps the worker thread busy until released: a worker the system has not
+    run yet, as on a machine whose other cores run other processes."""
+
+    def __init__(self):
+        self.started, self.release = threading.Event(), threading.Event()
+
+    def drain(self, slot):
+        self.started.set()
+        self.release.wait(10)
+
+
+def test_parallel_for_does_not_wait_for_a_worker_that_has_not_started(two_threads):
+    threads.parallel_for(lambda start, stop: None, 4, (), grain=1, alignment=1)   # the worker exists
+    busy = _BusyWorker()
+    threads._POOL.queues[0].put((busy, 1))
+    assert busy.started.wait(5)
+    seen = np.zeros(1000, np.int64)
+
+    def mark(start, stop):
+        seen[start:stop] += 1
+
+    runner = threading.Thread(target=threads.parallel_for, args=(mark, seen.size, ()), kwargs={"grain": 10, "alignment": 1})
+    runner.start()
+    runner.join(5)
+    finished = not runner.is_alive()
+    busy.release.set()
+    runner.join(5)
+    assert finished, "parallel_for waited for a worker that never took a chunk"
+    assert (seen == 1).all()
+    threads.parallel_for(mark, seen.size, (), grain=10, alignment=1)   # the late worker took nothing
+    assert (seen == 2).all()
+
+
 @pytest.mark.parametrize("left, right", [((300, 40), (40, 50)), ((2, 1, 128, 64), (1, 3, 64, 16)), ((5, 6), (6, 7))])
 def test_matmul_equals_numpy_and_restores_blas_threads(left, right):
     rng = np.random.default_rng(0)
