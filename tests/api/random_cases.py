@@ -85,6 +85,31 @@ CASES = {
     "gumbel_1000": lambda jax: jax.random.gumbel(_key(jax), (1000,)),
     "gumbel_high": lambda jax: jax.random.gumbel(_key(jax, 1), (300,), mode="high"),
     "exponential_1000": lambda jax: jax.random.exponential(_key(jax), (1000,)),
+    # transformations of uniform, normal and exponential draws
+    "rademacher_200": lambda jax: jax.random.rademacher(_key(jax), (200,)),
+    "rademacher_float": lambda jax: jax.random.rademacher(_key(jax, 1), (3, 5), dtype=np.float32),
+    "laplace_1000": lambda jax: jax.random.laplace(_key(jax), (1000,)),
+    "logistic_1000": lambda jax: jax.random.logistic(_key(jax), (1000,)),
+    "cauchy_1000": lambda jax: jax.random.cauchy(_key(jax), (1000,)),
+    "rayleigh_1000": lambda jax: jax.random.rayleigh(_key(jax), 2.0, (1000,)),
+    "rayleigh_array": lambda jax: jax.random.rayleigh(_key(jax, 1), jax.numpy.array([0.5, 1.0, 4.0])),
+    "maxwell_1000": lambda jax: jax.random.maxwell(_key(jax), (1000,)),
+    "maxwell_2000": lambda jax: jax.random.maxwell(_key(jax, 1), (2000,)),
+    "double_sided_maxwell_500": lambda jax: jax.random.double_sided_maxwell(_key(jax), 1.0, 2.0, (500,)),
+    "double_sided_maxwell_array": lambda jax: jax.random.double_sided_maxwell(
+        _key(jax, 1), jax.numpy.array([0.0, -3.0]), 1.5),
+    "weibull_min_1000": lambda jax: jax.random.weibull_min(_key(jax), 2.0, 1.5, (1000,)),
+    "weibull_min_array": lambda jax: jax.random.weibull_min(
+        _key(jax, 1), jax.numpy.array([1.0, 0.5, 3.0]), jax.numpy.array([0.7, 1.0, 5.0]), (4, 3)),
+    "geometric_1000": lambda jax: jax.random.geometric(_key(jax), 0.3, (1000,)),
+    "geometric_array": lambda jax: jax.random.geometric(_key(jax, 1), jax.numpy.array([0.01, 0.5, 0.9]), (4, 3)),
+    "triangular_1000": lambda jax: jax.random.triangular(_key(jax), -1.0, 0.5, 3.0, (1000,)),
+    "triangular_array": lambda jax: jax.random.triangular(
+        _key(jax, 1), jax.numpy.array([0.0, 1.0, -2.0]), 1.5, jax.numpy.array([[2.0], [4.0]])),
+    "wald_1000": lambda jax: jax.random.wald(_key(jax), 2.0, (1000,)),
+    "wald_array": lambda jax: jax.random.wald(_key(jax, 1), jax.numpy.array([0.1, 1.0, 30.0]), (4, 3)),
+    "clone": lambda jax: jax.random.key_data(jax.random.clone(_key(jax, 3))),
+    "clone_raw": lambda jax: jax.random.clone(jax.random.PRNGKey(3)),
 }
 
 # Computed in 64-bit with jax_enable_x64 on.
@@ -96,5 +121,15 @@ X64_CASES = {
     "x64_uniform_bounds": lambda jax: jax.random.uniform(_key(jax, 1), (500,), minval=0.1, maxval=0.7),
     "x64_randint": lambda jax: jax.random.randint(_key(jax, 2), (100,), -10, 2**40),
     "x64_normal": lambda jax: jax.random.normal(_key(jax, 3), (500,)),
+    "x64_rademacher": lambda jax: jax.random.rademacher(_key(jax), (50,)),
+    "x64_rademacher_int32": lambda jax: jax.random.rademacher(_key(jax, 1), (50,), dtype=np.int32),
+    "x64_cauchy": lambda jax: jax.random.cauchy(_key(jax), (500,)),
+    "x64_rayleigh": lambda jax: jax.random.rayleigh(_key(jax), 2.0, (500,)),
+    "x64_maxwell": lambda jax: jax.random.maxwell(_key(jax), (500,)),
+    "x64_maxwell_2000": lambda jax: jax.random.maxwell(_key(jax, 1), (2000,)),
+    "x64_double_sided_maxwell": lambda jax: jax.random.double_sided_maxwell(_key(jax), 1.0, 2.0, (500,)),
+    "x64_geometric": lambda jax: jax.random.geometric(_key(jax), 0.3, (500,)),
+    "x64_triangular": lambda jax: jax.random.triangular(_key(jax), -1.0, 0.5, 3.0, (500,)),
+    "x64_wald": lambda jax: jax.random.wald(_key(jax), 2.0, (500,)),
 }
 
