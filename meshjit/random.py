@@ -20,8 +20,10 @@ from ._random import key_dtype as key_dtype
 from ._random import key_impl as key_impl
 from ._random import laplace as laplace
 from ._random import logistic as logistic
+from ._random import lognormal as lognormal
 from ._random import maxwell as maxwell
 from ._random import normal as normal
+from ._random import pareto as pareto
 from ._random import permutation as permutation
 from ._random import PRNGKey as PRNGKey
 from ._random import rademacher as rademacher

@@ -21,7 +21,7 @@ def _log(x):
 
 
 def _log1p(x):
-    return xla_float32.log1p(x) if shape_dtype(x) == "f32" else lax.log1p(x)
+    return xla_float32.log1p(x) if shape_dtype(x) in ("f32", "f64") else lax.log1p(x)
 
 
 def _erf(x):

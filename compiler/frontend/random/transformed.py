@@ -31,6 +31,16 @@ def _parameter(value, shape, dtype: str, name: str, function: str):
     return _bounds_to(lax.convert_element_type(as_operand(value, dtype), dtype), shape, dtype, name, function)
 
 
+def _divide(numerator, denominator, shape, dtype: str, name: str, function: str):
+    """``numerator / denominator`` with ``denominator`` broadcast to ``shape``. A scalar
+    broadcast divisor is XLA's simplifier's ``numerator * broadcast(1 / denominator)``, whose
+    rounding differs: the numbers are JAX's only that way."""
+    if not shape_of(denominator):
+        reciprocal = lax.div(lax.full((), np.asarray(1.0, to_numpy(dtype)), dtype), denominator)
+        return lax.mul(numerator, _bounds_to(reciprocal, shape, dtype, name, function))
+    return lax.div(numerator, _bounds_to(denominator, shape, dtype, name, function))
+
+
 def rademacher(key, shape, dtype: str):
     """-1 or 1 with equal probability: ``2 * bernoulli(0.5) - 1`` in ``dtype``."""
     shape = tuple(shape)
@@ -129,8 +139,8 @@ def weibull_min(key, scale, concentration, shape, dtype: str):
 def pareto(key, b, shape, dtype: str):
     """Pareto values: ``exp(e / b)`` for e standard exponential."""
     shape = tuple(shape)
-    b = _parameter(b, shape, dtype, "b", "pareto")
-    return _exp(lax.div(exponential(key, shape, dtype), b))
+    b = lax.convert_element_type(as_operand(b, dtype), dtype)
+    return _exp(_divide(exponential(key, shape, dtype), b, shape, dtype, "b", "pareto"))
 
 
 def geometric(key, p, shape, dtype: str):
@@ -140,19 +150,27 @@ def geometric(key, p, shape, dtype: str):
     u = uniform(key, shape, float_dtype, 0.0, 1.0, "geometric")
     u = lax.select(lax.eq(u, _constant(shape, 0.0, float_dtype)), _constant(shape, 1.0, float_dtype), u)
     p = lax.convert_element_type(as_operand(p, float_dtype), float_dtype)
-    log_one_minus_p = _bounds_to(_log1p(lax.neg(p)), shape, float_dtype, "p", "geometric")
-    trials = lax.add(lax.floor(lax.div(_log(u), log_one_minus_p)), _constant(shape, 1.0, float_dtype))
+    ratio = _divide(_log(u), _log1p(lax.neg(p)), shape, float_dtype, "p", "geometric")
+    trials = lax.add(lax.floor(ratio), _constant(shape, 1.0, float_dtype))
     return lax.convert_element_type(trials, dtype)
 
 
 def triangular(key, left, mode, right, shape, dtype: str):
     """Triangular values by the inverse CDF, on either side of the mode."""
     shape = tuple(shape)
+    left, mode, right = (lax.convert_element_type(as_operand(value, dtype), dtype) for value in (left, mode, right))
+    scalars = not shape_of(left) and not shape_of(mode) and not shape_of(right)
+    if scalars:
+        # NOTE: XLA hoists the subtractions of broadcast scalars above the broadcasts, so the
+        # division is by a broadcast scalar (a multiplication by its reciprocal)
+        fraction = _divide(_bounds_to(lax.sub(mode, left), shape, dtype, "mode", "triangular"),
+                           lax.sub(right, left), shape, dtype, "right", "triangular")
     left = _parameter(left, shape, dtype, "left", "triangular")
     right = _parameter(right, shape, dtype, "right", "triangular")
     mode = _parameter(mode, shape, dtype, "mode", "triangular")
     width = lax.sub(right, left)
-    fraction = lax.div(lax.sub(mode, left), width)
+    if not scalars:
+        fraction = lax.div(lax.sub(mode, left), width)
     u = uniform(key, shape, dtype, 0.0, 1.0, "triangular")
     below = lax.add(left, lax.sqrt(lax.mul(lax.mul(u, width), lax.sub(mode, left))))
     rest = lax.sub(_constant(shape, 1.0, dtype), u)

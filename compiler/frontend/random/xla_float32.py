@@ -12,8 +12,11 @@ from __future__ import annotations
 import numpy as np
 from meshjit.ir.float_math import (
     LOG1P_DENOMINATOR,
+    LOG1P_DENOMINATOR_F64,
     LOG1P_NUMERATOR,
+    LOG1P_NUMERATOR_F64,
     LOG1P_SMALL,
+    LOG1P_SMALL_F64,
     LOG_CHAINS,
     LOG_LN2_HIGH,
     LOG_LN2_LOW,
@@ -23,7 +26,7 @@ from meshjit.ir.float_math import (
 from meshjit.ir.float_math import word as _bits
 
 from .. import lax_ops as lax
-from ..operands import shape_of
+from ..operands import dtype_of, shape_of
 
 
 def _f32(shape, value):
@@ -86,12 +89,40 @@ def _coefficient(value) -> np.float32:
 
 def log1p(x):
     """log(1 + x): the rational function for |x| < sqrt(2) - 1, else log of 1 + x."""
+    if dtype_of(x).name == "f64":
+        return _log1p_f64(x)
     shape = shape_of(x)
     ratio = lax.div(_horner(x, LOG1P_NUMERATOR), _horner(x, LOG1P_DENOMINATOR))
     square = lax.mul(x, x)
     near_zero = lax.add(x, lax.fma(square, _f32(shape, -0.5), lax.mul(lax.mul(x, square), ratio)))
     far = log(lax.add(x, _f32(shape, 1.0)))
     return lax.select(lax.lt(lax.abs(x), _f32(shape, _bits(LOG1P_SMALL))), near_zero, far)
+
+
+def _f64(shape, value):
+    return lax.full(shape, np.float64(value), "f64")
+
+
+def _word64(bits: int) -> np.float64:
+    return np.array(bits, np.uint64).view(np.float64)[()]
+
+
+def _log1p_f64(x):
+    """float64 log1p as XLA computes it: the same rational function with float64 coefficients
+    (Horner steps fused) below |x| = sqrt(2) - 1, else libm's log of 1 + x."""
+    shape = shape_of(x)
+
+    def horner(coefficients):
+        value = lax.add(lax.mul(x, _f64(shape, 0.0)), _f64(shape, _word64(coefficients[0])))
+        for coefficient in coefficients[1:]:
+            value = lax.fma(value, x, _f64(shape, _word64(coefficient)))
+        return value
+
+    ratio = lax.div(horner(LOG1P_NUMERATOR_F64), horner(LOG1P_DENOMINATOR_F64))
+    square = lax.mul(x, x)
+    near_zero = lax.add(x, lax.fma(square, _f64(shape, -0.5), lax.mul(lax.mul(x, square), ratio)))
+    far = lax.log(lax.add(x, _f64(shape, 1.0)))
+    return lax.select(lax.lt(lax.abs(x), _f64(shape, _word64(LOG1P_SMALL_F64))), near_zero, far)
 
 
 # erf = x * P(x^2) / Q(x^2) below |x| = 3.832, else +-1.
@@ -114,3 +145,41 @@ def erf(x):
     sign = lax.select(lax.lt(x, _f32(shape, 0.0)), _f32(shape, -1.0), _f32(shape, 1.0))
     saturated = lax.ge(lax.abs(x), _f32(shape, _bits(_ERF_SATURATED)))
     return lax.select(saturated, sign, value)
+
+
+# exp: Cephes' argument reduction (ln 2 in two parts) and polynomial, fused multiply-adds as
+# LLVM forms them; XLA's CPU backend flushes the denormal results to zero.
+_EXP_LOG2E = 1.44269504088896341
+_EXP_LN2_HIGH, _EXP_LN2_LOW = 0.693359375, -2.12194440e-4
+_EXP_POLYNOMIAL = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
+                   1.6666665459e-1, 5.0000001201e-1)
+_EXP_LOWEST, _EXP_HIGHEST = -88.3762626647950, 89.0  # beyond: 0 (flushed) and inf
+
+
+def exp(x):
+    """e^x = 2^m e^r with m = floor(x log2(e) + 1/2), r = x - m ln 2 (two fused steps), e^r by
+    the Cephes polynomial; results below the smallest normal float are 0, as XLA's are."""
+    shape = shape_of(x)
+    clamped = lax.min(lax.max(x, _f32(shape, _EXP_LOWEST)), _f32(shape, _EXP_HIGHEST))
+    m = lax.floor(lax.fma(clamped, _f32(shape, _EXP_LOG2E), _f32(shape, 0.5)))
+    m = lax.min(m, _f32(shape, 127.0))  # 2^m stays a float; e^r covers the rest
+    r = lax.fma(m, _f32(shape, -_EXP_LN2_HIGH), clamped)
+    r = lax.fma(m, _f32(shape, -_EXP_LN2_LOW), r)
+    poly = _f32(shape, _EXP_POLYNOMIAL[0])
+    for coefficient in _EXP_POLYNOMIAL[1:]:
+        poly = lax.fma(poly, r, _f32(shape, coefficient))
+    y = lax.add(lax.fma(poly, lax.mul(r, r), r), _f32(shape, 1.0))
+    # 2^m as two normal powers of two (m is in [-127, 127]); the first product is exact
+    power = lax.convert_element_type(m, "i32")
+    first = lax.shift_right_arithmetic(power, lax.full(shape, np.int32(1), "i32"))
+    second = lax.sub(power, first)
+    result = lax.mul(lax.mul(y, _power_of_two(first)), _power_of_two(second))
+    flushed = lax.select(lax.lt(result, _f32(shape, _bits(LOG_MIN_NORMAL))), _f32(shape, 0.0), result)
+    return lax.select(lax.ne(x, x), x, flushed)
+
+
+def _power_of_two(exponent):
+    shape = shape_of(exponent)
+    biased = lax.add(exponent, lax.full(shape, np.int32(127), "i32"))
+    field = lax.shift_left(lax.convert_element_type(biased, "u32"), _u32(shape, 23))
+    return lax.bitcast_convert_type(field, "f32")
