@@ -94,6 +94,8 @@ CASES = {
     "lognormal_1000": lambda jax: jax.random.lognormal(_key(jax), shape=(1000,)),
     "lognormal_sigma": lambda jax: jax.random.lognormal(
         _key(jax, 1), jax.numpy.array([0.25, 1.0, 3.0]), (4, 3)),
+    "lognormal_scalar_sigma": lambda jax: jax.random.lognormal(_key(jax, 2), 0.7, (500,)),
+    "lognormal_exp_edges": lambda jax: jax.random.lognormal(_key(jax, 3), 40.0, (500,)),  # 0 and inf
     "rayleigh_1000": lambda jax: jax.random.rayleigh(_key(jax), 2.0, (1000,)),
     "rayleigh_array": lambda jax: jax.random.rayleigh(_key(jax, 1), jax.numpy.array([0.5, 1.0, 4.0])),
     "maxwell_1000": lambda jax: jax.random.maxwell(_key(jax), (1000,)),
@@ -106,11 +108,15 @@ CASES = {
         _key(jax, 1), jax.numpy.array([1.0, 0.5, 3.0]), jax.numpy.array([0.7, 1.0, 5.0]), (4, 3)),
     "pareto_1000": lambda jax: jax.random.pareto(_key(jax), 3.0, (1000,)),
     "pareto_array": lambda jax: jax.random.pareto(_key(jax, 1), jax.numpy.array([0.5, 1.0, 7.0])),
+    "pareto_broadcast": lambda jax: jax.random.pareto(
+        _key(jax, 2), np.linspace(0.25, 3.0, 20, dtype=np.float32), (30, 20)),
     "geometric_1000": lambda jax: jax.random.geometric(_key(jax), 0.3, (1000,)),
     "geometric_array": lambda jax: jax.random.geometric(_key(jax, 1), jax.numpy.array([0.01, 0.5, 0.9]), (4, 3)),
     "triangular_1000": lambda jax: jax.random.triangular(_key(jax), -1.0, 0.5, 3.0, (1000,)),
     "triangular_array": lambda jax: jax.random.triangular(
         _key(jax, 1), jax.numpy.array([0.0, 1.0, -2.0]), 1.5, jax.numpy.array([[2.0], [4.0]])),
+    "triangular_broadcast": lambda jax: jax.random.triangular(
+        _key(jax, 2), -1.0, np.linspace(-1.0, 2.0, 20, dtype=np.float32), 2.0, (30, 20)),
     "wald_1000": lambda jax: jax.random.wald(_key(jax), 2.0, (1000,)),
     "wald_array": lambda jax: jax.random.wald(_key(jax, 1), jax.numpy.array([0.1, 1.0, 30.0]), (4, 3)),
     "clone": lambda jax: jax.random.key_data(jax.random.clone(_key(jax, 3))),

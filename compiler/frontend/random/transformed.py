@@ -32,13 +32,18 @@ def _parameter(value, shape, dtype: str, name: str, function: str):
 
 
 def _divide(numerator, denominator, shape, dtype: str, name: str, function: str):
-    """``numerator / denominator`` with ``denominator`` broadcast to ``shape``. A scalar
-    broadcast divisor is XLA's simplifier's ``numerator * broadcast(1 / denominator)``, whose
-    rounding differs: the numbers are JAX's only that way."""
-    if not shape_of(denominator):
-        reciprocal = lax.div(lax.full((), np.asarray(1.0, to_numpy(dtype)), dtype), denominator)
-        return lax.mul(numerator, _bounds_to(reciprocal, shape, dtype, name, function))
+    """``numerator / denominator`` with ``denominator`` broadcast to ``shape``. XLA's simplifier
+    turns a division by a broadcast into a multiplication by the broadcast of its reciprocal
+    (``numerator * broadcast(1 / denominator)``), whose rounding differs: the numbers are JAX's
+    only that way. A divisor of the full shape is divided by."""
+    if _size(shape_of(denominator)) < _size(shape):
+        one = _constant(shape_of(denominator), 1.0, dtype)
+        return lax.mul(numerator, _bounds_to(lax.div(one, denominator), shape, dtype, name, function))
     return lax.div(numerator, _bounds_to(denominator, shape, dtype, name, function))
+
+
+def _size(shape) -> int:
+    return int(np.prod(shape, dtype=np.int64))
 
 
 def rademacher(key, shape, dtype: str):
@@ -74,10 +79,11 @@ def cauchy(key, shape, dtype: str):
 
 
 def lognormal(key, sigma, shape, dtype: str):
-    """Log-normal values: ``exp(sigma * z)`` for z standard normal."""
+    """Log-normal values: ``exp(z * sigma)`` for z standard normal (sigma folded into normal's
+    sqrt(2), as XLA does)."""
     shape = tuple(shape)
-    sigma = _parameter(sigma, shape, dtype, "sigma", "lognormal")
-    return _exp(lax.mul(normal(key, shape, dtype), sigma))
+    sigma = lax.convert_element_type(as_operand(sigma, dtype), dtype)
+    return _exp(normal(key, shape, dtype, scale=sigma))
 
 
 def rayleigh(key, scale, shape, dtype: str):
@@ -159,18 +165,18 @@ def triangular(key, left, mode, right, shape, dtype: str):
     """Triangular values by the inverse CDF, on either side of the mode."""
     shape = tuple(shape)
     left, mode, right = (lax.convert_element_type(as_operand(value, dtype), dtype) for value in (left, mode, right))
-    scalars = not shape_of(left) and not shape_of(mode) and not shape_of(right)
-    if scalars:
-        # NOTE: XLA hoists the subtractions of broadcast scalars above the broadcasts, so the
-        # division is by a broadcast scalar (a multiplication by its reciprocal)
-        fraction = _divide(_bounds_to(lax.sub(mode, left), shape, dtype, "mode", "triangular"),
-                           lax.sub(right, left), shape, dtype, "right", "triangular")
+    # NOTE: XLA computes the parameters' differences at their broadcast shape (it hoists
+    # elementwise ops above broadcasts), so the mode's fraction of the width divides by a
+    # broadcast when the parameters are smaller than the result
+    common = tuple(np.broadcast_shapes(shape_of(left), shape_of(mode), shape_of(right)))
+    low, peak, high = (_bounds_to(value, common, dtype, name, "triangular")
+                       for value, name in ((left, "left"), (mode, "mode"), (right, "right")))
+    rise = _bounds_to(lax.sub(peak, low), shape, dtype, "mode", "triangular")
+    fraction = _divide(rise, lax.sub(high, low), shape, dtype, "right", "triangular")
     left = _parameter(left, shape, dtype, "left", "triangular")
     right = _parameter(right, shape, dtype, "right", "triangular")
     mode = _parameter(mode, shape, dtype, "mode", "triangular")
     width = lax.sub(right, left)
-    if not scalars:
-        fraction = lax.div(lax.sub(mode, left), width)
     u = uniform(key, shape, dtype, 0.0, 1.0, "triangular")
     below = lax.add(left, lax.sqrt(lax.mul(lax.mul(u, width), lax.sub(mode, left))))
     rest = lax.sub(_constant(shape, 1.0, dtype), u)
