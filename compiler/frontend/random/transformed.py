@@ -20,7 +20,7 @@ from .discrete import bernoulli
 
 
 def _exp(x):
-    return xla_float32.exp(x) if dtype_of(x).name == "f32" else lax.exp(x)
+    return {"f32": xla_float32.exp, "f64": xla_float32.exp_f64}.get(dtype_of(x).name, lax.exp)(x)
 
 
 _YNN_REDUCTION_ELEMENTS = 4096

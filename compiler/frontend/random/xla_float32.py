@@ -183,3 +183,51 @@ def _power_of_two(exponent):
     biased = lax.add(exponent, lax.full(shape, np.int32(127), "i32"))
     field = lax.shift_left(lax.convert_element_type(biased, "u32"), _u32(shape, 23))
     return lax.bitcast_convert_type(field, "f32")
+
+
+# float64 exp: XLA's own (Cephes' rational function in g^2 after reducing by ln 2 in two parts),
+# its multiply-adds fused by LLVM, 2^n applied in four factors.
+_EXP64_LOG2E = 1.4426950408889634073599
+_EXP64_P = (1.26177193074810590878e-4, 3.02994407707441961300e-2, 9.99999999999999999910e-1)
+_EXP64_Q = (3.00198505138664455042e-6, 2.52448340349684104192e-3, 2.27265548208155028766e-1,
+            2.00000000000000000009e0)
+_EXP64_LN2_HIGH, _EXP64_LN2_LOW = 0.693145751953125, 1.42860682030941723212e-6
+_EXP64_HIGHEST, _EXP64_LOWEST = 709.782712893384, -708.3964185322641
+
+
+def exp_f64(x):
+    """float64 e^x as XLA computes it: n = floor(x log2(e) + 1/2), g = x - n ln 2, e^g =
+    1 + 2 g P(g^2) / (Q(g^2) - g P(g^2)), times 2^n; 0 below and inf above its range."""
+    shape = shape_of(x)
+    clamped = lax.max(lax.min(x, _f64(shape, _EXP64_HIGHEST)), _f64(shape, _EXP64_LOWEST))
+    n = lax.floor(lax.fma(clamped, _f64(shape, _EXP64_LOG2E), _f64(shape, 0.5)))
+    g = lax.fma(lax.neg(n), _f64(shape, _EXP64_LN2_HIGH), clamped)
+    g = lax.fma(lax.neg(n), _f64(shape, _EXP64_LN2_LOW), g)
+    square = lax.mul(g, g)
+    p = _f64(shape, _EXP64_P[0])
+    for coefficient in _EXP64_P[1:]:
+        p = lax.fma(p, square, _f64(shape, coefficient))
+    p = lax.mul(p, g)
+    q = _f64(shape, _EXP64_Q[0])
+    for coefficient in _EXP64_Q[1:]:
+        q = lax.fma(q, square, _f64(shape, coefficient))
+    e_g = lax.fma(lax.div(p, lax.sub(q, p)), _f64(shape, 2.0), _f64(shape, 1.0))
+    result = _ldexp_f64(e_g, lax.convert_element_type(n, "i64"))
+    result = lax.select(lax.lt(x, _f64(shape, _EXP64_LOWEST)), _f64(shape, 0.0), result)
+    result = lax.select(lax.gt(x, _f64(shape, _EXP64_HIGHEST)), _f64(shape, np.inf), result)
+    return lax.select(lax.ne(x, x), x, result)
+
+
+def _ldexp_f64(value, exponent):
+    """value * 2^exponent in four power-of-two factors, 2^b three times and 2^(e - 3b), b = e >> 2."""
+    shape = shape_of(value)
+    quarter = lax.shift_right_arithmetic(exponent, lax.full(shape, np.int64(2), "i64"))
+
+    def power(k):
+        biased = lax.convert_element_type(lax.add(k, lax.full(shape, np.int64(1023), "i64")), "u64")
+        return lax.bitcast_convert_type(lax.shift_left(biased, lax.full(shape, np.uint64(52), "u64")), "f64")
+
+    factor = power(quarter)
+    out = lax.mul(lax.mul(lax.mul(value, factor), factor), factor)
+    rest = lax.sub(exponent, lax.mul(quarter, lax.full(shape, np.int64(3), "i64")))
+    return lax.mul(out, power(rest))
