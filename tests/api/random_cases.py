@@ -119,6 +119,13 @@ CASES = {
         _key(jax, 2), -1.0, np.linspace(-1.0, 2.0, 20, dtype=np.float32), 2.0, (30, 20)),
     "wald_1000": lambda jax: jax.random.wald(_key(jax), 2.0, (1000,)),
     "wald_array": lambda jax: jax.random.wald(_key(jax, 1), jax.numpy.array([0.1, 1.0, 30.0]), (4, 3)),
+    # derivatives with respect to the parameters: JAX's rules for exp and log (pareto's,
+    # weibull_min's and truncated_normal's tangents are within a few ulps: XLA simplifies JAX's
+    # derivative graph of a division, a pow and erf_inv, which meshjit's autodiff builds its own way)
+    "jvp_lognormal_sigma": lambda jax: jax.jvp(
+        lambda s: jax.random.lognormal(_key(jax), s, (200,)), (np.float32(0.7),), (np.float32(1.0),))[1],
+    "jvp_rayleigh_scale": lambda jax: jax.jvp(
+        lambda s: jax.random.rayleigh(_key(jax), s, (200,)), (np.float32(1.5),), (np.float32(1.0),))[1],
     "clone": lambda jax: jax.random.key_data(jax.random.clone(_key(jax, 3))),
     "clone_raw": lambda jax: jax.random.clone(jax.random.PRNGKey(3)),
 }

@@ -23,9 +23,11 @@ from meshjit.ir.float_math import (
     LOG_MIN_NORMAL,
     LOG_SQRT_HALF,
 )
+from meshjit.ir.dtypes import to_numpy
 from meshjit.ir.float_math import word as _bits
 
 from .. import lax_ops as lax
+from ..autodiff import CustomJVPRule, call_with_custom_rule
 from ..operands import dtype_of, shape_of
 
 
@@ -37,7 +39,7 @@ def _u32(shape, value):
     return lax.full(shape, np.uint32(value), "u32")
 
 
-def log(x):
+def _log(x):
     """log(x): x = m * 2^e with m in [sqrt(1/2), sqrt(2)), log m by the Cephes polynomial."""
     shape = shape_of(x)
     clamped = lax.max(x, _f32(shape, _bits(LOG_MIN_NORMAL)))  # denormals read as the smallest normal
@@ -87,7 +89,7 @@ def _coefficient(value) -> np.float32:
     return np.float32(value) if isinstance(value, float) else _bits(value)
 
 
-def log1p(x):
+def _log1p(x):
     """log(1 + x): the rational function for |x| < sqrt(2) - 1, else log of 1 + x."""
     if dtype_of(x).name == "f64":
         return _log1p_f64(x)
@@ -95,7 +97,7 @@ def log1p(x):
     ratio = lax.div(_horner(x, LOG1P_NUMERATOR), _horner(x, LOG1P_DENOMINATOR))
     square = lax.mul(x, x)
     near_zero = lax.add(x, lax.fma(square, _f32(shape, -0.5), lax.mul(lax.mul(x, square), ratio)))
-    far = log(lax.add(x, _f32(shape, 1.0)))
+    far = _log(lax.add(x, _f32(shape, 1.0)))
     return lax.select(lax.lt(lax.abs(x), _f32(shape, _bits(LOG1P_SMALL))), near_zero, far)
 
 
@@ -131,7 +133,7 @@ _ERF_Q = (0xB3FD3906, 0x37C588DF, 0x3A856D28, 0x3C6687D4, 0x3DE34C21, 0x3EFEB44A
 _ERF_SATURATED = 0x407547CB
 
 
-def erf(x):
+def _erf(x):
     """erf(x) by XLA's rational approximation, exactly +-1 beyond |x| = 3.832."""
     shape = shape_of(x)
     square = lax.mul(x, x)
@@ -156,7 +158,7 @@ _EXP_POLYNOMIAL = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.16657958
 _EXP_LOWEST, _EXP_HIGHEST = -88.3762626647950, 89.0  # beyond: 0 (flushed) and inf
 
 
-def exp(x):
+def _exp(x):
     """e^x = 2^m e^r with m = floor(x log2(e) + 1/2), r = x - m ln 2 (two fused steps), e^r by
     the Cephes polynomial; results below the smallest normal float are 0, as XLA's are."""
     shape = shape_of(x)
@@ -195,7 +197,7 @@ _EXP64_LN2_HIGH, _EXP64_LN2_LOW = 0.693145751953125, 1.42860682030941723212e-6
 _EXP64_HIGHEST, _EXP64_LOWEST = 709.782712893384, -708.3964185322641
 
 
-def exp_f64(x):
+def _exp_f64(x):
     """float64 e^x as XLA computes it: n = floor(x log2(e) + 1/2), g = x - n ln 2, e^g =
     1 + 2 g P(g^2) / (Q(g^2) - g P(g^2)), times 2^n; 0 below and inf above its range."""
     shape = shape_of(x)
@@ -231,3 +233,38 @@ def _ldexp_f64(value, exponent):
     out = lax.mul(lax.mul(lax.mul(value, factor), factor), factor)
     rest = lax.sub(exponent, lax.mul(quarter, lax.full(shape, np.int64(3), "i64")))
     return lax.mul(out, power(rest))
+
+
+# Derivatives: JAX's rules for exp, log, log1p and erf (differentiating the approximations
+# themselves would round differently).
+
+
+def _with_jax_derivative(name: str, function, tangent):
+    def jvp(primals, tangents):
+        (x,), (dx,) = primals, tangents
+        out = function(x)
+        return [out], [tangent(dx, out, x)]
+
+    def apply(x):
+        return call_with_custom_rule(name, lambda operand: [function(operand)], [x], CustomJVPRule(jvp))[0]
+
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = function.__doc__
+    return apply
+
+
+def _one_like(x):
+    return lax.full(shape_of(x), np.asarray(1.0, to_numpy(dtype_of(x).name)), dtype_of(x).name)
+
+
+def _erf_tangent(dx, out, x):
+    shape = shape_of(x)
+    bump = exp(lax.neg(lax.mul(x, x)))
+    return lax.mul(_f32(shape, 2.0 / np.sqrt(np.pi)), lax.mul(dx, bump))
+
+
+log = _with_jax_derivative("xla_log", _log, lambda dx, out, x: lax.div(dx, x))
+log1p = _with_jax_derivative("xla_log1p", _log1p, lambda dx, out, x: lax.div(dx, lax.add(x, _one_like(x))))
+erf = _with_jax_derivative("xla_erf", _erf, _erf_tangent)
+exp = _with_jax_derivative("xla_exp", _exp, lambda dx, out, x: lax.mul(dx, out))
+exp_f64 = _with_jax_derivative("xla_exp_f64", _exp_f64, lambda dx, out, x: lax.mul(dx, out))
