@@ -413,6 +413,21 @@ def _parameter(value):
     return np.asarray(value)
 
 
+def _check_safe_to_cast(function: str, dtype: str, *parameters) -> None:
+    """JAX's TypePromotionError (a ValueError) for a parameter that the result's dtype cannot
+    hold: a float64 array (with x64) for float32 results, or a complex number."""
+    for value in parameters:
+        if isinstance(value, complex) or (isinstance(value, np.ndarray) and value.dtype.kind == "c"):
+            given = "complex128" if isinstance(value, complex) else value.dtype.name
+            raise ValueError(f"In arguments to {function}, cannot safely cast argument of type {given} "
+                             f"to {np.dtype(to_numpy(dtype))}")
+        if type(value) in (int, float):  # noqa: E721 - np.float64 is a float subclass, and strong
+            continue  # weakly typed: any float dtype holds it
+        if dtype == "f32" and dtype_of(value).name == "f64":
+            raise ValueError(f"In arguments to {function}, cannot safely cast argument of type float64 "
+                             f"to float32")
+
+
 def _result_shape(function: str, shape, *parameters) -> tuple[int, ...]:
     """JAX's result shape: ``shape``, or the parameters' broadcast shape when it is None;
     ``shape`` must be that broadcast (ValueError)."""
@@ -468,11 +483,12 @@ def lognormal(key, sigma=np.float32(1), shape=None, dtype=None, *, out_sharding=
     data, _ = key_argument("lognormal", key)
     name = _float_dtype(dtype, "lognormal", "float or complex")
     sigma = _parameter(sigma)
+    _check_safe_to_cast("lognormal", name, sigma)
     shape = _result_shape("lognormal", shape, sigma)
     return _lognormal(data, sigma, shape, name, out_sharding)
 
 
-def _one_parameter_sampler(name: str, parameter: str):
+def _one_parameter_sampler(name: str):
     """A sampler of ``(key, parameter, shape=None, dtype=None, *, out_sharding=None)``."""
     jitted = _sampler(getattr(_random, name), (2, 3, 4))
 
@@ -480,17 +496,18 @@ def _one_parameter_sampler(name: str, parameter: str):
         data, _ = key_argument(name, key)
         dtype_name = _float_dtype(dtype, name)
         value = _parameter(value)
+        _check_safe_to_cast(name, dtype_name, value)
         return jitted(data, value, _result_shape(name, shape, value), dtype_name, out_sharding)
 
     sample.__name__ = sample.__qualname__ = name
     return sample
 
 
-rayleigh = _one_parameter_sampler("rayleigh", "scale")
+rayleigh = _one_parameter_sampler("rayleigh")
 rayleigh.__doc__ = "Rayleigh-distributed floats with scale ``scale``."
-pareto = _one_parameter_sampler("pareto", "b")
+pareto = _one_parameter_sampler("pareto")
 pareto.__doc__ = "Pareto-distributed floats (density b / x^(b + 1) on x >= 1)."
-wald = _one_parameter_sampler("wald", "mean")
+wald = _one_parameter_sampler("wald")
 wald.__doc__ = "Wald (inverse Gaussian) floats with mean ``mean``."
 
 
@@ -557,5 +574,6 @@ def triangular(key, left, mode, right, shape=None, dtype=None, *, out_sharding=N
     data, _ = key_argument("triangular", key)
     name = _float_dtype(dtype, "triangular")
     left, mode, right = _parameter(left), _parameter(mode), _parameter(right)
+    _check_safe_to_cast("triangular", name, left, mode, right)
     shape = _result_shape("triangular", shape, left, mode, right)
     return _triangular(data, left, mode, right, shape, name, out_sharding)

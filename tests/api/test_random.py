@@ -193,6 +193,22 @@ def test_out_sharding_argument_of_the_transformed_samplers(name):
     np.testing.assert_array_equal(np.asarray(out), np.asarray(call(key)))
 
 
+def test_parameters_that_the_dtype_cannot_hold_are_jax_s_promotion_error():
+    key = jax.random.key(0)
+    jax.config.update("jax_enable_x64", True)
+    try:
+        with pytest.raises(ValueError, match="In arguments to pareto, cannot safely cast argument of type float64 to float32"):
+            jax.random.pareto(key, np.array([2.0]), dtype=np.float32)
+        with pytest.raises(ValueError, match="In arguments to rayleigh, cannot safely cast"):
+            jax.random.rayleigh(key, np.float64(2.0), dtype=np.float32)
+        assert jax.random.pareto(key, np.array([2], np.int64), dtype=np.float32).dtype == np.float32
+    finally:
+        jax.config.update("jax_enable_x64", False)
+    with pytest.raises(ValueError, match="cannot safely cast argument of type complex128"):
+        jax.random.wald(key, 1.0 + 2j)
+    assert jax.random.pareto(key, np.array([2.0])).dtype == np.float32  # float64 data is float32 here
+
+
 def test_transformed_samplers_defaults_and_keys():
     key = jax.random.key(3)
     assert jax.random.rademacher(key, (4,)).dtype == np.int32
