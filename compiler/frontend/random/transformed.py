@@ -1,8 +1,8 @@
 """The samplers that transform one uniform, normal or exponential draw (no rejection loops):
 rademacher, laplace, logistic, cauchy, lognormal, rayleigh, maxwell, double_sided_maxwell,
 weibull_min, pareto, geometric, triangular and wald, each with JAX 0.10.2's formula and op order
-and XLA's CPU arithmetic (its float32 log, log1p and exp; the multiply-adds LLVM fuses), so that
-the numbers are JAX's.
+and XLA's CPU arithmetic (its log, log1p and exp, its simplifier's rewrites, the multiply-adds
+LLVM fuses), so that the numbers are JAX's.
 """
 
 from __future__ import annotations
@@ -21,9 +21,6 @@ from .discrete import bernoulli
 
 def _exp(x):
     return {"f32": xla_float32.exp, "f64": xla_float32.exp_f64}.get(dtype_of(x).name, lax.exp)(x)
-
-
-_YNN_REDUCTION_ELEMENTS = 4096
 
 
 def _parameter(value, shape, dtype: str, name: str, function: str):
@@ -92,6 +89,9 @@ def rayleigh(key, scale, shape, dtype: str):
     u = uniform(key, shape, dtype, 0.0, 1.0, "rayleigh")
     scale = _parameter(scale, shape, dtype, "scale", "rayleigh")
     return lax.mul(scale, lax.sqrt(lax.mul(_log(u), _constant(shape, -2.0, dtype))))
+
+
+_YNN_REDUCTION_ELEMENTS = 4096  # XLA's CPU backend gives larger reductions to YNNPACK
 
 
 def maxwell(key, shape, dtype: str):
