@@ -100,6 +100,10 @@ CASES = {
     "rayleigh_array": lambda jax: jax.random.rayleigh(_key(jax, 1), jax.numpy.array([0.5, 1.0, 4.0])),
     "maxwell_1000": lambda jax: jax.random.maxwell(_key(jax), (1000,)),
     "maxwell_2000": lambda jax: jax.random.maxwell(_key(jax, 1), (2000,)),
+    "maxwell_vmap_keys": lambda jax: jax.vmap(lambda k: jax.random.maxwell(k, (4,)))(
+        jax.random.split(_key(jax, 5), 400)),  # one reduction of 4800 elements: YNNPACK's order
+    "maxwell_vmap_few_keys": lambda jax: jax.vmap(lambda k: jax.random.maxwell(k, (4,)))(
+        jax.random.split(_key(jax, 5), 30)),
     "double_sided_maxwell_500": lambda jax: jax.random.double_sided_maxwell(_key(jax), 1.0, 2.0, (500,)),
     "double_sided_maxwell_array": lambda jax: jax.random.double_sided_maxwell(
         _key(jax, 1), jax.numpy.array([0.0, -3.0]), 1.5),

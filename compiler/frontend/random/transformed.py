@@ -13,6 +13,7 @@ from meshjit.ir.dtypes import to_numpy
 from .. import lax_ops as lax
 from ..operands import as_operand, dtype_of, shape_of, x64
 from ..promotion import default_float
+from ..vmap.transform import traced_batch_size
 from . import xla_float32
 from .bits import split
 from .continuous import _bounds_to, _constant, _log, _log1p, exponential, normal, uniform
@@ -101,7 +102,8 @@ def maxwell(key, shape, dtype: str):
     components = [lax.reshape(lax.slice(draws, (0,) * len(shape) + (index,), shape + (index + 1,)), shape)
                   for index in range(3)]
     a, b, c = (lax.mul(component, component) for component in components)
-    if 3 * int(np.prod(shape, dtype=np.int64)) > _YNN_REDUCTION_ELEMENTS:
+    # under vmap the reduction runs over every example at once (for a key batched with them)
+    if 3 * _size(shape) * traced_batch_size() > _YNN_REDUCTION_ELEMENTS:
         # NOTE: XLA's CPU backend hands a reduction of more than 4096 elements to YNNPACK, which
         # adds the three squares as (x0^2 + x2^2) + x1^2, unfused.
         total = lax.add(lax.add(a, c), b)
