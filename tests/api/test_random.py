@@ -18,6 +18,11 @@ SAMPLERS = {
     "randint": lambda key, shape: jax.random.randint(key, shape, -7, 100),
     "gumbel": lambda key, shape: jax.random.gumbel(key, shape),
     "bernoulli": lambda key, shape: jax.random.bernoulli(key, 0.3, shape),
+    "rademacher": lambda key, shape: jax.random.rademacher(key, shape),
+    "lognormal": lambda key, shape: jax.random.lognormal(key, 0.5, shape),
+    "maxwell": lambda key, shape: jax.random.maxwell(key, shape),
+    "wald": lambda key, shape: jax.random.wald(key, 2.0, shape),
+    "triangular": lambda key, shape: jax.random.triangular(key, -1.0, 0.0, 2.0, shape),
 }
 
 
@@ -137,6 +142,29 @@ ERRORS = [
      "Incompatible shapes for broadcasting: shapes=[(2,), (3,), ()]"),
     ("shape not the broadcast", lambda k: jax.random.truncated_normal(k, np.zeros(3), 1.0, (2, 1)), ValueError,
      "but got result (2, 3) for shape argument (2, 1)"),
+    ("laplace int dtype", lambda k: jax.random.laplace(k, (3,), dtype=np.int32), ValueError,
+     "dtype argument to `laplace` must be a float dtype, got int32"),
+    ("maxwell int dtype", lambda k: jax.random.maxwell(k, (3,), dtype=np.int32), ValueError,
+     "dtype argument to `maxwell` must be a float dtype, got int32"),
+    ("lognormal int dtype", lambda k: jax.random.lognormal(k, shape=(3,), dtype=np.int32), ValueError,
+     "dtype argument to `lognormal` must be a float or complex dtype, got int32"),
+    ("double_sided_maxwell int dtype", lambda k: jax.random.double_sided_maxwell(k, 0.0, 1.0, dtype=np.int32),
+     ValueError, "dtype argument to `double_sided_maxwell` must be a float dtype, got int32"),
+    ("weibull_min int dtype", lambda k: jax.random.weibull_min(k, 1.0, 1.0, dtype=np.int32), ValueError,
+     "dtype argument to `weibull_min` must be a float dtype, got int32"),
+    ("geometric float dtype", lambda k: jax.random.geometric(k, 0.5, dtype=np.float32), ValueError,
+     "dtype argument to `geometric` must be an int dtype, got float32"),
+    ("rayleigh shape not broadcastable", lambda k: jax.random.rayleigh(k, np.ones(3), (2,)), ValueError,
+     "Incompatible shapes for broadcasting: shapes=[(2,), (3,)]"),
+    ("pareto shape not the broadcast", lambda k: jax.random.pareto(k, np.ones(3), (2, 1)), ValueError,
+     "but got result (2, 3) for shape argument (2, 1)"),
+    ("triangular parameters not broadcastable",
+     lambda k: jax.random.triangular(k, np.zeros(2), np.zeros(3), 1.0), ValueError,
+     "Incompatible shapes for broadcasting: shapes=[(2,), (3,), ()]"),
+    ("wald of a key array", lambda k: jax.random.wald(jax.random.split(k), 1.0), ValueError,
+     "wald accepts a single key, but was given a key array of shape (2,) != ()"),
+    ("key_dtype of an unknown impl", lambda k: jax.random.key_dtype("nope"), ValueError,
+     'unrecognized PRNG implementation "nope"'),
 ]
 
 
@@ -145,6 +173,58 @@ def test_errors_are_jax_s(name, call, error, fragment):
     with pytest.raises(error) as caught:
         call(jax.random.key(0))
     assert fragment in str(caught.value)
+
+
+@pytest.mark.parametrize("name", ["laplace", "cauchy", "rayleigh", "geometric", "triangular", "wald"])
+def test_out_sharding_argument_of_the_transformed_samplers(name):
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=jax.sharding.AxisType.Auto)
+    sharding = NamedSharding(mesh, P("x", "y"))
+    call = {
+        "laplace": lambda key, **kw: jax.random.laplace(key, (4, 8), **kw),
+        "cauchy": lambda key, **kw: jax.random.cauchy(key, (4, 8), **kw),
+        "rayleigh": lambda key, **kw: jax.random.rayleigh(key, 1.5, (4, 8), **kw),
+        "geometric": lambda key, **kw: jax.random.geometric(key, 0.25, (4, 8), **kw),
+        "triangular": lambda key, **kw: jax.random.triangular(key, 0.0, 1.0, 4.0, (4, 8), **kw),
+        "wald": lambda key, **kw: jax.random.wald(key, 3.0, (4, 8), **kw),
+    }[name]
+    key = jax.random.key(5)
+    out = call(key, out_sharding=sharding)
+    assert out.sharding.is_equivalent_to(sharding, 2)
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(call(key)))
+
+
+def test_parameters_that_the_dtype_cannot_hold_are_jax_s_promotion_error():
+    key = jax.random.key(0)
+    jax.config.update("jax_enable_x64", True)
+    try:
+        with pytest.raises(ValueError, match="In arguments to pareto, cannot safely cast argument of type float64 to float32"):
+            jax.random.pareto(key, np.array([2.0]), dtype=np.float32)
+        with pytest.raises(ValueError, match="In arguments to rayleigh, cannot safely cast"):
+            jax.random.rayleigh(key, np.float64(2.0), dtype=np.float32)
+        assert jax.random.pareto(key, np.array([2], np.int64), dtype=np.float32).dtype == np.float32
+    finally:
+        jax.config.update("jax_enable_x64", False)
+    with pytest.raises(ValueError, match="cannot safely cast argument of type complex128"):
+        jax.random.wald(key, 1.0 + 2j)
+    assert jax.random.pareto(key, np.array([2.0])).dtype == np.float32  # float64 data is float32 here
+
+
+def test_transformed_samplers_defaults_and_keys():
+    key = jax.random.key(3)
+    assert jax.random.rademacher(key, (4,)).dtype == np.int32
+    assert set(np.asarray(jax.random.rademacher(key, (64,))).tolist()) == {-1, 1}
+    assert jax.random.geometric(key, 0.5, (4,)).dtype == np.int32
+    assert jax.random.lognormal(key).shape == () and jax.random.laplace(key).dtype == np.float32
+    assert jax.random.rayleigh(key, np.ones((2, 3), np.float32)).shape == (2, 3)
+    # the parameters' shape follows the given shape (JAX's double_sided_maxwell)
+    assert jax.random.double_sided_maxwell(key, np.zeros(2, np.float32), 1.0, (3,)).shape == (3, 2)
+    assert jax.random.weibull_min(key, np.ones(3, np.float32), 2.0).shape == (3,)
+    assert jax.random.key_dtype() == jax.random.key(0).dtype
+    assert jax.random.clone(key) is key
+    raw = jax.random.PRNGKey(3)
+    np.testing.assert_array_equal(np.asarray(jax.random.laplace(raw, (5,))), np.asarray(jax.random.laplace(key, (5,))))
+    jitted = jax.jit(lambda key, b: jax.random.pareto(key, b, (6,)))
+    np.testing.assert_array_equal(np.asarray(jitted(key, 2.5)), np.asarray(jax.random.pareto(key, 2.5, (6,))))
 
 
 def test_unit_bounds_need_no_fused_multiply_add():

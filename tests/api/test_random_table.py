@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 import pytest
-from random_cases import CASES, X64_CASES
+from random_cases import CASES, X64_CASES, X64_CLOSE_CASES
 
 import meshjit
 
@@ -38,3 +38,11 @@ def x64():
 @pytest.mark.parametrize("name", sorted(X64_CASES))
 def test_equals_jax_with_x64(name, x64):
     _compare(name, X64_CASES[name](meshjit), TABLE[name])
+
+
+@pytest.mark.parametrize("name", sorted(X64_CLOSE_CASES))
+def test_close_to_jax_with_x64(name, x64):
+    ulps, call = X64_CLOSE_CASES[name]
+    actual, expected = np.asarray(call(meshjit)), TABLE[name]
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape, name
+    np.testing.assert_array_max_ulp(actual, expected, maxulp=ulps)

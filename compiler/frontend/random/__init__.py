@@ -19,3 +19,16 @@ from .discrete import categorical as categorical
 from .discrete import choice as choice
 from .discrete import permutation as permutation
 from .discrete import randint as randint
+from .transformed import cauchy as cauchy
+from .transformed import double_sided_maxwell as double_sided_maxwell
+from .transformed import geometric as geometric
+from .transformed import laplace as laplace
+from .transformed import logistic as logistic
+from .transformed import lognormal as lognormal
+from .transformed import maxwell as maxwell
+from .transformed import pareto as pareto
+from .transformed import rademacher as rademacher
+from .transformed import rayleigh as rayleigh
+from .transformed import triangular as triangular
+from .transformed import wald as wald
+from .transformed import weibull_min as weibull_min

@@ -21,7 +21,7 @@ def _log(x):
 
 
 def _log1p(x):
-    return xla_float32.log1p(x) if shape_dtype(x) == "f32" else lax.log1p(x)
+    return xla_float32.log1p(x) if shape_dtype(x) in ("f32", "f64") else lax.log1p(x)
 
 
 def _erf(x):
@@ -83,11 +83,17 @@ def uniform(key, shape, dtype: str, minval=0.0, maxval=1.0, function: str = "uni
     return lax.max(low, lax.fma(floats, lax.sub(high, low), low))
 
 
-def normal(key, shape, dtype: str):
-    """Standard normal values: sqrt(2) * erf_inv(u) for u uniform in (-1, 1)."""
+def normal(key, shape, dtype: str, scale=None):
+    """Standard normal values: sqrt(2) * erf_inv(u) for u uniform in (-1, 1); times ``scale``
+    (broadcast to ``shape``) if given, which XLA's simplifier folds into the constant before
+    broadcasting: erf_inv(u) * (scale * sqrt(2)), rounded differently from (sqrt(2) *
+    erf_inv(u)) * scale."""
     numpy_dtype = to_numpy(dtype)
     lowest = np.nextafter(np.array(-1.0, numpy_dtype), np.array(0.0, numpy_dtype))
     u = uniform(key, shape, dtype, lowest, 1.0, "normal")
+    if scale is not None:
+        factor = lax.mul(scale, _constant(shape_of(scale), np.sqrt(2), dtype))
+        return lax.mul(lax.erf_inv(u), _bounds_to(factor, tuple(shape), dtype, "scale", "normal"))
     return lax.mul(_constant(tuple(shape), np.sqrt(2), dtype), lax.erf_inv(u))
 
 

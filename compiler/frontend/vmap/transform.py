@@ -9,6 +9,7 @@ are recorded (``named_axes``) and rewritten here over the batch dim.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -59,6 +60,12 @@ def named_axis(name) -> BatchAxis | None:
         if axis.name is not None and axis.name == name:
             return axis
     return None
+
+
+def traced_batch_size() -> int:
+    """The product of the sizes of the vmaps whose functions are being traced (1 outside vmap):
+    how many examples an op traced now will run for once batched."""
+    return math.prod(axis.size for axis in _stack.axes)
 
 
 def current_batch_axis() -> BatchAxis:
