@@ -396,9 +396,9 @@ def clone(key):
     return key
 
 
-def key_dtype(impl=None):
-    """The dtype of typed keys of the PRNG implementation ``impl`` (``key<fry>``)."""
-    _check_impl(impl, "key_dtype")
+def key_dtype(impl_spec=None):
+    """The dtype of typed keys of the PRNG implementation ``impl_spec`` (``key<fry>``)."""
+    _check_impl(impl_spec, "key_dtype")
     return KEY_DTYPE
 
 
@@ -503,12 +503,24 @@ def _one_parameter_sampler(name: str):
     return sample
 
 
-rayleigh = _one_parameter_sampler("rayleigh")
-rayleigh.__doc__ = "Rayleigh-distributed floats with scale ``scale``."
-pareto = _one_parameter_sampler("pareto")
-pareto.__doc__ = "Pareto-distributed floats (density b / x^(b + 1) on x >= 1)."
-wald = _one_parameter_sampler("wald")
-wald.__doc__ = "Wald (inverse Gaussian) floats with mean ``mean``."
+_rayleigh = _one_parameter_sampler("rayleigh")
+_pareto = _one_parameter_sampler("pareto")
+_wald = _one_parameter_sampler("wald")
+
+
+def rayleigh(key, scale, shape=None, dtype=None, *, out_sharding=None):
+    """Rayleigh-distributed floats with scale ``scale``."""
+    return _rayleigh(key, scale, shape, dtype, out_sharding=out_sharding)
+
+
+def pareto(key, b, shape=None, dtype=None, *, out_sharding=None):
+    """Pareto-distributed floats (density b / x^(b + 1) on x >= 1)."""
+    return _pareto(key, b, shape, dtype, out_sharding=out_sharding)
+
+
+def wald(key, mean, shape=None, dtype=None, *, out_sharding=None):
+    """Wald (inverse Gaussian) floats with mean ``mean``."""
+    return _wald(key, mean, shape, dtype, out_sharding=out_sharding)
 
 
 _double_sided_maxwell = _sampler(_random.double_sided_maxwell, (3, 4))

@@ -271,3 +271,16 @@ def test_jit_retraces_when_the_threefry_layout_changes(restore_runtime_state):
     assert stable.sharding.is_equivalent_to(NamedSharding(mesh, P("x")), 1)
     np.testing.assert_array_equal(np.asarray(stable), np.asarray(jax.random.uniform(key, (24,))))
     assert not np.array_equal(np.asarray(stable), partitionable)
+
+
+def test_parameters_can_be_passed_by_jax_s_keyword_names():
+    # JAX 0.10.2's parameter names (inspect.signature of jax.random's functions)
+    key = jax.random.key(0)
+    assert jax.random.pareto(key, b=3.0, shape=(2,)).shape == (2,)
+    assert jax.random.rayleigh(key, scale=2.0, shape=(2,)).shape == (2,)
+    assert jax.random.wald(key, mean=1.5, shape=(2,)).shape == (2,)
+    assert jax.random.weibull_min(key, scale=1.0, concentration=2.0, shape=(2,)).shape == (2,)
+    assert jax.random.triangular(key, left=0.0, mode=1.0, right=2.0, shape=(2,)).shape == (2,)
+    assert jax.random.geometric(key, p=0.5, shape=(2,)).shape == (2,)
+    assert jax.random.lognormal(key, sigma=0.5, shape=(2,)).shape == (2,)
+    assert jax.random.key_dtype(impl_spec=None) == jax.random.key(0).dtype
