@@ -209,8 +209,7 @@ class Array:
             # NOTE: each tile from its first device (replica 0, as below); devices may share a
             # block across tiles (a program's result that is equal on them is stored once)
             held, first = np.unique(tile_of_device, return_index=True)
-            blocks = self._blocks[np.asarray(self._block_of_device, np.intp)[first]]
-            put_tiles(value, tiles, held, blocks)
+            put_tiles(value, tiles, held, self._blocks, np.asarray(self._block_of_device, np.intp)[first])
         else:
             for _, index, replica_id, block in self._shard_records():
                 if replica_id == 0:

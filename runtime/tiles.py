@@ -96,10 +96,24 @@ def cut_tiles(value: np.ndarray, tiles, numbers: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(tile_view(value, tiles)[np.unravel_index(numbers, tiles)])
 
 
-def put_tiles(value: np.ndarray, tiles, numbers: np.ndarray, blocks: np.ndarray) -> None:
-    """Write ``blocks`` (one per entry of ``numbers``) into their tiles of the contiguous
+# NOTE: up to this many tiles, each is written on its own: a copy of a block into its slab of
+# the value. More, and one scatter through the tiled view writes them all (no Python loop over
+# devices), which costs a gather of the blocks first: a 4096^2 float32 value from 8 blocks of
+# rows takes 10.9 ms one by one against 22.2 ms gathered and scattered (and up to 90 ms in a
+# fresh process, where both copies fault their pages in).
+TILES_ONE_BY_ONE = 64
+
+
+def put_tiles(value: np.ndarray, tiles, numbers: np.ndarray, blocks: np.ndarray, block_ids: np.ndarray) -> None:
+    """Write block ``block_ids[i]`` of ``blocks`` into tile ``numbers[i]`` of the contiguous
     ``value``."""
     if not tiles:
-        value[...] = blocks[0]
+        value[...] = blocks[block_ids[0]]
         return
-    tile_view(value, tiles)[np.unravel_index(numbers, tiles)] = blocks
+    view = tile_view(value, tiles)
+    coordinates = np.unravel_index(numbers, tiles)
+    if len(numbers) <= TILES_ONE_BY_ONE:
+        for index, block in enumerate(block_ids.tolist()):
+            view[tuple(int(axis[index]) for axis in coordinates)] = blocks[block]
+        return
+    view[coordinates] = blocks[block_ids]

@@ -266,8 +266,12 @@ def global_value_per_device(array):
     return value
 
 
-def test_the_global_value_reads_blocks_that_devices_share_across_tiles():
+@pytest.mark.parametrize("one_by_one", [64, 0], ids=["tile by tile", "one scatter"])
+def test_the_global_value_reads_blocks_that_devices_share_across_tiles(one_by_one, monkeypatch):
+    from meshjit.runtime import tiles
     from meshjit.runtime.array import Array
+
+    monkeypatch.setattr(tiles, "TILES_ONE_BY_ONE", one_by_one)
 
     # NOTE: a program result equal on the devices of a tiled layout is stored once (pmap's psum)
     mesh = Mesh(np.array(meshjit.devices())[[3, 1, 2, 0]].reshape(2, 2), ("x", "y"))
