@@ -52,33 +52,22 @@ class Sharding:
             cached = self.__dict__["_device_set"] = frozenset(self._device_assignment)
         return set(cached)
 
-    @property
+    @functools.cached_property
     def _device_ids(self) -> np.ndarray:
         """The ids of ``_device_assignment``, in its order (read-only)."""
-        cached = self.__dict__.get("_ids")
-        if cached is None:
-            devices = self._device_assignment
-            cached = self.__dict__["_ids"] = _read_only(
-                np.fromiter((device.id for device in devices), np.int64, len(devices)))
-        return cached
+        devices = self._device_assignment
+        return _read_only(np.fromiter((device.id for device in devices), np.int64, len(devices)))
 
-    @property
+    @functools.cached_property
     def _device_id_tuple(self) -> tuple[int, ...]:
         """The ids of ``_device_assignment`` as a tuple (what jit compares and reports)."""
-        cached = self.__dict__.get("_id_tuple")
-        if cached is None:
-            cached = self.__dict__["_id_tuple"] = tuple(self._device_ids.tolist())
-        return cached
+        return tuple(self._device_ids.tolist())
 
-    @property
+    @functools.cached_property
     def _device_processes(self) -> np.ndarray:
         """The process index of each device of ``_device_assignment`` (read-only)."""
-        cached = self.__dict__.get("_processes")
-        if cached is None:
-            devices = self._device_assignment
-            cached = self.__dict__["_processes"] = _read_only(
-                np.fromiter((device.process_index for device in devices), np.int64, len(devices)))
-        return cached
+        devices = self._device_assignment
+        return _read_only(np.fromiter((device.process_index for device in devices), np.int64, len(devices)))
 
     def _addressable(self) -> tuple[tuple[CpuDevice, ...], np.ndarray | None, np.ndarray]:
         """This process's devices in layout order, their positions in ``_device_assignment``

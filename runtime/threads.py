@@ -248,11 +248,10 @@ def reshaped(array: np.ndarray, shape: tuple) -> np.ndarray:
     except TypeError:  # numpy before 2.1 has no copy=: it copies on one thread where it must
         return array.reshape(shape)
     except ValueError:  # a copy is needed
-        pass
-    target = empty(array.shape, array.dtype)
-    parallel_for(_copy_rows, array.shape[0], (array, target),
-                 grain=max(1, array.shape[0] * PARALLEL_COPY_BYTES // (2 * array.nbytes)), alignment=1)
-    return target.reshape(shape)
+        target = empty(array.shape, array.dtype)
+        parallel_for(_copy_rows, array.shape[0], (array, target),
+                     grain=max(1, array.shape[0] * PARALLEL_COPY_BYTES // (2 * array.nbytes)), alignment=1)
+        return target.reshape(shape)
 
 
 def _matmul_batch(start: int, stop: int, left, right, out) -> None:

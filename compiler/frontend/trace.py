@@ -257,10 +257,6 @@ class Tracer:
         raise TypeError(f"unhashable type: traced array {self.value.type}")
 
 
-def _is_tracer(value) -> bool:
-    return isinstance(value, Tracer)
-
-
 def _default_eager(name: str, operands, attrs, weak_type: bool, out_sharding=None):
     """Run one op on concrete operands with the reference interpreter; returns numpy arrays."""
     from meshjit.ir import interpret

@@ -9,7 +9,6 @@ timeout; the mpi extra (mpi4py and MPICH's mpiexec from PyPI) must be installed.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -20,23 +19,17 @@ import pytest
 
 pytest.importorskip("mpi4py", reason="the mpi extra is not installed: pip install -e '.[mpi]'")
 
+from mpi_launch import find_mpiexec  # noqa: E402
+
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 LAUNCH_TIMEOUT = 120
-
-
-def _mpiexec() -> str:
-    beside_python = Path(sys.executable).parent / "mpiexec"
-    found = str(beside_python) if beside_python.exists() else shutil.which("mpiexec")
-    if found is None:
-        pytest.skip("no mpiexec found (install the mpi extra: pip install -e '.[mpi]')")
-    return found
 
 
 def launch(processes: int, program: str, *arguments: str, **environment: str):
     """Run ``program`` on ``processes`` processes with 8 devices in all; returns the
     CompletedProcess and the seconds it took."""
     env = {**os.environ, "MESHJIT_NUM_DEVICES": str(8 // processes), **environment}
-    command = [_mpiexec(), "-n", str(processes), sys.executable, str(PROGRAMS / program), *arguments]
+    command = [find_mpiexec(), "-n", str(processes), sys.executable, str(PROGRAMS / program), *arguments]
     start = time.monotonic()
     result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=PROGRAMS, timeout=LAUNCH_TIMEOUT)
     return result, time.monotonic() - start

@@ -5,7 +5,6 @@ cross-process sums differs."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,15 +16,13 @@ pytest.importorskip("mpi4py", reason="the mpi extra is not installed: pip instal
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 from example_loader import EXAMPLE, ROOT, TINY, load_example, tiny_flags  # noqa: E402
+from mpi_launch import find_mpiexec  # noqa: E402
 
 STEPS = 10
 
 
 def test_the_training_example_gives_the_one_process_losses_on_two_processes(tmp_path):
-    beside_python = Path(sys.executable).parent / "mpiexec"
-    mpiexec = str(beside_python) if beside_python.exists() else shutil.which("mpiexec")
-    if mpiexec is None:
-        pytest.skip("no mpiexec found (install the mpi extra: pip install -e '.[mpi]')")
+    mpiexec = find_mpiexec()
     losses = tmp_path / "losses.txt"
     command = [mpiexec, "-n", "2", sys.executable, str(EXAMPLE), f"--steps={STEPS}", f"--losses={losses}",
                "--quiet", *tiny_flags()]
