@@ -65,5 +65,8 @@ from . import experimental as experimental
 from . import _dispatch as _dispatch
 
 _dispatch.install()
+from . import _array_api as _array_api  # noqa: E402
+
+_array_api.install()
 
 __version__ = "0.1.0"

@@ -314,7 +314,8 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None, *, ou
     return _categorical(data, logits, axis, tuple(shape), bool(replace), _gumbel_mode(mode), out_sharding)
 
 
-_permutation = _sampler(_random.permutation, (1, 2, 3, 4))
+# NOTE: x (argument 1) is an array here, traced; the integer case is _permutation_of_range.
+_permutation = _sampler(_random.permutation, (2, 3, 4))
 
 
 def permutation(key, x, axis=0, independent=False, *, out_sharding=None):

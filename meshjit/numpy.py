@@ -8,7 +8,11 @@ concrete arrays and traces under ``meshjit.jit``.
 import numpy as _numpy
 
 from meshjit.compiler.frontend.numpy_api.arguments import *  # noqa: F403
+from meshjit.compiler.frontend.numpy_api.array_api_dtypes import *  # noqa: F403
+from meshjit.compiler.frontend.numpy_api.array_api_functions import *  # noqa: F403
+from meshjit.compiler.frontend.numpy_api.array_api_math import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.creation import *  # noqa: F403
+from meshjit.compiler.frontend.numpy_api.data_dependent import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.einsum import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.elementwise import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.elementwise_math import *  # noqa: F403
@@ -24,6 +28,10 @@ from meshjit.compiler.frontend.numpy_api.convolution import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.indexing import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.search import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.shifts import *  # noqa: F403
+from meshjit.runtime.dlpack import from_dlpack as from_dlpack
+from meshjit._array_api import __array_api_version__ as __array_api_version__
+from meshjit._array_api import __array_namespace_info__ as __array_namespace_info__
+from meshjit import _array_api_linalg as linalg  # noqa: F401 - jnp.linalg
 from meshjit.runtime.array import Array as ndarray  # noqa: F401 - jnp.ndarray is meshjit.Array
 
 dtype = _numpy.dtype

@@ -256,6 +256,26 @@ class Array:
     def __float__(self) -> float:
         return float(self._global_value())
 
+    def __complex__(self) -> complex:
+        return complex(self._global_value())
+
+    # -- DLPack (runtime/dlpack.py reads the other direction) ----------------------------------
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """The host value as a DLPack capsule, shared with the consumer when numpy can signal
+        that it is read-only (DLPack 1.0 consumers), else a copy (unless ``copy`` is False)."""
+        options = {name: value for name, value in
+                   (("max_version", max_version), ("dl_device", dl_device), ("copy", copy)) if value is not None}
+        value = self._global_value()
+        try:
+            return value.__dlpack__(stream=stream, **options)
+        except BufferError:
+            if copy is False:
+                raise
+            return value.copy().__dlpack__(stream=stream, **options)
+
+    def __dlpack_device__(self) -> tuple:
+        return self._global_value().__dlpack_device__()
+
     def __index__(self) -> int:
         if not np.issubdtype(self._dtype, np.integer):
             raise TypeError(f"only integer arrays can be used as an index, got dtype {self._dtype}")

@@ -284,3 +284,11 @@ def test_parameters_can_be_passed_by_jax_s_keyword_names():
     assert jax.random.geometric(key, p=0.5, shape=(2,)).shape == (2,)
     assert jax.random.lognormal(key, sigma=0.5, shape=(2,)).shape == (2,)
     assert jax.random.key_dtype(impl_spec=None) == jax.random.key(0).dtype
+
+
+def test_permutation_of_a_numpy_array_is_traced_not_static():
+    key = jax.random.key(3)
+    host = np.arange(12).reshape(4, 3)
+    expected = jax.random.permutation(key, jax.numpy.asarray(host))
+    np.testing.assert_array_equal(jax.random.permutation(key, host), expected)
+    np.testing.assert_array_equal(jax.random.permutation(key, host + 100), np.asarray(expected) + 100)

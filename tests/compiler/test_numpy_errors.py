@@ -223,7 +223,6 @@ INDEX_ERRORS = [
         r"only integers, slices, ellipsis, None and integer or boolean arrays",
     ),
     (lambda x: x[::0], ValueError, r"slice step cannot be zero"),
-    (lambda x: x[True], TypeError, r"a Python bool is not a valid index"),
     (
         lambda x: x[np.array([0, 1]), np.array([0, 1, 2])],
         ValueError,

@@ -7,6 +7,7 @@ import numpy as np
 import optree
 import pytest
 from helpers import MODES, assert_close, dtype_name, run
+from numpy_records_array_api import ARRAY_API
 from numpy_records_elementwise import ELEMENTWISE
 from numpy_records_indexing import INDEXING, PRODUCTS
 from numpy_records_operators import PROMOTION_AND_OPERATORS
@@ -17,7 +18,7 @@ import meshjit.numpy as jnp
 from meshjit import config
 
 RECORDS = (
-    ELEMENTWISE + PROMOTION_AND_OPERATORS + REDUCTIONS + SHAPES + CREATION + INDEXING + PRODUCTS
+    ELEMENTWISE + PROMOTION_AND_OPERATORS + REDUCTIONS + SHAPES + CREATION + INDEXING + PRODUCTS + ARRAY_API
 )
 
 pytestmark = pytest.mark.usefixtures("restore_runtime_state")

@@ -5,8 +5,12 @@ Importing this package installs numpy's operators and methods on ``Tracer``.
 
 from ..trace import Tracer as _Tracer
 from .arguments import *  # noqa: F403
+from .array_api_dtypes import *  # noqa: F403
+from .array_api_functions import *  # noqa: F403
+from .array_api_math import *  # noqa: F403
 from .convolution import *  # noqa: F403
 from .creation import *  # noqa: F403
+from .data_dependent import *  # noqa: F403
 from .einsum import *  # noqa: F403
 from .elementwise import *  # noqa: F403
 from .elementwise_math import *  # noqa: F403

@@ -5,6 +5,7 @@ triangle family (``eye identity tri tril triu``).
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
@@ -49,16 +50,36 @@ __all__ = (
 )
 
 
+def _placing(function):
+    """``function`` with the standard's ``device=``: its result moved to that device or
+    Sharding (outside jit; inside jit place values with out_sharding or
+    with_sharding_constraint)."""
+
+    @functools.wraps(function)
+    def apply(*args, device=None, **kwargs):
+        result = function(*args, **kwargs)
+        if device is None:
+            return result
+        parts = result if isinstance(result, tuple) else (result,)  # linspace with retstep
+        if any(isinstance(part, Tracer) for part in parts):
+            raise ValueError(f"{function.__name__}: device= is not supported inside jit; use out_sharding= or "
+                             f"with_sharding_constraint")
+        placed = tuple(part.to_device(device) if hasattr(part, "to_device") else part for part in parts)
+        return placed if isinstance(result, tuple) else placed[0]
+
+    return apply
+
+
 def _holds_traced(value) -> bool:
     if isinstance(value, Tracer) or is_concrete_array(value):
         return True
     return isinstance(value, (list, tuple)) and any(_holds_traced(item) for item in value)
 
 
+@_placing
 def array(object, dtype=None, copy: bool = True, ndmin: int = 0, *, device=None, out_sharding=None):
     """An array from a scalar, a (nested) sequence, a numpy array or another array, laid out as
     ``out_sharding`` when given."""
-    _no_device(device, "array")
     name = dtype_argument(dtype, "array") if dtype is not None else None
     if isinstance(object, (list, tuple)) and _holds_traced(object):
         # A sequence holding traced or device values is built by stacking, not as a constant.
@@ -92,16 +113,10 @@ def copy(a, order=None):
     return lax._array_copy(value) if value is a and is_concrete_array(value) else value
 
 
+@_placing
 def asarray(a, dtype=None, order=None, *, copy=None, device=None, out_sharding=None):
     """``a`` as an array; arrays and traced values of the right dtype come back unchanged."""
-    _no_device(device, "asarray")
     return sharding_ops.apply_out_sharding(array(a, dtype), out_sharding, "jnp.asarray")
-
-
-def _no_device(device, function: str) -> None:
-    if device is not None:
-        raise ValueError(f"{function}: device= is not supported; place the result with meshjit.device_put, or "
-                         f"give out_sharding=")
 
 
 def _fill_dtype(dtype, fill_value, function: str) -> str:
@@ -110,10 +125,10 @@ def _fill_dtype(dtype, fill_value, function: str) -> str:
     return result_dtype(fill_value).name
 
 
+@_placing
 def full(shape, fill_value, dtype=None, *, device=None, out_sharding=None):
     """An array of ``shape`` filled with ``fill_value`` (a scalar or a broadcastable array), laid
     out as ``out_sharding`` when given."""
-    _no_device(device, "full")
     shape = _shape_argument(shape, "full")
     if out_sharding is not None:
         return sharding_ops.apply_out_sharding(full(shape, fill_value, dtype), out_sharding, "jnp.full")
@@ -131,19 +146,21 @@ def full(shape, fill_value, dtype=None, *, device=None, out_sharding=None):
 
 
 def _filled(function: str, shape, fill, dtype, device, out_sharding):
-    _no_device(device, function)
     result = full(shape, fill, dtype or default_float(x64()))
     return sharding_ops.apply_out_sharding(result, out_sharding, f"jnp.{function}")
 
 
+@_placing
 def zeros(shape, dtype=None, *, device=None, out_sharding=None):
     return _filled("zeros", shape, 0, dtype, device, out_sharding)
 
 
+@_placing
 def ones(shape, dtype=None, *, device=None, out_sharding=None):
     return _filled("ones", shape, 1, dtype, device, out_sharding)
 
 
+@_placing
 def empty(shape, dtype=None, *, device=None, out_sharding=None):
     return _filled("empty", shape, 0, dtype, device, out_sharding)
 
@@ -151,7 +168,6 @@ def empty(shape, dtype=None, *, device=None, out_sharding=None):
 def _like(function: str, a, fill_value, dtype, shape, device, out_sharding):
     """An array like ``a`` (its shape unless given, its dtype unless given, and, in explicit mode,
     its sharding unless ``out_sharding`` or a new shape is given) filled with ``fill_value``."""
-    _no_device(device, function)
     value = array_operand(a, function)
     weak = dtype is None and dtype_of(value).weak
     name = dtype_argument(dtype, function) if dtype is not None else dtype_of(value).name
@@ -166,14 +182,17 @@ def _like(function: str, a, fill_value, dtype, shape, device, out_sharding):
     return with_weak_type(result, weak)
 
 
+@_placing
 def zeros_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
     return _like("zeros_like", a, 0, dtype, shape, device, out_sharding)
 
 
+@_placing
 def ones_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
     return _like("ones_like", a, 1, dtype, shape, device, out_sharding)
 
 
+@_placing
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None, out_sharding=None):
     return _like("full_like", a, fill_value, dtype, shape, device, out_sharding)
 
@@ -211,10 +230,10 @@ def _affine_range(count: int, start, step, name: str):
     return lax.convert_element_type(values, name)
 
 
+@_placing
 def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding=None):
     """Evenly spaced values in ``[start, stop)`` from concrete bounds (numpy's arange), laid out
     as ``out_sharding`` when given."""
-    _no_device(device, "arange")
     if start is None and stop is None:
         raise TypeError("arange: argument 'start' must be a real number, got None")
     if out_sharding is not None:
@@ -266,6 +285,7 @@ def _evenly_spaced(first, last, num: int, endpoint: bool):
     return values, step
 
 
+@_placing
 def linspace(
     start,
     stop,
@@ -274,6 +294,8 @@ def linspace(
     retstep: bool = False,
     dtype=None,
     axis: int = 0,
+    *,
+    device=None,
 ):
     """``num`` evenly spaced values from ``start`` to ``stop``: scalar bounds, which may be
     traced; ``num`` must be concrete."""
@@ -302,12 +324,14 @@ def _diagonal_offsets(rows: int, columns: int):
     return lax.sub(column, row)
 
 
-def eye(N: int, M: int | None = None, k: int = 0, dtype=None):
+@_placing
+def eye(N: int, M: int | None = None, k: int = 0, dtype=None, *, device=None):
     """A matrix with ones on the ``k``-th diagonal."""
     rows = operator.index(_concrete_number(N, "eye", "N"))
     columns = rows if M is None else operator.index(_concrete_number(M, "eye", "M"))
     name = dtype_argument(dtype, "eye") if dtype is not None else default_float(x64())
     return lax.convert_element_type(lax.eq(_diagonal_offsets(rows, columns), int(k)), name)
+
 
 
 def identity(n: int, dtype=None):

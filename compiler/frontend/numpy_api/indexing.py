@@ -76,7 +76,7 @@ def _classify(entry):
     if entry is None or entry is Ellipsis or isinstance(entry, slice) or _is_integer(entry):
         return entry
     if isinstance(entry, (bool, np.bool_)):
-        raise TypeError("indexing: a Python bool is not a valid index; use None to add a dim")
+        return _Mask(np.asarray(entry))
     array = _as_index_array(entry)
     if dtype_of(array).name != "bool":
         return array
@@ -86,8 +86,6 @@ def _classify(entry):
             f"the result's shape is unknown while tracing; use meshjit.numpy.where(mask, x, 0) "
             f"or index with a concrete (numpy) mask"
         )
-    if np.ndim(array) == 0:
-        raise TypeError("indexing: a 0-d boolean index is not supported; use None to add a dim")
     return _Mask(np.asarray(array))
 
 
@@ -114,6 +112,21 @@ def _fill_ellipsis(entries, rank: int):
     if positions:
         return entries[: positions[0]] + fill + entries[positions[0] + 1 :]
     return entries + fill
+
+
+def _scalar_masks_as_dims(operand, entries):
+    """numpy's reading of a 0-d boolean index: a new dim of size 1 at its place, indexed by
+    the 1-d mask ``[value]`` (so True keeps it, False empties it)."""
+    if not any(isinstance(entry, _Mask) and entry.array.ndim == 0 for entry in entries):
+        return operand, entries
+    dim, rewritten = 0, []
+    for entry in entries:
+        if isinstance(entry, _Mask) and entry.array.ndim == 0:
+            operand = lax.expand_dims(operand, (dim,))
+            entry = _Mask(entry.array.reshape(1))
+        rewritten.append(entry)
+        dim += _dims_of(entry)
+    return operand, rewritten
 
 
 def _expand_masks(entries, shape):
@@ -276,6 +289,7 @@ def getitem(array, index, mode: str = "clip", fill_value=None):
     operand = array_operand(array, "indexing")
     entries = [_classify(entry) for entry in (index if isinstance(index, tuple) else (index,))]
     entries = _fill_ellipsis(entries, len(shape_of(operand)))
+    operand, entries = _scalar_masks_as_dims(operand, entries)
     entries = _expand_masks(entries, shape_of(operand))
     has_arrays = any(
         not (entry is None or isinstance(entry, slice) or _is_integer(entry)) for entry in entries

@@ -142,8 +142,19 @@ def mean(a, axis=None, dtype=None, keepdims: bool = False):
     return _keep_dims(result, axes, keepdims)
 
 
-def var(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False):
-    """Variance over ``axis`` dividing by ``n - ddof``."""
+def _degrees_of_freedom(function: str, ddof, correction):
+    """``ddof`` or the Array API's ``correction`` (its name for the same number), not both."""
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise ValueError(f"{function}: ddof and correction can't both be specified, got ddof={ddof!r} "
+                         f"and correction={correction!r}")
+    return correction
+
+
+def var(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, correction=None):
+    """Variance over ``axis`` dividing by ``n - ddof`` (``correction`` is the Array API's ddof)."""
+    ddof = _degrees_of_freedom("var", ddof, correction)
     operand, axes, name = _prepare("var", a, axis, dtype, lambda dtype: inexact_dtype(dtype).name)
     if not is_float(name):
         raise TypeError(f"var: dtype must be a float dtype, got {name}")
@@ -155,9 +166,9 @@ def var(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False):
     return _keep_dims(result, axes, keepdims)
 
 
-def std(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False):
+def std(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, correction=None):
     """Standard deviation over ``axis``: the square root of ``var``."""
-    return sqrt(var(a, axis, dtype, ddof, keepdims))
+    return sqrt(var(a, axis, dtype, _degrees_of_freedom("std", ddof, correction), keepdims))
 
 
 def _arg_extremum(function: str, reduce):

@@ -9,6 +9,7 @@ from .creation import array
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
 __all__ = (
+    "bool",
     "bool_",
     "float32",
     "float64",
@@ -34,6 +35,7 @@ def _scalar_type(name: str, dtype) -> type:
 
 
 bool_ = _scalar_type("bool_", np.bool_)
+bool = bool_  # noqa: A001 - the Array API standard's name for jax.numpy's bool_
 int32 = _scalar_type("int32", np.int32)
 int64 = _scalar_type("int64", np.int64)
 uint32 = _scalar_type("uint32", np.uint32)

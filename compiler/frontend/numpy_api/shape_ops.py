@@ -294,9 +294,14 @@ def flip(m, axis=None):
 
 
 def repeat(a, repeats: int, axis=None, *, total_repeat_length=None, out_sharding=None):
-    """Each element repeated ``repeats`` times along ``axis`` (None: of the flattened array)."""
-    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 0:
-        raise TypeError(f"repeat: repeats must be a non-negative Python int, got {repeats!r}")
+    """Each element repeated ``repeats`` times along ``axis`` (None: of the flattened array);
+    an array of ``repeats`` gives each element its own count."""
+    if not isinstance(repeats, (int, np.integer)) or isinstance(repeats, bool):
+        from .repeat_counts import repeat_by_counts
+
+        return repeat_by_counts(a, repeats, axis, total_repeat_length, out_sharding)
+    if repeats < 0:
+        raise ValueError(f"repeat: repeats must be non-negative, got {repeats!r}")
     operand = array_operand(a, "repeat")
     if axis is None:
         operand, axis = ravel(operand), 0
