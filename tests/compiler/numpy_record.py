@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-_SPEC = re.compile(r"^(bool|i32|i64|f32|f64)\[([0-9,]*)\]$")
-_NUMPY = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f32": np.float32, "f64": np.float64}
+_SPEC = re.compile(r"^(bool|i32|i64|u32|u64|f32|f64)\[([0-9,]*)\]$")
+_NUMPY = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "u32": np.uint32, "u64": np.uint64,
+          "f32": np.float32, "f64": np.float64}
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,10 @@ class Input:
         shape = tuple(int(size) for size in dims.split(",") if size)
         if dtype == "bool":
             return rng.random(shape) < 0.5
+        if dtype.startswith("u"):
+            low = 0 if self.low is None else int(self.low)
+            high = 9 if self.high is None else int(self.high)
+            return rng.integers(low, high + 1, size=shape).astype(_NUMPY[dtype])
         if dtype.startswith("i"):
             low = -5 if self.low is None else int(self.low)
             high = 5 if self.high is None else int(self.high)

@@ -24,7 +24,25 @@ def _special(m, function):
     return function(values)
 
 
+# JAX's unsigned arithmetic wraps around; numpy's does too, so numpy is the reference.
+_UNSIGNED = {
+    "add": lambda m, x, y: m.add(x, y),
+    "subtract": lambda m, x, y: m.subtract(x, y),
+    "multiply": lambda m, x, y: m.multiply(x, y),
+    "minimum maximum": lambda m, x, y: (m.minimum(x, y), m.maximum(x, y)),
+    "floor_divide remainder": lambda m, x, y: (m.floor_divide(x, m.maximum(y, 1)), m.remainder(x, m.maximum(y, 1))),
+    "negative positive": lambda m, x, y: (m.negative(x), m.positive(y)),
+    "absolute sign": lambda m, x, y: (m.absolute(x), m.sign(x)),
+    "square power": lambda m, x, y: (m.square(x), m.power(x, 3)),
+}
+_UNSIGNED_FLOAT_CLASS = lambda m, x: (m.isnan(x), m.isinf(x), m.isfinite(x))  # noqa: E731
+
 ARRAY_API = (
+    [R(f"{name} u32", function, inputs(("u32[3,4]", 0, 4_000_000_000), ("u32[4]", 0, 70_000)),
+       ("u32", "u32") if " " in name else "u32")
+     for name, function in _UNSIGNED.items()]
+    + [R("isnan isinf isfinite u32", _UNSIGNED_FLOAT_CLASS, inputs("u32[5]"), ("bool",) * 3)]
+    +
     [R(f"{name} f32", lambda m, x, name=name, numpy_name=numpy_name: getattr(m, name)(x), inputs(("f32[3,4]", *bounds)),
        "f32", reference=lambda np, x, numpy_name=numpy_name: getattr(np, numpy_name)(x), rtol=2e-6)
      for name, numpy_name, bounds in _ALIASES]

@@ -8,6 +8,8 @@ and ``rem``.
 
 from __future__ import annotations
 
+from meshjit.ir.dtypes import is_unsigned
+
 from .. import lax_ops as lax
 from ..operands import dtype_of, shape_of, x64
 from ..promotion import DType, default_int, is_float
@@ -72,7 +74,7 @@ def _strong_int_if_bool(dtype: DType) -> DType:
     return DType(default_int(x64())) if dtype.name == "bool" else dtype
 
 
-def _binary(name: str, kernel, allowed: str = "if", bool_kernel=None):
+def _binary(name: str, kernel, allowed: str = "iuf", bool_kernel=None):
     """A promoting, broadcasting binary function; bools use ``bool_kernel`` when one exists."""
 
     def apply(x1, x2, /):
@@ -266,18 +268,19 @@ def _unary_argument(name: str, x, allowed: str):
 
 
 def negative(x, /):
-    operand, dtype = _unary_argument("negative", x, "if")
+    operand, dtype = _unary_argument("negative", x, "iuf")
     return with_weak_type(lax.neg(operand), dtype.weak)
 
 
 def positive(x, /):
-    operand, dtype = _unary_argument("positive", x, "bif")
+    operand, dtype = _unary_argument("positive", x, "biuf")
     return with_weak_type(operand, dtype.weak)
 
 
 def absolute(x, /):
-    operand, dtype = _unary_argument("absolute", x, "bif")
-    result = operand if dtype.name == "bool" else lax.abs(operand)
+    operand, dtype = _unary_argument("absolute", x, "biuf")
+    # NOTE: bools and unsigned ints are their own absolute value
+    result = operand if dtype.name == "bool" or is_unsigned(dtype.name) else lax.abs(operand)
     return with_weak_type(result, dtype.weak)
 
 
@@ -285,7 +288,9 @@ abs = absolute
 
 
 def sign(x, /):
-    operand, dtype = _unary_argument("sign", x, "if")
+    operand, dtype = _unary_argument("sign", x, "iuf")
+    if is_unsigned(dtype.name):  # 1 where nonzero: an unsigned value has no sign to take
+        return with_weak_type(lax.convert_element_type(lax.ne(operand, 0), dtype.name), dtype.weak)
     return with_weak_type(lax.sign(operand), dtype.weak)
 
 

@@ -162,7 +162,7 @@ def _float_class(name: str, kernel, default: bool):
     def apply(x, /):
         value = as_array_argument(x, name)
         dtype = dtype_of(value)
-        check_dtype_kind(name, dtype, "bif")
+        check_dtype_kind(name, dtype, "biuf")
         if not is_float(dtype.name):
             return lax.full(shape_of(value), default, "bool")
         return kernel(convert_operand(value, dtype.name))
