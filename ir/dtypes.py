@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
-# NOTE: the IR knows exactly these seven element types; every op's rules are written for them.
-# The unsigned ones carry random bits and PRNG keys (threefry computes on uint32 words).
-DTYPES: tuple[str, ...] = ("bool", "i32", "i64", "u32", "u64", "f32", "f64")
+# NOTE: the IR knows exactly these element types; every op's rules are written for them.
+# The unsigned ones carry random bits and PRNG keys (threefry computes on uint32 words) and
+# quantised data, as do the 8- and 16-bit signed ones.
+DTYPES: tuple[str, ...] = ("bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64")
 
 _TO_NUMPY = {
     "bool": np.dtype(np.bool_),
+    "i8": np.dtype(np.int8),
+    "i16": np.dtype(np.int16),
+    "u8": np.dtype(np.uint8),
+    "u16": np.dtype(np.uint16),
     "i32": np.dtype(np.int32),
     "i64": np.dtype(np.int64),
     "u32": np.dtype(np.uint32),
@@ -44,7 +49,7 @@ def from_numpy(dtype) -> str:
     except KeyError:
         raise TypeError(
             f"dtype {numpy_dtype} is not supported by meshjit programs; "
-            f"expected one of bool, int32, int64, uint32, uint64, float32, float64"
+            f"expected one of bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64"
         ) from None
 
 
@@ -62,8 +67,8 @@ def is_float(dtype: str) -> bool:
 
 def is_int(dtype: str) -> bool:
     """Signed or unsigned integer."""
-    return dtype in ("i32", "i64", "u32", "u64")
+    return dtype in ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
 
 
 def is_unsigned(dtype: str) -> bool:
-    return dtype in ("u32", "u64")
+    return dtype in ("u8", "u16", "u32", "u64")

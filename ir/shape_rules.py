@@ -19,8 +19,8 @@ class ShapeError(TypeError):
 shape_rules = Registry("shape rule")
 
 FLOATS = ("f32", "f64")
-SIGNED_INTS = ("i32", "i64")
-UNSIGNED_INTS = ("u32", "u64")
+SIGNED_INTS = ("i8", "i16", "i32", "i64")
+UNSIGNED_INTS = ("u8", "u16", "u32", "u64")
 INTS = SIGNED_INTS + UNSIGNED_INTS
 NUMERIC = INTS + FLOATS
 BOOL_OR_INT = ("bool",) + INTS

@@ -21,8 +21,8 @@ _SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 # The standard's dtype kinds, each with the dtypes meshjit has in it (64-bit ones need x64).
 _KIND_NAMES = {
     "bool": ("bool",),
-    "signed integer": ("int32", "int64"),
-    "unsigned integer": ("uint32", "uint64"),
+    "signed integer": ("int8", "int16", "int32", "int64"),
+    "unsigned integer": ("uint8", "uint16", "uint32", "uint64"),
     "real floating": ("float32", "float64"),
     "complex floating": (),
 }

@@ -52,13 +52,8 @@ def canonical_numpy(value, dtype: str | None = None) -> np.ndarray:
     if dtype is not None:
         return array.astype(to_numpy(dtype), copy=False)
     canonical = canonicalize(array.dtype, x64=x64())
-    if canonical.kind == "u" and canonical.itemsize < 4:
-        # meshjit has no 8- or 16-bit types: small unsigned values fit int32
-        canonical = np.dtype(np.int32)
-    elif canonical.kind == "f" and canonical.itemsize < 4:
-        canonical = np.dtype(np.float32)
-    elif canonical.kind == "i" and canonical.itemsize < 4:
-        canonical = np.dtype(np.int32)
+    if canonical.kind == "f" and canonical.itemsize < 4:
+        canonical = np.dtype(np.float32)  # meshjit has no float16 yet
     return array.astype(canonical, copy=False)
 
 

@@ -1,8 +1,9 @@
 """JAX's dtype promotion over the IR's dtypes, with weakly typed Python scalars.
 
 The lattice is bool < ints < floats; within a kind the wider type wins; any float beats any
-int (i64 + f32 is f32, unlike numpy). Unsigned meets signed as JAX's lattice says: u32 with a
-signed int is i64 (i32 without x64), u64 with a signed int is the default float. A weak type (a
+int (i64 + f32 is f32, unlike numpy). Unsigned meets signed as JAX's lattice says: a wider
+signed int wins, else the signed int twice the unsigned one's width (u8 with i8 is i16, u32
+with i32 is i64, held in i32 without x64), and u64 with a signed int is the default float. A weak type (a
 Python scalar) takes the other operand's type within its kind, so ``x_f32 * 2.0`` stays f32 and
 ``x_i32 + 1`` stays i32.
 """
@@ -11,9 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-_KIND = {"bool": 0, "i32": 1, "i64": 1, "u32": 1, "u64": 1, "f32": 2, "f64": 2}
-_WIDTH = {"bool": 1, "i32": 32, "i64": 64, "u32": 32, "u64": 64, "f32": 32, "f64": 64}
-_UNSIGNED = ("u32", "u64")
+_INTS = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
+_KIND = {"bool": 0, **{name: 1 for name in _INTS}, "f32": 2, "f64": 2}
+_WIDTH = {"bool": 1, **{name: int(name[1:]) for name in _INTS}, "f32": 32, "f64": 64}
+_UNSIGNED = ("u8", "u16", "u32", "u64")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +72,8 @@ def _mixed_signedness(first: DType, second: DType, x64: bool) -> DType:
         return signed
     if unsigned.name == "u64":
         return DType(default_float(x64))
-    return DType(default_int(x64))  # i64, held in i32 without x64
+    doubled = f"i{2 * _WIDTH[unsigned.name]}"
+    return DType(default_int(x64) if doubled == "i64" else doubled)  # i64 is held in i32 without x64
 
 
 def promote_all(dtypes, x64: bool) -> DType:

@@ -161,10 +161,9 @@ def _integer_pow(op, operands, attrs, regions, meshes):
 
 # --- reference implementations ------------------------------------------------------------
 
-_UNSIGNED = {np.dtype(np.int32): np.dtype(np.uint32), np.dtype(np.int64): np.dtype(np.uint64),
-             np.dtype(np.uint32): np.dtype(np.uint32), np.dtype(np.uint64): np.dtype(np.uint64)}
-_SIGNED = {np.dtype(np.uint32): np.dtype(np.int32), np.dtype(np.uint64): np.dtype(np.int64),
-           np.dtype(np.int32): np.dtype(np.int32), np.dtype(np.int64): np.dtype(np.int64)}
+# The same-width unsigned and signed sibling of every integer dtype (logical and arithmetic shifts).
+_UNSIGNED = {np.dtype(f"{kind}{bits}"): np.dtype(f"uint{bits}") for kind in ("int", "uint") for bits in (8, 16, 32, 64)}
+_SIGNED = {np.dtype(f"{kind}{bits}"): np.dtype(f"int{bits}") for kind in ("int", "uint") for bits in (8, 16, 32, 64)}
 
 
 # NOTE: ``impl.numpy_function`` is the function the impl applies, with the result kept in the

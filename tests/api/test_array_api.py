@@ -28,11 +28,11 @@ def test_namespace_info_follows_x64():
     assert info.capabilities()["max dimensions"] == 64
     assert info.default_device() == meshjit.devices()[0] and info.devices() == list(meshjit.devices())
     assert info.default_dtypes()["integral"] == np.int32
-    assert set(info.dtypes()) == {"bool", "int32", "uint32", "float32"}
+    assert set(info.dtypes()) == {"bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float32"}
     assert set(info.dtypes(kind=("bool", "real floating"))) == {"bool", "float32"}
     meshjit.config.update("jax_enable_x64", True)
     assert info.default_dtypes()["real floating"] == np.float64
-    assert set(info.dtypes(kind="integral")) == {"int32", "int64", "uint32", "uint64"}
+    assert set(info.dtypes(kind="signed integer")) == {"int8", "int16", "int32", "int64"}
     with pytest.raises(ValueError, match="unknown kind 'float'"):
         info.dtypes(kind="float")
 
@@ -124,3 +124,14 @@ def test_repeat_with_traced_counts_needs_the_total():
 def test_linalg_namespace_has_the_products():
     np.testing.assert_allclose(jnp.linalg.vecdot(jnp.ones((2, 3)), jnp.arange(3.0)), [3.0, 3.0])
     assert jnp.linalg.matrix_transpose(jnp.ones((2, 3))).shape == (3, 2)
+
+
+def test_small_integers_keep_their_dtype_and_wrap_as_jax():
+    x = jnp.asarray(np.array([1, -2, 100, -128], np.int8))
+    y = jnp.asarray(np.array([3, 2, 100, 1], np.uint8))
+    assert (x + 1).dtype == np.int8 and (x + y).dtype == np.int16  # JAX's lattice: i8 with u8 is i16
+    np.testing.assert_array_equal(x * x, np.array([1, 4, 16, 0], np.int8))
+    assert jnp.sum(x).dtype == np.int32 and jnp.sum(y).dtype == np.uint32  # JAX's promote_integers
+    np.testing.assert_array_equal(meshjit.jit(lambda v: (v.astype(jnp.float32) * 1000).astype(jnp.int8))(x),
+                                  [127, -128, 127, -128])  # float to int saturates, as XLA
+    assert jnp.zeros(2, jnp.uint16).dtype == np.uint16 and jnp.int16(3).dtype == np.int16

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-_SPEC = re.compile(r"^(bool|i32|i64|u32|u64|f32|f64)\[([0-9,]*)\]$")
-_NUMPY = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "u32": np.uint32, "u64": np.uint64,
-          "f32": np.float32, "f64": np.float64}
+_SPEC = re.compile(r"^(bool|i8|i16|i32|i64|u8|u16|u32|u64|f32|f64)\[([0-9,]*)\]$")
+_NUMPY = {"bool": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8,
+          "u16": np.uint16, "u32": np.uint32, "u64": np.uint64, "f32": np.float32, "f64": np.float64}
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,25 @@ _UNSIGNED = {
 }
 _UNSIGNED_FLOAT_CLASS = lambda m, x: (m.isnan(x), m.isinf(x), m.isfinite(x))  # noqa: E731
 
+# 8- and 16-bit integers: arithmetic wraps in the operand's dtype; sums and products of them
+# accumulate in the default int (unsigned: uint32) as JAX's promote_integers.
+_SMALL_INTS = {
+    "arithmetic": (lambda m, x, y: (m.add(x, y), m.multiply(x, y), m.subtract(x, y), m.maximum(x, y)), 4),
+    "bitwise": (lambda m, x, y: (m.bitwise_and(x, y), m.bitwise_xor(x, y), m.invert(x)), 3),
+    "layout": (lambda m, x, y: (m.sort(x, axis=0), m.flip(y, 0), m.take(x, m.asarray([2, 0]), axis=0)), 3),
+}
+_SMALL_SUMS = lambda m, x: (m.sum(x, axis=1), m.prod(x, axis=0), m.max(x))  # noqa: E731
+
 ARRAY_API = (
+    [R(f"{name} {dtype}", function, inputs((f"{dtype}[3,4]", 0, 120), (f"{dtype}[4]", 0, 120)), (dtype,) * count)
+     for dtype in ("i8", "i16", "u8", "u16") for name, (function, count) in _SMALL_INTS.items()]
+    + [R(f"sum prod max {dtype}", _SMALL_SUMS, inputs((f"{dtype}[3,4]", 0, 9)),
+         (("u32" if dtype[0] == "u" else "i32"),) * 2 + (dtype,),
+         reference=lambda np, x, dtype=dtype: (np.sum(x, axis=1, dtype="uint32" if dtype[0] == "u" else "int32"),
+                                               np.prod(x, axis=0, dtype="uint32" if dtype[0] == "u" else "int32"),
+                                               np.max(x)))
+       for dtype in ("i8", "i16", "u8", "u16")]
+    +
     [R(f"{name} u32", function, inputs(("u32[3,4]", 0, 4_000_000_000), ("u32[4]", 0, 70_000)),
        ("u32", "u32") if " " in name else "u32")
      for name, function in _UNSIGNED.items()]

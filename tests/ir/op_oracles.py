@@ -11,6 +11,10 @@ import numpy as np
 INFINITY = math.inf
 NUMPY_DTYPES = {
     "bool": np.dtype(np.bool_),
+    "i8": np.dtype(np.int8),
+    "i16": np.dtype(np.int16),
+    "u8": np.dtype(np.uint8),
+    "u16": np.dtype(np.uint16),
     "i32": np.dtype(np.int32),
     "i64": np.dtype(np.int64),
     "u32": np.dtype(np.uint32),

@@ -15,9 +15,9 @@ from op_oracles import NUMPY_DTYPES
 
 # NOTE: u64 shares u32's code paths; it runs in the records of the ops that treat widths apart
 # (shifts, convert, bitcast_convert_type) to keep the table's size in check.
-ALL = ("bool", "i32", "i64", "u32", "f32", "f64")
+ALL = ("bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "f32", "f64")
 FLOAT = ("f32", "f64")
-INT = ("i32", "i64", "u32")
+INT = ("i8", "i16", "i32", "i64", "u8", "u16", "u32")
 EVERY_INT = INT + ("u64",)
 NUMERIC = INT + FLOAT
 BOOL_INT = ("bool",) + INT
@@ -109,8 +109,8 @@ def finite_operands(rng, shapes, dtype, attrs=None):
 
 def tied_operands(rng, shapes, dtype, attrs=None):
     """Few distinct values, so sorts and argmax meet ties (and NaNs for floats)."""
-    pool = {"bool": [False, True], "i32": [-2, 0, 3], "i64": [-2, 0, 3], "u32": [1, 0, 3]}
-    values = np.array(pool.get(dtype, [-1.5, -0.0, 0.0, 2.0, math.nan]), NUMPY_DTYPES[dtype])
+    pool = {"bool": [False, True], "u": [1, 0, 3], "i": [-2, 0, 3], "f": [-1.5, -0.0, 0.0, 2.0, math.nan]}
+    values = np.array(pool["bool" if dtype == "bool" else dtype[0]], NUMPY_DTYPES[dtype])
     return [np.asarray(values[rng.integers(0, len(values), shape)]) for shape in shapes]
 
 

@@ -61,7 +61,7 @@ GATHER_RECORD = OpRecord(
     + (Case(_gather((1,), (0,), (0,), (1, 4), mode="fill", fill_value=-3), ((5, 4), (3, 1)), dtypes=("i32", "f32")),),
     oracles.gather,
     (
-        Bad("f32[5] f32[2,1]", _gather((), (0,), (0,), (1,)), "gather: indices has dtype f32, expected i32 or i64"),
+        Bad("f32[5] f32[2,1]", _gather((), (0,), (0,), (1,)), "gather: indices has dtype f32, expected i8 or i16 or i32 or i64 or u8 or u16 or u32 or u64"),
         Bad("f32[5] i32[2,1]", _gather((), (0,), (0,), (1,), mode="wrap"),
             "gather: attribute 'mode' must be one of 'clip', 'fill', got 'wrap'"),
         Bad("f32[5] i32[2,1]", _gather((), (0,), (0,), (2,)),

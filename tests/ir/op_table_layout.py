@@ -235,7 +235,7 @@ CREATION_AND_SHAPE_RECORDS = [
             Bad(
                 "f32[5] f32[]",
                 {"slice_sizes": (2,)},
-                "dynamic_slice: start index 0 has dtype f32, expected i32 or i64",
+                "dynamic_slice: start index 0 has dtype f32, expected i8 or i16 or i32 or i64 or u8 or u16 or u32 or u64",
             ),
             Bad(
                 "f32[5] i32[1]",

@@ -181,7 +181,7 @@ def _arg_record(name, pick):
             Bad(
                 "f32[2]",
                 {"axis": 0, "index_dtype": "f32"},
-                f"{name}: attribute 'index_dtype' must be one of 'i32', 'i64', 'u32', 'u64', got 'f32'",
+                f"{name}: attribute 'index_dtype' must be one of 'i8', 'i16', 'i32', 'i64', 'u8', 'u16', 'u32', 'u64', got 'f32'",
             ),
         ),
         make=tied_operands,

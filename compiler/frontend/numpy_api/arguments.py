@@ -65,8 +65,8 @@ def dtype_argument(dtype, function: str) -> str:
         return from_numpy(canonical)
     except TypeError:
         raise TypeError(
-            f"{function}: dtype {numpy_dtype} is not supported; meshjit arrays hold bool, int32, "
-            f"int64, float32 or float64"
+            f"{function}: dtype {numpy_dtype} is not supported; meshjit arrays hold bool, int8, int16, "
+            f"int32, int64, uint8, uint16, uint32, uint64, float32 or float64"
         ) from None
 
 

@@ -69,9 +69,13 @@ def _prepare(function: str, a, axis, dtype, default_dtype):
 
 
 def _summation_dtype(dtype: DType) -> str:
-    # JAX (like numpy) accumulates bools and ints narrower than the default int in the default int.
-    if dtype.name == "bool" or (is_int(dtype.name) and default_int(x64()) == "i64"):
-        return default_int(x64())
+    # JAX (like numpy) accumulates bools and signed ints narrower than the default int in the
+    # default int, and unsigned ones narrower than it in the unsigned int of its width.
+    default = default_int(x64())
+    if dtype.name == "bool":
+        return default
+    if is_int(dtype.name) and int(dtype.name[1:]) < int(default[1:]):
+        return ("u" if dtype.name.startswith("u") else "i") + default[1:]
     return dtype.name
 
 

@@ -13,8 +13,12 @@ __all__ = (
     "bool_",
     "float32",
     "float64",
+    "int8",
+    "int16",
     "int32",
     "int64",
+    "uint8",
+    "uint16",
     "uint32",
     "uint64",
 )
@@ -36,8 +40,12 @@ def _scalar_type(name: str, dtype) -> type:
 
 bool_ = _scalar_type("bool_", np.bool_)
 bool = bool_  # noqa: A001 - the Array API standard's name for jax.numpy's bool_
+int8 = _scalar_type("int8", np.int8)
+int16 = _scalar_type("int16", np.int16)
 int32 = _scalar_type("int32", np.int32)
 int64 = _scalar_type("int64", np.int64)
+uint8 = _scalar_type("uint8", np.uint8)
+uint16 = _scalar_type("uint16", np.uint16)
 uint32 = _scalar_type("uint32", np.uint32)
 uint64 = _scalar_type("uint64", np.uint64)
 float32 = _scalar_type("float32", np.float32)
