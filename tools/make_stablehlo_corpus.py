@@ -142,7 +142,35 @@ def programs(jax, jnp, mesh, P, NamedSharding):
         return jax.shard_map(body, mesh=mesh, in_specs=(P("x", "y"), P("y", None)),
                              out_specs=(P("x", None), P("x", None)), check_vma=False)(x, w)
 
+    def ops_tour(x, ids, keys):
+        """One of each op the models above leave out: sort, top_k, cond, fori_loop, scatter-add,
+        cumsum, argmax, pad, concatenate, rev, clamp, erf_inv, integer ops."""
+        values, positions = jax.lax.top_k(x, 3)
+        ordered = jnp.sort(keys, axis=1)
+        branch = jax.lax.cond(x.sum() > 0, lambda a: a * 2.0, lambda a: a - 1.0, x)
+        looped = jax.lax.fori_loop(0, 3, lambda i, a: a + i.astype(jnp.float32), x)
+        counts = jnp.zeros((8,), jnp.float32).at[ids].add(1.0)
+        padded = jnp.concatenate([jnp.pad(x, ((1, 0), (0, 0)))[:-1], x[::-1]], axis=1)
+        clipped = jax.scipy.special.erfinv(jnp.clip(x, -0.5, 0.5))
+        bits = (ids * 3 + 1) % 5 - jnp.argmax(x, axis=1).astype(jnp.int32)
+        return (values, positions, ordered, branch, looped, counts, jnp.cumsum(x, axis=0), padded,
+                clipped, bits, jnp.min(x, axis=0), jnp.all(x > -3.0, axis=1))
+
+    def collectives(x):
+        def body(block):
+            shifted = jax.lax.ppermute(block, "x", [(0, 1), (1, 0)])
+            swapped = jax.lax.all_to_all(block, "y", 1, 0, tiled=True)
+            scattered = jax.lax.psum_scatter(block, "y", scatter_dimension=1, tiled=True)
+            biggest = jax.lax.pmax(block, "x")
+            index = jax.lax.axis_index("y").astype(jnp.float32)
+            return shifted + biggest * index, swapped, scattered
+        return jax.shard_map(body, mesh=mesh, in_specs=P("x", "y"),
+                             out_specs=(P("x", "y"), P(("x", "y"), None), P("x", "y")), check_vma=False)(x)
+
     return {
+        "ops_tour": (ops_tour, (normal(8, 16), rng.integers(0, 8, (8,)).astype(np.int32), normal(8, 16)),
+                     (sharding("x", None), sharding("x"), sharding(None, "y")), None),
+        "collectives": (collectives, (normal(8, 32),), (sharding("x", "y"),), None),
         "mlp": (mlp, (normal(16, 32), normal(32, 64, scale=0.2), normal(64, 32, scale=0.2)),
                 (sharding("x", None), sharding(None, "y"), sharding("y", None)), sharding("x", None)),
         "transformer": (transformer, (normal(4, 8, 32),) + tuple(normal(32, 32, scale=0.2) for _ in range(4))
