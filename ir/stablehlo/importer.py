@@ -15,7 +15,7 @@ from . import gspmd
 from .builder import Builder, Facts, Scope
 from .statements import TERMINATORS, OpStmt, read_op, split_commas
 from .syntax import Group, Region, Stmt, is_token, parse_statements, position, render
-from .values import int_list, sdy_mesh, sharding_attr, tensor_type
+from .values import int_list, sdy_mesh, sdy_sharding, sharding_attr, tensor_type
 
 __all__ = ["parse_stablehlo"]
 
@@ -65,7 +65,7 @@ class Importer:
         self.manual: list[tuple[str, tuple[str, ...]]] = []
         self.facts = Facts()
         self.gspmd_constraints: dict[int, TensorSharding] = {}
-        self.following: list[Stmt] = []
+        self.cursor: tuple[tuple, int] = ((), 0)
         self._read_items(_module_items(stmts))
 
     # -- the module's items ---------------------------------------------------------------
@@ -154,11 +154,11 @@ class Importer:
                 returns = tuple(_value(scope.lookup(token), op) for token in op.operand_tokens())
                 continue
             builder.at(op.name, op.line, op.column)
-            saved, self.following = self.following, list(stmts[position_ + 1:])
+            saved, self.cursor = self.cursor, (stmts, position_)
             try:
-                values = map_op(self, op, scope, builder)
+                values = self._constrained(op, map_op(self, op, scope, builder), builder)
             finally:
-                self.following = saved
+                self.cursor = saved
             names = op.result_names
             if len(values) != len(names):
                 op.fail(f"defines {len(names)} values but maps to {len(values)}")
@@ -170,6 +170,33 @@ class Importer:
         if returns is None:
             raise ParseError("the body has no return", *position(where))
         return returns
+
+    @property
+    def following(self) -> tuple:
+        """The statements after the one being mapped, in its body."""
+        stmts, index = self.cursor
+        return tuple(stmts[index + 1:])
+
+    def _constrained(self, op: OpStmt, values, builder: Builder) -> tuple:
+        """An op's results, each under a sharding_constraint when the op carries a result sharding
+        (Shardy's ``sdy.sharding = #sdy.sharding_per_value<[...]>`` or GSPMD's ``mhlo.sharding``)."""
+        if op.name == "stablehlo.custom_call" or not any(
+                is_token(item, "WORD") and str(item) in ("sdy.sharding", "mhlo.sharding")
+                for group in op.body if isinstance(group, Group) for item in group.items):
+            return values
+        attrs = op.attrs()
+        if "sdy.sharding" in attrs:
+            angle = next(item for item in attrs["sdy.sharding"] if isinstance(item, Group))
+            shardings = [sdy_sharding(item) for item in angle.items[0].items if isinstance(item, Group)]
+        elif "mhlo.sharding" in attrs:
+            shardings = [self.gspmd_sharding(attrs["mhlo.sharding"], values[0].type, op)]
+        else:
+            return values
+        if len(shardings) != len(values):
+            op.fail(f"has {len(shardings)} result shardings for {len(values)} results")
+        return tuple(value if sharding is None else builder.emit1("sharding_constraint", [value],
+                                                                  {"sharding": sharding})
+                     for value, sharding in zip(values, shardings))
 
     def call(self, op: OpStmt, operands, scope: Scope, builder: Builder) -> tuple[Value, ...]:
         """``func.call @f(...)``: @f's body inlined (a GSPMD shard_map body becomes a
@@ -187,9 +214,19 @@ class Importer:
         if len(callee.args) != len(operands):
             op.fail(f"passes {len(operands)} operands to @{callee.name}, which takes {len(callee.args)}")
         scope = Scope()
-        for (name, _, _), value in zip(callee.args, operands):
-            scope.bind(name, value)
-        return self.body(callee.body.stmts, scope, builder, callee)
+        for (name, type_, attrs), value in zip(callee.args, operands):
+            scope.bind(name, self._constrain(value, self.sharding_of(attrs, type_, callee), builder))
+        results = self.body(callee.body.stmts, scope, builder, callee)
+        return tuple(self._constrain(value, self.sharding_of(attrs, type_, callee), builder)
+                     for value, (type_, attrs) in zip(results, callee.results))
+
+    @staticmethod
+    def _constrain(value, sharding: TensorSharding | None, builder: Builder):
+        """``value`` under a sharding_constraint (a called function's argument or result
+        sharding), or itself when there is none."""
+        if sharding is None or not isinstance(value, Value):
+            return value
+        return builder.emit1("sharding_constraint", [value], {"sharding": sharding})
 
     def region(self, region: Region, scope: Scope, builder: Builder, args: list[tuple[str, TensorType]],
                isolated: bool = False):

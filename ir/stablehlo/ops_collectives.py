@@ -213,7 +213,7 @@ def shard_map_call(c: Context, operands) -> tuple:
 
 def _out_shardings(c: Context) -> tuple[TensorSharding, ...]:
     """Follow each result through @Sharding {manual} to @SPMDShardToFullShape's sharding."""
-    following = [read_op(stmt) for stmt in c.importer.following]
+    following = [read_op(stmt) for stmt in c.importer.following if not is_token(stmt.items[0], "BLOCK_LABEL")]
     names = c.op.result_names
     shardings = []
     for name in names:

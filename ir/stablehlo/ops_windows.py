@@ -27,7 +27,6 @@ def convolution(c: Context):
     for item in attrs.get("window", ()):
         if isinstance(item, Group) and item.kind == "brace":
             _collect_entries(item.items, window)
-    rank = len(numbers[0].items) // 2 - 1 + 1
     spatial = sum(1 for item in numbers[0].items if is_token(item, "INT"))
     ones = (1,) * spatial
     if any(is_token(item, "WORD", "true") for item in _flat(window.get("reverse", ()))):
@@ -44,7 +43,6 @@ def convolution(c: Context):
            if "feature_group_count" in attrs else 1,
            "batch_group_count": single_int(attrs.get("batch_group_count", ()), c.op)
            if "batch_group_count" in attrs else 1}
-    del rank
     return c.b.emit("conv_general_dilated", c.operands(), new)
 
 

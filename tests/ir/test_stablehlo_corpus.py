@@ -14,7 +14,7 @@ import pytest
 from meshjit.compiler.check import check_program
 from meshjit.compiler.collectives import collective_records
 from meshjit.compiler.pipeline import compile_module
-from meshjit.ir import TensorSharding, interpret, verify
+from meshjit.ir import TensorSharding, interpret, parse_module, print_module, verify
 from meshjit.ir.stablehlo import parse_stablehlo
 
 CORPUS = Path(__file__).parent / "stablehlo_corpus"
@@ -51,6 +51,13 @@ def test_interprets_to_jax_outputs(name):
                                        err_msg=f"output {index}")
         else:
             np.testing.assert_array_equal(result, want, err_msg=f"output {index}")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_imported_module_prints_and_reads_back(name):
+    module, _, _ = load(name)
+    text = print_module(module)
+    assert print_module(parse_module(text)) == text
 
 
 @pytest.mark.parametrize("name", NAMES)
