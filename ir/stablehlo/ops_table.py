@@ -96,6 +96,9 @@ def _compare(c: Context):
                      None)
     if direction is None:
         c.op.fail("expected a comparison direction (EQ, NE, LT, LE, GT, GE)")
+    if any(is_token(item, "WORD", "TOTALORDER") for item in c.op.body):
+        c.op.fail("compares in TOTALORDER (NaN and -0.0 ordered), which is read only inside sort "
+                  "comparators; meshjit's compare is IEEE's")
     return c.b.emit("compare", c.operands(), {"direction": _DIRECTIONS[direction]})
 
 
