@@ -13,9 +13,9 @@ from ..types import TensorType
 from ..verify import VerifyError, verify
 from . import gspmd
 from .builder import Builder, Facts, Scope
-from .statements import TERMINATORS, OpStmt, read_op, split_commas
+from .statements import TERMINATORS, OpStmt, collect_entries, read_op, split_commas
 from .syntax import Group, Region, Stmt, is_token, parse_statements, position, render
-from .values import int_list, sdy_mesh, sdy_sharding, sharding_attr, tensor_type
+from .values import sdy_mesh, sdy_sharding, sharding_attr, tensor_type
 
 __all__ = ["parse_stablehlo"]
 
@@ -291,10 +291,8 @@ def _read_arg(part: tuple, where) -> tuple[str, TensorType, dict]:
 
 def _dictionary(items) -> dict:
     """An argument's or result's ``{name = value, ...}``."""
-    from .statements import _collect_entries
-
     found: dict = {}
-    _collect_entries(tuple(items), found)
+    collect_entries(tuple(items), found)
     return found
 
 
@@ -341,5 +339,3 @@ def _flatten(items):
         else:
             yield item
 
-
-__all__ += ["declared_args", "int_list"]

@@ -14,7 +14,7 @@ from ..core import SymbolRef, Value
 from ..sharding import MeshAttr, TensorSharding
 from .ops_table import Context
 from .statements import read_op
-from .syntax import is_token
+from .syntax import Region, is_token
 from .values import dense_array, single_int
 
 
@@ -198,8 +198,6 @@ def shard_map_call(c: Context, operands) -> tuple:
     args = [(name, type_) for name, type_, _ in callee.args]
     c.importer.manual.append(("mesh", mesh.axis_names))
     try:
-        from .syntax import Region
-
         values, builder, returns, _ = c.importer.region(Region(callee.body.stmts, callee.line, callee.column),
                                                         c.scope, c.b, args, isolated=True)
     finally:

@@ -9,7 +9,7 @@ from .builder import Builder
 from .ops_collectives import COLLECTIVE_TABLE
 from .ops_table import Context, broadcast, identity_of
 from .ops_windows import reduce_window
-from .statements import TERMINATORS, _collect_entries, read_op, split_commas
+from .statements import TERMINATORS, collect_entries, read_op, split_commas
 from .syntax import Group, Region, is_token
 from .values import int_list, sdy_sharding, single_int
 
@@ -114,7 +114,7 @@ def _dimension_numbers(c: Context, name: str) -> dict:
     value = c.op.require(name)
     group = next((item for item in value if isinstance(item, Group) and item.kind == "angle"), None)
     found: dict = {}
-    _collect_entries(group.items if group else (), found)
+    collect_entries(group.items if group else (), found)
     return {key: int_list(entry, c.op) if key != "index_vector_dim" else single_int(entry, c.op)
             for key, entry in found.items()}
 
@@ -241,5 +241,3 @@ REGION_TABLE = {
     "stablehlo.gather": _gather, "stablehlo.scatter": _scatter, "stablehlo.while": _while,
     "stablehlo.case": _case, "sdy.manual_computation": _manual_computation, **COLLECTIVE_TABLE,
 }
-
-__all__ = ["REGION_TABLE", "region_kind", "combine_init", "int_list"]

@@ -12,8 +12,8 @@ from lark import Token
 
 from ..core import DenseAttr, Value
 from .builder import Builder, Scope
-from .statements import OpStmt, _collect_entries
-from .syntax import Group, is_token
+from .statements import OpStmt, collect_entries
+from .syntax import Group, is_token, split_commas
 from .values import dense_array, int_list, single_int
 
 # StableHLO/CHLO name -> (meshjit name, fixed attributes)
@@ -155,24 +155,13 @@ def _slice(c: Context):
         strides = c.ints("strides") if c.op.attr("strides") else (1,) * len(starts)
     else:
         starts, limits, strides = [], [], []
-        for part in _split(ranges.items):
+        for part in split_commas(ranges.items):
             numbers = [int(item) for item in part if is_token(item, "INT")]
             starts.append(numbers[0])
             limits.append(numbers[1])
             strides.append(numbers[2] if len(numbers) > 2 else 1)
     return c.b.emit("slice", c.operands(),
                     {"start_indices": tuple(starts), "limit_indices": tuple(limits), "strides": tuple(strides)})
-
-
-def _split(items):
-    parts, current = [], []
-    for item in items:
-        if is_token(item, "PUNCT", ","):
-            parts.append(current)
-            current = []
-        else:
-            current.append(item)
-    return parts + ([current] if current else [])
 
 
 def _dynamic_slice(c: Context):
@@ -236,7 +225,7 @@ def _top_k(c: Context):
     found: dict = {}
     for item in c.op.body:
         if isinstance(item, Group) and item.kind == "paren":
-            _collect_entries(item.items, found)
+            collect_entries(item.items, found)
     if "k" not in found:
         c.op.fail("expected chlo.top_k(%x, k = n)")
     return c.b.emit("top_k", c.operands(), {"k": single_int(found["k"], c.op)})

@@ -5,7 +5,7 @@ writes for one, else reduce_window_sum/max/min."""
 from __future__ import annotations
 
 from .ops_table import Context, identity_of
-from .statements import _collect_entries
+from .statements import collect_entries
 from .syntax import Group, is_token
 from .values import dense_array, int_list, single_int
 
@@ -26,7 +26,7 @@ def convolution(c: Context):
     window: dict = {}
     for item in attrs.get("window", ()):
         if isinstance(item, Group) and item.kind == "brace":
-            _collect_entries(item.items, window)
+            collect_entries(item.items, window)
     spatial = sum(1 for item in numbers[0].items if is_token(item, "INT"))
     ones = (1,) * spatial
     if any(is_token(item, "WORD", "true") for item in _flat(window.get("reverse", ()))):

@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from lark import Token
 
 from ..parser_syntax import ParseError
-from .syntax import Group, Region, Stmt, is_token, position, render
+from .syntax import Group, Region, Stmt, is_token, position, render, split_commas
 from .values import tensor_type
+
+__all__ = ["OpStmt", "TERMINATORS", "collect_entries", "read_op", "split_commas"]
 
 TERMINATORS = ("return", "func.return", "stablehlo.return", "sdy.return")
 
@@ -75,7 +77,7 @@ class OpStmt:
     def attrs(self) -> dict[str, tuple]:
         """Every ``name = value`` of the body, its ``<{...}>`` properties and its dictionaries."""
         found: dict[str, tuple] = {}
-        _collect_entries(self.body, found)
+        collect_entries(self.body, found)
         return found
 
     def attr(self, name: str, default=None):
@@ -100,13 +102,13 @@ def _declares(group: Group) -> bool:
     return False
 
 
-def _collect_entries(items, found: dict) -> None:
+def collect_entries(items, found: dict) -> None:
     """``name = value`` entries of a run of items; dictionaries among them are read too."""
     index = 0
     while index < len(items):
         item = items[index]
         if _is_dictionary(item):
-            _collect_entries(_dictionary_items(item), found)
+            collect_entries(item.items, found)
             index += 1
             continue
         if (is_token(item, "WORD") or is_token(item, "STRING")) and index + 1 < len(items) \
@@ -121,17 +123,13 @@ def _collect_entries(items, found: dict) -> None:
         if isinstance(item, Group) and item.kind == "angle":
             inner = item.items
             if len(inner) == 1 and _is_dictionary(inner[0]):
-                _collect_entries(inner[0].items, found)
+                collect_entries(inner[0].items, found)
         index += 1
 
 
 def _is_dictionary(item) -> bool:
     return isinstance(item, Group) and item.kind == "brace" and any(
         is_token(child, "PUNCT", "=") for child in item.items)
-
-
-def _dictionary_items(item: Group) -> tuple:
-    return item.items
 
 
 def _ends_value(items, index: int, first: bool) -> bool:
@@ -146,20 +144,6 @@ def _ends_value(items, index: int, first: bool) -> bool:
         return True
     return (is_token(item, "WORD") or is_token(item, "STRING")) and index + 1 < len(items) \
         and is_token(items[index + 1], "PUNCT", "=")
-
-
-def split_commas(items) -> list[tuple]:
-    """Items split at top-level commas."""
-    parts, current = [], []
-    for item in items:
-        if is_token(item, "PUNCT", ","):
-            parts.append(tuple(current))
-            current = []
-        else:
-            current.append(item)
-    if current:
-        parts.append(tuple(current))
-    return parts
 
 
 def read_op(stmt: Stmt) -> OpStmt:

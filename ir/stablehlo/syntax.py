@@ -122,6 +122,20 @@ def is_token(item, type_: str, value: str | None = None) -> bool:
     return isinstance(item, Token) and item.type == type_ and (value is None or str(item) == value)
 
 
+def split_commas(items) -> list[tuple]:
+    """Items split at top-level commas."""
+    parts, current = [], []
+    for item in items:
+        if is_token(item, "PUNCT", ","):
+            parts.append(tuple(current))
+            current = []
+        else:
+            current.append(item)
+    if current:
+        parts.append(tuple(current))
+    return parts
+
+
 def render(item) -> str:
     """An item as text again (approximately; for error messages)."""
     if isinstance(item, Token):

@@ -13,7 +13,7 @@ from ..dtypes import DTYPES, to_numpy
 from ..parser_syntax import ParseError
 from ..sharding import AxisRef, DimSharding, MeshAttr, TensorSharding
 from ..types import TensorType
-from .syntax import Group, is_token, position, render
+from .syntax import Group, is_token, position, render, split_commas
 
 # MLIR element types and the IR's names for them.
 ELEMENT_TYPES = {"i1": "bool", "i32": "i32", "i64": "i64", "ui32": "u32", "ui64": "u64", "f32": "f32",
@@ -148,15 +148,7 @@ def _axis(items, where) -> AxisRef:
 
 
 def _dim(group: Group, priority) -> DimSharding:
-    parts, current = [], []
-    for item in group.items:
-        if is_token(item, "PUNCT", ","):
-            parts.append(current)
-            current = []
-        else:
-            current.append(item)
-    if current:
-        parts.append(current)
+    parts = split_commas(group.items)
     is_closed = not (parts and is_token(parts[-1][0], "PUNCT", "?"))
     axes = tuple(_axis(part, group) for part in (parts if is_closed else parts[:-1]))
     return DimSharding(axes, is_closed, priority)
@@ -184,22 +176,11 @@ def sdy_sharding(group: Group) -> TensorSharding:
     fields = {}
     for index, item in enumerate(items[3:], start=3):
         if is_token(item, "WORD") and index + 2 < len(items) and isinstance(items[index + 2], Group):
-            fields[str(item)] = (str(item), tuple(_axis(part, item) for part in _axis_parts(items[index + 2])))
+            fields[str(item)] = (str(item), tuple(_axis(part, item) for part in split_commas(items[index + 2].items)))
     unreduced_name = next((name for name in fields if name.startswith("unreduced")), "unreduced")
     return TensorSharding(mesh_name, tuple(dims), fields.get("replicated", ("", ()))[1],
                           fields.get(unreduced_name, ("", ()))[1],
                           "sum" if unreduced_name == "unreduced" else unreduced_name.removeprefix("unreduced_"))
-
-
-def _axis_parts(group: Group) -> list[list]:
-    parts, current = [], []
-    for item in group.items:
-        if is_token(item, "PUNCT", ","):
-            parts.append(current)
-            current = []
-        else:
-            current.append(item)
-    return parts + ([current] if current else [])
 
 
 def sharding_attr(value: tuple, where) -> TensorSharding:
