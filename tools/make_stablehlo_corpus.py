@@ -167,36 +167,42 @@ def programs(jax, jnp, mesh, P, NamedSharding):
         return jax.shard_map(body, mesh=mesh, in_specs=P("x", "y"),
                              out_specs=(P("x", "y"), P(("x", "y"), None), P("x", "y")), check_vma=False)(x)
 
-    return {
-        "ops_tour": (ops_tour, (normal(8, 16), rng.integers(0, 8, (8,)).astype(np.int32), normal(8, 16)),
+    def seeded(build):
+        """A program's arrays from its own generator, so each is the same whichever others exist."""
+        nonlocal rng
+        rng = np.random.default_rng(0)
+        return build()
+
+    return {name: seeded(build) for name, build in {
+        "ops_tour": lambda: (ops_tour, (normal(8, 16), rng.integers(0, 8, (8,)).astype(np.int32), normal(8, 16)),
                      (sharding("x", None), sharding("x"), sharding(None, "y")), None),
-        "collectives": (collectives, (normal(8, 32),), (sharding("x", "y"),), None),
-        "mlp": (mlp, (normal(16, 32), normal(32, 64, scale=0.2), normal(64, 32, scale=0.2)),
+        "collectives": lambda: (collectives, (normal(8, 32),), (sharding("x", "y"),), None),
+        "mlp": lambda: (mlp, (normal(16, 32), normal(32, 64, scale=0.2), normal(64, 32, scale=0.2)),
                 (sharding("x", None), sharding(None, "y"), sharding("y", None)), sharding("x", None)),
-        "transformer": (transformer, (normal(4, 8, 32),) + tuple(normal(32, 32, scale=0.2) for _ in range(4))
+        "transformer": lambda: (transformer, (normal(4, 8, 32),) + tuple(normal(32, 32, scale=0.2) for _ in range(4))
                         + (normal(32, 64, scale=0.2), normal(64, 32, scale=0.2)),
                         (sharding("x"),) + (sharding(None, "y"),) * 3 + (sharding("y", None),
                                                                           sharding(None, "y"), sharding("y", None)),
                         sharding("x")),
-        "convnet": (convnet, (normal(8, 8, 8, 3), normal(3, 3, 3, 8, scale=0.3), normal(3, 3, 8, 8, scale=0.3),
+        "convnet": lambda: (convnet, (normal(8, 8, 8, 3), normal(3, 3, 3, 8, scale=0.3), normal(3, 3, 8, 8, scale=0.3),
                               normal(8, 4)),
                     (sharding("x"), sharding(), sharding(), sharding()), sharding("x")),
-        "moe": (moe, (normal(16, 16), normal(16, 8), normal(8, 16, 16, scale=0.2), normal(32, 16),
+        "moe": lambda: (moe, (normal(16, 16), normal(16, 8), normal(8, 16, 16, scale=0.2), normal(32, 16),
                       rng.integers(0, 32, (16,)).astype(np.int32)),
                 (sharding("x", None), sharding(), sharding("x", None, None), sharding("y", None), sharding("x")),
                 sharding("x", None)),
-        "scan": (scan, (normal(8, 16), normal(6, 8, 16), normal(16, 16, scale=0.3), normal(16, 16, scale=0.3)),
+        "scan": lambda: (scan, (normal(8, 16), normal(6, 8, 16), normal(16, 16, scale=0.3), normal(16, 16, scale=0.3)),
                  (sharding("x", None), sharding(None, "x", None), sharding(), sharding(None, "y")),
                  (sharding("x", None), sharding(None, "x"))),
-        "train_step": (train_step, ((normal(32, 64, scale=0.2), normal(64, 8, scale=0.2)), normal(16, 32), normal(16, 8)),
+        "train_step": lambda: (train_step, ((normal(32, 64, scale=0.2), normal(64, 8, scale=0.2)), normal(16, 32), normal(16, 8)),
                        ((sharding(None, "y"), sharding("y", None)), sharding("x", None), sharding("x", None)),
                        None),
-        "shard_map": (row_parallel, (normal(8, 16), normal(16, 16)),
+        "shard_map": lambda: (row_parallel, (normal(8, 16), normal(16, 16)),
                       (sharding("x", "y"), sharding("y", None)), (sharding("x", None), sharding("x", None))),
-    }
+    }.items()}
 
 
-GSPMD_PROGRAMS = ("mlp", "shard_map")
+GSPMD_PROGRAMS = ("mlp", "transformer", "shard_map")
 
 
 def write_program(jax, name, program, suffix, index) -> None:

@@ -32,7 +32,7 @@ def load(name: str):
 
 def test_the_corpus_has_every_program():
     assert NAMES == ["collectives", "convnet", "mlp", "mlp_gspmd", "moe", "ops_tour", "scan", "shard_map",
-                     "shard_map_gspmd", "train_step", "transformer"]
+                     "shard_map_gspmd", "train_step", "transformer", "transformer_gspmd"]
     assert set(XLA) == set(NAMES)
 
 
@@ -86,7 +86,7 @@ def test_argument_result_and_constraint_shardings_are_jax_s():
     assert [_axes(sharding) for sharding in constraints] == [[["x"], [], []], [["x"], [], []]]
 
 
-@pytest.mark.parametrize("name", ["mlp", "shard_map"])
+@pytest.mark.parametrize("name", ["mlp", "transformer", "shard_map"])
 def test_gspmd_strings_give_the_shardings_shardy_gives(name):
     shardy, _, _ = load(name)
     gspmd, _, _ = load(f"{name}_gspmd")
