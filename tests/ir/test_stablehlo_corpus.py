@@ -98,8 +98,13 @@ def test_gspmd_strings_give_the_shardings_shardy_gives(name):
         op = next(op for op in module.main.body.walk() if op.name == "manual_computation")
         return op.attrs["in_shardings"], op.attrs["out_shardings"], set(op.attrs["manual_axes"])
 
+    def constraints(module):
+        return [op.attrs["sharding"] for op in module.main.body.walk() if op.name == "sharding_constraint"]
+
     if name == "shard_map":
         assert manual(gspmd) == manual(shardy)
+    else:
+        assert constraints(gspmd) == constraints(shardy)
 
 
 def test_shard_map_collectives_map_to_mesh_axes():

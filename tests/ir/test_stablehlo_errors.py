@@ -124,6 +124,30 @@ def test_a_hand_written_module_interprets():
     np.testing.assert_array_equal(result, expected)
 
 
+MESH = '  sdy.mesh @mesh = <["x"=2, "y"=4]>\n'
+
+
+def test_result_shardings_on_ops_and_called_functions_become_constraints():
+    text = module(
+        "%0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"x\"}]>]>} : tensor<8xf32>",
+        "%1 = call @scale(%0) : (tensor<8xf32>) -> tensor<8xf32>",
+        "return %1 : tensor<8xf32>", args="%arg0: tensor<8xf32>", results="tensor<8xf32>")
+    text = text.replace("attributes {mhlo.num_partitions = 1 : i32} {\n", "attributes {mhlo.num_partitions = 8 : i32} {\n" + MESH)
+    text = text.replace("\n}\n", """
+  func.func private @scale(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>}) -> tensor<8xf32> {
+    %0 = stablehlo.add %arg0, %arg0 : tensor<8xf32>
+    return %0 : tensor<8xf32>
+  }
+}
+""")
+    imported = parse_stablehlo(text)
+    ops = [(op.name, [[axis.name for axis in dim.axes] for dim in op.attrs["sharding"].dims])
+           for op in imported.main.body.ops if op.name == "sharding_constraint"]
+    assert ops == [("sharding_constraint", [["x"]]), ("sharding_constraint", [["y"]])]
+    (result,) = interpret(imported, np.arange(8, dtype=np.float32))
+    np.testing.assert_array_equal(result, -2 * np.arange(8, dtype=np.float32))
+
+
 def test_the_op_table_names_the_ops_it_maps():
     ops = known_ops()
     for name in ("stablehlo.dot_general", "stablehlo.while", "stablehlo.case", "chlo.top_k", "chlo.erf_inv",
