@@ -167,6 +167,14 @@ def programs(jax, jnp, mesh, P, NamedSharding):
         return jax.shard_map(body, mesh=mesh, in_specs=P("x", "y"),
                              out_specs=(P("x", "y"), P(("x", "y"), None), P("x", "y")), check_vma=False)(x)
 
+    def partial_manual(x, w):
+        """shard_map manual over "x" only: "y" stays automatic inside the body."""
+        def body(x_block, w_full):
+            total = jax.lax.psum(x_block.sum(0, keepdims=True), "x")
+            return jnp.tanh(x_block @ w_full) + total, jax.lax.ppermute(x_block, "x", [(0, 1), (1, 0)])
+        return jax.shard_map(body, mesh=mesh, in_specs=(P("x", None), P()), out_specs=(P("x", None), P("x", None)),
+                             axis_names={"x"}, check_vma=False)(x, w)
+
     def seeded(build):
         """A program's arrays from its own generator, so each is the same whichever others exist."""
         nonlocal rng
@@ -176,6 +184,8 @@ def programs(jax, jnp, mesh, P, NamedSharding):
     return {name: seeded(build) for name, build in {
         "ops_tour": lambda: (ops_tour, (normal(8, 16), rng.integers(0, 8, (8,)).astype(np.int32), normal(8, 16)),
                      (sharding("x", None), sharding("x"), sharding(None, "y")), None),
+        "shard_map_partial": lambda: (partial_manual, (normal(16, 32), normal(32, 32, scale=0.2)),
+                                      (sharding("x", None), sharding(None, "y")), None),
         "collectives": lambda: (collectives, (normal(8, 32),), (sharding("x", "y"),), None),
         "mlp": lambda: (mlp, (normal(16, 32), normal(32, 64, scale=0.2), normal(64, 32, scale=0.2)),
                 (sharding("x", None), sharding(None, "y"), sharding("y", None)), sharding("x", None)),

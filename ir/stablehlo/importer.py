@@ -194,9 +194,7 @@ class Importer:
             return values
         if len(shardings) != len(values):
             op.fail(f"has {len(shardings)} result shardings for {len(values)} results")
-        return tuple(value if sharding is None else builder.emit1("sharding_constraint", [value],
-                                                                  {"sharding": sharding})
-                     for value, sharding in zip(values, shardings))
+        return tuple(self._constrain(value, sharding, builder) for value, sharding in zip(values, shardings))
 
     def call(self, op: OpStmt, operands, scope: Scope, builder: Builder) -> tuple[Value, ...]:
         """``func.call @f(...)``: @f's body inlined (a GSPMD shard_map body becomes a
@@ -224,7 +222,9 @@ class Importer:
     def _constrain(value, sharding: TensorSharding | None, builder: Builder):
         """``value`` under a sharding_constraint (a called function's argument or result
         sharding), or itself when there is none."""
-        if sharding is None or not isinstance(value, Value):
+        from .ops_table import unconstrained
+
+        if sharding is None or not isinstance(value, Value) or unconstrained(sharding):
             return value
         return builder.emit1("sharding_constraint", [value], {"sharding": sharding})
 

@@ -23,8 +23,12 @@ def region_kind(region: Region, op) -> str:
     """A reduction region's kind: one binary op of its two arguments (``sum``, ``max``, ...),
     or ``assign`` when it returns its second argument (a scatter that overwrites)."""
     stmts = [read_op(stmt) for stmt in region.stmts if not is_token(stmt.items[0], "BLOCK_LABEL")]
-    body = [stmt for stmt in stmts if stmt.name not in TERMINATORS]
-    returned = [str(token) for stmt in stmts if stmt.name in TERMINATORS for token in stmt.operand_tokens()]
+    # a sharding constraint on the scalar (a partially manual shard_map's body has them) is the identity
+    aliases = {stmt.result_names[0]: str(stmt.operand_tokens()[0]) for stmt in stmts
+               if stmt.name == "sdy.sharding_constraint"}
+    body = [stmt for stmt in stmts if stmt.name not in TERMINATORS and stmt.name != "sdy.sharding_constraint"]
+    returned = [aliases.get(str(token), str(token)) for stmt in stmts if stmt.name in TERMINATORS
+                for token in stmt.operand_tokens()]
     args = [str(part[0]) for part in _label_args(region)]
     if not body and len(args) == 2 and returned == [args[1]]:
         return "assign"
