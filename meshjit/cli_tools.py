@@ -25,10 +25,9 @@ from meshjit.compiler.explain import format_provenance
 from meshjit.compiler.auto_sharding import SearchRequest, search_shardings
 from meshjit.compiler.cost import load_cost_model
 from meshjit.compiler.pipeline import GLOBAL, LOWER, PER_DEVICE, Dumper, Pipeline, compile_module, default_pipeline
-from meshjit.ir import MeshAttr, Module, ParseError, VerifyError, parse_module, print_module, verify
+from meshjit.ir import MeshAttr, Module, ParseError, VerifyError, parse_module, parse_stablehlo, print_module, verify
 from meshjit.ir.dtypes import to_numpy
 from meshjit.ir.printer import format_mesh_def, name_values
-from meshjit.ir.stablehlo import parse_stablehlo
 
 _MESH_DEFINITION = re.compile(r'^\s*mesh\s+@(mesh|"mesh")\s*=', re.MULTILINE)
 _MESH_ENTRY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=([0-9]+)\Z")

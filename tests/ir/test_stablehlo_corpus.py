@@ -14,8 +14,7 @@ import pytest
 from meshjit.compiler.check import check_program
 from meshjit.compiler.collectives import collective_records
 from meshjit.compiler.pipeline import compile_module
-from meshjit.ir import TensorSharding, interpret, parse_module, print_module, verify
-from meshjit.ir.stablehlo import parse_stablehlo
+from meshjit.ir import TensorSharding, interpret, parse_module, parse_stablehlo, print_module, verify
 
 CORPUS = Path(__file__).parent / "stablehlo_corpus"
 NAMES = sorted(path.stem for path in CORPUS.glob("*.mlir"))

@@ -12,7 +12,8 @@ import pytest
 
 from meshjit import cli
 from meshjit.ir import ParseError, interpret
-from meshjit.ir.stablehlo import known_ops, parse_stablehlo
+from meshjit.ir import parse_stablehlo
+from meshjit.ir.stablehlo import known_ops
 from meshjit.ir.stablehlo.gspmd import GspmdError, infer_mesh, parse_sharding, to_tensor_sharding
 
 CORPUS = Path(__file__).parent / "stablehlo_corpus"
