@@ -88,9 +88,17 @@ def _to_device(self, device, /, *, stream=None):
     return device_put(self, device)
 
 
+def _setitem(self, key, value, /):
+    """Arrays are immutable, as JAX's: item assignment raises and names ``.at[...].set``."""
+    raise TypeError(f"{type(self).__name__} objects are immutable and do not support item assignment; "
+                    f"instead of x[idx] = y, use x = x.at[idx].set(y)")
+
+
 def install() -> None:
-    """Give Arrays (and traced values) the standard's ``__array_namespace__`` and Arrays
-    ``to_device`` (meshjit/__init__ calls this once)."""
+    """Give Arrays (and traced values) the standard's ``__array_namespace__`` and
+    ``__setitem__`` (which raises, as JAX's), and Arrays ``to_device`` (meshjit/__init__
+    calls this once)."""
     for cls in (Array, Tracer):
         cls.__array_namespace__ = _array_namespace
+        cls.__setitem__ = _setitem
     Array.to_device = _to_device

@@ -21,6 +21,8 @@ def test_namespace_and_version():
     with pytest.raises(ValueError, match="2019.12"):
         x.__array_namespace__(api_version="2019.12")
     assert meshjit.jit(lambda y: y.__array_namespace__() is jnp and y)(x) is not None
+    with pytest.raises(TypeError, match=r"x.at\[idx\].set\(y\)"):
+        x[0] = 1
 
 
 def test_namespace_info_follows_x64():
