@@ -141,7 +141,8 @@ def _stacked_plan(windows: Windows, operand: np.ndarray, indices: np.ndarray, mo
     blocks = np.arange(int(np.prod(operand.shape[:lead])), dtype=np.int64).reshape(operand.shape[:lead])
     blocks = np.broadcast_to(blocks, positions).reshape(-1)
     rows = indices.shape[lead:-1]
-    every = np.broadcast_to(indices, positions + indices.shape[lead:]).reshape((-1,) + indices.shape[lead:])
+    every = np.broadcast_to(indices, positions + indices.shape[lead:]).reshape(
+        (int(np.prod(positions)),) + indices.shape[lead:])
     bases, fits, offsets = _window_plan(windows, block_shape, every, mode)
     bases = bases + np.repeat(blocks * int(np.prod(block_shape)), int(np.prod(rows)))
     return positions, np.ascontiguousarray(operand).reshape(-1), bases, fits, offsets, rows
