@@ -321,5 +321,8 @@ def group_ops(ops, returns, expression_of, worth_fusing) -> list:
         else:
             for op in item.ops:
                 place(op)
-    placed.extend(pending.pop(value.id) for value in returns if value.id in pending)
+    # NOTE: a returned broadcast may read another deferred one (a constant gradient broadcast
+    # twice): place_pending puts that in first
+    for value in returns:
+        place_pending(value.id)
     return placed
