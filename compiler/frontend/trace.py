@@ -20,6 +20,7 @@ from meshjit.ir.abstract_mesh import EMPTY_ABSTRACT_MESH
 from meshjit.ir.dtypes import from_numpy, to_numpy
 from meshjit.ir.shape_rules import ShapeError, infer_result_types
 
+from .explicit_closures import check_explicit_closure
 from .op_types import ir_sharding, mesh_attr_for, seeds_propagation, type_results
 from .sharding_types import ShardingType, context_abstract_mesh, format_type, type_of_concrete
 
@@ -322,6 +323,8 @@ def _operand_value(trace: Trace, operand, location) -> Value:
                 f"{operand.trace.name!r} was used{_at(location)}; it escaped through a "
                 f"global, a closure or a side effect"
             )
+        check_explicit_closure(operand.sharding_type, operand.value.type.shape, operand.value.type.dtype,
+                               _at(location))
         if operand.trace is trace.parent:
             return trace.capture_outer(operand)
         if trace.parent is not None and _is_ancestor(operand.trace, trace.parent):
@@ -331,6 +334,8 @@ def _operand_value(trace: Trace, operand, location) -> Value:
             return trace.capture_outer(Tracer(trace.parent, outer_value, operand.weak_type))
         raise UnexpectedTracerError(f"a traced value of an outer function was used inside {trace.name!r}")
     if is_concrete_array(operand):
+        check_explicit_closure(type_of_concrete(operand, len(operand.shape)), tuple(operand.shape),
+                               from_numpy(operand.dtype), _at(location))
         return trace.capture(operand)
     array = np.asarray(operand)
     value = Value.fresh(TensorType(array.shape, from_numpy(array.dtype)))
