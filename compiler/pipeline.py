@@ -20,14 +20,14 @@ from meshjit.ir import DimSharding, Module, TensorSharding
 from meshjit.ir.printer import print_module
 from meshjit.runtime.plan import Plan
 
-from .auto_sharding import SearchReport, SearchRequest, search_shardings
-from .collectives import collective_records, collective_summary
-from .lower import lower
-from .passes.combine_collectives import merge_chained_collectives
-from .passes.cse import eliminate_common_subexpressions
-from .passes.dce import eliminate_dead_code
-from .passes.partition import Decision, partition_with_report
-from .passes.propagate_shardings import (
+from .search.auto_sharding import SearchReport, SearchRequest, search_shardings
+from .analysis.collectives import collective_records, collective_summary
+from .lowering.lower import lower
+from .optimize.combine_collectives import merge_chained_collectives
+from .optimize.cse import eliminate_common_subexpressions
+from .optimize.dce import eliminate_dead_code
+from .partitioning.partition import Decision, partition_with_report
+from .propagation.propagate_shardings import (
     PropagationResult,
     Strategy,
     analyze_shardings,

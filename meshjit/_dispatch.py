@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from meshjit.compiler.frontend.numpy_api.operators import METHODS, OPERATORS, PROPERTIES
 from meshjit.compiler.frontend.operands import is_array_like
-from meshjit.compiler.frontend.sharding_types import set_ambient_mesh_provider
+from meshjit.compiler.sharding.sharding_types import set_ambient_mesh_provider
 from meshjit.compiler.frontend.trace import (
     Tracer,
     bind,

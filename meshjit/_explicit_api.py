@@ -9,8 +9,8 @@ import functools
 import optree
 
 from meshjit.compiler.frontend.sharding_ops import reshard_to
-from meshjit.compiler.frontend.sharding_types import cast_type, context_abstract_mesh, resolve_sharding
-from meshjit.compiler.frontend.sharding_types import use_abstract_mesh as _use_abstract_mesh
+from meshjit.compiler.sharding.sharding_types import cast_type, context_abstract_mesh, resolve_sharding
+from meshjit.compiler.sharding.sharding_types import use_abstract_mesh as _use_abstract_mesh
 from meshjit.compiler.frontend.trace import Tracer, current_trace
 from meshjit.ir.abstract_mesh import AbstractMesh, AxisType
 from meshjit.runtime.array import Array

@@ -6,7 +6,7 @@ import weakref
 
 import numpy as np
 
-from meshjit.compiler.frontend.sharding_types import ShardingType, type_from_spec
+from meshjit.compiler.sharding.sharding_types import ShardingType, type_from_spec
 from meshjit.ir import AxisRef, DimSharding, MeshAttr, TensorSharding
 from meshjit.runtime.mesh import Mesh, get_mesh
 from meshjit.runtime.partition_spec import UNCONSTRAINED, PartitionSpec

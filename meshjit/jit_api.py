@@ -14,10 +14,10 @@ import numpy as np
 import optree
 
 from meshjit.compiler.frontend.operands import canonical_numpy
-from meshjit.compiler.auto_sharding import SearchRequest, open_sharding
-from meshjit.compiler.passes.propagate_shardings import resolve_propagation
-from meshjit.compiler.frontend.sharding_types import spec_repr
-from meshjit.compiler.frontend.sharding_types import context_abstract_mesh
+from meshjit.compiler.search.auto_sharding import SearchRequest, open_sharding
+from meshjit.compiler.propagation.propagate_shardings import resolve_propagation
+from meshjit.compiler.sharding.sharding_types import spec_repr
+from meshjit.compiler.sharding.sharding_types import context_abstract_mesh
 from meshjit.compiler.frontend.trace import Tracer, operand_sharding_type, trace_flat
 from meshjit.ir.config import config
 from meshjit.runtime.array import Array

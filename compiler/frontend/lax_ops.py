@@ -15,7 +15,7 @@ from meshjit.ir.dtypes import DTYPES, from_numpy
 
 from .operands import as_operand, canonical_numpy, dtype_of, is_python_scalar, shape_of
 from .sharding_ops import layout_of as _layout_of
-from .sharding_types import ShardingTypeError, resolve_sharding
+from ..sharding.sharding_types import ShardingTypeError, resolve_sharding
 from .trace import Tracer, bind, operand_sharding_type
 
 

@@ -16,8 +16,8 @@ from meshjit.ir import AxisRef, DimSharding, MeshAttr, Op, TensorSharding
 from meshjit.ir.abstract_mesh import EMPTY_ABSTRACT_MESH, AbstractMesh
 from meshjit.ir.dtypes import to_numpy
 
-from ..factor_types import DuplicateAxisError, illegal_result_message, short_type
-from .sharding_types import (
+from ..sharding.factor_types import DuplicateAxisError, illegal_result_message, short_type
+from ..sharding.sharding_types import (
     ShardingType,
     ShardingTypeError,
     check_divisible,

@@ -17,7 +17,7 @@ from meshjit.ir.dtypes import from_numpy
 from .lax_collectives import AxisEnvironment, bound_axes, in_body, innermost_environment
 from .op_types import _VARYING_OVER_AXES, result_varying
 from .shard_map_eager import EagerCall, printing_per_device
-from .sharding_types import ShardingType, use_abstract_mesh
+from ..sharding.sharding_types import ShardingType, use_abstract_mesh
 from .trace import TracedRegion, Tracer, bind, current_trace, operand_sharding_type, trace_region
 
 # One entry per tensor dim: the mesh axes that split it, major to minor.

@@ -21,7 +21,7 @@ from meshjit.ir.dtypes import from_numpy, to_numpy
 from meshjit.ir.shape_rules import ShapeError, infer_result_types
 
 from .op_types import ir_sharding, mesh_attr_for, seeds_propagation, type_results
-from .sharding_types import ShardingType, context_abstract_mesh, format_type, type_of_concrete
+from ..sharding.sharding_types import ShardingType, context_abstract_mesh, format_type, type_of_concrete
 
 
 class ConcretizationTypeError(TypeError):

@@ -29,11 +29,11 @@ from . import (  # noqa: E402, F401, I001  # noqa: E402, F401, I001
     regions_transpose,
     windows,
 )
-from .registries import PER_DEVICE_OPS as PER_DEVICE_OPS
-from .registries import batching_rules as batching_rules
-from .registries import kernel_rules as kernel_rules
-from .registries import local_attr_rules as local_attr_rules
-from .registries import partial_result_rules as partial_result_rules
-from .registries import partition_rules as partition_rules
-from .registries import sharding_rules as sharding_rules
-from .registries import sharding_type_rules as sharding_type_rules
+from ..tables import PER_DEVICE_OPS as PER_DEVICE_OPS
+from ..tables import batching_rules as batching_rules
+from ..tables import kernel_rules as kernel_rules
+from ..tables import local_attr_rules as local_attr_rules
+from ..tables import partial_result_rules as partial_result_rules
+from ..tables import partition_rules as partition_rules
+from ..tables import sharding_rules as sharding_rules
+from ..tables import sharding_type_rules as sharding_type_rules

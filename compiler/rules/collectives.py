@@ -7,13 +7,13 @@ returns its operand, and its transpose is a copy that the backward pass sums ove
 
 from __future__ import annotations
 
-from ..factor_rules import joined, letters
+from ..sharding.factor_rules import joined, letters
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import linear_jvp, no_tangent
 from ..frontend.autodiff.registries import jvp_rules, single, transpose_rules, type_of
 from ..frontend.vmap.batching import batch_elementwise, shift_attrs
-from .registries import batching_rules, factor_rule, kernel_rules, manual_body_rules
+from ..tables import batching_rules, factor_rule, kernel_rules, manual_body_rules
 
 
 def require_sum(op) -> None:

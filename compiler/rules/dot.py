@@ -11,8 +11,8 @@ from meshjit.ir import Op
 from meshjit.ir.dtypes import to_numpy
 from meshjit.runtime.threads import matmul, reshaped
 
-from ..factor_rules import FactorRule, joined
-from ..factor_types import check_unique, operand_type_text
+from ..sharding.factor_rules import FactorRule, joined
+from ..sharding.factor_types import check_unique, operand_type_text
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.registries import (
@@ -23,10 +23,10 @@ from ..frontend.autodiff.registries import (
     transpose_rules,
     type_of,
 )
-from ..frontend.sharding_types import ShardingTypeError
+from ..sharding.sharding_types import ShardingTypeError
 from ..frontend.vmap.batching import emit_like, move_dim, shifted
-from ..partial_sums import SUM, PartialRule, partial_sum_rules
-from .registries import (
+from ..sharding.partial_sums import SUM, PartialRule, partial_sum_rules
+from ..tables import (
     batching_rules,
     common_reduced,
     factor_rule,

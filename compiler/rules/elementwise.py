@@ -13,8 +13,8 @@ from meshjit.ir.dtypes import to_numpy
 from meshjit.ir.ops.elementwise import OPS
 from meshjit.ir.reference import reference_impls
 
-from ..factor_rules import FactorRule, joined, letters
-from ..factor_types import operand_type_text
+from ..sharding.factor_rules import FactorRule, joined, letters
+from ..sharding.factor_types import operand_type_text
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import linear_jvp, no_tangent
@@ -30,9 +30,9 @@ from ..frontend.autodiff.registries import (
     type_of,
     zeros,
 )
-from ..frontend.sharding_types import ShardingTypeError, named_sharding_text
+from ..sharding.sharding_types import ShardingTypeError, named_sharding_text
 from ..frontend.vmap.batching import batch_elementwise, shift_attrs
-from ..partial_sums import (
+from ..sharding.partial_sums import (
     EVERY_REDUCTION,
     MAX,
     MIN,
@@ -41,7 +41,7 @@ from ..partial_sums import (
     float_result,
     partial_sum_rules,
 )
-from .registries import (
+from ..tables import (
     batching_rules,
     common_reduced,
     factor_result_dims,

@@ -12,8 +12,8 @@ from meshjit.ir.dtypes import to_numpy
 from meshjit.ir.gather_scatter import GatherDims, ScatterDims
 from meshjit.ir.ops.indexing import SCATTERS
 
-from ..factor_rules import FactorRule, joined, letters
-from ..factor_types import check_unique, operand_type_text, varying_out_shape
+from ..sharding.factor_rules import FactorRule, joined, letters
+from ..sharding.factor_types import check_unique, operand_type_text, varying_out_shape
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import linear_jvp
@@ -27,12 +27,12 @@ from ..frontend.autodiff.registries import (
     type_of,
     zeros,
 )
-from ..frontend.sharding_types import ShardingTypeError, format_type, named_sharding_text
+from ..sharding.sharding_types import ShardingTypeError, format_type, named_sharding_text
 from ..frontend.trace import bind
 from ..frontend.vmap.batching import at_front, emit_like, unrolled
-from ..gather_scatter_partition import partition_gather, partition_scatter
-from ..sort_partition import partition_sort, partition_top_k
-from .registries import (
+from ..partitioning.gather_scatter_partition import partition_gather, partition_scatter
+from ..partitioning.sort_partition import partition_sort, partition_top_k
+from ..tables import (
     batching_rules,
     factor_rule,
     kernel_rules,

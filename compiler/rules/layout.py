@@ -11,8 +11,8 @@ from dataclasses import replace
 import numpy as np
 from meshjit.ir import AxisRef, DimSharding, Op, TensorType
 
-from ..factor_rules import FactorRule, joined, letters
-from ..factor_types import (
+from ..sharding.factor_rules import FactorRule, joined, letters
+from ..sharding.factor_types import (
     check_unique,
     operand_type_text,
     same_unreduced,
@@ -29,15 +29,15 @@ from ..frontend.autodiff.registries import (
     type_of,
     zeros,
 )
-from ..frontend.sharding_types import ShardingTypeError, named_sharding_text
+from ..sharding.sharding_types import ShardingTypeError, named_sharding_text
 from ..frontend.vmap.batching import at_front, emit_like, shift_attrs, shifted
 from ..frontend.vmap.transform import spmd_axes_of_current_batch
-from ..halo_partition import partition_concatenate, partition_windowed
-from ..partial_sums import EVERY_REDUCTION, PartialRule, partial_sum_rules
-from ..reshape_types import reshape_dims, reshape_error
-from ..reshard import reshard
-from ..spmd_builder import describe
-from .registries import (
+from ..partitioning.halo_partition import partition_concatenate, partition_windowed
+from ..sharding.partial_sums import EVERY_REDUCTION, PartialRule, partial_sum_rules
+from ..sharding.reshape_types import reshape_dims, reshape_error
+from ..partitioning.reshard import reshard
+from ..partitioning.spmd_builder import describe
+from ..tables import (
     batching_rules,
     factor_result_dims,
     factor_rule,

@@ -9,18 +9,18 @@ import numpy as np
 from meshjit.ir import Op, SymbolRef
 from meshjit.ir.dtypes import to_numpy
 
-from ..factor_rules import FactorRule, joined, letters
-from ..factor_types import operand_type_text
+from ..sharding.factor_rules import FactorRule, joined, letters
+from ..sharding.factor_types import operand_type_text
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import linear_jvp, no_tangent
 from ..frontend.autodiff.registries import full, jvp_rules, scalar, single, transpose_rules, type_of
-from ..frontend.sharding_types import ShardingTypeError
+from ..sharding.sharding_types import ShardingTypeError
 from ..frontend.vmap.batching import shift_attrs
-from ..partial_sums import MAX, MIN, SUM, PartialRule, partial_sum_rules
-from ..spmd_builder import Local, reduction_identity
+from ..sharding.partial_sums import MAX, MIN, SUM, PartialRule, partial_sum_rules
+from ..partitioning.spmd_builder import Local, reduction_identity
 from .elementwise import _balanced_weight
-from .registries import (
+from ..tables import (
     batching_rules,
     factor_rule,
     kernel_rules,

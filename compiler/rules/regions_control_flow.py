@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from meshjit.ir import Op, Value
 from meshjit.ir.ops.regions import scan_parts
 
-from ..factor_rules import FactorRule, joined, letters
+from ..sharding.factor_rules import FactorRule, joined, letters
 from ..frontend.vmap.batching import unrolled
-from .registries import batching_rules, factor_rule, sharding_rules
+from ..tables import batching_rules, factor_rule, sharding_rules
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import numpy as np
 from meshjit.ir import Op
 from meshjit.ir.ops.windows import OPS, WINDOW_REDUCTIONS, dilated
 
-from ..factor_rules import FactorRule, joined
+from ..sharding.factor_rules import FactorRule, joined
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import linear_jvp
@@ -30,9 +30,9 @@ from ..frontend.autodiff.registries import (
     zeros,
 )
 from ..frontend.vmap.batching import unrolled
-from ..partial_sums import SUM, PartialRule, partial_sum_rules
-from ..window_partition import partition_conv, partition_reduce_window, windowed_dims
-from .registries import (
+from ..sharding.partial_sums import SUM, PartialRule, partial_sum_rules
+from ..partitioning.window_partition import partition_conv, partition_reduce_window, windowed_dims
+from ..tables import (
     batching_rules,
     factor_rule,
     kernel_rules,

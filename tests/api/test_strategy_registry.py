@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 import pytest
-from meshjit.compiler.passes.propagate_shardings import (
+from meshjit.compiler.propagation.propagate_shardings import (
     SHARDY,
     Conflict,
     Strategy,

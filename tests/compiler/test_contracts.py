@@ -190,7 +190,7 @@ def test_constraint_reshards_inside():
 
 
 def test_full_rematerialization_warns_or_errors():
-    from meshjit.compiler.passes.partition import FullRematerializationError, FullRematerializationWarning
+    from meshjit.compiler.partitioning.partition import FullRematerializationError, FullRematerializationWarning
 
     # a dim moving from one axis to another of a different size is gathered whole, then sliced
     mesh = _mesh((2, 4), ("x", "y"))

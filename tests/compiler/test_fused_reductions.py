@@ -16,8 +16,8 @@ import pytest
 import meshjit as jax
 import meshjit.nn as nn
 import meshjit.numpy as jnp
-from meshjit.compiler import fusion
-from meshjit.compiler.fusion_groups import REDUCERS
+from meshjit.compiler.lowering import fusion
+from meshjit.compiler.lowering.fusion_groups import REDUCERS
 from meshjit.runtime.plan import KernelStep
 from meshjit.sharding import Mesh, NamedSharding, PartitionSpec as P
 

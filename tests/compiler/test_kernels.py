@@ -17,7 +17,7 @@ import pytest
 import meshjit as jax
 import meshjit.numpy as jnp
 from meshjit import lax
-from meshjit.compiler import fusion
+from meshjit.compiler.lowering import fusion
 from meshjit.runtime.plan import FreeStep, KernelStep
 from meshjit.sharding import Mesh, NamedSharding, PartitionSpec as P
 
@@ -176,7 +176,7 @@ def test_kernels_launched_through_their_native_entry_match_the_array_calls(alway
     give the same bits: elementwise with inputs broadcast along mesh axes, a rows kernel with
     scratch rows (softmax), a columns kernel (a sum over the leading dim), split over the
     threads or not."""
-    from meshjit.compiler import launch
+    from meshjit.compiler.lowering import launch
     if threads_min is not None:
         monkeypatch.setattr(fusion, "PARALLEL_MIN_ELEMENTS", threads_min)
     mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("x", "y"))

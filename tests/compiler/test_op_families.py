@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from meshjit.compiler.frontend.autodiff.registries import MARKER_OPS, TRANSFORMATION_OPS
-from meshjit.compiler.partial_sums import partial_sum_rules
+from meshjit.compiler.sharding.partial_sums import partial_sum_rules
 from meshjit.compiler.rules import (
     PER_DEVICE_OPS,
     batching_rules,

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from meshjit.compiler.passes.partition import FullRematerializationWarning, partition
-from meshjit.compiler.passes.propagate_shardings import propagate_shardings
+from meshjit.compiler.partitioning.partition import FullRematerializationWarning, partition
+from meshjit.compiler.propagation.propagate_shardings import propagate_shardings
 from meshjit.compiler.pipeline import normalize_boundaries
 from meshjit.compiler.rules import sharding_rules
 from meshjit.ir import (

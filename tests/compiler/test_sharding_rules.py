@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
-from meshjit.compiler.factor_rules import KINDS, rule_from_spec
+from meshjit.compiler.sharding.factor_rules import KINDS, rule_from_spec
 from meshjit.compiler.rules import PER_DEVICE_OPS, sharding_rules
 from meshjit.ir import parse_module
 from meshjit.ir.registry import MissingRuleError

@@ -114,7 +114,7 @@ def vmap_flat(fun: Callable, args: Sequence, dims: Sequence[int | None], size: i
 
 def batch_block(block: Block, inputs: Sequence, dims: Sequence[int | None], axis: BatchAxis):
     """Emit ``block``'s ops batched: the returned values and their batch dims."""
-    from meshjit.compiler.rules.registries import batching_rules
+    from meshjit.compiler.tables import batching_rules
 
     values = {argument.id: (value, dim) for argument, value, dim in zip(block.args, inputs, dims, strict=True)}
     for op in block.ops:

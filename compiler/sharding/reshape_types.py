@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from .factor_types import Dims
-from .frontend.sharding_types import ShardingTypeError
+from .sharding_types import ShardingTypeError
 
 
 def reshape_error(operand_text: str, new_sizes) -> ShardingTypeError:

@@ -16,7 +16,7 @@ from .factor_choice import Strategy
 from .halo import dilated_window, split_dim
 from .halo_partition import HALO, choose_plan
 from .reshard import reshard
-from .rules.registries import sharding_rules
+from ..tables import sharding_rules
 from .spmd_builder import Local, describe
 
 

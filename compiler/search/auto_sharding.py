@@ -27,13 +27,13 @@ from dataclasses import dataclass, field, replace
 from meshjit.ir import AxisRef, DimSharding, Module, TensorSharding
 from meshjit.ir.printer import format_sharding, name_values
 
-from .collectives import COLLECTIVES
-from .cost import CostModel, collective_bytes, op_flops, ring_steps, value_bytes
-from .memory import peak_memory_bytes
-from .passes.cse import eliminate_common_subexpressions
-from .passes.dce import eliminate_dead_code
-from .passes.partition import partition_with_report
-from .passes.propagate_shardings import propagate_shardings, resolve_propagation
+from ..analysis.collectives import COLLECTIVES
+from ..analysis.cost import CostModel, collective_bytes, op_flops, ring_steps, value_bytes
+from ..analysis.memory import peak_memory_bytes
+from ..optimize.cse import eliminate_common_subexpressions
+from ..optimize.dce import eliminate_dead_code
+from ..partitioning.partition import partition_with_report
+from ..propagation.propagate_shardings import propagate_shardings, resolve_propagation
 
 ARGUMENT, RESULT = "argument", "result"
 
@@ -223,7 +223,7 @@ class _Evaluator:
         if key in self.cache:
             return self.cache[key]
         # NOTE: imported here: the pipeline imports this module for its search pass
-        from .pipeline import normalize_boundaries
+        from ..pipeline import normalize_boundaries
 
         try:
             with warnings.catch_warnings():

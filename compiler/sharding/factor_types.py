@@ -17,7 +17,7 @@ from meshjit.ir.abstract_mesh import AbstractMesh
 from meshjit.ir.dtypes import to_numpy
 
 from .factor_rules import FactorRule
-from .frontend.sharding_types import ShardingTypeError, format_type, is_lenient
+from .sharding_types import ShardingTypeError, format_type, is_lenient
 
 Dims = tuple[tuple[str, ...], ...]
 

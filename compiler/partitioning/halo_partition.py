@@ -13,11 +13,11 @@ from dataclasses import replace
 
 from meshjit.ir import DimSharding, Op, TensorSharding, Value
 
-from .collectives import COLLECTIVES
+from ..analysis.collectives import COLLECTIVES
 from .factor_choice import Decision, collective_cost
 from .halo import dilated_window, fetch, split_dim
 from .reshard import reshard
-from .rules.registries import sharding_rules
+from ..tables import sharding_rules
 from .spmd_builder import Local, SpmdBuilder, describe
 
 

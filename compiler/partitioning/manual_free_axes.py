@@ -14,9 +14,9 @@ from __future__ import annotations
 from meshjit.ir import Block, DimSharding, Func, Module, Op, TensorSharding
 from meshjit.ir.ops.regions import manual_part
 
-from .passes.propagate_shardings import analyze_shardings, apply_shardings
+from ..propagation.propagate_shardings import analyze_shardings, apply_shardings
 from .reshard import reshard
-from .rules.registries import partition_rules
+from ..tables import partition_rules
 from .spmd_builder import Local, describe
 
 

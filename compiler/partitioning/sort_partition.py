@@ -15,10 +15,10 @@ import numpy as np
 from meshjit.ir import Op, SymbolRef, Value
 from meshjit.ir.dtypes import to_numpy
 
-from .collectives import COLLECTIVES
+from ..analysis.collectives import COLLECTIVES
 from .factor_choice import Decision, Strategy, collective_cost
 from .reshard import reshard
-from .rules.registries import sharding_rules
+from ..tables import sharding_rules
 from .spmd_builder import Local, SpmdBuilder, describe
 
 

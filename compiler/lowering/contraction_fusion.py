@@ -22,8 +22,8 @@ from meshjit.runtime.threads import parallel_for, single_threaded_blas, thread_c
 
 from .fusion import FusedKernel
 from .launch import LeadMaps
-from .rules import kernel_rules
-from .rules.dot import matmul_operand, reduced_contraction
+from ..rules import kernel_rules
+from ..rules.dot import matmul_operand, reduced_contraction
 
 
 @dataclass

@@ -22,11 +22,11 @@ from dataclasses import dataclass, field, replace
 from meshjit.ir import DimSharding, MeshAttr, Op, TensorSharding, Value
 from meshjit.ir.printer import format_axis
 
-from . import cost
-from .collectives import COLLECTIVES
-from .factor_projection import merge_sub_axes, project_dim, unproject_dim
-from .factor_rules import FactorRule
-from .partial_sums import PassThrough
+from ..analysis import cost
+from ..analysis.collectives import COLLECTIVES
+from ..sharding.factor_projection import merge_sub_axes, project_dim, unproject_dim
+from ..sharding.factor_rules import FactorRule
+from ..sharding.partial_sums import PassThrough
 from .reshard import reshard
 from .spmd_builder import Local, SpmdBuilder, local_type
 
@@ -42,7 +42,7 @@ def partial_reduction(op: Op) -> str | None:
 
     NOTE: imported at call time: the rules families import the partition plans, which import
     this module, so importing the rules here would be circular."""
-    from .rules.registries import partial_reduction as lookup
+    from ..tables import partial_reduction as lookup
 
     return lookup(op)
 

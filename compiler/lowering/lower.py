@@ -26,7 +26,7 @@ from .contraction_fusion import (
 from .fusion import FusedKernel, fuse_kernels
 from .loop_invariants import hoist_loop_invariants
 from .lower_regions import lower_region_op
-from .rules import kernel_rules
+from ..rules import kernel_rules
 
 _COLLECTIVE_KINDS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute")
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from meshjit.ir import AxisRef, DimSharding, TensorSharding
 
-from ..factor_rules import FactorRule
+from ..sharding.factor_rules import FactorRule
 
 
 @dataclass

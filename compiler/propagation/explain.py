@@ -7,7 +7,7 @@ import linecache
 from meshjit.ir import Module
 from meshjit.ir.printer import format_axis, format_sharding, name_values
 
-from .passes.propagate_shardings import PropagationResult
+from .propagate_shardings import PropagationResult
 
 
 def _source_line(location: str | None) -> str:

@@ -20,10 +20,10 @@ from meshjit.ir.gather_scatter import GatherDims, ScatterDims
 from meshjit.ir.ops.indexing import fill_value
 from meshjit.ir.printer import format_axis
 
-from .collectives import COLLECTIVES
+from ..analysis.collectives import COLLECTIVES
 from .factor_choice import Decision, Strategy, collective_cost
 from .reshard import reshard
-from .rules.registries import sharding_rules
+from ..tables import sharding_rules
 from .spmd_builder import Local, SpmdBuilder, describe, local_type
 
 # the reduction a scatter's partial results combine with, where the scatter has one

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from meshjit.ir import AxisRef, MeshAttr
 
-from ..factor_projection import (
+from ..sharding.factor_projection import (
     device_count,
     is_prefix,
     prefix_without_overlap,

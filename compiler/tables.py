@@ -27,9 +27,9 @@ from meshjit.ir.ops import COLLECTIVE_OPS
 from meshjit.ir.reference import reference_impls
 from meshjit.ir.registry import Registry
 
-from ..factor_rules import FactorRule, rule_from_spec
-from ..factor_types import operand_type_text, result_dims
-from ..frontend.sharding_types import ShardingType, ShardingTypeError
+from .sharding.factor_rules import FactorRule, rule_from_spec
+from .sharding.factor_types import operand_type_text, result_dims
+from .sharding.sharding_types import ShardingType, ShardingTypeError
 
 sharding_rules = Registry("sharding rule")
 
@@ -102,10 +102,10 @@ def shifted_axes(axes, lead: int) -> tuple[int, ...]:
 
 
 def lazy_kernel(module: str, name: str):
-    """The kernel rule ``name`` of ``meshjit.compiler.<module>``, imported when a program uses it:
+    """The kernel rule ``name`` of ``meshjit.compiler.lowering.<module>``, imported when a program uses it:
     modules of Numba loops stay unimported (and Numba unstarted) until a program needs them."""
     def rule(op: Op, lead: int):
-        return getattr(importlib.import_module(f"meshjit.compiler.{module}"), name)(op, lead)
+        return getattr(importlib.import_module(f"meshjit.compiler.lowering.{module}"), name)(op, lead)
 
     rule.__name__ = name
     return rule

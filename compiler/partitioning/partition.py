@@ -18,13 +18,13 @@ from dataclasses import dataclass, replace
 from meshjit.ir import Block, DimSharding, Func, Module, Op, SymbolRef, TensorSharding, Value
 from meshjit.ir.config import config
 
-from ..factor_choice import Decision, FactorChooser
-from ..factor_rules import FactorRule
-from ..partial_sums import PassThrough, pass_through
-from ..reshard import reshard
+from .factor_choice import Decision, FactorChooser
+from ..sharding.factor_rules import FactorRule
+from ..sharding.partial_sums import PassThrough, pass_through
+from .reshard import reshard
 from ..rules import local_attr_rules, partition_rules
-from ..rules.registries import partial_reduction, rule_of
-from ..spmd_builder import Local, SpmdBuilder, describe, local_type, reduction_identity, replicated
+from ..tables import partial_reduction, rule_of
+from .spmd_builder import Local, SpmdBuilder, describe, local_type, reduction_identity, replicated
 
 
 class FullRematerializationError(ValueError):
