@@ -250,6 +250,9 @@ class _Grouper:
             operand = op.operands[0]
             if role is None or (operand.id in group.kind and group.kind[operand.id] != role[0]):
                 return None
+            # NOTE: a col value is complete only when the group's loop ends: nothing in the group reads it
+            if group.kind.get(operand.id) == "col":
+                return None
             return ("full", role[1])
         kinds = [self.operand_kind(group, operand) for operand in op.operands]
         if op.name in _RESHAPES:

@@ -16,6 +16,7 @@ from meshjit.ir import DimSharding, Op, TensorSharding, Value
 from ..analysis.collectives import COLLECTIVES
 from .factor_choice import Decision, collective_cost
 from .halo import dilated_window, fetch, split_dim
+from .halo_chains import THROUGH_PAD, slice_through_pad
 from .reshard import reshard
 from ..tables import sharding_rules
 from .spmd_builder import Local, SpmdBuilder, describe
@@ -84,6 +85,16 @@ def choose_plan(partitioner, op: Op, plans: dict, sources=()) -> list[Local]:
     return plans[chosen](partitioner.builder)
 
 
+def emit_chosen(partitioner, op: Op, name: str, emit) -> list[Local]:
+    """Emit the one plan ``name``, its price kept for ``explain()``."""
+    scratch = SpmdBuilder(partitioner.mesh_name, partitioner.mesh)
+    for local, target in zip(emit(scratch), partitioner.result_shardings(op)):
+        reshard(scratch, local, target, "pricing")
+    partitioner.chooser.decisions.append(Decision(op.name, op.location, name,
+                                                  {f"{name} (bytes/device)": _bytes(scratch, partitioner.mesh, 0)}))
+    return emit(partitioner.builder)
+
+
 # --- slice, pad, rev ----------------------------------------------------------------------------
 
 
@@ -131,6 +142,11 @@ def partition_windowed(partitioner, op: Op) -> list[Local]:
             value = _window_dim(builder, op, value, dim, target.dims[dim].axes, wanted.dims[dim].axes, fill)
         return [Local(value, result_sharding, op.result.type.shape)]
 
+    through = slice_through_pad(partitioner, op, wanted, _strided) if op.name == "slice" and passing is None else None
+    if through is not None:
+        # NOTE: the pads' own partitioning is paid already and dies with them, so the other
+        # plans' prices here would leave it out: reading through is a shift, never dearer
+        return emit_chosen(partitioner, op, THROUGH_PAD, through)
     return choose_plan(partitioner, op, {HALO: emit})
 
 

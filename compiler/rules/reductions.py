@@ -57,9 +57,12 @@ def _arg_reduce(op: Op) -> FactorRule:
 
 @sharding_rules.register("cumsum", "cumprod", "cummax", "cummin")
 def _scan(op: Op) -> FactorRule:
+    """The scanned dim is a permutation factor: its sharding flows between operand and result
+    like a pass factor (``partition_cumulative`` scans a split dim where it lies, exchanging
+    only the shards' totals), so nothing gathers a result no consumer needs whole."""
     names = letters(op.result.type.rank)
     return factor_rule(op, f"{joined(names)} -> {joined(names)}",
-                 {names[op.attrs["axis"]]: "replication"})
+                 {names[op.attrs["axis"]]: "permutation"})
 
 
 # --- sharding types (explicit mode) -------------------------------------------------------------

@@ -19,7 +19,7 @@ from meshjit.jit_api import jit, with_sharding_constraint
 from meshjit.sharding import Mesh, NamedSharding
 from meshjit.sharding import PartitionSpec as P
 
-from . import xla_parity_programs
+import xla_parity_programs
 
 XLA_TABLE = Path(__file__).parent / "data" / "xla_parity_bytes.json"
 
