@@ -1,5 +1,6 @@
-"""The compiler's per-op tables, keyed by op name, each filled by the op families in
-``compiler/rules/<family>.py``:
+"""The compiler's per-op tables, keyed by op name: the bottom layer every stage imports, filled
+by the op families in ``compiler/rules/<family>.py`` (which the assembler, compiler/pipeline.py,
+imports once; no stage imports ``rules``):
 
 - ``sharding_rules[name](op) -> FactorRule``: the einsum-like factor mapping propagation and
   partitioning read (per-device ops have none: propagation never sees them);
@@ -13,16 +14,23 @@
   types in explicit mode, from the operands' (``meshjit.compiler.frontend.sharding_types``); the
   named default evaluates the op's factor rule on them (``compiler/factor_types.py``).
 
-Autodiff's ``jvp_rules`` and ``transpose_rules`` are defined beside their helpers in
-``compiler/frontend/autodiff/registries.py``; the families fill them too.
+- autodiff's ``jvp_rules``, ``transpose_rules``, ``partial_eval_rules`` and ``dependence_rules``
+  (their shared helpers are in ``compiler/frontend/autodiff/registries.py``);
+- ``data_flow_rules[name](op) -> [Tie]``: the data-flow ties propagation follows through an op's
+  regions;
+- ``kernel_math[name] -> KernelMath``: what Numba codegen needs of an elementwise op besides its
+  expression (its exact math helper, whether it is expensive, whether it runs as a kernel alone);
+- ``collective_steps`` and ``varying_over_axes``: which per-device collectives lowering turns
+  into runtime collective steps, and which make their results vary along their ``axes``.
 """
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
-from meshjit.ir import Op
+from meshjit.ir import Op, Value
 from meshjit.ir.ops import COLLECTIVE_OPS
 from meshjit.ir.reference import reference_impls
 from meshjit.ir.registry import Registry
@@ -99,16 +107,6 @@ def shifted_axes(axes, lead: int) -> tuple[int, ...]:
     """Local dims ``axes`` as dims of a plan buffer with ``lead`` leading (mesh) dims."""
     return tuple(lead + axis for axis in axes)
 
-
-
-def lazy_kernel(module: str, name: str):
-    """The kernel rule ``name`` of ``meshjit.compiler.lowering.<module>``, imported when a program uses it:
-    modules of Numba loops stay unimported (and Numba unstarted) until a program needs them."""
-    def rule(op: Op, lead: int):
-        return getattr(importlib.import_module(f"meshjit.compiler.lowering.{module}"), name)(op, lead)
-
-    rule.__name__ = name
-    return rule
 
 
 kernel_rules = Registry("kernel rule", default=run_per_leading_position)
@@ -198,3 +196,91 @@ def factor_sharding_types(op: Op, operands, mesh) -> list:
 
 
 sharding_type_rules = Registry("sharding type rule", default=factor_sharding_types)
+
+
+# -- autodiff ----------------------------------------------------------------------------------
+# ``jvp_rules[name](op, primals, tangents) -> (outputs, output_tangents)``: emit ``op`` on the
+# primal values and the tangents of its results; a tangent of ``None`` is a symbolic zero.
+# ``transpose_rules[name](op, cotangents, operands) -> operand_cotangents``: for an op linear in
+# the operands given as ``LinearInput``, emit their cotangents from the results' (None is zero).
+jvp_rules = Registry("JVP rule")
+transpose_rules = Registry("transpose rule")
+
+# Ops with regions whose JVP mixes primal and tangent values in one op (scan, while, cond):
+# ``partial_eval_rules[name](op, linear) -> (known_op, linear_op)`` splits such an op, given
+# which operands are linear, into an op computing its known results (plus the residuals the
+# linear part needs) and an op computing its linear results (either may be None); see
+# frontend/autodiff/partial_eval.py. ``dependence_rules[name](op, linear) -> flags`` says which
+# results depend on the linear operands (the named default: all of them, if any operand is).
+partial_eval_rules = Registry("partial evaluation rule")
+
+
+def any_operand_dependence(op, linear) -> list[bool]:
+    """The named default dependence rule: every result depends on every operand."""
+    return [any(linear)] * len(op.results)
+
+
+dependence_rules = Registry("dependence rule", default=any_operand_dependence)
+
+# Ops that exist only inside autodiff's own traces (see ``frontend/autodiff/markers.py``); never
+# in a compiled module.
+MARKER_OPS = ("stop_gradient", "custom_jvp_call", "custom_vjp_call", "custom_vjp_linear", "checkpoint")
+
+# Ops another transformation records in its traces and rewrites before compiling (vmap's
+# collectives over a mapped axis); autodiff re-emits them as they are, through their rules.
+TRANSFORMATION_OPS = ("vmap_collective",)
+
+
+# -- propagation through regions ---------------------------------------------------------------
+@dataclass(frozen=True)
+class Tie:
+    """``outer`` and ``inner`` carry one sharding; ``stacked``: ``outer`` has an extra leading
+    loop dim that ``inner`` lacks (a scanned operand and its slice, stacked ys and one y)."""
+
+    outer: Value
+    inner: Value
+    stacked: bool = False
+
+
+def no_data_flow(op: Op) -> list[Tie]:
+    """The named default: an op without regions ties nothing."""
+    return []
+
+
+data_flow_rules = Registry("data-flow rule", default=no_data_flow)
+
+
+def data_flow_ties(op: Op) -> list[Tie]:
+    """The data-flow ties of ``op`` (Shardy's data-flow edges), from its family's rule."""
+    return data_flow_rules[op.name](op)
+
+
+# -- codegen facts -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class KernelMath:
+    """What Numba codegen needs of an elementwise op besides its expression. ``helpers``: result
+    dtype -> the exact, vectorisable math helper of ``lowering/codegen_math.py``'s prelude that
+    computes the op (fused as a call); ``expensive``: a fused multi-pass reduction stores the
+    value once instead of recomputing it per pass; ``alone``: a large lone instance is a kernel
+    of its own (numpy's loop for it is scalar and on one thread)."""
+
+    helpers: Mapping[str, str] = field(default_factory=dict)
+    expensive: bool = False
+    alone: bool = False
+
+
+PLAIN_MATH = KernelMath()
+kernel_math = Registry("kernel math", default=None)
+
+
+def math_of(name: str) -> KernelMath:
+    """The op's KernelMath, or the named default ``PLAIN_MATH`` (cheap, no helper, fused only)."""
+    return kernel_math[name] if name in kernel_math else PLAIN_MATH
+
+
+# -- collectives ---------------------------------------------------------------------------------
+# Per-device collectives lowering emits as runtime collective steps of the same kind, and those
+# whose results vary along their ``axes`` (explicit mode's and shard_map's varying axes); the
+# collectives family fills both.
+collective_steps: set[str] = set()
+varying_over_axes: set[str] = set()

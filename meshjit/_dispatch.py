@@ -118,7 +118,7 @@ def set_mesh_abstract_mesh():
 def install() -> None:
     """Register the dispatchers with the runtime and the compiler (once, at import), and tell
     the compiler where the abstract mesh in context comes from (``set_mesh``)."""
-    runtime_array.register_array_dispatcher(apply_array_method)
+    runtime_array.register_array_dispatcher(apply_array_method, tuple(METHODS), tuple(PROPERTIES))
     set_eager_executor(run_op)
     set_program_runner(run_program)
     set_ambient_mesh_provider(set_mesh_abstract_mesh)

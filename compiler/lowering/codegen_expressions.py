@@ -6,13 +6,13 @@ from __future__ import annotations
 from meshjit.ir import Op
 from meshjit.ir.dtypes import to_numpy
 
-from .codegen_math import TRANSCENDENTAL
+from ..tables import math_of
 
-# NOTE: without Intel's SVML, Numba calls scalar libm for exp, log, tanh, sin, cos and their kin
-# (~35 ns an element for tanh), while numpy's ufuncs are SIMD. So exp, log, tanh and logistic
-# are fused through the prelude's own vectorisable helpers (codegen_math.py), in float32 and
-# float64; the other transcendental functions stay separate numpy steps and split a group. erf
-# stays in, since numpy has no vectorised erf and the reference's is slower still.
+# NOTE: without Intel's SVML, Numba calls scalar libm for the transcendental functions, while
+# numpy's ufuncs are SIMD. So the ops whose family declares a math helper (``kernel_math``) fuse
+# through the prelude's own vectorisable helpers (codegen_math.py); the other transcendental
+# functions stay separate numpy steps and split a group. erf stays in, since numpy has no
+# vectorised erf and the reference's is slower still.
 _FLOAT_UNARY = {
     "sqrt": "math.sqrt({0})", "erf": "math.erf({0})", "floor": "np.floor({0})", "ceil": "np.ceil({0})",
     "rsqrt": "1.0 / math.sqrt({0})", "abs": "abs({0})", "neg": "-{0}", "sign": "_sign({0})",
@@ -56,7 +56,7 @@ def expression(op: Op, args: list[str]) -> str | None:
         return f"{cast}(_round_away({args[0]}))"
     if op.name == "fma" and result in ("f32", "f64"):
         return f"_fma({args[0]}, {args[1]}, {args[2]})"
-    helper = TRANSCENDENTAL.get(result, {}).get(op.name)
+    helper = math_of(op.name).helpers.get(result)
     if helper is not None and operand == result:
         return f"{helper}({args[0]})"
     if result in ("f32", "f64"):

@@ -509,10 +509,3 @@ def _erf_inv_f32(x):
 
 PRELUDE = ("import math\nimport numba\nimport numpy as np\n" + INTRINSICS + SCALAR_HELPERS
            + FLOAT32_MATH + FLOAT64_MATH + _xla_float32_math())
-
-# op name -> helper, by float dtype; fusion turns these ops into calls
-TRANSCENDENTAL = {
-    "f32": {"exp": "_exp_f32", "log": "_log_f32", "tanh": "_tanh_f32", "logistic": "_logistic_f32",
-            "erf_inv": "_erf_inv_f32"},
-    "f64": {"exp": "_exp_f64", "log": "_log_f64", "tanh": "_tanh_f64", "logistic": "_logistic_f64"},
-}

@@ -20,10 +20,10 @@ from meshjit.ir.dtypes import to_numpy
 
 from .codegen_expressions import expression
 from .fusion_groups import REDUCERS, Group
+from ..tables import math_of
 
 SUM_BLOCK = 1024
 COLUMN_BLOCK = 1024
-EXPENSIVE = {"exp", "log", "tanh", "logistic", "erf", "pow", "atan2", "cbrt", "div", "sqrt", "rsqrt"}
 DECORATOR = '@numba.njit(cache=True, nogil=True, error_model="numpy")'
 _ALIASES = ("broadcast_in_dim", "reshape", "expand_dims", "squeeze")
 
@@ -181,7 +181,7 @@ class _RowsKernel(_Kernel):
                 for op in ops:
                     loops_of.setdefault(op.result.id, []).append(loop)
             fresh = {value: loops[0] for value, loops in loops_of.items()
-                     if len(loops) > 1 and value not in stored and self.op_of[value].name in EXPENSIVE}
+                     if len(loops) > 1 and value not in stored and math_of(self.op_of[value].name).expensive}
             if not fresh:
                 break
             stored.update(fresh)

@@ -17,13 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 from meshjit.ir import Op, Value
 from meshjit.ir.dtypes import to_numpy
-from meshjit.runtime.buffers import empty
-from meshjit.runtime.threads import parallel_for, single_threaded_blas, thread_count
 
 from .fusion import FusedKernel
-from .launch import LeadMaps
-from ..rules import kernel_rules
-from ..rules.dot import matmul_operand, reduced_contraction
+from .launch import LeadMaps, empty, parallel_for, single_threaded_blas, thread_count
+from .matmul_kernels import matmul_operand, reduced_contraction
+from ..tables import kernel_rules
 
 
 @dataclass

@@ -17,10 +17,11 @@ from meshjit.ir import Op, Value
 
 from .codegen import kernel_source, load_kernel
 from .codegen_expressions import expression
-from .codegen_math import PRELUDE, TRANSCENDENTAL
+from .codegen_math import PRELUDE
 from .codegen_reductions import row_kernel_source
 from .fusion_groups import REDUCERS, Group, group_ops
 from .launch import elementwise_launcher, rows_launcher
+from ..tables import math_of
 
 FUSION_MIN_ELEMENTS = int(os.environ.get("MESHJIT_FUSION_MIN_ELEMENTS", "4096"))
 # NOTE: below this many elements a kernel runs on the calling thread only; above, its range is
@@ -68,11 +69,10 @@ def _expression_of(op: Op) -> str | None:
     return expression(op, ["a"] * len(op.operands))
 
 
-# NOTE: a lone exp, log, tanh or logistic is a kernel too once it is large: numpy's loops for
-# them are scalar and on one thread (a lone float32 tanh over 4096^2 took 50 ms through numpy,
-# 14 ms fused). Below 2^16 elements numpy takes under 0.2 ms, less than the 30 ms a process
+# NOTE: a lone op the family marks ``alone`` (kernel_math) is a kernel too once it is large:
+# numpy's loops for them are scalar and on one thread (a lone float32 hyperbolic tangent over
+# 4096^2 took 50 ms through numpy, 14 ms fused). Below 2^16 elements numpy takes under 0.2 ms, less than the 30 ms a process
 # pays once to load its first kernel.
-_KERNEL_ALONE = {name for helpers in TRANSCENDENTAL.values() for name in helpers}
 KERNEL_ALONE_MIN_ELEMENTS = 1 << 16
 # NOTE: and these are kernels at any size: their references emulate XLA's fused multiply-adds
 # in numpy, dozens of passes an element (a float32 erf_inv of 65536 draws took 0.23 s that way)
@@ -93,7 +93,7 @@ def _worth_fusing(group: Group, devices: int = 1) -> bool:
         return False
     if group.reduces or len(group.ops) >= 2:
         return True
-    return math.prod(group.shape) >= KERNEL_ALONE_MIN_ELEMENTS and any(op.name in _KERNEL_ALONE for op in computing)
+    return math.prod(group.shape) >= KERNEL_ALONE_MIN_ELEMENTS and any(math_of(op.name).alone for op in computing)
 
 
 def fuse_kernels(ops, returns=(), devices: int = 1) -> list:

@@ -10,8 +10,14 @@ from ctypes import addressof, c_char
 import numpy as np
 from meshjit.ir import Value
 from meshjit.ir.dtypes import to_numpy
-from meshjit.runtime.buffers import empty
-from meshjit.runtime.threads import parallel_for, thread_count
+# NOTE: the one place the compiler meets the runtime's execution services (docs/decisions.md):
+# the kernels lowering builds run inside the executor, on its threads and its output buffers.
+from meshjit.runtime.buffers import empty as empty
+from meshjit.runtime.threads import matmul as matmul
+from meshjit.runtime.threads import parallel_for as parallel_for
+from meshjit.runtime.threads import reshaped as reshaped
+from meshjit.runtime.threads import single_threaded_blas as single_threaded_blas
+from meshjit.runtime.threads import thread_count as thread_count
 
 
 class LeadMaps:

@@ -26,9 +26,8 @@ from .contraction_fusion import (
 from .fusion import FusedKernel, fuse_kernels
 from .loop_invariants import hoist_loop_invariants
 from .lower_regions import lower_region_op
-from ..rules import kernel_rules
+from ..tables import collective_steps, kernel_rules
 
-_COLLECTIVE_KINDS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute")
 
 
 @dataclass(frozen=True)
@@ -76,7 +75,7 @@ class _Lowering:
             self.steps.append(KernelStep(op.label, op.function, inputs, outputs))
         elif op.regions:
             self.steps.append(lower_region_op(op, inputs, outputs, self.lead, self.region_plan))
-        elif op.name in _COLLECTIVE_KINDS:
+        elif op.name in collective_steps:
             params = {key: op.attrs[key] for key in ("dim", "reduction", "split_dim", "concat_dim", "pairs")
                       if key in op.attrs}
             self.steps.append(CollectiveStep(op.name, self.axis_positions(op.attrs["axes"]), inputs[0], outputs[0], params))

@@ -22,7 +22,7 @@ from .factor_choice import Decision, FactorChooser
 from ..sharding.factor_rules import FactorRule
 from ..sharding.partial_sums import PassThrough, pass_through
 from .reshard import reshard
-from ..rules import local_attr_rules, partition_rules
+from ..tables import local_attr_rules, partition_rules
 from ..tables import partial_reduction, rule_of
 from .spmd_builder import Local, SpmdBuilder, describe, local_type, reduction_identity, replicated
 

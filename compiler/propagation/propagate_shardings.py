@@ -21,8 +21,7 @@ from meshjit.ir.printer import name_values
 from ..sharding.factor_projection import overlaps_any, refines
 from ..sharding.factor_rules import FactorRule, rule_from_spec
 from ..sharding.provenance import Hop, Origin, ProvenanceTable
-from ..rules.regions_control_flow import Tie, data_flow_ties
-from ..tables import rule_of
+from ..tables import Tie, data_flow_ties, rule_of
 from .propagation_state import Edge, TensorState
 from .propagation_step import DimGrowth, StepContext, step
 from .propagation_strategies import (

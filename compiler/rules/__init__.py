@@ -5,8 +5,8 @@ rule, the JVP and transpose rules, and a partition rule where the generic factor
 fills them.
 """
 
-from ..frontend.autodiff.registries import jvp_rules as jvp_rules
-from ..frontend.autodiff.registries import transpose_rules as transpose_rules
+from ..tables import jvp_rules as jvp_rules
+from ..tables import transpose_rules as transpose_rules
 
 # NOTE: importing the families fills the tables above.
 # NOTE: the regions family spans files: manual_computation in ``regions``, control flow in
@@ -18,6 +18,8 @@ from . import (  # noqa: E402, F401, I001  # noqa: E402, F401, I001
     creation,
     dot,
     elementwise,
+    elementwise_autodiff,
+    elementwise_kernels,
     indexing,
     layout,
     random,

@@ -8,7 +8,7 @@ from meshjit.ir import Op
 
 from ..sharding.factor_rules import FactorRule, joined
 from ..frontend.autodiff.jvp import linear_jvp
-from ..frontend.autodiff.registries import jvp_rules, transpose_rules
+from ..tables import jvp_rules, transpose_rules
 from ..frontend.vmap.batching import unrolled
 from ..tables import batching_rules, factor_rule, kernel_rules, sharding_rules
 

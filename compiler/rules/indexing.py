@@ -17,16 +17,8 @@ from ..sharding.factor_types import check_unique, operand_type_text, varying_out
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import linear_jvp
-from ..frontend.autodiff.registries import (
-    LinearInput,
-    add_tangents,
-    full,
-    jvp_rules,
-    single,
-    transpose_rules,
-    type_of,
-    zeros,
-)
+from ..tables import jvp_rules, transpose_rules
+from ..frontend.autodiff.registries import LinearInput, add_tangents, full, single, type_of, zeros
 from ..sharding.sharding_types import ShardingTypeError, format_type, named_sharding_text
 from ..frontend.trace import bind
 from ..frontend.vmap.batching import at_front, emit_like, unrolled
@@ -36,7 +28,6 @@ from ..tables import (
     batching_rules,
     factor_rule,
     kernel_rules,
-    lazy_kernel,
     local_attr_rules,
     partition_rules,
     sharding_rules,
@@ -448,10 +439,31 @@ def _add_attrs(op) -> dict:
 # --- partitioning ----------------------------------------------------------------------------
 
 partition_rules.register("gather")(partition_gather)
-kernel_rules.register("gather")(lazy_kernel("index_kernels", "gather_kernel"))
-kernel_rules.register("dynamic_slice")(lazy_kernel("dynamic_slice_kernels", "dynamic_slice_kernel"))
-kernel_rules.register("dynamic_update_slice")(lazy_kernel("dynamic_slice_kernels", "dynamic_update_slice_kernel"))
-kernel_rules.register(*SCATTERS)(lazy_kernel("index_kernels", "scatter_kernel"))
+# NOTE: the kernels are imported when a program runs the op, so that Numba starts only then.
+@kernel_rules.register("gather")
+def _gather_kernel(op, lead: int):
+    from ..lowering.index_kernels import gather_kernel
+
+    return gather_kernel(op, lead)
+
+@kernel_rules.register("dynamic_slice")
+def _dynamic_slice_kernel(op, lead: int):
+    from ..lowering.dynamic_slice_kernels import dynamic_slice_kernel
+
+    return dynamic_slice_kernel(op, lead)
+
+@kernel_rules.register("dynamic_update_slice")
+def _dynamic_update_slice_kernel(op, lead: int):
+    from ..lowering.dynamic_slice_kernels import dynamic_update_slice_kernel
+
+    return dynamic_update_slice_kernel(op, lead)
+
+@kernel_rules.register(*SCATTERS)
+def _scatter_kernel(op, lead: int):
+    from ..lowering.index_kernels import scatter_kernel
+
+    return scatter_kernel(op, lead)
+
 partition_rules.register("sort")(partition_sort)
 partition_rules.register("top_k")(partition_top_k)
 partition_rules.register(*SCATTERS)(partition_scatter)

@@ -20,15 +20,8 @@ from ..sharding.factor_types import (
 )
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.jvp import linear_jvp
-from ..frontend.autodiff.registries import (
-    LinearInput,
-    jvp_rules,
-    scalar,
-    single,
-    transpose_rules,
-    type_of,
-    zeros,
-)
+from ..tables import jvp_rules, transpose_rules
+from ..frontend.autodiff.registries import LinearInput, scalar, single, type_of, zeros
 from ..sharding.sharding_types import ShardingTypeError, named_sharding_text
 from ..frontend.vmap.batching import at_front, emit_like, shift_attrs, shifted
 from ..frontend.vmap.transform import spmd_axes_of_current_batch

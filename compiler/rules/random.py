@@ -10,7 +10,7 @@ from meshjit.ir import Op
 
 from ..sharding.factor_rules import FactorRule, joined, letters
 from ..frontend.autodiff.jvp import no_tangent
-from ..frontend.autodiff.registries import jvp_rules
+from ..tables import jvp_rules
 from ..frontend.vmap.batching import batch_elementwise
 from ..tables import batching_rules, factor_rule, kernel_rules, sharding_rules
 

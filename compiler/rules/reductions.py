@@ -14,12 +14,13 @@ from ..sharding.factor_types import operand_type_text
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import linear_jvp, no_tangent
-from ..frontend.autodiff.registries import full, jvp_rules, scalar, single, transpose_rules, type_of
+from ..tables import jvp_rules, transpose_rules
+from ..frontend.autodiff.registries import full, scalar, single, type_of
 from ..sharding.sharding_types import ShardingTypeError
 from ..frontend.vmap.batching import shift_attrs
 from ..sharding.partial_sums import MAX, MIN, SUM, PartialRule, partial_sum_rules
 from ..partitioning.spmd_builder import Local, reduction_identity
-from .elementwise import _balanced_weight
+from .elementwise_autodiff import balanced_weight
 from ..tables import (
     batching_rules,
     factor_rule,
@@ -185,8 +186,8 @@ def _combine(name: str, value, tangent, earlier, earlier_tangent):
         combined = lax.mul(value, earlier)
         return combined, lax.add(lax.mul(tangent, earlier), lax.mul(value, earlier_tangent))
     combined = lax.max(value, earlier) if name == "cummax" else lax.min(value, earlier)
-    first = lax.mul(tangent, _balanced_weight(value, combined, earlier))
-    second = lax.mul(earlier_tangent, _balanced_weight(earlier, combined, value))
+    first = lax.mul(tangent, balanced_weight(value, combined, earlier))
+    second = lax.mul(earlier_tangent, balanced_weight(earlier, combined, value))
     return combined, lax.add(first, second)
 
 

@@ -13,14 +13,8 @@ from meshjit.ir.ops.regions import manual_part
 from ..sharding.factor_rules import FactorRule, joined
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import jvp_block
-from ..frontend.autodiff.registries import (
-    LinearInput,
-    instantiate,
-    is_float,
-    jvp_rules,
-    transpose_rules,
-    type_of,
-)
+from ..tables import jvp_rules, transpose_rules
+from ..frontend.autodiff.registries import LinearInput, instantiate, is_float, type_of
 from ..frontend.autodiff.transpose import VaryingAxes, backward_pass
 from ..frontend.shard_map import varying_axes
 from ..sharding.sharding_types import ShardingType

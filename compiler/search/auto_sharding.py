@@ -33,6 +33,7 @@ from ..analysis.memory import peak_memory_bytes
 from ..optimize.cse import eliminate_common_subexpressions
 from ..optimize.dce import eliminate_dead_code
 from ..partitioning.partition import partition_with_report
+from ..propagation.normalize_boundaries import normalize_boundaries
 from ..propagation.propagate_shardings import propagate_shardings, resolve_propagation
 
 ARGUMENT, RESULT = "argument", "result"
@@ -222,8 +223,6 @@ class _Evaluator:
         key = tuple(sorted(state.items(), key=lambda item: item[0]))
         if key in self.cache:
             return self.cache[key]
-        # NOTE: imported here: the pipeline imports this module for its search pass
-        from ..pipeline import normalize_boundaries
 
         try:
             with warnings.catch_warnings():

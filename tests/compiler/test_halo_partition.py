@@ -14,13 +14,13 @@ import pytest
 from meshjit.compiler.optimize.dce import eliminate_dead_code
 from meshjit.compiler.partitioning.partition import partition_with_report
 from meshjit.compiler.propagation.propagate_shardings import propagate_shardings
-from meshjit.compiler.pipeline import normalize_boundaries
+from meshjit.compiler.propagation.normalize_boundaries import normalize_boundaries
 from meshjit.ir import TensorType
 from partition_cases import MESHES, layout, normal
 from test_partition_differential import ProgramBuilder, partition_and_compare
 
 # NOTE: outputs that do not divide are gathered for the function's result, on purpose
-pytestmark = pytest.mark.filterwarnings("ignore::meshjit.compiler.passes.partition.FullRematerializationWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::meshjit.compiler.partitioning.partition.FullRematerializationWarning")
 
 F = TensorType((16, 6), "f32")
 UNEVEN = TensorType((13, 6), "f32")

@@ -134,7 +134,7 @@ def test_kernels_run_with_numba_jit_disabled(tmp_path):
     script = textwrap.dedent("""
         import numpy as np
         import meshjit as jax, meshjit.numpy as jnp
-        from meshjit.compiler import fusion
+        from meshjit.compiler.lowering import fusion
         fusion.FUSION_MIN_ELEMENTS = 0
         a = np.linspace(-3, 3, 48, dtype=np.float32).reshape(4, 12)
         f = jax.jit(lambda a: jnp.where(a > 0, jnp.sqrt(jnp.abs(a)) * 2, a - 1).astype(jnp.int32))

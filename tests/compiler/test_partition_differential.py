@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from meshjit.compiler.partitioning.partition import FullRematerializationWarning, partition
 from meshjit.compiler.propagation.propagate_shardings import propagate_shardings
-from meshjit.compiler.pipeline import normalize_boundaries
+from meshjit.compiler.propagation.normalize_boundaries import normalize_boundaries
 from meshjit.compiler.rules import sharding_rules
 from meshjit.ir import (
     Block,
@@ -58,7 +58,7 @@ from partition_cases import (
 )
 
 # NOTE: the reshard matrix forces full rematerialisations on purpose
-pytestmark = pytest.mark.filterwarnings("ignore::meshjit.compiler.passes.partition.FullRematerializationWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::meshjit.compiler.partitioning.partition.FullRematerializationWarning")
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute")
 

@@ -11,7 +11,7 @@ import pytest
 from meshjit.compiler import pipeline
 from meshjit.compiler.check import PartitioningMismatchError, check_program, first_mismatch
 from meshjit.compiler.propagation.propagate_shardings import propagate_shardings
-from meshjit.compiler.pipeline import normalize_boundaries
+from meshjit.compiler.propagation.normalize_boundaries import normalize_boundaries
 from meshjit.compiler.partitioning.spmd_builder import SpmdBuilder
 from meshjit.ir import Block, parse_module
 from meshjit.runtime import inprocess_collectives
