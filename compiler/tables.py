@@ -80,11 +80,10 @@ def factor_rule(op: Op, spec: str, kinds=None, sizes=None) -> FactorRule:
     return rule_from_spec(spec, operand_shapes, result_shapes, kinds, sizes)
 
 
-def run_per_leading_position(op: Op, lead: int):
-    """The named default kernel: loop over the broadcast leading positions, reference impl each."""
-    impl = reference_impls[op.name]
-    attrs = op.attrs
-
+def per_leading_position(one, lead: int):
+    """A kernel over plan buffers whose ``lead`` leading dims are mesh axes: ``one`` (a function
+    of the local pieces returning a result or a tuple of them) run once per distinct broadcast
+    leading position."""
     def run(*operands):
         shape = (np.broadcast_shapes(*(operand.shape[:lead] for operand in operands))
                  if operands else (1,) * lead)
@@ -93,14 +92,21 @@ def run_per_leading_position(op: Op, lead: int):
             pieces = [operand[tuple(p if size > 1 else 0
                                     for p, size in zip(position, operand.shape[:lead]))]
                       for operand in operands]
-            results = impl(attrs, *pieces)
+            result = one(*pieces)
+            results = result if isinstance(result, tuple) else (result,)
             if outputs is None:
-                outputs = [np.empty(shape + result.shape, result.dtype) for result in results]
-            for output, result in zip(outputs, results):
-                output[position] = result
+                outputs = [np.empty(shape + item.shape, item.dtype) for item in results]
+            for output, item in zip(outputs, results):
+                output[position] = item
         return tuple(outputs)
 
     return run
+
+
+def run_per_leading_position(op: Op, lead: int):
+    """The named default kernel: the op's reference implementation per leading position."""
+    impl, attrs = reference_impls[op.name], op.attrs
+    return per_leading_position(lambda *pieces: impl(attrs, *pieces), lead)
 
 
 def shifted_axes(axes, lead: int) -> tuple[int, ...]:

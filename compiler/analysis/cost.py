@@ -10,6 +10,7 @@ import os
 import warnings
 from dataclasses import dataclass
 
+from meshjit.ir.config import cache_directory
 from meshjit.ir import Module, Op
 from meshjit.ir.dtypes import to_numpy
 
@@ -132,15 +133,6 @@ class CostModel:
         if not all(isinstance(value, (int, float)) and value > 0 for value in values):
             raise ValueError(f"a cost model needs positive numbers, got {data!r}")
         return CostModel(float(values[0]), float(values[1]), float(values[2]), str(data.get("source", "calibrated")))
-
-
-def cache_directory() -> str:
-    """``MESHJIT_CACHE_DIR``, else ``$XDG_CACHE_HOME/meshjit`` or ``~/.cache/meshjit``."""
-    configured = os.environ.get("MESHJIT_CACHE_DIR")
-    if configured:
-        return configured
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "meshjit")
 
 
 def calibration_path() -> str:

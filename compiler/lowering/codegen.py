@@ -14,16 +14,10 @@ import hashlib
 import os
 import threading
 
+from meshjit.ir.config import cache_directory
+
 from .codegen_math import PRELUDE
 from .kernel_objects import ObjectKernel
-
-
-def cache_directory() -> str:
-    configured = os.environ.get("MESHJIT_CACHE_DIR")
-    if configured:
-        return configured
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "meshjit")
 
 
 KERNEL_DECORATOR = '@numba.njit(cache=True, nogil=True, error_model="numpy")'

@@ -17,6 +17,8 @@ from meshjit.ir.gather_scatter import GatherDims, ScatterDims, Windows
 from meshjit.ir.ops.indexing import fill_value
 from meshjit.ir.ops.windows import dilate_and_pad, dilated, window_count
 
+from ..tables import per_leading_position
+
 
 @numba.njit(cache=True, nogil=True)
 def _gather_windows(source, bases, offsets, fits, fill, out):
@@ -127,7 +129,7 @@ def gather_kernel(op, lead: int):
                  for dim in range(out.ndim - lead)]
         return (np.transpose(out, list(range(lead)) + [lead + dim for dim in order]),)
 
-    return stacked if lead and not dims.windows.batching else _per_position(one, lead)
+    return stacked if lead and not dims.windows.batching else per_leading_position(one, lead)
 
 
 def _stacked_plan(windows: Windows, operand: np.ndarray, indices: np.ndarray, mode: str, lead: int):
@@ -185,26 +187,7 @@ def scatter_kernel(op, lead: int):
         return (result,)
 
     windowed = dims.windows(op.operands[0].type.rank, op.operands[2].type.shape)
-    return stacked if lead and not windowed.batching else _per_position(one, lead)
-
-
-def _per_position(one, lead: int):
-    """A kernel over plan buffers: ``one`` per distinct leading position."""
-    def run(*operands):
-        shape = np.broadcast_shapes(*(operand.shape[:lead] for operand in operands)) if lead else ()
-        outputs = None
-        for position in np.ndindex(shape):
-            pieces = [operand[tuple(p if size > 1 else 0 for p, size in zip(position, operand.shape[:lead]))]
-                      for operand in operands]
-            result = one(*pieces)
-            results = result if isinstance(result, tuple) else (result,)
-            if outputs is None:
-                outputs = [np.empty(shape + item.shape, item.dtype) for item in results]
-            for output, item in zip(outputs, results):
-                output[position] = item
-        return tuple(outputs)
-
-    return run
+    return stacked if lead and not windowed.batching else per_leading_position(one, lead)
 
 
 # --- windows --------------------------------------------------------------------------------------
@@ -255,7 +238,7 @@ def conv_kernel(op, lead: int):
         out = np.concatenate(pieces, axis=1).astype(lhs.dtype)
         return np.transpose(out, np.argsort(attrs["out_spec"]))
 
-    return _per_position(one, lead)
+    return per_leading_position(one, lead)
 
 
 _WINDOW_REDUCE = {"reduce_window_sum": np.sum, "reduce_window_max": np.max, "reduce_window_min": np.min}
@@ -280,4 +263,4 @@ def reduce_window_kernel(op, lead: int):
                         "reduce_window_min": np.minimum}[op.name](reduced, init)
         return np.asarray(combined, dtype=operand.dtype)
 
-    return _per_position(one, lead)
+    return per_leading_position(one, lead)

@@ -157,15 +157,21 @@ class FactorChooser:
         factor_axes = {factor: [] for factor in range(len(rule.sizes))}
         used = list(blocked)
         for sharding, dims in zip(result_shardings, rule.results):
-            for factor, axes in self.project(sharding, dims, rule).items():
-                if rule.kinds[factor] != "pass" or factor_axes[factor]:
-                    continue
-                for axis in axes:
-                    if self._overlaps(axis, used):
-                        break
-                    factor_axes[factor].append(axis)
-                used += factor_axes[factor]
+            self._take_axes(rule, self.project(sharding, dims, rule), factor_axes, used)
         return factor_axes
+
+    def _take_axes(self, rule: FactorRule, projected: dict, factor_axes: dict, used: list,
+                   allowed=None) -> None:
+        """Give each pass factor still without axes (and in ``allowed``, if given) its
+        ``projected`` axes, up to the first one overlapping ``used``; ``used`` grows."""
+        for factor, axes in projected.items():
+            if rule.kinds[factor] != "pass" or factor_axes[factor] or (allowed is not None and factor not in allowed):
+                continue
+            for axis in axes:
+                if self._overlaps(axis, used):
+                    break
+                factor_axes[factor].append(axis)
+            used += factor_axes[factor]
 
     def _reduction_axes(self, rule: FactorRule, operands: list[Local], factor_axes, blocked=()) -> dict[int, list]:
         """Reduction factors take their operands' axes (the longest list) not already used."""
@@ -196,14 +202,7 @@ class FactorChooser:
         in_results = {factor for dims in rule.results for factors in dims for factor in factors}
         ordered = sorted(zip(operands, rule.operands), key=lambda pair: -_elements(pair[0].global_shape))
         for local, dims in ordered:
-            for factor, axes in self.project(local.sharding, dims, rule).items():
-                if rule.kinds[factor] != "pass" or factor_axes[factor] or factor not in in_results:
-                    continue
-                for axis in axes:
-                    if self._overlaps(axis, used):
-                        break
-                    factor_axes[factor].append(axis)
-                used += factor_axes[factor]
+            self._take_axes(rule, self.project(local.sharding, dims, rule), factor_axes, used, in_results)
         factor_axes = self.valid(rule, factor_axes)
         for sharding, dims in zip(result_shardings, rule.results):
             moved = self.required_sharding(rule, dims, factor_axes)
