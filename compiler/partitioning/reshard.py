@@ -25,6 +25,7 @@ import numpy as np
 
 from meshjit.ir import DimSharding, SymbolRef, TensorSharding
 
+from ..analysis import cost
 from .axis_blocks import all_reduce_over_parts, gather_dim_over_parts
 from .spmd_builder import Local, SpmdBuilder
 
@@ -324,8 +325,54 @@ def same_layout(local: Local, target: TensorSharding) -> bool:
             and tuple(local.unreduced) == tuple(target.unreduced))
 
 
+def _reordered(local: Local, target: TensorSharding) -> TensorSharding | None:
+    """``target`` with each dim's axes reordered: the axes the dim holds and keeps first, in
+    their present order, then the ones that come in. Offered when the value already holds every
+    axis the target uses (whole axes, nothing pending) and the order differs: moving the axes
+    (all_to_alls) and then renumbering the devices (one collective_permute) may beat gathering
+    a dim to re-split it in the target's order (``P('y', 'x')`` to ``P(('x', 'y'), None)``)."""
+    current = [list(dim.axes) for dim in local.sharding.dims]
+    held = [axis for axes in current for axis in axes]
+    wanted = [axis for dim in target.dims for axis in dim.axes]
+    if local.unreduced or target.unreduced or _has_sub_axis(held + wanted) or set(held) != set(wanted):
+        return None
+    dims = []
+    for have, goal in zip(current, target.dims):
+        kept = [axis for axis in have if axis in goal.axes]
+        dims.append(DimSharding(tuple(kept + [axis for axis in goal.axes if axis not in kept])))
+    if [dim.axes for dim in dims] == [tuple(dim.axes) for dim in target.dims]:
+        return None
+    return TensorSharding(target.mesh_name, tuple(dims))
+
+
+def _sent(builder: SpmdBuilder) -> float:
+    """Bytes each device sends in the collectives ``builder`` holds (the ring model)."""
+    total = 0.0
+    for op in builder.ops:
+        if op.name in ("all_gather", "all_to_all", "all_reduce", "reduce_scatter", "collective_permute"):
+            group = math.prod(builder.mesh.axis_size(name) for name in op.attrs.get("axes", ()))
+            total += cost.collective_bytes(op.name, cost.value_bytes(op.operands[0]), cost.value_bytes(op.result),
+                                           group)
+    return total
+
+
 def reshard(builder: SpmdBuilder, local: Local, target: TensorSharding, reason: str) -> Local:
-    """``local`` laid out as ``target`` (dims and unreduced axes), with the collectives that takes."""
+    """``local`` laid out as ``target`` (dims and unreduced axes), with the collectives that
+    takes: through the target's axes in the order the value holds them, then a renumbering of
+    the devices, where that sends fewer bytes."""
+    if same_layout(local, target):
+        return local
+    reordered = _reordered(local, target)
+    if reordered is not None:
+        direct, through = (SpmdBuilder(builder.mesh_name, builder.mesh) for _ in range(2))
+        _reshard_steps(direct, local, target, reason)
+        _reshard_steps(through, _reshard_steps(through, local, reordered, reason), target, reason)
+        if _sent(through) < _sent(direct):
+            return _reshard_steps(builder, _reshard_steps(builder, local, reordered, reason), target, reason)
+    return _reshard_steps(builder, local, target, reason)
+
+
+def _reshard_steps(builder: SpmdBuilder, local: Local, target: TensorSharding, reason: str) -> Local:
     if same_layout(local, target):
         return local
     resharder = Resharder(builder, local, reason)

@@ -22,6 +22,7 @@ from ..frontend.autodiff.registries import LinearInput, add_tangents, full, sing
 from ..sharding.sharding_types import ShardingTypeError, format_type, named_sharding_text
 from ..frontend.trace import bind
 from ..frontend.vmap.batching import at_front, emit_like, unrolled
+from ..partitioning.dynamic_slice_partition import partition_dynamic_slice
 from ..partitioning.gather_scatter_partition import partition_gather, partition_scatter
 from ..partitioning.sort_partition import partition_sort, partition_top_k
 from ..tables import (
@@ -439,6 +440,7 @@ def _add_attrs(op) -> dict:
 # --- partitioning ----------------------------------------------------------------------------
 
 partition_rules.register("gather")(partition_gather)
+partition_rules.register("dynamic_slice")(partition_dynamic_slice)
 # NOTE: the kernels are imported when a program runs the op, so that Numba starts only then.
 @kernel_rules.register("gather")
 def _gather_kernel(op, lead: int):

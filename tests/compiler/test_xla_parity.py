@@ -19,8 +19,6 @@ pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 # program -> why meshjit still sends more than XLA
 MORE_THAN_XLA = {
-    "reshard_yx_to_merged": "P('y','x') -> P(('x','y'), None): the reshard gathers dim 0 whole and re-slices "
-                            "instead of an all_to_all of the 'y' blocks",
     "uneven_constraint_swap_add": "(7, 5) over 2 devices: the add between two swapped constraints is computed "
                                   "replicated, both operands gathered",
     "random_00_shift+softmax+transpose_back": "to the P('y','x') output the rows move by an all_to_all of "
