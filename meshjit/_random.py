@@ -24,7 +24,8 @@ from meshjit.ir.dtypes import to_numpy
 from ._prng_keys import IMPL_NAME, KEY_DTYPE
 from ._prng_keys import PRNGKeyArray as PRNGKeyArray
 from ._prng_keys import as_keys, check_key_data, key_argument
-from .jit_api import jit, with_sharding_constraint
+from .jit_api import jit
+from .constraint_api import with_sharding_constraint
 
 _IMPLS = (IMPL_NAME, None)
 

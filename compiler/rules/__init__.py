@@ -22,6 +22,8 @@ from . import (  # noqa: E402, F401, I001  # noqa: E402, F401, I001
     elementwise_kernels,
     indexing,
     layout,
+    layout_autodiff,
+    layout_kernels,
     random,
     reductions,
     regions,
