@@ -14,11 +14,12 @@ from meshjit.ir import Block, MeshAttr, Op, TensorSharding, TensorType
 from meshjit.ir.abstract_mesh import AbstractMesh
 from meshjit.ir.dtypes import from_numpy
 
-from .lax_collectives import AxisEnvironment, bound_axes, in_body, innermost_environment
+from .axis_environment import AxisEnvironment, bound_axes, in_body, innermost_environment
 from .op_types import result_varying
 from .shard_map_eager import EagerCall, printing_per_device
 from ..sharding.sharding_types import ShardingType, use_abstract_mesh
-from .trace import TracedRegion, Tracer, bind, current_trace, operand_sharding_type, trace_region
+from .trace import Tracer, bind, current_trace, operand_sharding_type
+from .trace_functions import TracedRegion, trace_region
 
 # One entry per tensor dim: the mesh axes that split it, major to minor.
 DimAxes = tuple[tuple[str, ...], ...]

@@ -18,7 +18,8 @@ from ..frontend.autodiff.registries import LinearInput, instantiate, is_float, t
 from ..frontend.autodiff.transpose import VaryingAxes, backward_pass
 from ..frontend.shard_map import varying_axes
 from ..sharding.sharding_types import ShardingType
-from ..frontend.trace import bind, current_trace, trace_region
+from ..frontend.trace import bind, current_trace
+from ..frontend.trace_functions import trace_region
 from ..frontend.vmap.batching import at_front, move_dim
 from ..frontend.vmap.transform import batch_block, current_batch_axis
 from ..partitioning.manual_free_axes import partition_over_free_axes

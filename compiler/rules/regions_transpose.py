@@ -26,7 +26,8 @@ from ..tables import partial_eval_rules, transpose_rules
 from ..frontend.autodiff.registries import LinearInput, add_tangents, instantiate, type_of, zeros
 from ..frontend.autodiff.transpose import backward_pass
 from ..frontend.control_flow_tracing import with_consts_first
-from ..frontend.trace import bind, trace_region
+from ..frontend.trace import bind
+from ..frontend.trace_functions import trace_region
 from .regions_autodiff import bind_cond, loop_fixpoint
 
 WHILE_REVERSE_MODE = ("Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with "

@@ -12,7 +12,8 @@ import pytest
 import meshjit as jax
 import meshjit.numpy as jnp
 from meshjit import nn
-from meshjit.jit_api import jit, with_sharding_constraint
+from meshjit.jit_api import jit
+from meshjit.constraint_api import with_sharding_constraint
 from meshjit.sharding import Mesh, NamedSharding
 from meshjit.sharding import PartitionSpec as P
 from meshjit.testing import assert_collectives

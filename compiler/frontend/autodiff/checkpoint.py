@@ -22,7 +22,8 @@ from collections.abc import Callable, Sequence
 from meshjit.ir import Block, Op, Value
 
 from ..operands import as_operand, dtype_of
-from ..trace import bind, stage, trace_region
+from ..trace import bind, stage
+from ..trace_functions import trace_region
 from .evaluate import copy_block
 from .jvp import jvp_block
 from .partial_eval import linear_values, split_block

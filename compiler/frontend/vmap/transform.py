@@ -20,7 +20,8 @@ from meshjit.ir import Block, Op, TensorType
 from ..autodiff.evaluate import emit
 from ..autodiff.markers import stop_gradient
 from ..operands import as_operand, dtype_of, shape_of
-from ..trace import Trace, Tracer, located_at, trace_region
+from ..trace import Trace, Tracer, located_at
+from ..trace_functions import trace_region
 from . import named_axes
 from .custom_rules import batch_custom_call
 
