@@ -22,7 +22,6 @@ from ..sharding.factor_projection import overlaps_any, refines
 from ..sharding.factor_rules import FactorRule, rule_from_spec
 from ..sharding.provenance import Hop, Origin, ProvenanceTable
 from ..tables import Tie, data_flow_ties, rule_of
-from .free_dims import scatter_onto_free_dims
 from .propagation_state import Edge, TensorState
 from .propagation_step import DimGrowth, StepContext, step
 from .propagation_strategies import (
@@ -297,9 +296,6 @@ def analyze_shardings(module: Module, strategy: str | Strategy = "shardy") -> Pr
     propagator = _Propagator(module, STRATEGIES.resolve(strategy))
     propagator.build()
     propagator.run()
-    if propagator.mesh is not None:
-        scatter_onto_free_dims(propagator.func, propagator.states, propagator.output_keys, rule_of, propagator.mesh,
-                               propagator.provenance)
     return propagator.result()
 
 
