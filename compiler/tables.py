@@ -266,11 +266,13 @@ def data_flow_ties(op: Op) -> list[Tie]:
 class KernelMath:
     """What Numba codegen needs of an elementwise op besides its expression. ``helpers``: result
     dtype -> the exact, vectorisable math helper of ``lowering/codegen_math.py``'s prelude that
-    computes the op (fused as a call); ``expensive``: a fused multi-pass reduction stores the
+    computes the op (fused as a call); ``expression``: the op's Numba expression over its
+    operands ``{0}, {1}, ...`` for float and signed int results (cast to the result type); ``expensive``: a fused multi-pass reduction stores the
     value once instead of recomputing it per pass; ``alone``: a large lone instance is a kernel
     of its own (numpy's loop for it is scalar and on one thread)."""
 
     helpers: Mapping[str, str] = field(default_factory=dict)
+    expression: str | None = None
     expensive: bool = False
     alone: bool = False
 
