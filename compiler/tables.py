@@ -11,7 +11,7 @@ imports once; no stage imports ``rules``):
   function then calls directly (runtime/plan_function.py);
 - ``batching_rules[name]``: vmap's rule per op (the slot the vmap transformation fills);
 - ``sharding_type_rules[name](op, operands, mesh) -> [ShardingType]``: the results' sharding
-  types in explicit mode, from the operands' (``meshjit.compiler.frontend.sharding_types``); the
+  types in explicit mode, from the operands' (``meshjit.compiler.sharding.sharding_types``); the
   named default evaluates the op's factor rule on them (``compiler/factor_types.py``).
 
 - autodiff's ``jvp_rules``, ``transpose_rules``, ``partial_eval_rules`` and ``dependence_rules``
