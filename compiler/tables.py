@@ -11,7 +11,7 @@ imports once; no stage imports ``rules``):
   function then calls directly (runtime/plan_function.py);
 - ``batching_rules[name]``: vmap's rule per op (the slot the vmap transformation fills);
 - ``sharding_type_rules[name](op, operands, mesh) -> [ShardingType]``: the results' sharding
-  types in explicit mode, from the operands' (``meshjit.compiler.frontend.sharding_types``); the
+  types in explicit mode, from the operands' (``meshjit.compiler.sharding.sharding_types``); the
   named default evaluates the op's factor rule on them (``compiler/factor_types.py``).
 
 - autodiff's ``jvp_rules``, ``transpose_rules``, ``partial_eval_rules`` and ``dependence_rules``
@@ -266,11 +266,13 @@ def data_flow_ties(op: Op) -> list[Tie]:
 class KernelMath:
     """What Numba codegen needs of an elementwise op besides its expression. ``helpers``: result
     dtype -> the exact, vectorisable math helper of ``lowering/codegen_math.py``'s prelude that
-    computes the op (fused as a call); ``expensive``: a fused multi-pass reduction stores the
+    computes the op (fused as a call); ``expression``: the op's Numba expression over its
+    operands ``{0}, {1}, ...`` for float and signed int results (cast to the result type); ``expensive``: a fused multi-pass reduction stores the
     value once instead of recomputing it per pass; ``alone``: a large lone instance is a kernel
     of its own (numpy's loop for it is scalar and on one thread)."""
 
     helpers: Mapping[str, str] = field(default_factory=dict)
+    expression: str | None = None
     expensive: bool = False
     alone: bool = False
 

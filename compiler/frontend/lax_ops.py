@@ -84,7 +84,7 @@ def _comparison(direction: str):
 
 
 _UNARY = ("neg abs sign exp exp2 log log1p expm1 tanh logistic sin cos tan sqrt rsqrt cbrt "
-          "floor ceil erf erf_inv is_finite").split()
+          "floor ceil erf erf_inv is_finite square").split()
 for _name in _UNARY:
     globals()[_name] = _unary(_name)
 bitwise_not = _unary("not")

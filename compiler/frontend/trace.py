@@ -44,10 +44,18 @@ class UnexpectedTracerError(RuntimeError):
     """A Tracer escaped the function being traced and was used later."""
 
 
+# NOTE: a module of meshjit's that is a user program (``meshjit demo``'s model) sets this global
+# to True, so that its ops are located at its own lines.
+USER_PROGRAM = "__meshjit_user_program__"
+
+
 def is_meshjit_frame(frame) -> bool:
     """Whether ``frame`` runs meshjit's own code, known by its module name (``meshjit`` and its
-    submodules), so it holds wherever meshjit is installed."""
+    submodules), so it holds wherever meshjit is installed; a module marked ``USER_PROGRAM`` is
+    the user's."""
     module = frame.f_globals.get("__name__", "")
+    if frame.f_globals.get(USER_PROGRAM, False):
+        return False
     return module == "meshjit" or module.startswith("meshjit.")
 
 

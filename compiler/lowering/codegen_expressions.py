@@ -56,7 +56,10 @@ def expression(op: Op, args: list[str]) -> str | None:
         return f"{cast}(_round_away({args[0]}))"
     if op.name == "fma" and result in ("f32", "f64"):
         return f"_fma({args[0]}, {args[1]}, {args[2]})"
-    helper = math_of(op.name).helpers.get(result)
+    declared = math_of(op.name)
+    if declared.expression is not None and result in ("f32", "f64", "i32", "i64"):
+        return f"{cast}({declared.expression.format(*args)})"
+    helper = declared.helpers.get(result)
     if helper is not None and operand == result:
         return f"{helper}({args[0]})"
     if result in ("f32", "f64"):

@@ -150,6 +150,8 @@ for _name in ("exp", "log", "tanh", "logistic"):
                                            expensive=True, alone=True))
 kernel_math.register("erf_inv")(KernelMath({"f32": "_erf_inv_f32"}, alone=True))
 kernel_math.register("erf", "pow", "atan2", "cbrt", "div", "sqrt", "rsqrt")(KernelMath(expensive=True))
+# NOTE: square fuses as one multiply (exact, as numpy's), in floats and signed ints.
+kernel_math.register("square")(KernelMath(expression="{0} * {0}"))
 
 
 # --- autodiff ------------------------------------------------------------------------------------
@@ -201,6 +203,7 @@ _DERIVATIVES = {
     "cbrt": lambda x, y: lax.mul(lax.integer_pow(y, -2), 1.0 / 3.0),
     "erf": lambda x, y: lax.mul(lax.exp(lax.neg(lax.mul(x, x))), 2.0 / math.sqrt(math.pi)),
     "abs": lambda x, y: _sign_factor(x),
+    "square": lambda x, y: lax.mul(x, 2.0),
     "erf_inv": lambda x, y: lax.mul(lax.exp(lax.mul(y, y)), math.sqrt(math.pi) / 2.0),
 }
 for _name, _derivative in _DERIVATIVES.items():

@@ -55,6 +55,9 @@ CHAINS = {
     "tanh_cubic": (lambda a, b: a * jnp.tanh(0.7978846 * (a + 0.044715 * a * a * a)) * b, "float"),
     "log_abs": (lambda a, b: jnp.log(a) * b + jnp.log(jnp.abs(b) + 0.5), "float"),
     "int_wrap": (lambda a, b: a * b + a * 7 - b, "int"),
+    # square: the family declares its expression (kernel_math), so it fuses in floats and ints
+    "square_float": (lambda a, b: lax.square(a) * b - lax.square(b - a), "float"),
+    "square_int": (lambda a, b: lax.square(a) + lax.square(b) * 3, "int"),
     "bool_logic": (lambda a, b: jnp.logical_xor(a > 0, b < 0) & ~(a == b), "int"),
     # amounts from 0 to 39: 32 and more shift every bit out
     "unsigned_shifts": (lambda a, b: lax.bitwise_xor(lax.bitwise_or(lax.shift_right_logical(a, b), lax.shift_left(a, b)),
@@ -81,6 +84,8 @@ def test_fused_chain_matches_reference(name, always_fuse):
     got = np.asarray(compiled(a, b))
     expected = np.asarray(compiled.run_reference(a, b))
     np.testing.assert_allclose(got, expected, rtol=2e-6, atol=0, equal_nan=True)
+    if name.startswith("square"):
+        assert any(step.startswith("fused(") and "square" in step for step in steps), steps
     if kind == "uint":
         fused = [name for name in steps if name.startswith("fused(")]
         assert fused and "shift_right_logical" in fused[0] and "shift_left" in fused[0], steps
