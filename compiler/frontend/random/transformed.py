@@ -14,7 +14,7 @@ from .. import lax_ops as lax
 from ..operands import as_operand, dtype_of, shape_of, x64
 from ..promotion import default_float
 from ..vmap.transform import traced_batch_size
-from . import libm_tan, xla_float32
+from . import libm_pow, libm_tan, xla_float32
 from .bits import split
 from .continuous import _bounds_to, _constant, _log, _log1p, exponential, normal, uniform
 from .discrete import bernoulli
@@ -143,7 +143,8 @@ def weibull_min(key, scale, concentration, shape, dtype: str):
     concentration = _parameter(concentration, shape, dtype, "concentration", "weibull_min")
     scale = _parameter(scale, shape, dtype, "scale", "weibull_min")
     exponent = lax.div(_constant(shape, 1.0, dtype), concentration)
-    return lax.mul(lax.pow(lax.neg(_log1p(lax.neg(u))), exponent), scale)
+    power = libm_pow.pow if dtype == "f32" else lax.pow  # C's powf, as XLA calls it
+    return lax.mul(power(lax.neg(_log1p(lax.neg(u))), exponent), scale)
 
 
 def pareto(key, b, shape, dtype: str):
