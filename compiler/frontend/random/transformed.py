@@ -143,7 +143,7 @@ def weibull_min(key, scale, concentration, shape, dtype: str):
     concentration = _parameter(concentration, shape, dtype, "concentration", "weibull_min")
     scale = _parameter(scale, shape, dtype, "scale", "weibull_min")
     exponent = lax.div(_constant(shape, 1.0, dtype), concentration)
-    power = libm_pow.pow if dtype == "f32" else lax.pow  # C's powf, as XLA calls it
+    power = libm_pow.pow if dtype in ("f32", "f64") else lax.pow  # C's pow, as XLA calls it
     return lax.mul(power(lax.neg(_log1p(lax.neg(u))), exponent), scale)
 
 
