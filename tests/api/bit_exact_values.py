@@ -29,7 +29,7 @@ def _sweep(dtype, low: float, high: float, size: int = 4096, seed: int = 0) -> n
 
 
 def _arithmetic(meshjit) -> dict[str, np.ndarray]:
-    from meshjit.compiler.frontend.random import libm_log, libm_tan, xla_float32
+    from meshjit.compiler.frontend.random import libm_log, libm_pow, libm_tan, xla_float32
     from meshjit.ir import libm_log as reference_log
     from meshjit.ir.float_math import erf_inv, fma, xla_log1p, xla_log_f32
 
@@ -49,11 +49,13 @@ def _arithmetic(meshjit) -> dict[str, np.ndarray]:
         "exp_f32": (xla_float32.exp, exponents32), "exp_f64": (xla_float32.exp_f64, exponents64),
         "glibc_log_f64": (libm_log.log, positive64), "tan_f32": (libm_tan.tan, angles32),
         "tan_f64": (libm_tan.tan, angles64), "erf_inv_f32": (meshjit.lax.erf_inv, unit32),
+        "pow_f32": (libm_pow.pow, np.abs(positive32 / np.float32(1e3)), np.abs(angles32) * np.float32(20)),
+        "pow_f64": (libm_pow.pow, np.abs(positive64 / 1e5), exponents64),
     }
-    for name, (function, operand) in spelled.items():
-        compiled = meshjit.jit(function).lower(operand).compile()
-        out[f"kernel_{name}"] = np.asarray(compiled(operand))
-        out[f"interpreted_{name}"] = np.asarray(compiled.run_reference(operand))
+    for name, (function, *operands) in spelled.items():
+        compiled = meshjit.jit(function).lower(*operands).compile()
+        out[f"kernel_{name}"] = np.asarray(compiled(*operands))
+        out[f"interpreted_{name}"] = np.asarray(compiled.run_reference(*operands))
     return out
 
 

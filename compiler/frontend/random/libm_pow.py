@@ -46,10 +46,11 @@ def _full(like, value, dtype: str):
 
 
 def _log2(x):
-    """log2 x in float64 for positive finite float32 x (denormals scaled by 2^23 first)."""
+    """log2 x in float64 for positive finite float32 x."""
+    # glibc scales a denormal x by 2^23 first, which reads as zero in XLA's CPU code (denormals
+    # are zero there): the bits become those of 0 minus 23 in the exponent, as in JAX
     subnormal = lax.lt(x, _full(x, np.finfo(np.float32).tiny, "f32"))
-    scaled = lax.sub(lax.bitcast_convert_type(lax.mul(x, _full(x, 2.0 ** 23, "f32")), "u32"), _full(x, 23 << 23, "u32"))
-    bits = lax.select(subnormal, scaled, lax.bitcast_convert_type(x, "u32"))
+    bits = lax.select(subnormal, _full(x, (-(23 << 23)) % 2 ** 32, "u32"), lax.bitcast_convert_type(x, "u32"))
     offset = lax.sub(bits, _full(x, _OFFSET, "u32"))
     index = lax.convert_element_type(
         lax.bitwise_and(lax.shift_right_logical(offset, _full(x, 19, "u32")), _full(x, 0xF, "u32")), "i32")
@@ -82,9 +83,9 @@ def _pow(x, y):
     exponent = lax.mul(lax.convert_element_type(y, "f64"), _log2(x))
     result = _exp2(exponent)
     result = lax.select(lax.gt(exponent, _full(x, _OVERFLOW, "f64")), _full(x, np.inf, "f32"), result)
-    tiny = lax.lt(exponent, _full(x, -149.0, "f64"))  # the smallest denormal, as glibc rounds it
-    result = lax.select(tiny, _full(x, 2.0 ** -149, "f32"), result)
-    result = lax.select(lax.le(exponent, _full(x, -150.0, "f64")), _full(x, 0.0, "f32"), result)
+    # XLA's CPU code flushes denormal results to zero (below 2^-149 glibc returns 0 at once)
+    result = lax.select(lax.le(exponent, _full(x, -149.0, "f64")), _full(x, 0.0, "f32"), result)
+    result = lax.select(lax.lt(result, _full(x, np.finfo(np.float32).tiny, "f32")), _full(x, 0.0, "f32"), result)
     return _special_values(x, y, result)
 
 
@@ -140,10 +141,9 @@ def _u64(like, value):
 
 
 def _log_f64(x):
-    """log x as a double-double (high, low) for positive finite x (denormals scaled by 2^52)."""
-    subnormal = lax.lt(x, _f64(x, np.finfo(np.float64).tiny))
-    scaled = lax.sub(lax.bitcast_convert_type(lax.mul(x, _f64(x, 2.0 ** 52)), "u64"), _u64(x, 52 << 52))
-    bits = lax.select(subnormal, scaled, lax.bitcast_convert_type(x, "u64"))
+    """log x as a double-double (high, low) for positive finite x."""
+    subnormal = lax.lt(x, _f64(x, np.finfo(np.float64).tiny))  # scaled by 2^52, read as zero (see _log2)
+    bits = lax.select(subnormal, _u64(x, (-(52 << 52)) % 2 ** 64), lax.bitcast_convert_type(x, "u64"))
     offset = lax.sub(bits, _u64(x, _POW_OFFSET))
     index = lax.convert_element_type(
         lax.bitwise_and(lax.shift_right_logical(offset, _u64(x, 45)), _u64(x, 0x7F)), "i32")
@@ -222,7 +222,8 @@ def _pow_f64(x, y):
     result = lax.select(lax.lt(magnitude, _f64(x, 2.0 ** -54)), _f64(x, 1.0), result)
     beyond = lax.select(lax.lt(exponent, _f64(x, 0.0)), _f64(x, 0.0), _f64(x, np.inf))
     result = lax.select(lax.ge(magnitude, _f64(x, 1024.0)), beyond, result)
-    return _special_values_f64(x, y, result)
+    flushed = lax.lt(result, _f64(x, np.finfo(np.float64).tiny))  # denormal results are zero in XLA
+    return _special_values_f64(x, y, lax.select(flushed, _f64(x, 0.0), result))
 
 
 def _special_values_f64(x, y, result):
