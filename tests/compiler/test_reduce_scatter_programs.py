@@ -17,7 +17,7 @@ from meshjit.ir import TensorType
 from partition_cases import LAYOUTS_2D
 from test_partition_differential import LAYOUTS_1D, MESHES, ProgramBuilder, partition_and_compare
 
-pytestmark = pytest.mark.filterwarnings("ignore::meshjit.compiler.passes.partition.FullRematerializationWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::meshjit.compiler.partitioning.partition.FullRematerializationWarning")
 
 
 # NOTE: the product layouts with sub-axes, where a reduce_scatter meets an axis in play
