@@ -76,7 +76,8 @@ class Trace:
     from above, so concrete arrays and the parent's Tracers it uses become extra arguments too.
     ``captured`` maps a capture key to (the argument inside, the object outside). ``types`` holds
     every value's sharding type by value id and ``known_meshes`` the concrete meshes types may
-    name; a region trace shares both with its parent.
+    name; a region trace shares both with its parent. ``known``, ``arg_sources`` and
+    ``concrete_done`` are the concrete values behind Tracers (concrete_values.py).
     """
 
     name: str
@@ -88,6 +89,9 @@ class Trace:
     parent: Trace | None = None
     types: dict[int, ShardingType] = field(default_factory=dict)
     known_meshes: list[MeshAttr] = field(default_factory=list)
+    known: dict[int, object] = field(default_factory=dict)
+    arg_sources: list | None = None
+    concrete_done: int = 0
 
     def add_mesh(self, mesh: MeshAttr) -> str:
         """The module-level name of ``mesh``, adding it when new ("mesh", "mesh_1", ...)."""
@@ -224,14 +228,29 @@ class Tracer:
             f"or mark the argument static with static_argnums/static_argnames."
         )
 
+    def known_value(self):
+        """The concrete value behind this Tracer where its trace knows it (grad outside jit)."""
+        from .concrete_values import concrete_value
+
+        return concrete_value(self)
+
     def __bool__(self):
-        raise self._concrete_error(TracerBoolConversionError, "bool()")
+        known = self.known_value()
+        if known is None:
+            raise self._concrete_error(TracerBoolConversionError, "bool()")
+        return bool(known)
 
     def __int__(self):
-        raise self._concrete_error(TracerIntegerConversionError, "int()")
+        known = self.known_value()
+        if known is None:
+            raise self._concrete_error(TracerIntegerConversionError, "int()")
+        return int(known)
 
     def __index__(self):
-        raise self._concrete_error(TracerIntegerConversionError, "__index__()")
+        known = self.known_value()
+        if known is None or not np.issubdtype(known.dtype, np.integer):
+            raise self._concrete_error(TracerIntegerConversionError, "__index__()")
+        return int(known)
 
     def __float__(self):
         raise self._concrete_error(ConcretizationTypeError, "float()")
@@ -243,7 +262,10 @@ class Tracer:
         raise self._concrete_error(TracerArrayConversionError, "numpy.asarray()")
 
     def item(self):
-        raise self._concrete_error(ConcretizationTypeError, "item()")
+        known = self.known_value()
+        if known is None:
+            raise self._concrete_error(ConcretizationTypeError, "item()")
+        return known.item()
 
     def tolist(self):
         raise self._concrete_error(ConcretizationTypeError, "tolist()")
@@ -499,7 +521,8 @@ class TracedRegion:
 
 
 def trace_region(fun: Callable, arg_types, arg_weak_types, *, name: str,
-                 trace_type: Callable[..., Trace] = Trace, arg_sharding_types=None) -> TracedRegion:
+                 trace_type: Callable[..., Trace] = Trace, arg_sharding_types=None,
+                 arg_sources=None) -> TracedRegion:
     """Trace ``fun`` into a region body inside the current trace (an op's body, such as a
     manual_computation's), over fresh arguments of ``arg_types``.
 
@@ -507,7 +530,8 @@ def trace_region(fun: Callable, arg_types, arg_weak_types, *, name: str,
     Tracers, concrete arrays) becomes an extra block argument, listed in ``captured`` for the
     caller to pass as extra operands. The region shares the enclosing trace's mesh table.
     ``trace_type`` (a Trace subclass or a factory taking Trace's arguments) lets a transformation
-    mark its traces, as autodiff's DifferentiationTrace does.
+    mark its traces, as autodiff's DifferentiationTrace does. ``arg_sources`` are the outside
+    objects the arguments stand for, where the caller knows them (concrete_values.py).
     """
     parent = current_trace()
     if parent is None:
@@ -515,6 +539,7 @@ def trace_region(fun: Callable, arg_types, arg_weak_types, *, name: str,
     trace = trace_type(name, meshes=parent.meshes, parent=parent)
     trace.types, trace.known_meshes = parent.types, parent.known_meshes
     trace.args = [Value.fresh(arg_type) for arg_type in arg_types]
+    trace.arg_sources = None if arg_sources is None else list(arg_sources)
     _record_arg_types(trace, arg_sharding_types)
     tracers = [Tracer(trace, value, weak) for value, weak in zip(trace.args, arg_weak_types)]
     outputs, out_values = _run_in_trace(trace, fun, tracers)

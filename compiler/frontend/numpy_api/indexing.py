@@ -80,6 +80,9 @@ def _classify(entry):
     array = _as_index_array(entry)
     if dtype_of(array).name != "bool":
         return array
+    if isinstance(array, Tracer) and array.known_value() is not None:
+        # NOTE: under grad outside jit the mask's values are known, as in JAX
+        array = array.known_value()
     if isinstance(array, Tracer):
         raise NonConcreteBooleanIndexError(
             f"indexing: a boolean mask of type {array.value.type} depends on traced values, so "
