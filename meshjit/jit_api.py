@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
+import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -39,6 +41,21 @@ from ._arguments import abstract_argument, is_sharding_leaf, leaf_signature
 from ._placement import check_in_shardings, place
 from ._stages import Compiled, Lowered, Traced
 from .tree_util import NAMESPACE
+
+
+# NOTE: as JAX, jit's caches belong to the function and jit's settings, not to the jit object:
+# ``jit(f)`` made twice traces once (and does not read a changed global again).
+_caches_by_function: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _shared_caches(fun: Callable, settings: tuple) -> tuple[dict, dict, dict]:
+    """The (lowered, fast, flat-call) caches of ``fun`` jitted with ``settings``; fresh ones when
+    either cannot be a key (an unhashable setting, a function without weak references)."""
+    try:
+        per_function = _caches_by_function.setdefault(fun, {})
+        return per_function.setdefault(settings, ({}, {}, {}))
+    except TypeError:
+        return {}, {}, {}
 
 
 def _normalise_indices(indices, argument: str) -> tuple[int, ...]:
@@ -87,12 +104,22 @@ class Jitted:
         except (TypeError, ValueError):
             self._signature = None
         self._add_static_pairs()
-        self._cache: dict = {}
-        self._fast_cache: dict = {}
-        self._flat_calls: dict = {}
+        self._cache, self._fast_cache, self._flat_calls = _shared_caches(
+            fun, (in_shardings, out_shardings, self._static_argnums, self._static_argnames, self._donate_argnums,
+                  self._propagation, self._check, self._memory_budget_bytes))
         # NOTE: updated=() keeps the wrapped callable's __dict__ (which may hold a `_fun` of its
         # own, e.g. another Jitted) from overwriting this object's attributes
         functools.update_wrapper(self, fun, updated=())
+        if not hasattr(self, "__name__"):
+            # NOTE: a functools.partial or a callable object has no __name__ of its own
+            self.__name__ = getattr(getattr(fun, "func", None), "__name__", type(fun).__name__)
+
+    def __get__(self, instance, owner=None):
+        """A jitted function stored on a class is a method: ``instance.method(x)`` passes the
+        instance first (with ``static_argnums=0`` it is a static argument, as in JAX)."""
+        if instance is None:
+            return self
+        return types.MethodType(self, instance)
 
     def _add_static_pairs(self) -> None:
         """Static arguments may be named by position or by name; each implies the other (JAX)."""
