@@ -24,6 +24,7 @@ from meshjit.compiler.frontend.numpy_api.convolution import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.indexing import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.search import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.shifts import *  # noqa: F403
+from meshjit.compiler.frontend.numpy_api.stacking import *  # noqa: F403
 from meshjit.runtime.array import Array as ndarray  # noqa: F401 - jnp.ndarray is meshjit.Array
 
 dtype = _numpy.dtype
