@@ -173,9 +173,10 @@ def all_leaves(iterable, is_leaf=None) -> bool:
 # --- registering classes -------------------------------------------------------------------------
 
 
-def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func=None):
+def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func=None) -> None:
     """Register a class: ``flatten_func(x) -> (children, aux)``, ``unflatten_func(aux, children)``;
-    ``flatten_with_keys_func(x) -> ([(key, child), ...], aux)`` gives its children key paths."""
+    ``flatten_with_keys_func(x) -> ([(key, child), ...], aux)`` gives its children key paths.
+    Returns None, as JAX's (so a notebook cell ending with it shows nothing)."""
     if flatten_with_keys_func is None:
         flatten = flatten_func
     else:
@@ -183,12 +184,11 @@ def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_ke
             keyed, aux = flatten_with_keys_func(node)
             return [child for _, child in keyed], aux, [key for key, _ in keyed]
     optree.register_pytree_node(nodetype, flatten, unflatten_func, namespace=NAMESPACE)
-    return nodetype
 
 
-def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatten_func=None):
+def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatten_func=None) -> None:
     """Register a class by ``flatten_with_keys(x) -> ([(key, child), ...], aux)``."""
-    return register_pytree_node(nodetype, flatten_func or _keyless(flatten_with_keys), unflatten_func,
+    register_pytree_node(nodetype, flatten_func or _keyless(flatten_with_keys), unflatten_func,
                                 flatten_with_keys)
 
 

@@ -142,12 +142,14 @@ def _expand_masks(entries, shape):
 
 
 def _static_int(value, size: int, dim: int) -> int:
+    """A static int index as a position; out of bounds it is clamped, as JAX's gather clamps
+    (``jnp.arange(10)[11]`` is 9), except on an empty dim, which has no position."""
     index = operator.index(value)
-    if not -size <= index < size:
+    if size == 0:
         raise IndexError(
             f"indexing: index {index} is out of bounds for axis {dim} with size {size}"
         )
-    return index + size if index < 0 else index
+    return min(max(index + size if index < 0 else index, 0), size - 1)
 
 
 def _slice_bound(value, name: str):
