@@ -82,7 +82,7 @@ def call_with_custom_rule(name: str, fun: Callable, operands: Sequence, rule) ->
             return call_jvp_rule(name, rule.jvp, operands)
         return call_vjp_rule(name, rule.forward, rule.backward, operands)
     types = [type_of(operand) for operand in operands]
-    region = trace_region(fun, types, weak, name=name,
+    region = trace_region(fun, types, weak, name=name, arg_sources=operands,
                           arg_sharding_types=[operand_sharding_type(operand) for operand in operands])
     rule = replace(rule, explicit_count=len(operands))
     marker = "custom_jvp_call" if isinstance(rule, CustomJVPRule) else "custom_vjp_call"

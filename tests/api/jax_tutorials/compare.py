@@ -18,8 +18,13 @@ _NUMBER = re.compile(r"-?\d+\.\d*(?:e[-+]?\d+)?|-?\d+(?:e[-+]?\d+)?")
 _MISSING_MODULE = "EXCEPTION: ModuleNotFoundError"
 
 
+_ADDRESS = re.compile(r"0x[0-9a-f]+")
+
+
 def tokens(text: str) -> list:
-    """Numbers as floats and everything else as text without whitespace."""
+    """Numbers as floats and everything else as text without whitespace; object addresses
+    (``at 0x7f...``, different in every run) are one token."""
+    text = _ADDRESS.sub("ADDRESS", text)
     result, position = [], 0
     for match in _NUMBER.finditer(text):
         result.append("".join(text[position:match.start()].split()))
