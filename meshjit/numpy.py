@@ -33,3 +33,4 @@ e = _numpy.e
 inf = _numpy.inf
 nan = _numpy.nan
 newaxis = None
+from meshjit import numpy_linalg as linalg  # noqa: E402 - jnp.linalg
