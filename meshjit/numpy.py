@@ -33,4 +33,4 @@ e = _numpy.e
 inf = _numpy.inf
 nan = _numpy.nan
 newaxis = None
-from meshjit import numpy_linalg as linalg  # noqa: E402 - jnp.linalg
+from meshjit import numpy_linalg as linalg  # noqa: E402, F401 - jnp.linalg
