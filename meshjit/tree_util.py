@@ -99,8 +99,27 @@ def _simple(key) -> object:
 # --- flattening ----------------------------------------------------------------------------------
 
 
+_SORTED_KINDS = (optree.PyTreeKind.DICT, optree.PyTreeKind.DEFAULTDICT)
+
+
+def _checked(treedef):
+    """``treedef``, after checking (as JAX, which sorts every dict's keys) that each dict's keys
+    can be sorted: keys of mixed types are a ValueError."""
+    pending = [treedef]
+    while pending:
+        node = pending.pop()
+        if node.kind in _SORTED_KINDS:
+            try:
+                sorted(node.entries())
+            except TypeError:
+                raise ValueError("Comparator raised exception while sorting pytree dictionary keys.") from None
+        pending.extend(node.children())
+    return treedef
+
+
 def tree_flatten(tree, is_leaf=None):
-    return optree.tree_flatten(tree, is_leaf=is_leaf, namespace=NAMESPACE)
+    leaves, treedef = optree.tree_flatten(tree, is_leaf=is_leaf, namespace=NAMESPACE)
+    return leaves, _checked(treedef)
 
 
 def tree_unflatten(treedef, leaves):
@@ -108,14 +127,15 @@ def tree_unflatten(treedef, leaves):
 
 
 def tree_leaves(tree, is_leaf=None):
-    return optree.tree_leaves(tree, is_leaf=is_leaf, namespace=NAMESPACE)
+    return tree_flatten(tree, is_leaf)[0]
 
 
 def tree_structure(tree, is_leaf=None):
-    return optree.tree_structure(tree, is_leaf=is_leaf, namespace=NAMESPACE)
+    return _checked(optree.tree_structure(tree, is_leaf=is_leaf, namespace=NAMESPACE))
 
 
 def tree_map(f, tree, *rest, is_leaf=None):
+    tree_structure(tree, is_leaf)
     return optree.tree_map(f, tree, *rest, is_leaf=is_leaf, namespace=NAMESPACE)
 
 
