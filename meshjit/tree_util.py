@@ -99,27 +99,32 @@ def _simple(key) -> object:
 # --- flattening ----------------------------------------------------------------------------------
 
 
-_SORTED_KINDS = (optree.PyTreeKind.DICT, optree.PyTreeKind.DEFAULTDICT)
+def _sorted_node(node):
+    """A dict node with its keys in sorted order (JAX sorts them; optree keeps the insertion
+    order for unflattening); keys of mixed types are JAX's ValueError."""
+    if node.kind != optree.PyTreeKind.DICT:
+        if node.kind == optree.PyTreeKind.DEFAULTDICT:
+            _sorted_keys(node)
+        return node
+    leaf = optree.treespec_leaf(namespace=NAMESPACE)
+    return optree.treespec_dict({key: leaf for key in _sorted_keys(node)}, namespace=NAMESPACE)
 
 
-def _checked(treedef):
-    """``treedef``, after checking (as JAX, which sorts every dict's keys) that each dict's keys
-    can be sorted: keys of mixed types are a ValueError."""
-    pending = [treedef]
-    while pending:
-        node = pending.pop()
-        if node.kind in _SORTED_KINDS:
-            try:
-                sorted(node.entries())
-            except TypeError:
-                raise ValueError("Comparator raised exception while sorting pytree dictionary keys.") from None
-        pending.extend(node.children())
-    return treedef
+def _sorted_keys(node) -> list:
+    try:
+        return sorted(node.entries())
+    except TypeError:
+        raise ValueError("Comparator raised exception while sorting pytree dictionary keys.") from None
+
+
+def jax_ordered_treedef(treedef):
+    """``treedef`` as JAX builds it: every dict's keys sorted, in unflattened results too."""
+    return treedef.transform(_sorted_node, None)
 
 
 def tree_flatten(tree, is_leaf=None):
     leaves, treedef = optree.tree_flatten(tree, is_leaf=is_leaf, namespace=NAMESPACE)
-    return leaves, _checked(treedef)
+    return leaves, jax_ordered_treedef(treedef)
 
 
 def tree_unflatten(treedef, leaves):
@@ -131,12 +136,13 @@ def tree_leaves(tree, is_leaf=None):
 
 
 def tree_structure(tree, is_leaf=None):
-    return _checked(optree.tree_structure(tree, is_leaf=is_leaf, namespace=NAMESPACE))
+    return jax_ordered_treedef(optree.tree_structure(tree, is_leaf=is_leaf, namespace=NAMESPACE))
 
 
 def tree_map(f, tree, *rest, is_leaf=None):
-    tree_structure(tree, is_leaf)
-    return optree.tree_map(f, tree, *rest, is_leaf=is_leaf, namespace=NAMESPACE)
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    others = [treedef.flatten_up_to(other) for other in rest]
+    return treedef.unflatten(map(f, leaves, *others))
 
 
 def tree_reduce(function, tree, initializer=_MISSING, is_leaf=None):

@@ -1,4 +1,5 @@
 """Errors and edge values as JAX 0.10.2 gives them (the "Common Gotchas" and pytrees pages):
+dicts come back with sorted keys,
 static out-of-bounds indices clamp, lists are not jnp arguments, dict keys of mixed types
 cannot be sorted, NonConcreteBooleanIndexError is an IndexError."""
 
@@ -41,3 +42,12 @@ def test_dict_keys_of_mixed_types_raise(call):
 def test_non_concrete_boolean_index_error_is_an_index_error():
     with pytest.raises(IndexError):
         jax.jit(lambda x: x[x > 0])(jnp.arange(3.0))
+
+
+def test_dicts_come_back_with_sorted_keys_as_in_jax():
+    assert list(jax.tree.map(lambda leaf: leaf, {"weights": 1, "biases": 2})) == ["biases", "weights"]
+    steps = [dict(t=1, obs=3), dict(t=2, obs=4)]
+    assert list(jax.tree.map(lambda *xs: list(xs), *steps)) == ["obs", "t"]
+    assert list(jax.jit(lambda: {"b": 1.0, "a": 2.0})()) == ["a", "b"]
+    leaves, treedef = jax.tree.flatten({"b": 1, "a": 2})
+    assert leaves == [2, 1] and list(jax.tree.unflatten(treedef, leaves)) == ["a", "b"]

@@ -24,7 +24,7 @@ NOT_YET = {
     "common_gotchas": [32],
     "custom_derivatives": [9, 48],
     "jit_compilation": [1, 2, 3],
-    "pytrees": [5, 7, 14, 15],
+    "pytrees": [7],
     "thinking_in_jax": [4, 15, 31],
 }
 
