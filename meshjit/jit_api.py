@@ -41,7 +41,7 @@ from ._arguments import abstract_argument, is_sharding_leaf, leaf_signature
 from ._placement import check_in_shardings, place
 from ._stages import Compiled, Lowered, Traced
 from .tree_util import NAMESPACE
-from .tree_util import jax_ordered_treedef
+from .tree_util import _jax_ordered_treedef
 
 
 # NOTE: as JAX, jit's caches belong to the function and jit's settings, not to the jit object:
@@ -284,7 +284,7 @@ class Jitted:
             out = self._fun(*full_args, **full_kwargs)
             out_leaves, out_treedef = optree.tree_flatten(out, namespace=NAMESPACE)
             # NOTE: as JAX, dicts come back with their keys sorted
-            out_treedef_box.append(jax_ordered_treedef(out_treedef))
+            out_treedef_box.append(_jax_ordered_treedef(out_treedef))
             return [_output_operand(leaf, index) for index, leaf in enumerate(out_leaves)]
 
         hints = [_hint(path, names) for path in paths]

@@ -117,14 +117,14 @@ def _sorted_keys(node) -> list:
         raise ValueError("Comparator raised exception while sorting pytree dictionary keys.") from None
 
 
-def jax_ordered_treedef(treedef):
+def _jax_ordered_treedef(treedef):
     """``treedef`` as JAX builds it: every dict's keys sorted, in unflattened results too."""
     return treedef.transform(_sorted_node, None)
 
 
 def tree_flatten(tree, is_leaf=None):
     leaves, treedef = optree.tree_flatten(tree, is_leaf=is_leaf, namespace=NAMESPACE)
-    return leaves, jax_ordered_treedef(treedef)
+    return leaves, _jax_ordered_treedef(treedef)
 
 
 def tree_unflatten(treedef, leaves):
@@ -136,7 +136,7 @@ def tree_leaves(tree, is_leaf=None):
 
 
 def tree_structure(tree, is_leaf=None):
-    return jax_ordered_treedef(optree.tree_structure(tree, is_leaf=is_leaf, namespace=NAMESPACE))
+    return _jax_ordered_treedef(optree.tree_structure(tree, is_leaf=is_leaf, namespace=NAMESPACE))
 
 
 def tree_map(f, tree, *rest, is_leaf=None):
