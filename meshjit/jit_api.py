@@ -49,14 +49,14 @@ from .tree_util import _jax_ordered_treedef
 _caches_by_function: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _shared_caches(fun: Callable, settings: tuple) -> tuple[dict, dict, dict]:
-    """The (lowered, fast, flat-call) caches of ``fun`` jitted with ``settings``; fresh ones when
+def _shared_traces(fun: Callable, settings: tuple) -> dict:
+    """The traces (uncompiled Lowered) of ``fun`` jitted with ``settings``; a fresh cache when
     either cannot be a key (an unhashable setting, a function without weak references)."""
     try:
         per_function = _caches_by_function.setdefault(fun, {})
-        return per_function.setdefault(settings, ({}, {}, {}))
+        return per_function.setdefault(settings, {})
     except TypeError:
-        return {}, {}, {}
+        return {}
 
 
 def _normalise_indices(indices, argument: str) -> tuple[int, ...]:
@@ -105,9 +105,14 @@ class Jitted:
         except (TypeError, ValueError):
             self._signature = None
         self._add_static_pairs()
-        self._cache, self._fast_cache, self._flat_calls = _shared_caches(
+        # NOTE: traces are shared by every jit of ``fun`` with these settings (as JAX's cache);
+        # compiled programs belong to this object, so a compiler changed in between applies
+        self._traces = _shared_traces(
             fun, (in_shardings, out_shardings, self._static_argnums, self._static_argnames, self._donate_argnums,
                   self._propagation, self._check, self._memory_budget_bytes))
+        self._cache: dict = {}
+        self._fast_cache: dict = {}
+        self._flat_calls: dict = {}
         # NOTE: updated=() keeps the wrapped callable's __dict__ (which may hold a `_fun` of its
         # own, e.g. another Jitted) from overwriting this object's attributes
         functools.update_wrapper(self, fun, updated=())
@@ -181,8 +186,11 @@ class Jitted:
                config.read("jax_threefry_partitionable"))
         lowered = self._cache.get(key)
         if lowered is None:
-            lowered = self._trace(args, kwargs, static_positions, treedef, specs, len(dynamic_args))
-            self._cache[key] = lowered
+            traced = self._traces.get(key)
+            if traced is None:
+                traced = self._traces[key] = self._trace(args, kwargs, static_positions, treedef, specs,
+                                                         len(dynamic_args))
+            lowered = self._cache[key] = traced.uncompiled_copy()
         return lowered
 
     def trace(self, *args, **kwargs) -> Traced:
