@@ -26,6 +26,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import warnings
 
 MODES = ("background", "sync", "never")
@@ -82,6 +83,8 @@ class CompileService:
         self.warned = False
         self.closed = False
         self.busy = 0
+        # (stem, start, end, worker index) of every finished job, for tests and measurements
+        self.history: list[tuple[str, float, float, int]] = []
 
     def submit(self, request: dict, priority: tuple) -> Job:
         """The job making ``request["stem"]``'s object, queued with ``priority`` (lower runs
@@ -118,7 +121,7 @@ class CompileService:
                 self._break(f"could not start a compile worker ({error})")
                 return
             self.processes.append(process)
-            threading.Thread(target=self._serve, args=(process,), daemon=True,
+            threading.Thread(target=self._serve, args=(process, len(self.processes)), daemon=True,
                              name=f"meshjit-compile-{len(self.processes)}").start()
 
     def _next(self) -> Job | None:
@@ -136,13 +139,13 @@ class CompileService:
                 self.busy += 1
                 return job
 
-    def _serve(self, process: subprocess.Popen) -> None:
+    def _serve(self, process: subprocess.Popen, index: int) -> None:
         """One worker's thread: hand it jobs, one at a time, until the service ends or breaks."""
         while True:
             job = self._next()
             if job is None:
                 return
-            answer = None
+            answer, start = None, time.perf_counter()
             try:
                 process.stdin.write(json.dumps(job.request) + "\n")
                 process.stdin.flush()
@@ -152,6 +155,7 @@ class CompileService:
                 answer = None
             with self.lock:
                 self.busy -= 1
+                self.history.append((job.request["stem"], start, time.perf_counter(), index))
                 if answer is not None and answer.get("ok"):
                     job.state = "done"
                     job.finished.set()

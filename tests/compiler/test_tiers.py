@@ -11,8 +11,8 @@ import pytest
 import meshjit as jax
 import meshjit.numpy as jnp
 from meshjit import lax
-from meshjit.compiler import tiers
 from meshjit.sharding import Mesh, NamedSharding, PartitionSpec as P
+from tier_helpers import bits, tiered_steps
 
 pytestmark = pytest.mark.usefixtures("restore_runtime_state")
 
@@ -37,11 +37,6 @@ def _special(dtype, rng) -> np.ndarray:
     return values.reshape(SHAPE)
 
 
-def _tiered_steps(function, *arguments) -> list:
-    plan = function.lower(*arguments).compile().runtime_executable().plan
-    return [step.function for step in plan.steps if isinstance(getattr(step, "function", None), tiers.TieredKernel)]
-
-
 def _bits_on_both_tiers(monkeypatch, program, *arguments, expect_tiered=True):
     """The results under MESHJIT_COMPILE=never (first tier) and sync (kernels), as bytes."""
     results = {}
@@ -49,20 +44,13 @@ def _bits_on_both_tiers(monkeypatch, program, *arguments, expect_tiered=True):
         monkeypatch.setenv("MESHJIT_COMPILE", mode)
         function = jax.jit(program)
         if mode == "never" and expect_tiered:
-            assert _tiered_steps(function, *arguments), "no step ran on the first tier"
+            assert tiered_steps(function, *arguments), "no step ran on the first tier"
         out = function(*arguments)
         results[mode] = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(out)]
     for first, kernel in zip(results["never"], results["sync"]):
         assert first.dtype == kernel.dtype and first.shape == kernel.shape
-        assert _bits(first) == _bits(kernel)
+        assert bits(first) == bits(kernel)
 
-
-def _bits(array: np.ndarray) -> bytes:
-    """The array's bytes, every NaN as one canonical NaN: IEEE 754 leaves a NaN result's sign
-    and payload open, and LLVM may rewrite ``-x + y`` as ``y - x``, which differ only there."""
-    if np.issubdtype(array.dtype, np.floating):
-        array = np.where(np.isnan(array), np.array(np.nan, array.dtype), array)
-    return array.tobytes()
 
 
 FLOAT_OPS = {
@@ -112,4 +100,4 @@ def test_ops_without_an_identical_first_tier_wait_for_their_kernel(monkeypatch):
     x = np.ones(SHAPE, np.float32)
     for program in (lambda x: jnp.tanh(x * 2.0), lambda x: jnp.exp(x - x.max(axis=-1, keepdims=True)),
                     lambda x: jnp.maximum(x * 2.0, 0.0), lambda x: lax.integer_pow(x * 2.0, 4)):
-        assert not _tiered_steps(jax.jit(program), x)
+        assert not tiered_steps(jax.jit(program), x)
