@@ -144,6 +144,8 @@ class CompileService:
         while True:
             job = self._next()
             if job is None:
+                process.stdout.close()
+                _exit_code(process)
                 return
             answer, start = None, time.perf_counter()
             try:
@@ -160,7 +162,7 @@ class CompileService:
                     job.state = "done"
                     job.finished.set()
                 else:
-                    reason = (answer or {}).get("error") or f"the compile worker ended (exit code {process.poll()})"
+                    reason = (answer or {}).get("error") or f"the compile worker ended (exit code {_exit_code(process)})"
                     self._fail(job)
                     self._break(f"compiling {os.path.basename(job.request['stem'])} failed: {reason}")
                 self.lock.notify_all()
@@ -210,6 +212,13 @@ class CompileService:
             self.queue.clear()
             self.lock.notify_all()
             self._stop_processes()
+
+
+def _exit_code(process: subprocess.Popen):
+    try:
+        return process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        return None
 
 
 _SERVICE: CompileService | None = None
