@@ -105,8 +105,8 @@ def tiered(kernel, signature: tuple, launcher, group, inputs: list[Value], outpu
     the kernel is in the cache or compiles at its first call (sync, and groups without a first
     tier, which background mode queues now); else a TieredKernel."""
     mode = compile_mode()
-    if mode == "sync":
-        return launcher
+    if mode == "sync" or os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
+        return launcher  # NOTE: without Numba's compiler the kernel is its Python source: no tiers
     stem = kernel.stem(signature)
     cached = os.path.exists(stem + ".json")
     if group.split is not None or not all(identical(op) for op in group.ops):
