@@ -112,8 +112,11 @@ class CompileService:
                 entry[2].state == "queued" for entry in self.queue), timeout)
 
     def _start_workers(self) -> None:
+        """Start a worker for each queued job beyond the workers there are, up to the count: a
+        program with one kernel to compile starts one (each pays Numba's import and set-up)."""
         size = self.size or _worker_count()
-        while len(self.processes) < size:
+        queued = sum(1 for _, _, job in self.queue if job.state == "queued")
+        while len(self.processes) < size and len(self.processes) - self.busy < queued:
             try:
                 process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                            stderr=subprocess.DEVNULL, text=True)
