@@ -21,6 +21,7 @@ from .sharding import AxisRef as AxisRef
 from .sharding import DimSharding as DimSharding
 from .sharding import MeshAttr as MeshAttr
 from .sharding import TensorSharding as TensorSharding
+from .stablehlo import parse_stablehlo as parse_stablehlo
 from .types import TensorType as TensorType
 from .verify import VerifyError as VerifyError
 from .verify import verify as verify

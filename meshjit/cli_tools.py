@@ -20,12 +20,12 @@ from rich.table import Table
 from rich.text import Text
 
 from meshjit.compiler.check import PartitioningMismatchError, check_program
-from meshjit.compiler.collectives import collective_records, collective_summary, operand_text
-from meshjit.compiler.explain import format_provenance
-from meshjit.compiler.auto_sharding import SearchRequest, search_shardings
-from meshjit.compiler.cost import load_cost_model
+from meshjit.compiler.analysis.collectives import collective_records, collective_summary, operand_text
+from meshjit.compiler.propagation.explain import format_provenance
+from meshjit.compiler.search.auto_sharding import SearchRequest, search_shardings
+from meshjit.compiler.analysis.cost import load_cost_model
 from meshjit.compiler.pipeline import GLOBAL, LOWER, PER_DEVICE, Dumper, Pipeline, compile_module, default_pipeline
-from meshjit.ir import MeshAttr, Module, ParseError, VerifyError, parse_module, print_module, verify
+from meshjit.ir import MeshAttr, Module, ParseError, VerifyError, parse_module, parse_stablehlo, print_module, verify
 from meshjit.ir.dtypes import to_numpy
 from meshjit.ir.printer import format_mesh_def, name_values
 
@@ -80,17 +80,38 @@ def _parse(text: str, path: str, prefix: str = "") -> Module:
         raise ToolError(message) from None
 
 
+def is_stablehlo(path: str, text: str) -> bool:
+    """A ``.mlir`` file, or text that starts like MLIR (``module @...`` or ``func.func``)."""
+    head = text.lstrip()
+    return path.endswith(".mlir") or head.startswith(("module @", "module attributes", "module {", "func.func"))
+
+
+def _parse_stablehlo(text: str, path: str) -> Module:
+    try:
+        return parse_stablehlo(text, file_stem(path) + ".mlir")
+    except ParseError as error:
+        message = f"{path}:{error.line}:{error.column}: {error.message}"
+        if error.source_line is not None:
+            message += f"\n  {error.source_line}\n  {' ' * (error.column - 1)}^"
+        raise ToolError(message) from None
+
+
 def _override_mesh(module: Module, mesh: MeshAttr) -> Module:
     meshes = tuple((name, mesh if name == "mesh" else existing) for name, existing in module.meshes)
     return replace(module, meshes=meshes)
 
 
 def load_module(path: str, mesh_option: str | None = None) -> Module:
-    """Read, parse and verify the module at ``path``. ``mesh_option`` (``x=2,y=4``) becomes mesh
+    """Read, parse and verify the module at ``path`` (meshjit IR, or StableHLO as JAX prints it
+    when the file ends in ``.mlir`` or starts like MLIR). ``mesh_option`` (``x=2,y=4``) becomes mesh
     ``@mesh``: added when the file defines none (so the file may use ``@mesh`` without defining
     it), replacing the file's own ``@mesh`` otherwise."""
     text = read_text(path)
-    if mesh_option is None:
+    if is_stablehlo(path, text):
+        module = _parse_stablehlo(text, path)
+        if mesh_option is not None:
+            module = _override_mesh(module, parse_mesh_option(mesh_option))
+    elif mesh_option is None:
         module = _parse(text, path)
     else:
         mesh = parse_mesh_option(mesh_option)

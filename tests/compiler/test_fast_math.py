@@ -22,8 +22,8 @@ import pytest
 import meshjit as jax
 import meshjit.numpy as jnp
 from meshjit import lax
-from meshjit.compiler import codegen, fusion
-from meshjit.compiler.codegen import kernel_source, load_kernel
+from meshjit.compiler.lowering import codegen, fusion
+from meshjit.compiler.lowering.codegen import kernel_source, load_kernel
 from meshjit.ir.float_math import erf_inv, fma
 from meshjit.runtime.plan import KernelStep
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import meshjit as jax
-from meshjit.compiler import compile_service
-from meshjit.compiler.compile_service import CompileService
+from meshjit.compiler.lowering import compile_service
+from meshjit.compiler.lowering.compile_service import CompileService
 from tier_helpers import bits, tiered_steps
 
 pytestmark = pytest.mark.usefixtures("restore_runtime_state")
@@ -126,7 +126,7 @@ def test_a_worker_that_fails_a_job_leaves_the_first_tier_with_one_warning(fresh)
 def test_no_worker_outlives_its_process(tmp_path):
     script = textwrap.dedent("""
         import numpy as np, meshjit as jax, meshjit.numpy as jnp
-        from meshjit.compiler import compile_service
+        from meshjit.compiler.lowering import compile_service
         compile = jax.jit(lambda x: jnp.exp(x - x.max(axis=-1, keepdims=True)) * 2.0).lower(
             np.ones((64, 128), np.float32)).compile()
         print(*[process.pid for process in compile_service.service().processes], flush=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from meshjit.compiler import tiers
+from meshjit.compiler.lowering import tiers
 
 
 def bits(array: np.ndarray) -> bytes:
