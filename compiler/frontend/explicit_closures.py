@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from meshjit.ir.dtypes import to_numpy
 
-from .sharding_types import ShardingType, context_abstract_mesh, format_type
+from ..sharding.sharding_types import ShardingType, context_abstract_mesh, format_type
 
 
 def check_explicit_closure(sharding: ShardingType, shape, dtype: str, where: str) -> None:
