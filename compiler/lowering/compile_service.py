@@ -64,7 +64,7 @@ def _worker_count() -> int:
     configured = os.environ.get("MESHJIT_COMPILE_WORKERS")
     if configured:
         return max(1, int(configured))
-    from meshjit.runtime.threads import thread_count
+    from .launch import thread_count  # NOTE: the one module that meets the thread pool
     return max(1, min(4, thread_count()))
 
 
