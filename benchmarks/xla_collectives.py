@@ -98,7 +98,7 @@ def run_jax() -> None:
 def run_meshjit() -> None:
     import meshjit as jax
     import meshjit.numpy as jnp
-    from meshjit.jit_api import with_sharding_constraint
+    from meshjit.constraint_api import with_sharding_constraint
     from meshjit.sharding import Mesh, NamedSharding, PartitionSpec
 
     mesh = Mesh(np.array(jax.devices()[:8]), ("x",))

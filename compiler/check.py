@@ -18,7 +18,7 @@ from meshjit.ir.layout import shard_array, unshard_array
 from meshjit.ir.printer import format_sharding, name_values, op_lines
 
 from . import pipeline
-from .passes.partition import PartitionResult, partition_with_report
+from .partitioning.partition import PartitionResult, partition_with_report
 
 _COMBINE = {"sum": np.sum, "max": np.max, "min": np.min}
 # NOTE: partitioned sums add in another order than the reference; these bound the rounding.

@@ -16,18 +16,20 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from meshjit.ir import DimSharding, Module, TensorSharding
+from meshjit.ir import Module
 from meshjit.ir.printer import print_module
 from meshjit.runtime.plan import Plan
 
-from .auto_sharding import SearchReport, SearchRequest, search_shardings
-from .collectives import collective_records, collective_summary
-from .lower import lower
-from .passes.combine_collectives import merge_chained_collectives
-from .passes.cse import eliminate_common_subexpressions
-from .passes.dce import eliminate_dead_code
-from .passes.partition import Decision, partition_with_report
-from .passes.propagate_shardings import (
+from . import rules as _rules  # noqa: F401  (the assembler: importing the families fills the tables)
+from .propagation.normalize_boundaries import normalize_boundaries
+from .search.auto_sharding import SearchReport, SearchRequest, search_shardings
+from .analysis.collectives import collective_records, collective_summary
+from .lowering.lower import lower
+from .optimize.combine_collectives import merge_chained_collectives
+from .optimize.cse import eliminate_common_subexpressions
+from .optimize.dce import eliminate_dead_code
+from .partitioning.partition import Decision, partition_with_report
+from .propagation.propagate_shardings import (
     PropagationResult,
     Strategy,
     analyze_shardings,
@@ -165,38 +167,6 @@ def propagate_shardings_reporting(module: Module, strategy="shardy") -> Reported
         return Reported(strategy(module), None)
     result = analyze_shardings(module, strategy)
     return Reported(apply_shardings(module, result), result)
-
-
-def _boundary_sharding(sharding: TensorSharding | None, shape, mesh) -> TensorSharding | None:
-    """A layout Arrays can hold: whole mesh axes only, each dim keeping the major axes whose
-    product divides it (sub-axes, and axes that would pad the dim, dropped with what follows).
-
-    NOTE: user in_shardings and out_shardings were checked to divide when traced, so only
-    layouts propagation chose for uncommitted arguments and results are cut here."""
-    if sharding is None:
-        return None
-    dims = []
-    for size, dim in zip(shape, sharding.dims):
-        axes, shards = [], 1
-        for axis in dim.axes:
-            shards *= mesh.axis_size(axis.name)
-            if axis.size is not None or size % shards:
-                break
-            axes.append(axis)
-        dims.append(DimSharding(tuple(axes), dim.is_closed, dim.priority))
-    return TensorSharding(sharding.mesh_name, tuple(dims), sharding.replicated)
-
-
-def normalize_boundaries(module: Module) -> Module:
-    func = module.main
-
-    def boundary(sharding, value):
-        mesh = module.mesh(sharding.mesh_name) if sharding is not None else None
-        return _boundary_sharding(sharding, value.type.shape, mesh)
-
-    new_func = replace(func, arg_shardings=tuple(boundary(s, v) for s, v in zip(func.arg_shardings, func.args)),
-                       result_shardings=tuple(boundary(s, v) for s, v in zip(func.result_shardings, func.returns)))
-    return replace(module, funcs=(new_func,))
 
 
 def search_shardings_reporting(module: Module, request: SearchRequest, strategy="shardy") -> Reported:

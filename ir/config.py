@@ -188,3 +188,13 @@ class Config:
 
 
 config = Config()
+
+
+def cache_directory() -> str:
+    """Where meshjit keeps files across processes (generated kernels, the cost model's
+    calibration): ``MESHJIT_CACHE_DIR``, else ``$XDG_CACHE_HOME/meshjit`` or ``~/.cache/meshjit``."""
+    configured = os.environ.get("MESHJIT_CACHE_DIR")
+    if configured:
+        return configured
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "meshjit")

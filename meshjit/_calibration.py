@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from meshjit.compiler.cost import CostModel, all_reduce_bytes, ring_steps
+from meshjit.compiler.analysis.cost import CostModel, all_reduce_bytes, ring_steps
 
 SIZES = (256, 4096, 65536, 262144, 1048576)  # f32 elements per device
 

@@ -23,7 +23,7 @@ from meshjit.compiler.check import (
     stacked_arguments,
     values_close,
 )
-from meshjit.compiler.collectives import COLLECTIVES
+from meshjit.compiler.analysis.collectives import COLLECTIVES
 from meshjit.compiler.pipeline import PER_DEVICE
 from meshjit.ir import interpret
 from meshjit.ir.printer import name_values, op_lines

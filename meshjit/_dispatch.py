@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from meshjit.compiler.frontend.numpy_api.operators import METHODS, OPERATORS, PROPERTIES
 from meshjit.compiler.frontend.operands import is_array_like
-from meshjit.compiler.frontend.sharding_types import set_ambient_mesh_provider
+from meshjit.compiler.sharding.sharding_types import set_ambient_mesh_provider
 from meshjit.compiler.frontend.trace import (
     Tracer,
     bind,
@@ -118,7 +118,7 @@ def set_mesh_abstract_mesh():
 def install() -> None:
     """Register the dispatchers with the runtime and the compiler (once, at import), and tell
     the compiler where the abstract mesh in context comes from (``set_mesh``)."""
-    runtime_array.register_array_dispatcher(apply_array_method)
+    runtime_array.register_array_dispatcher(apply_array_method, tuple(METHODS), tuple(PROPERTIES))
     set_eager_executor(run_op)
     set_program_runner(run_program)
     set_ambient_mesh_provider(set_mesh_abstract_mesh)

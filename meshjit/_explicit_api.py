@@ -9,8 +9,8 @@ import functools
 import optree
 
 from meshjit.compiler.frontend.sharding_ops import reshard_to
-from meshjit.compiler.frontend.sharding_types import cast_type, context_abstract_mesh, resolve_sharding
-from meshjit.compiler.frontend.sharding_types import use_abstract_mesh as _use_abstract_mesh
+from meshjit.compiler.sharding.sharding_types import cast_type, context_abstract_mesh, resolve_sharding
+from meshjit.compiler.sharding.sharding_types import use_abstract_mesh as _use_abstract_mesh
 from meshjit.compiler.frontend.trace import Tracer, current_trace
 from meshjit.ir.abstract_mesh import AbstractMesh, AxisType
 from meshjit.runtime.array import Array
@@ -129,6 +129,28 @@ def _retyped_call(fun, args, kwargs, inner: AbstractMesh, outer: AbstractMesh, b
         return after(outputs)
 
 
+def _retyping(fun, name: str, axes, keyword: str, default, axis_type: AxisType, steps):
+    """The decorator auto_axes and explicit_axes share: ``fun`` runs with ``axes`` (default:
+    every axis) of the mesh in context made ``axis_type``; the sharding ``keyword`` comes from
+    the call or else the decorator; ``steps(sharding, inner, outer)`` gives what happens to the
+    arguments inside and to the outputs back outside (``_retyped_call``)."""
+
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        sharding = kwargs.pop(keyword, default)
+        if sharding is None:
+            raise TypeError(f"Missing required keyword argument: '{keyword}'")
+        outer = _context_mesh(name)
+        names = _axes_argument(axes, outer, name)
+        if any(outer.axis_type(axis) is AxisType.Manual for axis in names):
+            raise ValueError(f"{name} cannot make Manual axes {axis_type.name}; got axes {names} of {outer}")
+        inner = outer.update_axis_types({names: axis_type})
+        before, after = steps(sharding, inner, outer)
+        return _retyped_call(fun, args, kwargs, inner, outer, before, after)
+
+    return wrapped
+
+
 def auto_axes(fun=None, /, *, axes=None, out_sharding=None):
     """Decorator: run ``fun`` with ``axes`` (default: every axis) of the mesh in context made
     Auto, so propagation shards its values there (called outside jit, its ops run eagerly on
@@ -136,28 +158,11 @@ def auto_axes(fun=None, /, *, axes=None, out_sharding=None):
     not given here) on the Explicit mesh."""
     if fun is None:
         return functools.partial(auto_axes, axes=axes, out_sharding=out_sharding)
-    default = out_sharding
 
-    @functools.wraps(fun)
-    def wrapped(*args, out_sharding=default, **kwargs):
-        if out_sharding is None:
-            raise TypeError("Missing required keyword argument: 'out_sharding'")
-        outer = _context_mesh("auto_axes")
-        names = _axes_argument(axes, outer, "auto_axes")
-        if any(outer.axis_type(name) is AxisType.Manual for name in names):
-            raise ValueError(f"auto_axes cannot make Manual axes Auto; got axes {names} of {outer}")
-        inner = outer.update_axis_types({names: AxisType.Auto})
+    def steps(sharding, inner, outer):
+        return (lambda tree: _cast_leaves(tree, inner)), (lambda outputs: reshard(outputs, sharding))
 
-        def run(*args, **kwargs):
-            def reshard_outputs(outputs):
-                return reshard(outputs, out_sharding)
-
-            return _retyped_call(fun, args, kwargs, inner, outer, lambda tree: _cast_leaves(tree, inner),
-                                 reshard_outputs)
-
-        return run(*args, **kwargs)
-
-    return wrapped
+    return _retyping(fun, "auto_axes", axes, "out_sharding", out_sharding, AxisType.Auto, steps)
 
 
 def explicit_axes(fun=None, /, *, axes=None, in_sharding=None):
@@ -166,26 +171,12 @@ def explicit_axes(fun=None, /, *, axes=None, in_sharding=None):
     here); its outputs go back to the mesh in context, where those axes are left to propagation."""
     if fun is None:
         return functools.partial(explicit_axes, axes=axes, in_sharding=in_sharding)
-    default = in_sharding
 
-    @functools.wraps(fun)
-    def wrapped(*args, in_sharding=default, **kwargs):
-        if in_sharding is None:
-            raise TypeError("Missing required keyword argument: 'in_sharding'")
-        outer = _context_mesh("explicit_axes")
-        names = _axes_argument(axes, outer, "explicit_axes")
-        if any(outer.axis_type(name) is AxisType.Manual for name in names):
-            raise ValueError(f"explicit_axes cannot make Manual axes Explicit; got axes {names} of {outer}")
-        inner = outer.update_axis_types({names: AxisType.Explicit})
+    def steps(sharding, inner, outer):
+        def reshard_arguments(tree):
+            call_args, call_kwargs = tree
+            return reshard(call_args, sharding), call_kwargs
 
-        def run(*args, **kwargs):
-            def reshard_arguments(tree):
-                call_args, call_kwargs = tree
-                return reshard(call_args, in_sharding), call_kwargs
+        return reshard_arguments, (lambda outputs: _cast_leaves(outputs, outer))
 
-            return _retyped_call(fun, args, kwargs, inner, outer, reshard_arguments,
-                                 lambda outputs: _cast_leaves(outputs, outer))
-
-        return run(*args, **kwargs)
-
-    return wrapped
+    return _retyping(fun, "explicit_axes", axes, "in_sharding", in_sharding, AxisType.Explicit, steps)

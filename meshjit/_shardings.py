@@ -6,11 +6,11 @@ import weakref
 
 import numpy as np
 
-from meshjit.compiler.frontend.sharding_types import ShardingType, type_from_spec
+from meshjit.compiler.sharding.sharding_types import ShardingType, type_from_spec
 from meshjit.ir import AxisRef, DimSharding, MeshAttr, TensorSharding
 from meshjit.runtime.mesh import Mesh, get_mesh
 from meshjit.runtime.partition_spec import UNCONSTRAINED, PartitionSpec
-from meshjit.runtime.sharding import AUTO, NamedSharding, Sharding
+from meshjit.runtime.sharding import AUTO, NamedSharding, Sharding, spec_on_context_mesh
 
 
 def as_named_sharding(sharding: Sharding, ndim: int, argument: str) -> NamedSharding:
@@ -43,13 +43,7 @@ def resolve_spec(sharding, argument: str):
         raise TypeError(f"{argument} must be a Sharding or a PartitionSpec (or None), got "
                         f"{type(sharding).__name__}: {sharding!r}")
     if isinstance(sharding, PartitionSpec):
-        mesh = get_mesh()
-        if mesh.empty:
-            raise ValueError(
-                f"{argument}: the PartitionSpec {sharding} needs a mesh; use "
-                f"`meshjit.sharding.set_mesh(mesh)` or pass NamedSharding(mesh, spec)"
-            )
-        return NamedSharding(mesh, sharding)
+        return spec_on_context_mesh(sharding, argument)
     return sharding
 
 

@@ -11,12 +11,12 @@ from dataclasses import replace
 
 import optree
 
-from meshjit.compiler.auto_sharding import SearchRequest
-from meshjit.compiler.collectives import CollectiveRecord, collective_records
-from meshjit.compiler.cost import cost_analysis as module_cost_analysis
-from meshjit.compiler.cost import load_cost_model
-from meshjit.compiler.memory import peak_memory_bytes
-from meshjit.compiler.explain import format_provenance
+from meshjit.compiler.search.auto_sharding import SearchRequest
+from meshjit.compiler.analysis.collectives import CollectiveRecord, collective_records
+from meshjit.compiler.analysis.cost import cost_analysis as module_cost_analysis
+from meshjit.compiler.analysis.cost import load_cost_model
+from meshjit.compiler.analysis.memory import peak_memory_bytes
+from meshjit.compiler.propagation.explain import format_provenance
 from meshjit.compiler.pipeline import CompiledProgram, compile_module
 from meshjit.compiler.frontend.trace import user_location
 from meshjit.ir import interpret

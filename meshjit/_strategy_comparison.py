@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from meshjit.compiler.collectives import CollectiveRecord
+from meshjit.compiler.analysis.collectives import CollectiveRecord
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from meshjit.compiler.frontend.operands import dtype_of, shape_of
-from meshjit.compiler.frontend.sharding_types import (
+from meshjit.compiler.sharding.sharding_types import (
     ShardingType,
     context_abstract_mesh,
     format_type,

@@ -20,7 +20,7 @@ def run_demo(console: Console) -> int:
 
 def _add_input_options(command: argparse.ArgumentParser, strategy: bool = True) -> None:
     """The options every IR-reading command shares: the file, ``--mesh`` and ``--strategy``."""
-    from meshjit.compiler.passes.propagate_shardings import strategy_names
+    from meshjit.compiler.propagation.propagate_shardings import strategy_names
 
     command.add_argument("file", help="an IR text file (.mjir), StableHLO as JAX prints it (.mlir), or - to read standard input")
     command.add_argument("--mesh", metavar="AXES", help="mesh @mesh as axis=size pairs, e.g. x=2,y=4: "

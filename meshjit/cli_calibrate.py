@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from meshjit.compiler.cost import save_cost_model
+from meshjit.compiler.analysis.cost import save_cost_model
 
 from ._calibration import SIZES, fit, measure_all_reduces, measure_flops, slower
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from meshjit.compiler.collectives import COLLECTIVES
+from meshjit.compiler.analysis.collectives import COLLECTIVES
 from meshjit.ir import DimSharding, Module, TensorSharding, to_digraph
 from meshjit.ir.printer import format_sharding
 

@@ -20,10 +20,10 @@ from rich.table import Table
 from rich.text import Text
 
 from meshjit.compiler.check import PartitioningMismatchError, check_program
-from meshjit.compiler.collectives import collective_records, collective_summary, operand_text
-from meshjit.compiler.explain import format_provenance
-from meshjit.compiler.auto_sharding import SearchRequest, search_shardings
-from meshjit.compiler.cost import load_cost_model
+from meshjit.compiler.analysis.collectives import collective_records, collective_summary, operand_text
+from meshjit.compiler.propagation.explain import format_provenance
+from meshjit.compiler.search.auto_sharding import SearchRequest, search_shardings
+from meshjit.compiler.analysis.cost import load_cost_model
 from meshjit.compiler.pipeline import GLOBAL, LOWER, PER_DEVICE, Dumper, Pipeline, compile_module, default_pipeline
 from meshjit.ir import MeshAttr, Module, ParseError, VerifyError, parse_module, parse_stablehlo, print_module, verify
 from meshjit.ir.dtypes import to_numpy

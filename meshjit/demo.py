@@ -10,6 +10,10 @@ from rich.console import Console
 from rich.table import Table
 
 
+# NOTE: the demo is a user program: its traced ops are located at its lines (compiler/frontend/trace.py).
+__meshjit_user_program__ = True
+
+
 def _median_seconds(call, runs: int = 20) -> float:
     times = []
     for _ in range(runs):

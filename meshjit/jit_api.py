@@ -12,30 +12,31 @@ import types
 import weakref
 from collections.abc import Callable
 
-import numpy as np
 import optree
 
 from meshjit.compiler.frontend.operands import canonical_numpy
-from meshjit.compiler.auto_sharding import SearchRequest, open_sharding
-from meshjit.compiler.passes.propagate_shardings import resolve_propagation
-from meshjit.compiler.frontend.sharding_types import spec_repr
-from meshjit.compiler.frontend.sharding_types import context_abstract_mesh
-from meshjit.compiler.frontend.trace import Tracer, operand_sharding_type, trace_flat
+from meshjit.compiler.propagation.propagate_shardings import resolve_propagation
+from meshjit.compiler.sharding.sharding_types import context_abstract_mesh
+from meshjit.compiler.frontend.trace import Tracer
+from meshjit.compiler.frontend.trace_functions import trace_flat
 from meshjit.ir.config import config
 from meshjit.runtime.array import Array
-from meshjit.runtime.mesh import get_mesh
-from meshjit.runtime.partition_spec import PartitionSpec
-from meshjit.runtime.sharding import AUTO, NamedSharding, SingleDeviceSharding
+from meshjit.runtime.sharding import AUTO, SingleDeviceSharding
 
 from ._check import run_checked
+from ._jit_arguments import (
+    argument_hint,
+    argument_label,
+    checked_budget,
+    ir_arg_sharding,
+    path_text,
+    search_request,
+)
+from .constraint_api import with_sharding_constraint
 from ._shardings import (
-    as_named_sharding,
     known_mesh_attrs,
-    mesh_attr,
     resolve_spec,
-    settle_unconstrained,
     sharding_type_of,
-    to_ir_sharding,
 )
 from ._arguments import abstract_argument, is_sharding_leaf, leaf_signature
 from ._placement import check_in_shardings, place
@@ -99,7 +100,7 @@ class Jitted:
         # NOTE: a name is looked up now, so an unknown one fails here, naming the registered ones.
         self._propagation = resolve_propagation(propagation)
         self._check = bool(check)
-        self._memory_budget_bytes = _check_budget(memory_budget_bytes)
+        self._memory_budget_bytes = checked_budget(memory_budget_bytes)
         try:
             self._signature = inspect.signature(fun)
         except (TypeError, ValueError):
@@ -179,7 +180,7 @@ class Jitted:
         dynamic_args, dynamic_kwargs, static_values, static_positions = self._split(args, kwargs)
         leaves, treedef = optree.tree_flatten((dynamic_args, dynamic_kwargs), namespace=NAMESPACE)
         paths = [optree.tree_paths((dynamic_args, dynamic_kwargs), namespace=NAMESPACE)]
-        specs = tuple(abstract_argument(leaf, _path_text(path)) for leaf, path in zip(leaves, paths[0]))
+        specs = tuple(abstract_argument(leaf, path_text(path)) for leaf, path in zip(leaves, paths[0]))
         # NOTE: tracing reads the abstract mesh in context (sharding types live on it), x64 (the
         # dtypes of the constants it captures) and the threefry layout (the random ops it emits)
         key = (treedef, specs, static_values, context_abstract_mesh(), config.read("jax_enable_x64"),
@@ -272,7 +273,7 @@ class Jitted:
     def _trace(self, args, kwargs, static_positions, treedef, specs, dynamic_count) -> Lowered:
         names = self._dynamic_names(len(args), static_positions)
         paths = optree.tree_paths(optree.tree_unflatten(treedef, [0] * len(specs)), namespace=NAMESPACE)
-        labels = [_label(path, names) for path in paths]
+        labels = [argument_label(path, names) for path in paths]
         requested = self._jit_in_shardings(specs, treedef, dynamic_count)
         auto_args = tuple(index for index, sharding in enumerate(requested) if isinstance(sharding, AUTO))
         jit_in_shardings = [None if isinstance(sharding, AUTO) else sharding for sharding in requested]
@@ -280,7 +281,7 @@ class Jitted:
         input_leaves = [wanted if wanted is not None else spec.sharding
                         for wanted, spec in zip(jit_in_shardings, specs)]
         meshes: dict = {}
-        arg_shardings = [_ir_arg_sharding(requested[index] if index in auto_args else sharding, spec.type.rank, meshes)
+        arg_shardings = [ir_arg_sharding(requested[index] if index in auto_args else sharding, spec.type.rank, meshes)
                          for index, (sharding, spec) in enumerate(zip(input_leaves, specs))]
         out_treedef_box = []
 
@@ -295,7 +296,7 @@ class Jitted:
             out_treedef_box.append(_jax_ordered_treedef(out_treedef))
             return [_output_operand(leaf, index) for index, leaf in enumerate(out_leaves)]
 
-        hints = [_hint(path, names) for path in paths]
+        hints = [argument_hint(path, names) for path in paths]
         # NOTE: as JAX, an argument's sharding type is its own layout's; in_shardings do not
         # change the type of an argument that has none.
         arg_types = [sharding_type_of(spec.sharding, spec.type.rank) for spec in specs]
@@ -313,7 +314,7 @@ class Jitted:
         default = SingleDeviceSharding(placement.device)
         output_shardings = optree.tree_unflatten(
             out_treedef, [default if sharding is None else sharding for sharding in explicit_out])
-        search = _search_request(auto_args, auto_results, requested, requested_out, meshes, self._memory_budget_bytes)
+        search = search_request(auto_args, auto_results, requested, requested_out, meshes, self._memory_budget_bytes)
         return Lowered(traced, treedef, out_treedef, specs, optree.tree_unflatten(treedef, input_leaves),
                        output_shardings, propagation=self._propagation,
                        donated=self._donated_leaves(args, static_positions, treedef), placement=placement,
@@ -393,7 +394,7 @@ def _with_result_shardings(traced, requested_out, meshes):
     for sharding, value in zip(requested_out, func.returns):
         if sharding is not None and not isinstance(sharding, AUTO):
             sharding.shard_shape(value.type.shape)  # raises IndivisibleError naming the shapes
-        shardings.append(_ir_arg_sharding(sharding, value.type.rank, meshes))
+        shardings.append(ir_arg_sharding(sharding, value.type.rank, meshes))
     new_func = dataclasses.replace(func, result_shardings=tuple(shardings))
     module = dataclasses.replace(traced.module, meshes=tuple(meshes.items()), funcs=(new_func,))
     return dataclasses.replace(traced, module=module)
@@ -450,65 +451,6 @@ def _hashable(value) -> bool:
     return True
 
 
-def _path_text(path) -> str:
-    return "".join(f"[{entry!r}]" for entry in path)
-
-
-def _label(path, names: list[str]) -> str:
-    """A dynamic leaf as error messages name it: ``x``, ``params['w']``, ``t[0]``."""
-    head = names[path[1]] if path[0] == 0 and path[1] < len(names) else str(path[1])
-    return head + "".join(f"[{entry!r}]" for entry in path[2:])
-
-
-def _hint(path, names: list[str]) -> str | None:
-    """A readable argument name from its pytree path: ``x``, ``params_w``, ``layers_0_b``."""
-    if len(path) < 2:
-        return None
-    head = names[path[1]] if path[0] == 0 and path[1] < len(names) else str(path[1])
-    text = "_".join([head] + [str(entry) for entry in path[2:]])
-    return text if text.replace("_", "a").isalnum() and not text[0].isdigit() else None
-
-
-def _mesh_name(mesh, meshes: dict) -> str:
-    """The IR name of ``mesh`` in ``meshes``, added when new."""
-    attr = mesh_attr(mesh)
-    name = next((key for key, value in meshes.items() if value == attr), None)
-    if name is None:
-        name = "mesh" if not meshes else f"mesh_{len(meshes)}"
-        meshes[name] = attr
-    return name
-
-
-def _ir_arg_sharding(sharding, rank: int, meshes: dict):
-    if sharding is None or isinstance(sharding, SingleDeviceSharding):
-        return None
-    if isinstance(sharding, AUTO):
-        return open_sharding(_mesh_name(sharding.mesh, meshes), rank)
-    named = as_named_sharding(sharding, rank, "jit in_shardings")
-    return to_ir_sharding(named, rank, _mesh_name(named.mesh, meshes))
-
-
-def _check_budget(budget):
-    if budget is None:
-        return None
-    if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
-        raise ValueError(f"jit memory_budget_bytes must be a positive int (bytes per device) or None, "
-                         f"got {budget!r}")
-    return budget
-
-
-def _search_request(auto_args, auto_results, requested_in, requested_out, meshes, budget):
-    """The automatic sharding search the AUTO entries ask for (None when there are none)."""
-    autos = [requested_in[index] for index in auto_args] + [requested_out[index] for index in auto_results]
-    if not autos:
-        return None
-    names = {_mesh_name(auto.mesh, meshes) for auto in autos}
-    if len(names) > 1:
-        raise ValueError(f"jit: every AUTO in in_shardings and out_shardings must name the same mesh, got "
-                         f"{len(names)} different meshes")
-    return SearchRequest(auto_args, auto_results, names.pop(), memory_budget_bytes=budget)
-
-
 def _output_operand(leaf, index: int):
     if isinstance(leaf, (Tracer, Array)):
         return leaf
@@ -537,102 +479,6 @@ def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None, s
     if fun is None:
         return functools.partial(jit, **settings)
     return Jitted(fun, **settings)
-
-
-def _check_constraint_axes(leaf, sharding, ndim: int) -> bool:
-    """JAX 0.10's rule for a NamedSharding constraint: under an all-Explicit context mesh
-    (``set_mesh``) it is an assertion on the value's type (AssertionError when they differ) and
-    the value passes through unchanged (returns True); otherwise its spec may name only Auto axes
-    (ValueError: an Explicit axis is changed with ``reshard``)."""
-    if not isinstance(sharding, NamedSharding):
-        return False
-    context = context_abstract_mesh()
-    if context is not None and not context.empty and context.are_all_axes_explicit:
-        _assert_same_type(leaf, sharding, ndim)
-        return True
-    mesh = sharding.mesh.abstract_mesh
-    names = [name for entry in sharding.spec.partitions
-             if entry is not None and entry is not PartitionSpec.UNCONSTRAINED
-             for name in (entry if isinstance(entry, tuple) else (entry,))]
-    if set(names) - set(mesh.auto_axes):
-        raise ValueError(
-            f"The spec of NamedSharding passed to with_sharding_constraint can only refer to Auto axes of the mesh. "
-            f"Got spec={sharding.spec} and mesh={mesh}. You probably meant to use `reshard` API?")
-    return False
-
-
-def _assert_same_type(leaf, sharding, ndim: int) -> None:
-    wanted = sharding_type_of(sharding, ndim)
-    have = operand_sharding_type(leaf)
-    entries = sharding.spec.partitions
-    free = {dim for dim, entry in enumerate(entries) if entry is PartitionSpec.UNCONSTRAINED}
-    if all(have.dims[dim] == wanted.dims[dim] for dim in range(ndim) if dim not in free):
-        return
-    padded = PartitionSpec(*entries, *(None,) * (ndim - len(entries)))
-    raise AssertionError(
-        f"`with_sharding_constraint` acts as an assert when all axes of mesh are of type `Explicit`. The array "
-        f"sharding: {spec_repr(have)} did not match the sharding provided: {padded!r}. Please use "
-        f"`jax.sharding.reshard` to shard your input to the sharding you want.")
-
-
-def _keep_explicit_axes(named: NamedSharding, leaf) -> NamedSharding:
-    """Inside jit a constraint moves only Auto axes (its spec names no others): dims the value's
-    type splits over Explicit axes keep them, before the constraint's axes (as JAX 0.10)."""
-    have = operand_sharding_type(leaf)
-    if not any(have.dims):
-        return named
-    entries = tuple(named.spec.partitions) + (None,) * (leaf.ndim - len(named.spec.partitions))
-    merged = []
-    for typed, entry in zip(have.dims, entries):
-        if not typed:
-            merged.append(entry)
-            continue
-        extra = () if entry is None or entry is PartitionSpec.UNCONSTRAINED else (
-            entry if isinstance(entry, tuple) else (entry,))
-        axes = tuple(typed) + extra
-        merged.append(axes[0] if len(axes) == 1 else axes)
-    return NamedSharding(named.mesh, PartitionSpec(*merged))
-
-
-def with_sharding_constraint(x, shardings):
-    """Ask for ``x`` (a pytree) to be laid out as ``shardings`` (a pytree prefix of Shardings or
-    PartitionSpecs; ``P.UNCONSTRAINED`` dims are left to propagation). Outside jit it reshards."""
-    from meshjit.compiler.frontend.lax_ops import with_sharding_constraint_ir
-    from meshjit.runtime.transfer import device_put
-
-    leaves, treedef = optree.tree_flatten(x, namespace=NAMESPACE)
-    try:
-        expanded = optree.tree_broadcast_prefix(shardings, x, is_leaf=is_sharding_leaf, none_is_leaf=True,
-                                                namespace=NAMESPACE)
-    except ValueError as error:
-        raise ValueError(f"with_sharding_constraint shardings must be a pytree prefix of x: {error}") from None
-    targets = optree.tree_leaves(expanded, is_leaf=is_sharding_leaf, none_is_leaf=True, namespace=NAMESPACE)
-    results = []
-    for index, (leaf, target) in enumerate(zip(leaves, targets)):
-        argument = f"with_sharding_constraint shardings[{index}]"
-        if target is None:
-            results.append(leaf)
-            continue
-        if isinstance(target, PartitionSpec) and get_mesh().empty:
-            raise RuntimeError(
-                "with_sharding_constraint requires a non-empty mesh in context if you are passing `PartitionSpec`s "
-                "to shardings. You can define a context mesh via `jax.set_mesh(mesh)`. Alternatively, provide "
-                "`Sharding`s to shardings and then the mesh context manager is not required.")
-        sharding = resolve_spec(target, argument)
-        if not is_sharding_leaf(sharding):
-            raise TypeError(f"{argument} must be a Sharding, a PartitionSpec or None, got "
-                            f"{type(sharding).__name__}: {sharding!r}")
-        ndim = leaf.ndim if hasattr(leaf, "ndim") else np.ndim(leaf)
-        if _check_constraint_axes(leaf, sharding, ndim):
-            results.append(leaf)
-            continue
-        if not isinstance(leaf, Tracer):
-            results.append(device_put(leaf, settle_unconstrained(sharding, getattr(leaf, "sharding", None), ndim)))
-            continue
-        named = _keep_explicit_axes(as_named_sharding(sharding, leaf.ndim, argument), leaf)
-        mesh_name = leaf.trace.add_mesh(mesh_attr(named.mesh))
-        results.append(with_sharding_constraint_ir(leaf, to_ir_sharding(named, leaf.ndim, mesh_name)))
-    return optree.tree_unflatten(treedef, results)
 
 
 def eval_shape(fun: Callable, *args, **kwargs):

@@ -10,5 +10,5 @@ from meshjit.compiler.frontend.lax_loops import *  # noqa: F403
 from meshjit.compiler.frontend.lax_ops import *  # noqa: F403
 from meshjit.compiler.frontend.lax_slicing import *  # noqa: F403
 from meshjit.compiler.frontend.lax_windows import *  # noqa: F403
-from meshjit.jit_api import with_sharding_constraint as with_sharding_constraint
+from meshjit.constraint_api import with_sharding_constraint as with_sharding_constraint
 from meshjit.ad_api import stop_gradient as stop_gradient

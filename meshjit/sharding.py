@@ -1,6 +1,6 @@
 """meshjit.sharding: meshes, partition specs and the Sharding classes (as jax.sharding)."""
 
-from meshjit.compiler.frontend.sharding_types import ShardingTypeError as ShardingTypeError
+from meshjit.compiler.sharding.sharding_types import ShardingTypeError as ShardingTypeError
 from meshjit.ir.abstract_mesh import AbstractMesh as AbstractMesh
 from meshjit.runtime.errors import DuplicateSpecError as DuplicateSpecError
 from meshjit.runtime.errors import IndivisibleError as IndivisibleError

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
-from meshjit.compiler.collectives import COLLECTIVES, CollectiveRecord
+from meshjit.compiler.analysis.collectives import COLLECTIVES, CollectiveRecord
 
 __all__ = ["assert_collectives"]
 

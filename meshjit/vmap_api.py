@@ -19,7 +19,7 @@ from meshjit.runtime.mesh import current_mesh
 from meshjit.runtime.partition_spec import PartitionSpec
 
 from .ad_api import _run
-from .jit_api import with_sharding_constraint
+from .constraint_api import with_sharding_constraint
 from .tree_util import NAMESPACE
 
 _AXES_MESSAGE = ("vmap {which} must be an int, None, or a tuple of entries corresponding to the "

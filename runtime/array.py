@@ -326,9 +326,10 @@ _new_object = object.__new__
 
 # -- numpy's operators, methods and properties ------------------------------------------------
 # NOTE: what ``a + b``, ``a.sum(axis=0)`` or ``a.T`` compute is jax.numpy's business, which the
-# runtime cannot import (it never imports the compiler). Array declares the names it answers
-# here and forwards each call to one dispatcher, ``dispatcher(name, array, *args, **kwargs)``,
-# that meshjit's facade registers once at import with ``register_array_dispatcher``.
+# runtime cannot import (it never imports the compiler). Array declares Python's operators here
+# and forwards each call to one dispatcher, ``dispatcher(name, array, *args, **kwargs)``, that
+# meshjit's facade registers once at import with ``register_array_dispatcher``, naming the
+# methods and properties (``a.sum``, ``a.T``) numpy's front end implements.
 _BINARY_OPERATORS = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
                      "xor", "lshift", "rshift", "divmod")
 ARRAY_OPERATORS = (
@@ -337,24 +338,21 @@ ARRAY_OPERATORS = (
     "__neg__", "__pos__", "__abs__", "__invert__",
     "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__getitem__",
 )
-ARRAY_METHODS = (
-    "reshape", "astype", "transpose", "sum", "mean", "max", "min", "prod", "var", "std", "argmax", "argmin",
-    "all", "any", "cumsum", "cumprod", "sort", "argsort", "swapaxes", "squeeze", "ravel", "flatten", "take",
-    "clip", "round", "dot", "repeat",
-)
-ARRAY_PROPERTIES = ("T", "mT", "at")
-
 _dispatcher = None
 
 
-def register_array_dispatcher(dispatcher) -> None:
-    """Install the function every operator, method and property of ARRAY_OPERATORS,
-    ARRAY_METHODS and ARRAY_PROPERTIES calls as ``dispatcher(name, array, *args, **kwargs)``.
+def register_array_dispatcher(dispatcher, methods=(), properties=()) -> None:
+    """Install the function every operator of ARRAY_OPERATORS and every one of the ``methods``
+    and ``properties`` named here calls as ``dispatcher(name, array, *args, **kwargs)``.
     meshjit's facade registers its eager dispatcher here when it is imported."""
     global _dispatcher
     if not callable(dispatcher):
         raise TypeError(f"register_array_dispatcher expects a callable, got {dispatcher!r}")
     _dispatcher = dispatcher
+    for name in methods:
+        setattr(Array, name, _forwarding_method(name))
+    for name in properties:
+        setattr(Array, name, _forwarding_property(name))
 
 
 def _unregistered(name: str):
@@ -384,8 +382,6 @@ def _forwarding_property(name: str) -> property:
 
 # NOTE: set after the class body so Array keeps identity hashing (a ``__eq__`` written in the
 # body would make it unhashable).
-for _name in ARRAY_OPERATORS + ARRAY_METHODS:
+for _name in ARRAY_OPERATORS:
     setattr(Array, _name, _forwarding_method(_name))
-for _name in ARRAY_PROPERTIES:
-    setattr(Array, _name, _forwarding_property(_name))
 del _name

@@ -15,7 +15,7 @@ from .devices import CpuDevice, check_memory_kind, process_index
 from .errors import DuplicateSpecError, IndivisibleError
 from meshjit.ir.abstract_mesh import AbstractMesh
 
-from .mesh import Mesh
+from .mesh import Mesh, get_mesh
 from .partition_spec import UNCONSTRAINED, PartitionSpec
 from .tile_assignment import TileAssignment
 from .tiles import tile_numbers
@@ -393,3 +393,15 @@ class AUTO:
 
     def __repr__(self) -> str:
         return f"AUTO(mesh={self.mesh!r})"
+
+
+def spec_on_context_mesh(spec: PartitionSpec, argument: str) -> NamedSharding:
+    """A bare PartitionSpec as a NamedSharding over the mesh from ``set_mesh``; without one, a
+    ValueError naming ``argument``."""
+    mesh = get_mesh()
+    if mesh.empty:
+        raise ValueError(
+            f"{argument}: a PartitionSpec {spec} was given without a mesh; set one with "
+            f"`meshjit.sharding.set_mesh(mesh)` or pass NamedSharding(mesh, spec)"
+        )
+    return NamedSharding(mesh, spec)

@@ -12,9 +12,8 @@ from meshjit.ir.dtypes import canonicalize
 from .array import Array, index_key
 from meshjit.ir.config import config
 from .devices import CpuDevice, devices as all_devices
-from .mesh import get_mesh
 from .partition_spec import PartitionSpec
-from .sharding import NamedSharding, Sharding, SingleDeviceSharding
+from .sharding import NamedSharding, Sharding, SingleDeviceSharding, spec_on_context_mesh
 from .tile_assignment import tile_index
 from .tiles import cut_tiles, local_blocks, local_tiles
 
@@ -96,13 +95,7 @@ def _resolve_target(target, argument: str) -> Sharding | None:
     if isinstance(target, CpuDevice):
         return SingleDeviceSharding(target)
     if isinstance(target, PartitionSpec):
-        mesh = get_mesh()
-        if mesh.empty:
-            raise ValueError(
-                f"{argument}: a PartitionSpec {target} was given without a mesh; set one with "
-                f"`meshjit.sharding.set_mesh(mesh)` or pass NamedSharding(mesh, spec)"
-            )
-        return NamedSharding(mesh, target)
+        return spec_on_context_mesh(target, argument)
     # NOTE: JAX raises ValueError here, so ported code that catches it keeps working.
     raise ValueError(
         f"{argument} must be a device, a Sharding, a PartitionSpec or None, got "

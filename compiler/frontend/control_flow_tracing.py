@@ -20,7 +20,8 @@ from meshjit.ir.dtypes import to_numpy
 from .lax_ops import convert_element_type
 from .operands import as_operand, dtype_of, is_array_like, x64
 from .promotion import DType, promote
-from .trace import Tracer, current_trace, run_as_program, trace_region
+from .trace import Tracer, current_trace, run_as_program
+from .trace_functions import trace_region
 
 # NOTE: the facade's pytree namespace (meshjit.tree_util.NAMESPACE).
 TREE_NAMESPACE = "meshjit"

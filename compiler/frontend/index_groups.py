@@ -9,6 +9,7 @@ import numpy as np
 
 from . import lax_ops as lax
 from .numpy_api.arguments import normalize_axis
+from .axis_environment import bind_collective, bound, tree_map
 from .operands import as_operand, dtype_of, shape_of
 
 
@@ -95,7 +96,7 @@ def _grouped(axis_name, axis_index_groups, function: str):
     """The environment, the one mesh axis, the groups' table and this device's index along the
     axis, for a collective within ``axis_index_groups``."""
     collectives = _collectives()
-    environment, axes = collectives._bound(axis_name, function)
+    environment, axes = bound(axis_name, function)
     if len(axes) != 1:
         raise ValueError(f"{function}: axis_index_groups needs a single mesh axis name, got {axes}")
     groups = checked_groups(axis_index_groups, environment.group_size(axes), function)
@@ -105,7 +106,7 @@ def _grouped(axis_name, axis_index_groups, function: str):
 def _gathered(leaf, environment, axes):
     """Every device's ``leaf`` along ``axes``, stacked along a new dim 0."""
     attrs = {"axes": axes, "dim": 0}
-    return _collectives()._bind_collective("all_gather", lax.expand_dims(leaf, (0,)), environment, attrs)
+    return bind_collective("all_gather", lax.expand_dims(leaf, (0,)), environment, attrs)
 
 
 def grouped_reduce(x, axis_name, axis_index_groups, reduction: str, function: str):
@@ -120,7 +121,7 @@ def grouped_reduce(x, axis_name, axis_index_groups, reduction: str, function: st
         result = reduce_my_group(_gathered(leaf, environment, axes), groups, index, reduction)
         return lax.convert_element_type(result, "bool") if flag and reduction != "sum" else result
 
-    return _collectives()._tree_map(reduce_leaf, x)
+    return tree_map(reduce_leaf, x)
 
 
 def grouped_all_gather(x, axis_name, axis_index_groups, axis: int, tiled: bool):
@@ -139,7 +140,7 @@ def grouped_all_gather(x, axis_name, axis_index_groups, axis: int, tiled: bool):
         shape = shape_of(moved)
         return lax.reshape(moved, shape[:dim] + (shape[dim] * shape[dim + 1],) + shape[dim + 2:])
 
-    return _collectives()._tree_map(gather, x)
+    return tree_map(gather, x)
 
 
 def _moved(source: int, target: int, rank: int) -> tuple[int, ...]:
@@ -162,4 +163,4 @@ def grouped_psum_scatter(x, axis_name, axis_index_groups, scatter_dimension, til
         total = reduce_my_group(_gathered(leaf, environment, axes), groups, index, "sum")
         return scatter_block(total, groups, index, dim, tiled)
 
-    return collectives._tree_map(scatter, x)
+    return tree_map(scatter, x)

@@ -10,20 +10,25 @@ from __future__ import annotations
 
 import math
 import operator
-import threading
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 
-import optree
-from meshjit.ir import Block, MeshAttr, SymbolRef
+from meshjit.ir import Block, SymbolRef
 
 from . import index_groups, lax_ops
 from .numpy_api.arguments import normalize_axis
 from .numpy_api.elementwise import true_divide
 from .operands import as_operand, dtype_of, shape_of
-from .trace import Trace, Tracer, bind, current_trace
+from .trace import Tracer, bind, current_trace
+from .axis_environment import (
+    AxisEnvironment,
+    bind_collective,
+    bound,
+    named_axes,
+    no_groups,
+    single_vmap_axis,
+    tree_map,
+    vmap_axes,
+)
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
 __all__ = (
@@ -41,161 +46,18 @@ __all__ = (
     "pvary",
 )
 
-# NOTE: the facade's pytree namespace (meshjit.tree_util.NAMESPACE); collectives map over pytrees.
-_TREE_NAMESPACE = "meshjit"
-
-
-@dataclass
-class AxisEnvironment:
-    """The manual mesh axes of the shard_map body being traced in ``trace``.
-
-    ``invariant_results`` holds the ids of values the user asked to be invariant over the axes
-    they were gathered over (``all_gather(..., to="invarying")``), for the varying-axes check.
-    ``argument_axes`` holds, per explicit body argument, the axes its in_spec splits it over;
-    ``check_vma`` is the shard_map's flag (without it ``pcast`` does nothing, as in JAX).
-    """
-
-    trace: Trace | None
-    mesh_name: str
-    mesh: MeshAttr
-    manual_axes: tuple[str, ...]
-    invariant_results: set[int] = field(default_factory=set)
-    argument_axes: tuple[frozenset[str], ...] = ()
-    check_vma: bool = True
-
-    def group_size(self, axes: tuple[str, ...]) -> int:
-        return math.prod(self.mesh.axis_size(name) for name in axes)
-
-
-class _EnvironmentStack(threading.local):
-    def __init__(self):
-        self.environments: list[AxisEnvironment] = []
-
-
-_stack = _EnvironmentStack()
-
-
-def innermost_environment() -> AxisEnvironment | None:
-    """The environment of the shard_map body being traced most recently, if any."""
-    return _stack.environments[-1] if _stack.environments else None
-
-
-def in_body(environment: AxisEnvironment | None, trace: Trace | None) -> bool:
-    """Whether ``trace`` records ``environment``'s body or a region nested in it."""
-    while environment is not None and trace is not None:
-        if trace is environment.trace:
-            return True
-        trace = trace.parent
-    return False
-
-
-@contextmanager
-def bound_axes(environment: AxisEnvironment) -> Iterator[AxisEnvironment]:
-    """Make ``environment``'s manual axes nameable by collectives while a body is traced."""
-    _stack.environments.append(environment)
-    try:
-        yield environment
-    finally:
-        _stack.environments.pop()
-
-
-def _axis_names(axis_name, function: str) -> tuple[str, ...]:
-    names = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
-    for name in names:
-        if not isinstance(name, str):
-            raise TypeError(f"{function}: axis names are mesh axis name strings, got {name!r}")
-    if len(set(names)) != len(names):
-        raise ValueError(f"{function}: axis_name {axis_name!r} repeats an axis")
-    return names
-
-
-def _bound(axis_name, function: str) -> tuple[AxisEnvironment, tuple[str, ...]]:
-    """The environment that binds every axis in ``axis_name``, or a NameError naming the axis."""
-    names = _axis_names(axis_name, function)
-    if not names:
-        raise ValueError(f"{function}: axis_name must name at least one mesh axis, got {axis_name!r}")
-    environment = innermost_environment()
-    inside = in_body(environment, current_trace())
-    for name in names:
-        if inside and name in environment.manual_axes:
-            continue
-        where = (f"the enclosing shard_map is manual over {list(environment.manual_axes)}" if inside
-                 else "it was called outside the body of a meshjit.shard_map")
-        raise NameError(f"unbound axis name: {name!r}. {function} takes the mesh axes a "
-                        f"shard_map body is manual over, but {where}")
-    return environment, names
-
-
-class _NamedAxes:
-    """``vmap.named_axes``, imported on first use (vmap's modules import this one's neighbours)."""
-
-    def __getattr__(self, name):
-        from .vmap import named_axes as module
-
-        return getattr(module, name)
-
-
-named_axes = _NamedAxes()
-
-
-def _vmap_axes(axis_name) -> tuple[list, tuple]:
-    """``axis_name`` split into the vmaps in progress it names (innermost binding) and the rest
-    (mesh axes of a shard_map body)."""
-    from .vmap.transform import named_axis  # NOTE: vmap imports this module's neighbours
-
-    names = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
-    batched, others = [], []
-    for name in names:
-        try:
-            axis = named_axis(name)
-        except TypeError:  # unhashable: not a vmap axis name
-            axis = None
-        (batched if axis is not None else others).append(axis if axis is not None else name)
-    return batched, tuple(others)
-
-
-def _single_vmap_axis(axis_name, function: str):
-    """The vmap axis ``axis_name`` names, when it names one (alone; mixing it with mesh axes
-    is only possible for the reductions)."""
-    batched, others = _vmap_axes(axis_name)
-    if batched and others:
-        raise ValueError(f"{function}: axis_name {axis_name!r} mixes a vmap axis with mesh axes; "
-                         f"call {function} once per kind of axis")
-    if len(batched) > 1:
-        raise ValueError(f"{function}: axis_name {axis_name!r} names several vmap axes; call it once per axis")
-    return batched[0] if batched else None
-
-
-def _no_groups(axis_index_groups, function: str) -> None:
-    if axis_index_groups is not None:
-        raise ValueError(f"{function}: axis_index_groups is not supported for {function}; split the mesh axis "
-                         f"into two named axes and use the one that forms the groups")
-
-
-def _bind_collective(name: str, leaf, environment: AxisEnvironment, attrs: dict):
-    attrs = {"mesh": SymbolRef(environment.mesh_name), **attrs}
-    return bind(name, [leaf], attrs, weak_type=dtype_of(leaf).weak)[0]
-
-
-def _tree_map(function, tree):
-    # NOTE: flatten and rebuild rather than optree.tree_map, so that no frame outside meshjit
-    # sits between the user's call and bind (ops record the user's source line).
-    leaves, treedef = optree.tree_flatten(tree, namespace=_TREE_NAMESPACE)
-    return optree.tree_unflatten(treedef, [function(leaf) for leaf in leaves])
-
-
 # --- reductions ----------------------------------------------------------------------------------
 
 
 def _all_reduce(x, axis_name, reduction: str, function: str):
     if isinstance(axis_name, (tuple, list)) and not axis_name:
         return x
-    batched, others = _vmap_axes(axis_name)
+    batched, others = vmap_axes(axis_name)
     for axis in batched:
         x = named_axes.reduce(x, axis, reduction)
     if not others:
         return x
-    environment, axes = _bound(others, function)
+    environment, axes = bound(others, function)
 
     def reduce_leaf(leaf):
         leaf = as_operand(leaf)
@@ -204,10 +66,10 @@ def _all_reduce(x, axis_name, reduction: str, function: str):
             # NOTE: as in JAX, psum counts True values (int32); pmax/pmin stay bool (any/all).
             leaf = lax_ops.convert_element_type(leaf, "i32")
         attrs = {"axes": axes, "reduction": reduction}
-        result = _bind_collective("all_reduce", leaf, environment, attrs)
+        result = bind_collective("all_reduce", leaf, environment, attrs)
         return lax_ops.convert_element_type(result, "bool") if is_bool and reduction != "sum" else result
 
-    return _tree_map(reduce_leaf, x)
+    return tree_map(reduce_leaf, x)
 
 
 def psum(x, axis_name, *, axis_index_groups=None):
@@ -236,15 +98,15 @@ def pmean(x, axis_name, *, axis_index_groups=None):
     if axis_index_groups is not None:
         total = index_groups.grouped_reduce(x, axis_name, axis_index_groups, "sum", "pmean")
         members = len(axis_index_groups[0])
-        return _tree_map(lambda leaf: true_divide(leaf, members), total)
+        return tree_map(lambda leaf: true_divide(leaf, members), total)
     if isinstance(axis_name, (tuple, list)) and not axis_name:
         return x
-    batched, others = _vmap_axes(axis_name)
+    batched, others = vmap_axes(axis_name)
     size = math.prod(axis.size for axis in batched)
     if others:
-        environment, axes = _bound(others, "pmean")
+        environment, axes = bound(others, "pmean")
         size *= environment.group_size(axes)
-    return _tree_map(lambda total: true_divide(total, size), _all_reduce(x, axis_name, "sum", "pmean"))
+    return tree_map(lambda total: true_divide(total, size), _all_reduce(x, axis_name, "sum", "pmean"))
 
 
 # --- gathers and scatters ------------------------------------------------------------------------
@@ -259,13 +121,13 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to=
     """
     if to not in ("varying", "invarying"):
         raise ValueError(f"all_gather: to must be 'varying' or 'invarying', got {to!r}")
-    batch_axis = _single_vmap_axis(axis_name, "all_gather")
+    batch_axis = single_vmap_axis(axis_name, "all_gather")
     if batch_axis is not None:
-        _no_groups(axis_index_groups, "all_gather over a vmap axis")
+        no_groups(axis_index_groups, "all_gather over a vmap axis")
         return named_axes.all_gather(x, batch_axis, dim=axis, tiled=tiled)
     if axis_index_groups is not None:
         return index_groups.grouped_all_gather(x, axis_name, axis_index_groups, axis, tiled)
-    environment, axes = _bound(axis_name, "all_gather")
+    environment, axes = bound(axis_name, "all_gather")
 
     def gather(leaf):
         leaf = as_operand(leaf)
@@ -275,12 +137,12 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to=
         else:
             dim = normalize_axis(axis, rank + 1, "all_gather")
             leaf = lax_ops.expand_dims(leaf, (dim,))
-        result = _bind_collective("all_gather", leaf, environment, {"axes": axes, "dim": dim})
+        result = bind_collective("all_gather", leaf, environment, {"axes": axes, "dim": dim})
         if to == "invarying":
             environment.invariant_results.add(result.value.id)
         return result
 
-    return _tree_map(gather, x)
+    return tree_map(gather, x)
 
 
 def _check_split_dim(function: str, argument: str, dim: int, shape, size: int, axes, tiled: bool) -> None:
@@ -297,13 +159,13 @@ def _check_split_dim(function: str, argument: str, dim: int, shape, size: int, a
 def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
     """The sum over ``axis_name``, of which device ``i`` keeps block ``i`` along
     ``scatter_dimension`` (a dim of the group's size that is removed, unless ``tiled``)."""
-    batch_axis = _single_vmap_axis(axis_name, "psum_scatter")
+    batch_axis = single_vmap_axis(axis_name, "psum_scatter")
     if batch_axis is not None:
-        _no_groups(axis_index_groups, "psum_scatter over a vmap axis")
+        no_groups(axis_index_groups, "psum_scatter over a vmap axis")
         return named_axes.psum_scatter(x, batch_axis, dimension=scatter_dimension, tiled=tiled)
     if axis_index_groups is not None:
         return index_groups.grouped_psum_scatter(x, axis_name, axis_index_groups, scatter_dimension, tiled)
-    environment, axes = _bound(axis_name, "psum_scatter")
+    environment, axes = bound(axis_name, "psum_scatter")
     size = environment.group_size(axes)
 
     def scatter(leaf):
@@ -312,21 +174,21 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
         dim = normalize_axis(scatter_dimension, len(shape), "psum_scatter")
         _check_split_dim("psum_scatter", "scatter_dimension", dim, shape, size, axes, tiled)
         attrs = {"axes": axes, "dim": dim, "reduction": "sum"}
-        result = _bind_collective("reduce_scatter", leaf, environment, attrs)
+        result = bind_collective("reduce_scatter", leaf, environment, attrs)
         return result if tiled else lax_ops.squeeze(result, (dim,))
 
-    return _tree_map(scatter, x)
+    return tree_map(scatter, x)
 
 
 def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
     """Device ``i`` sends block ``j`` of ``split_axis`` to device ``j``, which concatenates the
     blocks it receives along ``concat_axis`` (tiled), or stacks them there in place of the
     removed ``split_axis``, whose size must then be the group's (not tiled)."""
-    _no_groups(axis_index_groups, "all_to_all")
-    if _single_vmap_axis(axis_name, "all_to_all") is not None:
+    no_groups(axis_index_groups, "all_to_all")
+    if single_vmap_axis(axis_name, "all_to_all") is not None:
         raise ValueError("all_to_all over a vmap axis is not supported; reshape and transpose the "
                          "batched value outside the vmapped function instead")
-    environment, axes = _bound(axis_name, "all_to_all")
+    environment, axes = bound(axis_name, "all_to_all")
     size = environment.group_size(axes)
 
     def exchange(leaf):
@@ -337,16 +199,16 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
         _check_split_dim("all_to_all", "split_axis", split, shape, size, axes, tiled)
         if tiled:
             attrs = {"axes": axes, "split_dim": split, "concat_dim": concat}
-            return _bind_collective("all_to_all", leaf, environment, attrs)
+            return bind_collective("all_to_all", leaf, environment, attrs)
         # NOTE: exchanging size-1 blocks in place leaves the senders along ``split``; moving
         # that dim to ``concat`` is JAX's untiled layout.
         attrs = {"axes": axes, "split_dim": split, "concat_dim": split}
-        exchanged = _bind_collective("all_to_all", leaf, environment, attrs)
+        exchanged = bind_collective("all_to_all", leaf, environment, attrs)
         order = [dim for dim in range(len(shape)) if dim != split]
         order.insert(concat, split)
         return lax_ops.transpose(exchanged, tuple(order))
 
-    return _tree_map(exchange, x)
+    return tree_map(exchange, x)
 
 
 def _int_pair(pair, perm) -> tuple[int, int]:
@@ -387,11 +249,11 @@ def _permutation_pairs(perm, size: int, axes: tuple[str, ...]) -> tuple[tuple[in
 def ppermute(x, axis_name, perm):
     """Device ``source`` sends ``x`` to device ``target`` for each pair of ``perm`` (indices along
     ``axis_name``); a device no pair targets receives zeros."""
-    batch_axis = _single_vmap_axis(axis_name, "ppermute")
+    batch_axis = single_vmap_axis(axis_name, "ppermute")
     if batch_axis is not None:
         (name,) = (batch_axis.name,)
         return named_axes.ppermute(x, batch_axis, _permutation_pairs(perm, batch_axis.size, (name,)))
-    environment, axes = _bound(axis_name, "ppermute")
+    environment, axes = bound(axis_name, "ppermute")
     # NOTE: as in JAX, the devices of a multi-axis ppermute are numbered in mesh order, whatever
     # order axis_name lists the axes in (all_gather, psum_scatter and axis_index use the listed order)
     axes = tuple(sorted(axes, key=environment.mesh.axis_names.index))
@@ -399,9 +261,9 @@ def ppermute(x, axis_name, perm):
 
     def permute(leaf):
         attrs = {"axes": axes, "pairs": pairs}
-        return _bind_collective("collective_permute", as_operand(leaf), environment, attrs)
+        return bind_collective("collective_permute", as_operand(leaf), environment, attrs)
 
-    return _tree_map(permute, x)
+    return tree_map(permute, x)
 
 
 # --- device position -----------------------------------------------------------------------------
@@ -410,10 +272,10 @@ def ppermute(x, axis_name, perm):
 def axis_index(axis_name):
     """This device's index along ``axis_name`` (int32); a tuple of axes gives the mixed-radix
     index with the first axis major."""
-    batch_axis = _single_vmap_axis(axis_name, "axis_index")
+    batch_axis = single_vmap_axis(axis_name, "axis_index")
     if batch_axis is not None:
         return named_axes.axis_index(batch_axis)
-    environment, axes = _bound(axis_name, "axis_index")
+    environment, axes = bound(axis_name, "axis_index")
     index = None
     for name in axes:
         attrs = {"mesh": SymbolRef(environment.mesh_name), "axis": name}
@@ -424,11 +286,11 @@ def axis_index(axis_name):
 
 def axis_size(axis_name) -> int:
     """The number of devices along ``axis_name`` (a Python int); for a vmap axis, its size."""
-    batched, others = _vmap_axes(axis_name)
+    batched, others = vmap_axes(axis_name)
     size = math.prod(axis.size for axis in batched)
     if not others:
         return size
-    environment, axes = _bound(others, "axis_size")
+    environment, axes = bound(others, "axis_size")
     return size * environment.group_size(axes)
 
 
@@ -457,7 +319,7 @@ def pcast(x, axis_name, *, to):
                          f"it tracks only whether a value varies along a mesh axis (to='varying')")
     if current_trace() is None:
         raise ValueError("pcast should be called under meshjit.shard_map: it marks a value of a shard_map body")
-    environment, axes = _bound(axis_name, "pcast")
+    environment, axes = bound(axis_name, "pcast")
     if not environment.check_vma:
         return x
     ordered = tuple(name for name in environment.mesh.axis_names if name in axes)
@@ -465,9 +327,9 @@ def pcast(x, axis_name, *, to):
     def cast(leaf):
         leaf = as_operand(leaf)
         _check_invariant(environment, leaf, ordered)
-        return _bind_collective("pvary", leaf, environment, {"axes": ordered})
+        return bind_collective("pvary", leaf, environment, {"axes": ordered})
 
-    return _tree_map(cast, x)
+    return tree_map(cast, x)
 
 
 def pvary(x, axis_name):

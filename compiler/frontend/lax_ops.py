@@ -15,7 +15,7 @@ from meshjit.ir.dtypes import DTYPES, from_numpy
 
 from .operands import as_operand, canonical_numpy, dtype_of, is_python_scalar, shape_of
 from .sharding_ops import layout_of as _layout_of
-from .sharding_types import ShardingTypeError, resolve_sharding
+from ..sharding.sharding_types import ShardingTypeError, resolve_sharding
 from .trace import Tracer, bind, operand_sharding_type
 
 
@@ -84,7 +84,7 @@ def _comparison(direction: str):
 
 
 _UNARY = ("neg abs sign exp exp2 log log1p expm1 tanh logistic sin cos tan sqrt rsqrt cbrt "
-          "floor ceil erf erf_inv is_finite").split()
+          "floor ceil erf erf_inv is_finite square").split()
 for _name in _UNARY:
     globals()[_name] = _unary(_name)
 bitwise_not = _unary("not")
@@ -428,6 +428,23 @@ def gather_along_axis(operand, indices, axis: int, mode: str = "fill", fill_valu
     return _single("gather", [operand, vectors], attrs, weak_type=dtype_of(operand).weak)
 
 
+def gather_elements_along_axis(operand, indices, axis: int, mode: str = "fill", fill_value=None):
+    """``jnp.take_along_axis``: ``operand`` at ``indices`` along ``axis``, elementwise in every
+    other dim (both have the result's shape there). A ``gather`` whose other dims are batching
+    dims, as JAX emits it, so each of them keeps its sharding and a sharded ``axis`` can be
+    looked up where it lies."""
+    operand, indices = as_operand(operand), as_operand(indices)
+    rank = len(shape_of(operand))
+    others = tuple(dim for dim in range(rank) if dim != axis)
+    vectors = _single("expand_dims", [indices], {"dimensions": (rank,)})
+    attrs = {"offset_dims": (), "collapsed_slice_dims": (axis,), "start_index_map": (axis,),
+             "operand_batching_dims": others, "start_indices_batching_dims": others,
+             "slice_sizes": (1,) * rank, "mode": mode}
+    if fill_value is not None and mode == "fill":
+        attrs["fill_value"] = fill_value
+    return _single("gather", [operand, vectors], attrs, weak_type=dtype_of(operand).weak)
+
+
 def with_sharding_constraint_ir(x, sharding):
     """Constrain ``x`` to an IR TensorSharding (the facade converts user shardings)."""
     x = as_operand(x)
@@ -460,6 +477,7 @@ __all__ = (
     "expand_dims",
     "full",
     "gather_along_axis",
+    "gather_elements_along_axis",
     "integer_pow",
     "iota",
     "pad",

@@ -16,17 +16,15 @@ from meshjit.ir import AxisRef, DimSharding, MeshAttr, Op, TensorSharding
 from meshjit.ir.abstract_mesh import EMPTY_ABSTRACT_MESH, AbstractMesh
 from meshjit.ir.dtypes import to_numpy
 
-from ..factor_types import DuplicateAxisError, illegal_result_message, short_type
-from .sharding_types import (
+from ..tables import sharding_type_rules, varying_over_axes
+from ..sharding.factor_types import DuplicateAxisError, illegal_result_message, short_type
+from ..sharding.sharding_types import (
     ShardingType,
     ShardingTypeError,
     check_divisible,
     format_type,
     is_lenient,
 )
-
-_VARYING_OVER_AXES = frozenset({"all_gather", "reduce_scatter", "all_to_all", "collective_permute", "pvary"})
-
 
 def result_varying(op: Op, operands: Sequence[frozenset[str]], invariant: bool = False) -> frozenset[str]:
     """The manual axes along which an op's results vary (JAX's vma), from its operands':
@@ -40,18 +38,20 @@ def result_varying(op: Op, operands: Sequence[frozenset[str]], invariant: bool =
         return frozenset({op.attrs["axis"]})
     if op.name == "all_reduce" or (op.name == "all_gather" and invariant):
         return union - axes
-    if op.name in _VARYING_OVER_AXES:
+    if op.name in varying_over_axes:
         return union | axes
-    return union | _axes_varied_inside(op)
+    return union | axes_varied_inside(op)
 
 
-def _axes_varied_inside(op: Op) -> frozenset[str]:
+def axes_varied_inside(op: Op) -> frozenset[str]:
+    """Conservatively, for an op with regions: every axis a per-device op inside them may
+    introduce variation along."""
     axes = set()
     for region in op.regions:
         for inner in region.walk():
             if inner.name == "axis_index":
                 axes.add(inner.attrs["axis"])
-            elif inner.name in _VARYING_OVER_AXES:
+            elif inner.name in varying_over_axes:
                 axes.update(inner.attrs["axes"])
     return frozenset(axes)
 
@@ -95,10 +95,6 @@ def type_results(op: Op, operands: Sequence[ShardingType], context: AbstractMesh
     varying = result_varying(op, [operand.varying for operand in operands]) if mesh.manual_axes else frozenset()
     if not mesh.explicit_axes:
         return [ShardingType(mesh, ((),) * result.type.rank, varying=varying) for result in op.results]
-    # NOTE: imported here because the rules families import the front end (their JVP and
-    # transpose rules emit ops through it), which imports this module.
-    from ..rules import sharding_type_rules
-
     try:
         types = sharding_type_rules[op.name](op, list(operands), mesh)
     except ShardingTypeError as error:

@@ -14,11 +14,12 @@ from meshjit.ir import Block, MeshAttr, Op, TensorSharding, TensorType
 from meshjit.ir.abstract_mesh import AbstractMesh
 from meshjit.ir.dtypes import from_numpy
 
-from .lax_collectives import AxisEnvironment, bound_axes, in_body, innermost_environment
-from .op_types import _VARYING_OVER_AXES, result_varying
+from .axis_environment import AxisEnvironment, bound_axes, in_body, innermost_environment
+from .op_types import result_varying
 from .shard_map_eager import EagerCall, printing_per_device
-from .sharding_types import ShardingType, use_abstract_mesh
-from .trace import TracedRegion, Tracer, bind, current_trace, operand_sharding_type, trace_region
+from ..sharding.sharding_types import ShardingType, use_abstract_mesh
+from .trace import Tracer, bind, current_trace, operand_sharding_type
+from .trace_functions import TracedRegion, trace_region
 
 # One entry per tensor dim: the mesh axes that split it, major to minor.
 DimAxes = tuple[tuple[str, ...], ...]
@@ -203,16 +204,3 @@ def _control_flow_varying(op: Op, operand_axes: list[frozenset[str]], invariant_
     if op.name == "while":
         inner.update(varying_axes(op.regions[0], consts + carry, invariant_results))
     return carry + [inner[value.id] for value in body.returns[num_carry:]], inner
-
-
-def _axes_varied_inside(op: Op) -> frozenset[str]:
-    """Conservatively, for an op with regions: every axis a per-device op inside them may
-    introduce variation along."""
-    axes = set()
-    for region in op.regions:
-        for inner in region.walk():
-            if inner.name == "axis_index":
-                axes.add(inner.attrs["axis"])
-            elif inner.name in _VARYING_OVER_AXES:
-                axes.update(inner.attrs["axes"])
-    return frozenset(axes)

@@ -18,7 +18,7 @@ import numpy as np
 from meshjit.ir import Block, TensorSharding
 from meshjit.ir.interpret import run_manual_body, split_for_manual_body
 
-from .lax_collectives import AxisEnvironment
+from .axis_environment import AxisEnvironment
 from .trace import Trace, Tracer, add_tracer_describer
 
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from .operands import as_operand, dtype_of, shape_of
-from .sharding_types import ShardingType, resolve_sharding
+from ..sharding.sharding_types import ShardingType, resolve_sharding
 from .trace import bind, operand_sharding_type
 
 

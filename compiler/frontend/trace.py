@@ -20,8 +20,9 @@ from meshjit.ir.abstract_mesh import EMPTY_ABSTRACT_MESH
 from meshjit.ir.dtypes import from_numpy, to_numpy
 from meshjit.ir.shape_rules import ShapeError, infer_result_types
 
+from .explicit_closures import check_explicit_closure
 from .op_types import ir_sharding, mesh_attr_for, seeds_propagation, type_results
-from .sharding_types import ShardingType, context_abstract_mesh, format_type, type_of_concrete
+from ..sharding.sharding_types import ShardingType, context_abstract_mesh, format_type, type_of_concrete
 
 
 class ConcretizationTypeError(TypeError):
@@ -44,18 +45,26 @@ class UnexpectedTracerError(RuntimeError):
     """A Tracer escaped the function being traced and was used later."""
 
 
+# NOTE: a module of meshjit's that is a user program (``meshjit demo``'s model) sets this global
+# to True, so that its ops are located at its own lines.
+USER_PROGRAM = "__meshjit_user_program__"
+
+
 def is_meshjit_frame(frame) -> bool:
     """Whether ``frame`` runs meshjit's own code, known by its module name (``meshjit`` and its
-    submodules), so it holds wherever meshjit is installed."""
+    submodules), so it holds wherever meshjit is installed; a module marked ``USER_PROGRAM`` is
+    the user's."""
     module = frame.f_globals.get("__name__", "")
+    if frame.f_globals.get(USER_PROGRAM, False):
+        return False
     return module == "meshjit" or module.startswith("meshjit.")
 
 
 def user_location() -> str | None:
     """``file:line`` of the innermost caller outside meshjit's own modules (or the location a
     transformation set with ``located_at``)."""
-    if _stack.location is not None:
-        return _stack.location
+    if trace_stack.location is not None:
+        return trace_stack.location
     frame = sys._getframe(1)
     while frame is not None:
         if not is_meshjit_frame(frame):
@@ -137,7 +146,7 @@ class _TraceStack(threading.local):
         self.location: str | None = None
 
 
-_stack = _TraceStack()
+trace_stack = _TraceStack()
 
 
 @contextmanager
@@ -147,15 +156,15 @@ def located_at(location: str | None) -> Iterator[None]:
     if location is None:
         yield
         return
-    saved, _stack.location = _stack.location, location
+    saved, trace_stack.location = trace_stack.location, location
     try:
         yield
     finally:
-        _stack.location = saved
+        trace_stack.location = saved
 
 
 def current_trace() -> Trace | None:
-    return _stack.traces[-1] if _stack.traces else None
+    return trace_stack.traces[-1] if trace_stack.traces else None
 
 
 _describers: list[Callable] = []
@@ -308,6 +317,8 @@ def _default_program_runner(name: str, fun: Callable, operands) -> list:
 
     arrays = [np.asarray(operand) for operand in operands]
     types = [TensorType(array.shape, from_numpy(array.dtype)) for array in arrays]
+    from .trace_functions import trace_flat  # NOTE: it imports this module
+
     traced, _ = trace_flat(fun, types, [None] * len(types), name=name)
     return list(interpret(traced.module, *arrays, *(np.asarray(array) for array in traced.captured)))
 
@@ -334,7 +345,7 @@ def is_concrete_array(value) -> bool:
     return getattr(type(value), "is_device_array", False)
 
 
-def _operand_value(trace: Trace, operand, location) -> Value:
+def operand_value(trace: Trace, operand, location) -> Value:
     if isinstance(operand, Tracer):
         if operand.trace is trace:
             return operand.value
@@ -344,15 +355,19 @@ def _operand_value(trace: Trace, operand, location) -> Value:
                 f"{operand.trace.name!r} was used{_at(location)}; it escaped through a "
                 f"global, a closure or a side effect"
             )
+        check_explicit_closure(operand.sharding_type, operand.value.type.shape, operand.value.type.dtype,
+                               _at(location))
         if operand.trace is trace.parent:
             return trace.capture_outer(operand)
         if trace.parent is not None and _is_ancestor(operand.trace, trace.parent):
             # NOTE: a value from further out is captured by every trace in between, so each
             # region stays isolated from above (nested autodiff inside jit needs this).
-            outer_value = _operand_value(trace.parent, operand, location)
+            outer_value = operand_value(trace.parent, operand, location)
             return trace.capture_outer(Tracer(trace.parent, outer_value, operand.weak_type))
         raise UnexpectedTracerError(f"a traced value of an outer function was used inside {trace.name!r}")
     if is_concrete_array(operand):
+        check_explicit_closure(type_of_concrete(operand, len(operand.shape)), tuple(operand.shape),
+                               from_numpy(operand.dtype), _at(location))
         return trace.capture(operand)
     array = np.asarray(operand)
     value = Value.fresh(TensorType(array.shape, from_numpy(array.dtype)))
@@ -409,7 +424,7 @@ def bind(name: str, operands, attrs=None, *, weak_type: bool = False, regions=()
     if name == "sharding_constraint" and "sharding" not in attrs and out_sharding:
         # NOTE: a reshard given only its result's type is constrained to that type's sharding
         attrs["sharding"] = ir_sharding(out_sharding[0], trace.mesh_name_for(out_sharding[0]))
-    values = tuple(_operand_value(trace, operand, location) for operand in operands)
+    values = tuple(operand_value(trace, operand, location) for operand in operands)
     try:
         result_types = infer_result_types(name, tuple(value.type for value in values), attrs,
                                           tuple(regions), meshes=trace.meshes)
@@ -434,7 +449,7 @@ def stage(name: str, operands, result_types, attrs=None, *, regions=(), weak_typ
     if trace is None:
         raise ValueError(f"stage({name!r}) records into a trace; there is none")
     location = user_location()
-    values = tuple(_operand_value(trace, operand, location) for operand in operands)
+    values = tuple(operand_value(trace, operand, location) for operand in operands)
     results = tuple(Value.fresh(result_type) for result_type in result_types)
     op = Op(name, values, results, dict(attrs or {}), tuple(regions), location=location)
     returned = regions[0].returns if regions else ()
@@ -445,103 +460,3 @@ def stage(name: str, operands, result_types, attrs=None, *, regions=(), weak_typ
     trace.ops.append(op)
     weak_types = weak_types or [False] * len(results)
     return [Tracer(trace, result, weak) for result, weak in zip(results, weak_types)]
-
-
-@dataclass
-class TracedFunction:
-    """A traced function: its module, and the concrete arrays it captured (extra arguments)."""
-
-    module: Module
-    captured: list
-    out_weak_types: list[bool]
-    out_sharding_types: list[ShardingType] = field(default_factory=list)
-
-
-def _run_in_trace(trace: Trace, fun: Callable, tracers) -> tuple[list, list[Value]]:
-    """Call ``fun`` on ``tracers`` with ``trace`` innermost; its raw outputs and their values."""
-    _stack.traces.append(trace)
-    try:
-        outputs = fun(*tracers)
-        location = user_location()
-        out_values = [_operand_value(trace, output, location) for output in outputs]
-    finally:
-        _stack.traces.pop()
-        trace.active = False
-    return outputs, out_values
-
-
-def _body(trace: Trace, out_values: list[Value]) -> Block:
-    """The traced block: the arguments, then one argument per captured value."""
-    captured_values = tuple(value for value, _ in trace.captured.values())
-    return Block(tuple(trace.args) + captured_values, tuple(trace.ops), tuple(out_values))
-
-
-def trace_flat(fun: Callable, arg_types, arg_hints, *, name: str = "main", arg_weak_types=None,
-               arg_shardings=None, meshes=None, arg_sharding_types=None,
-               known_meshes=()) -> tuple[TracedFunction, object]:
-    """Trace ``fun`` over flat abstract arguments; returns the traced function and fun's raw output.
-
-    ``fun`` receives one Tracer per entry of ``arg_types`` and returns a flat list of outputs
-    (Tracers, device arrays or numpy values); the caller handles pytrees. ``arg_sharding_types``
-    gives the arguments' sharding types (explicit mode) and ``known_meshes`` the concrete meshes
-    their abstract meshes stand for.
-    """
-    trace = Trace(name, meshes=dict(meshes or {}), known_meshes=list(known_meshes))
-    weak_types = arg_weak_types or [False] * len(arg_types)
-    trace.args = [Value.fresh(arg_type, hint) for arg_type, hint in zip(arg_types, arg_hints)]
-    _record_arg_types(trace, arg_sharding_types)
-    tracers = [Tracer(trace, value, weak) for value, weak in zip(trace.args, weak_types)]
-    outputs, out_values = _run_in_trace(trace, fun, tracers)
-    captured_arrays = [array for _, array in trace.captured.values()]
-    body = _body(trace, out_values)
-    arg_shardings = tuple(arg_shardings or ()) + (None,) * (len(body.args) - len(arg_shardings or ()))
-    func = Func(name, body, arg_shardings=arg_shardings if arg_shardings else ())
-    module = Module(tuple(trace.meshes.items()), (func,))
-    out_weak = [bool(getattr(output, "weak_type", False)) for output in outputs]
-    out_types = [trace.types.get(value.id) or operand_sharding_type(output)
-                 for value, output in zip(out_values, outputs)]
-    return TracedFunction(module, captured_arrays, out_weak, out_types), outputs
-
-
-def _record_arg_types(trace: Trace, arg_sharding_types) -> None:
-    for value, sharding in zip(trace.args, arg_sharding_types or ()):
-        if sharding is not None:
-            trace.types[value.id] = sharding
-
-
-@dataclass
-class TracedRegion:
-    """A traced region body: the block, the outside objects its captured arguments stand for
-    (Tracers of the enclosing trace or concrete arrays, in block-argument order after the
-    explicit arguments), and fun's raw flat outputs."""
-
-    block: Block
-    captured: list
-    outputs: list
-
-
-def trace_region(fun: Callable, arg_types, arg_weak_types, *, name: str,
-                 trace_type: Callable[..., Trace] = Trace, arg_sharding_types=None,
-                 arg_sources=None) -> TracedRegion:
-    """Trace ``fun`` into a region body inside the current trace (an op's body, such as a
-    manual_computation's), over fresh arguments of ``arg_types``.
-
-    The body is isolated from above: whatever it uses from outside (the enclosing trace's
-    Tracers, concrete arrays) becomes an extra block argument, listed in ``captured`` for the
-    caller to pass as extra operands. The region shares the enclosing trace's mesh table.
-    ``trace_type`` (a Trace subclass or a factory taking Trace's arguments) lets a transformation
-    mark its traces, as autodiff's DifferentiationTrace does. ``arg_sources`` are the outside
-    objects the arguments stand for, where the caller knows them (concrete_values.py).
-    """
-    parent = current_trace()
-    if parent is None:
-        raise ValueError(f"trace_region({name!r}) needs an enclosing trace to put the region in")
-    trace = trace_type(name, meshes=parent.meshes, parent=parent)
-    trace.types, trace.known_meshes = parent.types, parent.known_meshes
-    trace.args = [Value.fresh(arg_type) for arg_type in arg_types]
-    trace.arg_sources = None if arg_sources is None else list(arg_sources)
-    _record_arg_types(trace, arg_sharding_types)
-    tracers = [Tracer(trace, value, weak) for value, weak in zip(trace.args, arg_weak_types)]
-    outputs, out_values = _run_in_trace(trace, fun, tracers)
-    captured = [outside for _, outside in trace.captured.values()]
-    return TracedRegion(_body(trace, out_values), captured, list(outputs))

@@ -5,8 +5,8 @@ rule, the JVP and transpose rules, and a partition rule where the generic factor
 fills them.
 """
 
-from ..frontend.autodiff.registries import jvp_rules as jvp_rules
-from ..frontend.autodiff.registries import transpose_rules as transpose_rules
+from ..tables import jvp_rules as jvp_rules
+from ..tables import transpose_rules as transpose_rules
 
 # NOTE: importing the families fills the tables above.
 # NOTE: the regions family spans files: manual_computation in ``regions``, control flow in
@@ -18,8 +18,13 @@ from . import (  # noqa: E402, F401, I001  # noqa: E402, F401, I001
     creation,
     dot,
     elementwise,
+    elementwise_autodiff,
+    elementwise_kernels,
     indexing,
+    indexing_autodiff,
     layout,
+    layout_autodiff,
+    layout_kernels,
     random,
     reductions,
     regions,
@@ -29,11 +34,11 @@ from . import (  # noqa: E402, F401, I001  # noqa: E402, F401, I001
     regions_transpose,
     windows,
 )
-from .registries import PER_DEVICE_OPS as PER_DEVICE_OPS
-from .registries import batching_rules as batching_rules
-from .registries import kernel_rules as kernel_rules
-from .registries import local_attr_rules as local_attr_rules
-from .registries import partial_result_rules as partial_result_rules
-from .registries import partition_rules as partition_rules
-from .registries import sharding_rules as sharding_rules
-from .registries import sharding_type_rules as sharding_type_rules
+from ..tables import PER_DEVICE_OPS as PER_DEVICE_OPS
+from ..tables import batching_rules as batching_rules
+from ..tables import kernel_rules as kernel_rules
+from ..tables import local_attr_rules as local_attr_rules
+from ..tables import partial_result_rules as partial_result_rules
+from ..tables import partition_rules as partition_rules
+from ..tables import sharding_rules as sharding_rules
+from ..tables import sharding_type_rules as sharding_type_rules

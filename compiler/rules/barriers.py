@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from meshjit.ir import Op
 
-from ..factor_rules import FactorRule, joined
+from ..sharding.factor_rules import FactorRule, joined
 from ..frontend.autodiff.jvp import linear_jvp
-from ..frontend.autodiff.registries import jvp_rules, transpose_rules
+from ..tables import jvp_rules, transpose_rules
 from ..frontend.vmap.batching import unrolled
-from .registries import batching_rules, factor_rule, kernel_rules, sharding_rules
+from ..tables import batching_rules, factor_rule, kernel_rules, sharding_rules
 
 
 @sharding_rules.register("optimization_barrier")

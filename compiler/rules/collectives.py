@@ -7,13 +7,22 @@ returns its operand, and its transpose is a copy that the backward pass sums ove
 
 from __future__ import annotations
 
-from ..factor_rules import joined, letters
+from ..sharding.factor_rules import joined, letters
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import linear_jvp, no_tangent
-from ..frontend.autodiff.registries import jvp_rules, single, transpose_rules, type_of
+from ..frontend.autodiff.registries import single, type_of
 from ..frontend.vmap.batching import batch_elementwise, shift_attrs
-from .registries import batching_rules, factor_rule, kernel_rules, manual_body_rules
+from ..tables import (
+    batching_rules,
+    collective_steps,
+    factor_rule,
+    jvp_rules,
+    kernel_rules,
+    manual_body_rules,
+    transpose_rules,
+    varying_over_axes,
+)
 
 
 def require_sum(op) -> None:
@@ -21,6 +30,16 @@ def require_sum(op) -> None:
         raise AssertionError(
             f"autodiff internal error: a {op.attrs['reduction']} {op.name} is not linear"
         )
+
+
+# --- lowering and varying axes ----------------------------------------------------------------
+
+# NOTE: lowering emits these as runtime collective steps of the same kind (axis_index and
+# partition_id are steps of their own; pvary is a kernel).
+collective_steps.update(("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute"))
+# NOTE: the results of these vary along the op's ``axes`` (JAX's vma); all_reduce's are
+# invariant along them and axis_index's vary along its one axis (frontend/op_types.py).
+varying_over_axes.update(("all_gather", "reduce_scatter", "all_to_all", "collective_permute", "pvary"))
 
 
 # --- autodiff ------------------------------------------------------------------------------------

@@ -7,12 +7,12 @@ from __future__ import annotations
 from meshjit.ir import Op
 from meshjit.ir.reference import reference_impls
 
-from ..factor_rules import FactorRule, joined, letters
+from ..sharding.factor_rules import FactorRule, joined, letters
 from ..frontend.autodiff.jvp import no_tangent
-from ..frontend.autodiff.registries import jvp_rules
-from ..reshard import reshard
-from ..spmd_builder import Local, describe, replicated
-from .registries import factor_rule, kernel_rules, local_attr_rules, partition_rules, sharding_rules
+from ..tables import jvp_rules
+from ..partitioning.reshard import reshard
+from ..partitioning.spmd_builder import Local, describe, replicated
+from ..tables import factor_rule, kernel_rules, local_attr_rules, partition_rules, sharding_rules
 
 # --- sharding ------------------------------------------------------------------------------------
 

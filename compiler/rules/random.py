@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 from meshjit.ir import Op
 
-from ..factor_rules import FactorRule, joined, letters
+from ..sharding.factor_rules import FactorRule, joined, letters
 from ..frontend.autodiff.jvp import no_tangent
-from ..frontend.autodiff.registries import jvp_rules
+from ..tables import jvp_rules
 from ..frontend.vmap.batching import batch_elementwise
-from .registries import batching_rules, factor_rule, kernel_rules, sharding_rules
+from ..tables import batching_rules, factor_rule, kernel_rules, sharding_rules
 
 # --- sharding ------------------------------------------------------------------------------------
 
@@ -30,7 +30,7 @@ def _threefry2x32_kernel(op: Op, lead: int):
     # NOTE: plan buffers of replicated words (the key) have size-1 leading dims; they are
     # broadcast against the counters' before the loop. The Numba loop is imported here, when a
     # program uses it, so that importing meshjit does not start Numba.
-    from ..threefry_kernel import hash_words
+    from ..lowering.threefry_kernel import hash_words
 
     def run(*words):
         shape = np.broadcast_shapes(*(word.shape for word in words))

@@ -9,18 +9,19 @@ import numpy as np
 from meshjit.ir import Op, SymbolRef
 from meshjit.ir.dtypes import to_numpy
 
-from ..factor_rules import FactorRule, joined, letters
-from ..factor_types import operand_type_text
+from ..sharding.factor_rules import FactorRule, joined, letters
+from ..sharding.factor_types import operand_type_text
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import linear_jvp, no_tangent
-from ..frontend.autodiff.registries import full, jvp_rules, scalar, single, transpose_rules, type_of
-from ..frontend.sharding_types import ShardingTypeError
+from ..tables import jvp_rules, transpose_rules
+from ..frontend.autodiff.registries import full, scalar, single, type_of
+from ..sharding.sharding_types import ShardingTypeError
 from ..frontend.vmap.batching import shift_attrs
-from ..partial_sums import MAX, MIN, SUM, PartialRule, partial_sum_rules
-from ..spmd_builder import Local, reduction_identity
-from .elementwise import _balanced_weight
-from .registries import (
+from ..sharding.partial_sums import MAX, MIN, SUM, PartialRule, partial_sum_rules
+from ..partitioning.spmd_builder import Local, reduction_identity
+from .elementwise_autodiff import balanced_weight
+from ..tables import (
     batching_rules,
     factor_rule,
     kernel_rules,
@@ -57,9 +58,12 @@ def _arg_reduce(op: Op) -> FactorRule:
 
 @sharding_rules.register("cumsum", "cumprod", "cummax", "cummin")
 def _scan(op: Op) -> FactorRule:
+    """The scanned dim is a permutation factor: its sharding flows between operand and result
+    like a pass factor (``partition_cumulative`` scans a split dim where it lies, exchanging
+    only the shards' totals), so nothing gathers a result no consumer needs whole."""
     names = letters(op.result.type.rank)
     return factor_rule(op, f"{joined(names)} -> {joined(names)}",
-                 {names[op.attrs["axis"]]: "replication"})
+                 {names[op.attrs["axis"]]: "permutation"})
 
 
 # --- sharding types (explicit mode) -------------------------------------------------------------
@@ -182,8 +186,8 @@ def _combine(name: str, value, tangent, earlier, earlier_tangent):
         combined = lax.mul(value, earlier)
         return combined, lax.add(lax.mul(tangent, earlier), lax.mul(value, earlier_tangent))
     combined = lax.max(value, earlier) if name == "cummax" else lax.min(value, earlier)
-    first = lax.mul(tangent, _balanced_weight(value, combined, earlier))
-    second = lax.mul(earlier_tangent, _balanced_weight(earlier, combined, value))
+    first = lax.mul(tangent, balanced_weight(value, combined, earlier))
+    second = lax.mul(earlier_tangent, balanced_weight(earlier, combined, value))
     return combined, lax.add(first, second)
 
 

@@ -10,27 +10,22 @@ from dataclasses import replace
 from meshjit.ir import DimSharding, Op, TensorSharding, TensorType
 from meshjit.ir.ops.regions import manual_part
 
-from ..factor_rules import FactorRule, joined
+from ..sharding.factor_rules import FactorRule, joined
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import jvp_block
-from ..frontend.autodiff.registries import (
-    LinearInput,
-    instantiate,
-    is_float,
-    jvp_rules,
-    transpose_rules,
-    type_of,
-)
+from ..tables import jvp_rules, transpose_rules
+from ..frontend.autodiff.registries import LinearInput, instantiate, is_float, type_of
 from ..frontend.autodiff.transpose import VaryingAxes, backward_pass
 from ..frontend.shard_map import varying_axes
-from ..frontend.sharding_types import ShardingType
-from ..frontend.trace import bind, current_trace, trace_region
+from ..sharding.sharding_types import ShardingType
+from ..frontend.trace import bind, current_trace
+from ..frontend.trace_functions import trace_region
 from ..frontend.vmap.batching import at_front, move_dim
 from ..frontend.vmap.transform import batch_block, current_batch_axis
-from ..manual_free_axes import partition_over_free_axes
-from ..reshard import reshard
-from ..spmd_builder import Local, describe
-from .registries import (
+from ..partitioning.manual_free_axes import partition_over_free_axes
+from ..partitioning.reshard import reshard
+from ..partitioning.spmd_builder import Local, describe
+from ..tables import (
     batching_rules,
     factor_rule,
     partition_rules,

@@ -17,16 +17,11 @@ from meshjit.ir.ops.regions import scan_parts
 from ..frontend.autodiff.evaluate import emit, evaluate_block
 from ..frontend.autodiff.jvp import jvp_block
 from ..frontend.autodiff.partial_eval import linear_values
-from ..frontend.autodiff.registries import (
-    dependence_rules,
-    instantiate,
-    is_float,
-    jvp_rules,
-    non_differentiable_ops,
-    type_of,
-)
+from ..tables import dependence_rules, jvp_rules
+from ..frontend.autodiff.registries import instantiate, is_float, non_differentiable_ops, type_of
 from ..frontend.control_flow_tracing import with_consts_first
-from ..frontend.trace import bind, trace_region
+from ..frontend.trace import bind
+from ..frontend.trace_functions import trace_region
 
 # --- which results depend on which operands --------------------------------------------------
 

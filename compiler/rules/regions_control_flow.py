@@ -10,37 +10,16 @@ and shardings from inside a body (constraints, dots) reach the values outside an
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from meshjit.ir import Op, Value
 from meshjit.ir.ops.regions import scan_parts
 
-from ..factor_rules import FactorRule, joined, letters
+from ..sharding.factor_rules import FactorRule, joined, letters
 from ..frontend.vmap.batching import unrolled
-from .registries import batching_rules, factor_rule, sharding_rules
+from ..tables import Tie, batching_rules, data_flow_rules, factor_rule, sharding_rules
 
 
-@dataclass(frozen=True)
-class Tie:
-    """``outer`` and ``inner`` carry one sharding; ``stacked``: ``outer`` has an extra leading
-    loop dim that ``inner`` lacks (a scanned operand and its slice, stacked ys and one y)."""
-
-    outer: Value
-    inner: Value
-    stacked: bool = False
-
-
-def data_flow_ties(op: Op) -> list[Tie]:
-    """The ties of a control flow op (see the module docstring)."""
-    if op.name == "scan":
-        return _scan_ties(op)
-    if op.name == "while":
-        return _while_ties(op)
-    if op.name == "cond":
-        return _cond_ties(op)
-    return []
-
-
+# NOTE: propagation reads the ties through ``tables.data_flow_ties``.
+@data_flow_rules.register("scan")
 def _scan_ties(op: Op) -> list[Tie]:
     body = op.regions[0]
     num_consts, num_carry = op.attrs["num_consts"], op.attrs["num_carry"]
@@ -55,6 +34,7 @@ def _scan_ties(op: Op) -> list[Tie]:
     return ties
 
 
+@data_flow_rules.register("while")
 def _while_ties(op: Op) -> list[Tie]:
     cond, body = op.regions
     num_consts = op.attrs["num_consts"]
@@ -65,6 +45,7 @@ def _while_ties(op: Op) -> list[Tie]:
     return ties
 
 
+@data_flow_rules.register("cond")
 def _cond_ties(op: Op) -> list[Tie]:
     ties = []
     for branch in op.regions:

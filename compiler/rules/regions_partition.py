@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from meshjit.ir import Block, DimSharding, Op, TensorSharding, Value
 from meshjit.ir.ops.regions import scan_parts
 
-from ..collectives import COLLECTIVES
-from ..cost import value_bytes
-from ..reshard import reshard
-from ..spmd_builder import Local, SpmdBuilder, describe, local_type, replicated
-from .registries import partition_rules
+from ..analysis.collectives import COLLECTIVES
+from ..analysis.cost import value_bytes
+from ..partitioning.reshard import reshard
+from ..partitioning.spmd_builder import Local, SpmdBuilder, describe, local_type, replicated
+from ..tables import partition_rules
 
 
 def clean(sharding: TensorSharding) -> TensorSharding:

@@ -22,18 +22,12 @@ from meshjit.ir.shape_rules import infer_result_types
 
 from ..frontend.autodiff.evaluate import copy_block
 from ..frontend.autodiff.partial_eval import linear_values, split_block
-from ..frontend.autodiff.registries import (
-    LinearInput,
-    add_tangents,
-    instantiate,
-    partial_eval_rules,
-    transpose_rules,
-    type_of,
-    zeros,
-)
+from ..tables import partial_eval_rules, transpose_rules
+from ..frontend.autodiff.registries import LinearInput, add_tangents, instantiate, type_of, zeros
 from ..frontend.autodiff.transpose import backward_pass
 from ..frontend.control_flow_tracing import with_consts_first
-from ..frontend.trace import bind, trace_region
+from ..frontend.trace import bind
+from ..frontend.trace_functions import trace_region
 from .regions_autodiff import bind_cond, loop_fixpoint
 
 WHILE_REVERSE_MODE = ("Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with "

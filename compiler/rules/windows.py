@@ -14,29 +14,19 @@ import numpy as np
 from meshjit.ir import Op
 from meshjit.ir.ops.windows import OPS, WINDOW_REDUCTIONS, dilated
 
-from ..factor_rules import FactorRule, joined
+from ..sharding.factor_rules import FactorRule, joined
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import linear_jvp
-from ..frontend.autodiff.registries import (
-    LinearInput,
-    add_tangents,
-    full,
-    jvp_rules,
-    scalar,
-    single,
-    transpose_rules,
-    type_of,
-    zeros,
-)
+from ..tables import jvp_rules, transpose_rules
+from ..frontend.autodiff.registries import LinearInput, add_tangents, full, scalar, single, type_of, zeros
 from ..frontend.vmap.batching import unrolled
-from ..partial_sums import SUM, PartialRule, partial_sum_rules
-from ..window_partition import partition_conv, partition_reduce_window, windowed_dims
-from .registries import (
+from ..sharding.partial_sums import SUM, PartialRule, partial_sum_rules
+from ..partitioning.window_partition import partition_conv, partition_reduce_window, windowed_dims
+from ..tables import (
     batching_rules,
     factor_rule,
     kernel_rules,
-    lazy_kernel,
     partial_result_rules,
     partition_rules,
     sharding_rules,
@@ -298,8 +288,19 @@ def _reduce_window_extreme_jvp(op, primals, tangents):
 # --- kernels and partitioning -------------------------------------------------------------------
 
 partition_rules.register("conv_general_dilated")(partition_conv)
-kernel_rules.register("conv_general_dilated")(lazy_kernel("index_kernels", "conv_kernel"))
-kernel_rules.register(*WINDOW_REDUCTIONS)(lazy_kernel("index_kernels", "reduce_window_kernel"))
+# NOTE: the kernels are imported when a program runs the op, so that Numba starts only then.
+@kernel_rules.register("conv_general_dilated")
+def _conv_kernel(op, lead: int):
+    from ..lowering.index_kernels import conv_kernel
+
+    return conv_kernel(op, lead)
+
+@kernel_rules.register(*WINDOW_REDUCTIONS)
+def _reduce_window_kernel(op, lead: int):
+    from ..lowering.index_kernels import reduce_window_kernel
+
+    return reduce_window_kernel(op, lead)
+
 partition_rules.register(*WINDOW_REDUCTIONS)(partition_reduce_window)
 
 

@@ -30,7 +30,7 @@ UNARY_FLOAT_OPS = (
     "exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan", "sqrt",
     "rsqrt", "cbrt", "erf", "erf_inv", "floor", "ceil",
 )
-UNARY_NUMERIC_OPS = ("neg", "abs", "sign")
+UNARY_NUMERIC_OPS = ("neg", "abs", "sign", "square")
 BINARY_NUMERIC_OPS = ("add", "sub", "mul", "div", "rem", "max", "min")
 BINARY_FLOAT_OPS = ("pow", "atan2", "nextafter")
 BINARY_BOOL_OR_INT_OPS = ("and", "or", "xor")
@@ -231,6 +231,7 @@ _UNARY = {
     "ceil": np.ceil,
     "neg": np.negative,
     "abs": np.abs,
+    "square": np.square,
     "sign": _sign,
     "not": np.invert,  # logical not on bool, bitwise not on ints
 }

@@ -22,7 +22,7 @@ from meshjit.runtime.sharding import NamedSharding
 from meshjit.runtime.transfer import device_put
 
 from ..jit_api import Jitted, Lowered
-from ..jit_api import with_sharding_constraint as _with_sharding_constraint
+from ..constraint_api import with_sharding_constraint as _with_sharding_constraint
 from ..tree_util import NAMESPACE
 
 

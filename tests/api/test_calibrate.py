@@ -8,7 +8,7 @@ import pytest
 
 from meshjit._calibration import fit, slower
 from meshjit.cli import main
-from meshjit.compiler.cost import CostModel, load_cost_model
+from meshjit.compiler.analysis.cost import CostModel, load_cost_model
 
 
 def test_fit_recovers_alpha_and_beta():

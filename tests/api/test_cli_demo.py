@@ -36,6 +36,8 @@ def test_console_script():
     result = run([str(script), "demo"])
     assert result.returncode == 0, result.stderr
     assert "8 simulated CPU devices" in result.stdout
+    # the dump locates the ops at the demo's lines, not at the console script
+    assert 'demo.py":' in result.stdout and str(script) not in result.stdout
 
 
 @pytest.mark.parametrize("count, mesh", [("4", "axis_sizes=(2, 2)"), ("3", "axis_sizes=(1, 3)")])
@@ -49,6 +51,8 @@ def test_demo_in_process(capsys):
     assert cli.main(["demo"]) == 0
     out = capsys.readouterr().out
     assert "P('data', None)" in out and "P(None, 'model')" in out
+    locations = {line.split('loc("')[1].split('":')[0] for line in out.splitlines() if 'loc("' in line}
+    assert locations and all(location.endswith("meshjit/demo.py") for location in locations), locations
 
 
 def test_unknown_or_missing_command_exits_with_usage(capsys):

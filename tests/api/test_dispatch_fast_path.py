@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
-from meshjit.compiler.frontend.sharding_types import use_abstract_mesh
+from meshjit.compiler.sharding.sharding_types import use_abstract_mesh
 from meshjit.jit_api import Jitted
 
 import meshjit as jax

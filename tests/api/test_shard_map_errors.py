@@ -166,3 +166,35 @@ def test_collective_arguments():
         _mapped(lambda block: lax.psum(block, ("x", "x")))(X)
     with pytest.raises(TypeError, match=r"axis names are mesh axis name strings, got 0"):
         _mapped(lambda block: lax.psum(block, 0))(X)
+
+
+# --- closures ---------------------------------------------------------------------------------------
+
+
+EXPLICIT = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+_EXPLICIT_CLOSURE = (r"shard_map: the body closes over an array of type f32\[{type}\].*Explicit axes \('x', 'y'\);"
+                     r" closing over such arrays inside shard_map is not implemented .*Pass the array to shard_map"
+                     r" as an argument")
+
+
+@pytest.mark.usefixtures("restore_runtime_state")
+@pytest.mark.parametrize("closed_over, spec, text", [((8,), P("x"), "8@x"), ((2,), P(), "2")])
+@pytest.mark.parametrize("under_jit", [False, True])
+def test_closing_over_an_explicit_array_raises_what_jax_raises(closed_over, spec, text, under_jit):
+    """JAX 0.10.2 raises NotImplementedError, with the workaround, for a committed Array or an
+    outer Tracer on Explicit axes that a shard_map body closes over, sharded or not."""
+    with jax.set_mesh(EXPLICIT):
+        block = jax.device_put(np.ones(8, np.float32), P("y"))
+        other = jax.device_put(np.arange(float(np.prod(closed_over)), dtype=np.float32), spec)
+
+        def program(block, other):
+            body = (lambda b: b + other.sum()) if closed_over == (8,) else (lambda b: b + other)
+            return shard_map(body, mesh=EXPLICIT, in_specs=P("y"), out_specs=P("y"))(block)
+
+        program = jax.jit(program) if under_jit else program
+        with pytest.raises(NotImplementedError, match=_EXPLICIT_CLOSURE.format(type=text)):
+            program(block, other)
+        # the workaround works: the array as an argument
+        total = (lambda o: lax.psum(o.sum(), "x")) if spec == P("x") else (lambda o: o.sum())
+        passed = shard_map(lambda b, o: b + total(o), mesh=EXPLICIT, in_specs=(P("y"), spec), out_specs=P("y"))
+        np.testing.assert_array_equal(np.asarray(passed(block, other)), 1.0 + np.asarray(other).sum())

@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 import pytest
-from meshjit.compiler.passes.propagate_shardings import (
+from meshjit.compiler.propagation.propagate_shardings import (
     SHARDY,
     Conflict,
     Strategy,
@@ -26,7 +26,7 @@ from meshjit.sharding import PartitionSpec as P
 
 # NOTE: whichever operand loses the conflict on the add's rows is gathered whole (a warning).
 pytestmark = [pytest.mark.usefixtures("restore_runtime_state"),
-              pytest.mark.filterwarnings("ignore::meshjit.compiler.passes.partition.FullRematerializationWarning")]
+              pytest.mark.filterwarnings("ignore::meshjit.compiler.partitioning.partition.FullRematerializationWarning")]
 
 SEEN: list[Conflict] = []
 
@@ -119,7 +119,7 @@ def test_a_conflict_rule_must_return_a_candidate(mesh_2x4):
 
 
 STRATEGY_MODULE = '''\
-from meshjit.compiler.passes.propagate_shardings import SHARDY, Strategy, register_strategy
+from meshjit.compiler.propagation.propagate_shardings import SHARDY, Strategy, register_strategy
 
 
 def prefer_later_operand(conflict):

@@ -77,6 +77,7 @@ _UNARY = [
     ("neg", lax.neg, (-2, 2), lambda x: -np.ones_like(x)),
     ("abs", lax.abs, (0.2, 2), np.sign),
     ("abs_negative", lax.abs, (-2, -0.2), np.sign),
+    ("square", lax.square, (-2, 2), lambda x: 2 * x),
 ]
 
 CASES = [

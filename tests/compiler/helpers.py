@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import optree
-from meshjit.compiler.frontend.trace import trace_flat
+from meshjit.compiler.frontend.trace_functions import trace_flat
 from meshjit.ir import TensorType, interpret, parse_module, print_module, verify
 from meshjit.ir.dtypes import from_numpy
 

@@ -185,7 +185,7 @@ UNEVEN = "f32[6,10]"
 INDEX = Operand("i32[]", integers(-2, 10))
 
 UNARY_FLOAT = ["exp", "exp2", "expm1", "tanh", "logistic", "sin", "cos", "tan", "cbrt", "floor", "ceil",
-               "erf", "is_finite", "neg", "abs", "sign"]
+               "erf", "is_finite", "neg", "abs", "sign", "square"]
 POSITIVE_UNARY = ["log", "log1p", "sqrt", "rsqrt"]
 BINARY_FLOAT = ["add", "sub", "mul", "div", "rem", "max", "min", "atan2"]
 BINARY_INT = ["add", "sub", "mul", "div", "rem", "max", "min", "and", "or", "xor"]

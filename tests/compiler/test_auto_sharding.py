@@ -7,9 +7,9 @@ import pytest
 
 import meshjit as jax
 from meshjit import nn
-from meshjit.compiler.auto_sharding import SearchRequest, layout_options, search_shardings
-from meshjit.compiler.cost import CostModel, calibration_path, load_cost_model, save_cost_model
-from meshjit.compiler.memory import peak_memory_bytes
+from meshjit.compiler.search.auto_sharding import SearchRequest, layout_options, search_shardings
+from meshjit.compiler.analysis.cost import CostModel, calibration_path, load_cost_model, save_cost_model
+from meshjit.compiler.analysis.memory import peak_memory_bytes
 from meshjit.ir import MeshAttr
 from meshjit.ir.parser import parse_module as parse
 from meshjit.jit_api import jit
@@ -20,7 +20,7 @@ from meshjit.sharding import PartitionSpec as P
 def _default_cost_model(monkeypatch, tmp_path):
     """The expected plans are those of the default cost model, whatever calibration the
     machine's cache directory holds."""
-    monkeypatch.setattr("meshjit.compiler.cost.calibration_path", lambda: str(tmp_path / "none.json"))
+    monkeypatch.setattr("meshjit.compiler.analysis.cost.calibration_path", lambda: str(tmp_path / "none.json"))
 
 
 BATCH = 16
@@ -165,7 +165,7 @@ def test_search_is_seeded_by_propagation_and_reports_what_it_compiled():
 
 
 def test_cost_model_round_trips_through_the_cache_directory(tmp_path, monkeypatch):
-    monkeypatch.setattr("meshjit.compiler.cost.calibration_path", calibration_path)
+    monkeypatch.setattr("meshjit.compiler.analysis.cost.calibration_path", calibration_path)
     monkeypatch.setenv("MESHJIT_CACHE_DIR", str(tmp_path))
     assert load_cost_model() == CostModel()
     measured = CostModel(2e-6, 3e9, 4e10, "calibrated: in-process")

@@ -9,13 +9,8 @@ import zlib
 import numpy as np
 import pytest
 from autodiff_cases import CASES
-from meshjit.compiler.frontend.autodiff.registries import (
-    MARKER_OPS,
-    jvp_rules,
-    linear_ops,
-    non_differentiable_ops,
-    transpose_rules,
-)
+from meshjit.compiler.tables import MARKER_OPS, jvp_rules, transpose_rules
+from meshjit.compiler.frontend.autodiff.registries import linear_ops, non_differentiable_ops
 from meshjit.ir.ops import ALL_OPS
 
 import meshjit as jax

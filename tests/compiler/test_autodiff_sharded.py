@@ -21,7 +21,7 @@ from meshjit.compiler.frontend.lax_collectives import (
 import meshjit as jax
 import meshjit.numpy as jnp
 from meshjit.ad_api import custom_jvp, custom_vjp, grad, jvp, stop_gradient, value_and_grad
-from meshjit.jit_api import with_sharding_constraint
+from meshjit.constraint_api import with_sharding_constraint
 from meshjit.shard_map_api import shard_map
 from meshjit.sharding import Mesh, NamedSharding
 from meshjit.sharding import PartitionSpec as P

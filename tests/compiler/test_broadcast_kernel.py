@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from meshjit.compiler.rules import kernel_rules
-from meshjit.compiler.rules import layout
+from meshjit.compiler.rules import layout_kernels as layout
 from meshjit.ir import Op, TensorType, Value
 
 

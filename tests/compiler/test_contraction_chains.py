@@ -14,7 +14,7 @@ import pytest
 import meshjit as jax
 import meshjit.numpy as jnp
 import meshjit.nn as nn
-from meshjit.compiler import contraction_fusion, fusion
+from meshjit.compiler.lowering import contraction_fusion, fusion
 from meshjit.runtime import threads
 from meshjit.runtime.plan import KernelStep
 from meshjit.sharding import Mesh, NamedSharding, PartitionSpec as P

@@ -12,7 +12,8 @@ import pytest
 import meshjit as jax
 import meshjit.numpy as jnp
 from meshjit import nn
-from meshjit.jit_api import jit, with_sharding_constraint
+from meshjit.jit_api import jit
+from meshjit.constraint_api import with_sharding_constraint
 from meshjit.sharding import Mesh, NamedSharding
 from meshjit.sharding import PartitionSpec as P
 from meshjit.testing import assert_collectives
@@ -190,7 +191,7 @@ def test_constraint_reshards_inside():
 
 
 def test_full_rematerialization_warns_or_errors():
-    from meshjit.compiler.passes.partition import FullRematerializationError, FullRematerializationWarning
+    from meshjit.compiler.partitioning.partition import FullRematerializationError, FullRematerializationWarning
 
     # a dim moving from one axis to another of a different size is gathered whole, then sliced
     mesh = _mesh((2, 4), ("x", "y"))

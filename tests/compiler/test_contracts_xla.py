@@ -13,9 +13,10 @@ import pytest
 
 import meshjit as jax
 import meshjit.numpy as jnp
-from meshjit.compiler.passes.propagate_shardings import analyze_shardings
+from meshjit.compiler.propagation.propagate_shardings import analyze_shardings
 from meshjit.compiler.rules import partition_rules
-from meshjit.jit_api import jit, with_sharding_constraint
+from meshjit.jit_api import jit
+from meshjit.constraint_api import with_sharding_constraint
 from meshjit.sharding import Mesh, NamedSharding
 from meshjit.sharding import PartitionSpec as P
 

@@ -12,7 +12,7 @@ import pytest
 import meshjit as jax
 import meshjit.numpy as jnp
 from meshjit import lax
-from meshjit.compiler.collectives import COLLECTIVES
+from meshjit.compiler.analysis.collectives import COLLECTIVES
 from meshjit.sharding import Mesh, NamedSharding
 from meshjit.sharding import PartitionSpec as P
 

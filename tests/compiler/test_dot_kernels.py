@@ -1,4 +1,4 @@
-"""The dot kernel's ways of running a sharded matmul (compiler/rules/dot.py) give numpy's values:
+"""The dot kernel's ways of running a sharded matmul (compiler/lowering/matmul_kernels.py) give numpy's values:
 the devices' rows stacked into one GEMM or one GEMM per device, and a contraction over a mesh
 axis as one GEMM over the devices' shards side by side or as each device's product summed."""
 
@@ -9,7 +9,7 @@ import pytest
 
 import meshjit as jax
 import meshjit.numpy as jnp
-from meshjit.compiler.rules import dot
+from meshjit.compiler.lowering import matmul_kernels as dot
 from meshjit.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from meshjit.compiler.rules import kernel_rules
-from meshjit.compiler.rules.elementwise import _keeps_dtype
+from meshjit.compiler.rules.elementwise_kernels import _keeps_dtype
 from meshjit.ir import Op, TensorType, Value
 from meshjit.ir.reference import reference_impls
 from meshjit.runtime.float_errors import quiet_float_errors, restore_float_errors

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from meshjit.compiler.factor_projection import (
+from meshjit.compiler.sharding.factor_projection import (
     device_count,
     is_prefix,
     make_axis,
@@ -20,7 +20,7 @@ from meshjit.compiler.factor_projection import (
     split_major,
     unproject_dim,
 )
-from meshjit.compiler.passes.propagate_shardings import propagate_shardings
+from meshjit.compiler.propagation.propagate_shardings import propagate_shardings
 from meshjit.ir import (
     AxisRef,
     Block,

@@ -4,9 +4,9 @@ the default of explicit mode's type rules."""
 from __future__ import annotations
 
 import pytest
-from meshjit.compiler.factor_rules import rule_from_spec
-from meshjit.compiler.factor_types import DuplicateAxisError, result_dims
-from meshjit.compiler.frontend.sharding_types import ShardingTypeError, lenient_sharding_types
+from meshjit.compiler.sharding.factor_rules import rule_from_spec
+from meshjit.compiler.sharding.factor_types import DuplicateAxisError, result_dims
+from meshjit.compiler.sharding.sharding_types import ShardingTypeError, lenient_sharding_types
 from meshjit.ir.abstract_mesh import AbstractMesh, AxisType
 
 MESH = AbstractMesh((2, 4), ("X", "Y"), (AxisType.Explicit,) * 2)

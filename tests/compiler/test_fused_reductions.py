@@ -16,8 +16,8 @@ import pytest
 import meshjit as jax
 import meshjit.nn as nn
 import meshjit.numpy as jnp
-from meshjit.compiler import fusion
-from meshjit.compiler.fusion_groups import REDUCERS
+from meshjit.compiler.lowering import fusion
+from meshjit.compiler.lowering.fusion_groups import REDUCERS
 from meshjit.runtime.plan import KernelStep
 from meshjit.sharding import Mesh, NamedSharding, PartitionSpec as P
 
@@ -168,7 +168,7 @@ def test_kernels_with_reductions_run_with_numba_jit_disabled(tmp_path):
     script = textwrap.dedent("""
         import numpy as np
         import meshjit as jax, meshjit.numpy as jnp, meshjit.nn as nn
-        from meshjit.compiler import fusion
+        from meshjit.compiler.lowering import fusion
         fusion.FUSION_MIN_ELEMENTS = 0
         x = np.random.default_rng(0).standard_normal((6, 40)).astype(np.float32)
         x[1, 2] = np.nan

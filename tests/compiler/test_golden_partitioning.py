@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from meshjit.compiler.passes.combine_collectives import merge_chained_collectives
-from meshjit.compiler.passes.cse import eliminate_common_subexpressions
-from meshjit.compiler.passes.dce import eliminate_dead_code
-from meshjit.compiler.passes.partition import partition
+from meshjit.compiler.optimize.combine_collectives import merge_chained_collectives
+from meshjit.compiler.optimize.cse import eliminate_common_subexpressions
+from meshjit.compiler.optimize.dce import eliminate_dead_code
+from meshjit.compiler.partitioning.partition import partition
 from meshjit.ir import Module, interpret, parse_module, print_module, verify
 from meshjit.ir.layout import shard_array, unshard_array
 from partition_cases import normal

@@ -11,16 +11,16 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from meshjit.compiler.passes.dce import eliminate_dead_code
-from meshjit.compiler.passes.partition import partition_with_report
-from meshjit.compiler.passes.propagate_shardings import propagate_shardings
-from meshjit.compiler.pipeline import normalize_boundaries
+from meshjit.compiler.optimize.dce import eliminate_dead_code
+from meshjit.compiler.partitioning.partition import partition_with_report
+from meshjit.compiler.propagation.propagate_shardings import propagate_shardings
+from meshjit.compiler.propagation.normalize_boundaries import normalize_boundaries
 from meshjit.ir import TensorType
 from partition_cases import MESHES, layout, normal
 from test_partition_differential import ProgramBuilder, partition_and_compare
 
 # NOTE: outputs that do not divide are gathered for the function's result, on purpose
-pytestmark = pytest.mark.filterwarnings("ignore::meshjit.compiler.passes.partition.FullRematerializationWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::meshjit.compiler.partitioning.partition.FullRematerializationWarning")
 
 F = TensorType((16, 6), "f32")
 UNEVEN = TensorType((13, 6), "f32")
@@ -96,7 +96,7 @@ def _device_pairs_per_member(mesh, axes, shard_pairs):
     then each shard pair within each group of members agreeing on the rest."""
     import itertools
 
-    from meshjit.compiler.halo import _without
+    from meshjit.compiler.partitioning.halo import _without
 
     names = tuple(name for name in mesh.axis_names if any(axis.name == name for axis in axes))
     members = {}
@@ -117,7 +117,7 @@ def _device_pairs_per_member(mesh, axes, shard_pairs):
 def test_device_pairs_match_the_per_member_definition():
     from types import SimpleNamespace
 
-    from meshjit.compiler.halo import device_pairs
+    from meshjit.compiler.partitioning.halo import device_pairs
     from meshjit.ir import MeshAttr
     from meshjit.ir.sharding import AxisRef
 

@@ -17,7 +17,7 @@ import pytest
 import meshjit as jax
 import meshjit.numpy as jnp
 from meshjit import lax
-from meshjit.compiler import fusion
+from meshjit.compiler.lowering import fusion
 from meshjit.runtime.plan import FreeStep, KernelStep
 from meshjit.sharding import Mesh, NamedSharding, PartitionSpec as P
 
@@ -55,6 +55,9 @@ CHAINS = {
     "tanh_cubic": (lambda a, b: a * jnp.tanh(0.7978846 * (a + 0.044715 * a * a * a)) * b, "float"),
     "log_abs": (lambda a, b: jnp.log(a) * b + jnp.log(jnp.abs(b) + 0.5), "float"),
     "int_wrap": (lambda a, b: a * b + a * 7 - b, "int"),
+    # square: the family declares its expression (kernel_math), so it fuses in floats and ints
+    "square_float": (lambda a, b: lax.square(a) * b - lax.square(b - a), "float"),
+    "square_int": (lambda a, b: lax.square(a) + lax.square(b) * 3, "int"),
     "bool_logic": (lambda a, b: jnp.logical_xor(a > 0, b < 0) & ~(a == b), "int"),
     # amounts from 0 to 39: 32 and more shift every bit out
     "unsigned_shifts": (lambda a, b: lax.bitwise_xor(lax.bitwise_or(lax.shift_right_logical(a, b), lax.shift_left(a, b)),
@@ -81,6 +84,8 @@ def test_fused_chain_matches_reference(name, always_fuse):
     got = np.asarray(compiled(a, b))
     expected = np.asarray(compiled.run_reference(a, b))
     np.testing.assert_allclose(got, expected, rtol=2e-6, atol=0, equal_nan=True)
+    if name.startswith("square"):
+        assert any(step.startswith("fused(") and "square" in step for step in steps), steps
     if kind == "uint":
         fused = [name for name in steps if name.startswith("fused(")]
         assert fused and "shift_right_logical" in fused[0] and "shift_left" in fused[0], steps
@@ -134,7 +139,7 @@ def test_kernels_run_with_numba_jit_disabled(tmp_path):
     script = textwrap.dedent("""
         import numpy as np
         import meshjit as jax, meshjit.numpy as jnp
-        from meshjit.compiler import fusion
+        from meshjit.compiler.lowering import fusion
         fusion.FUSION_MIN_ELEMENTS = 0
         a = np.linspace(-3, 3, 48, dtype=np.float32).reshape(4, 12)
         f = jax.jit(lambda a: jnp.where(a > 0, jnp.sqrt(jnp.abs(a)) * 2, a - 1).astype(jnp.int32))
@@ -176,7 +181,7 @@ def test_kernels_launched_through_their_native_entry_match_the_array_calls(alway
     give the same bits: elementwise with inputs broadcast along mesh axes, a rows kernel with
     scratch rows (softmax), a columns kernel (a sum over the leading dim), split over the
     threads or not."""
-    from meshjit.compiler import launch
+    from meshjit.compiler.lowering import launch
     if threads_min is not None:
         monkeypatch.setattr(fusion, "PARALLEL_MIN_ELEMENTS", threads_min)
     mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("x", "y"))

@@ -5,8 +5,15 @@ registry it needs, and every entry lives in its family's files (``ir/ops/<family
 from __future__ import annotations
 
 import pytest
-from meshjit.compiler.frontend.autodiff.registries import MARKER_OPS, TRANSFORMATION_OPS
-from meshjit.compiler.partial_sums import partial_sum_rules
+from meshjit.compiler.tables import (
+    MARKER_OPS,
+    TRANSFORMATION_OPS,
+    collective_steps,
+    data_flow_rules,
+    kernel_math,
+    varying_over_axes,
+)
+from meshjit.compiler.sharding.partial_sums import partial_sum_rules
 from meshjit.compiler.rules import (
     PER_DEVICE_OPS,
     batching_rules,
@@ -73,7 +80,7 @@ def test_every_op_has_an_entry_in_every_registry_it_needs(registry_name):
 @pytest.mark.parametrize("registry", [shape_rules, reference_impls, collective_impls, sharding_rules,
                                       kernel_rules, jvp_rules, transpose_rules, batching_rules,
                                       partial_sum_rules, partition_rules, partial_result_rules,
-                                      local_attr_rules],
+                                      local_attr_rules, kernel_math, data_flow_rules],
                          ids=lambda registry: registry.name)
 def test_no_registry_names_an_unknown_op(registry):
     unknown = set(registry) - set(ALL_OPS) - set(MARKER_OPS) - set(TRANSFORMATION_OPS)
@@ -91,6 +98,7 @@ def _home(rule) -> str:
     (transpose_rules, "meshjit.compiler.rules"), (batching_rules, "meshjit.compiler.rules"),
     (partial_sum_rules, "meshjit.compiler.rules"), (partition_rules, "meshjit.compiler.rules"),
     (partial_result_rules, "meshjit.compiler.rules"), (local_attr_rules, "meshjit.compiler.rules"),
+    (data_flow_rules, "meshjit.compiler.rules"),
 ], ids=lambda value: getattr(value, "name", value))
 def test_rules_written_for_an_op_live_in_its_family(registry, package):
     """A rule written in a family file serves only that family's ops (shared rules such as
@@ -106,3 +114,23 @@ def test_rules_written_for_an_op_live_in_its_family(registry, package):
                 and not home.startswith(family_home + "_") and not home.endswith(".registries"):
             strays.append(f"{op} ({family_of(op)}) is registered from {home}")
     assert not strays, f"{registry.name}: " + "; ".join(strays)
+
+
+@pytest.mark.parametrize("facts,family", [
+    (kernel_math, "elementwise"), (data_flow_rules, "regions"),
+    (collective_steps, "collectives"), (varying_over_axes, "collectives"),
+], ids=["kernel math", "data-flow rule", "collective steps", "varying over axes"])
+def test_codegen_collective_and_data_flow_facts_name_ops_of_their_family(facts, family):
+    """The facts lowering, codegen, propagation and the varying-axes logic read are declared by
+    the op's family (tables.py), never named in those stages."""
+    assert len(facts) > 0
+    strays = [f"{op} ({family_of(op) if op in ALL_OPS else 'no family'})" for op in facts
+              if op not in ALL_OPS or family_of(op) != family]
+    assert not strays, f"facts of the {family} family name other ops: {strays}"
+
+
+def test_every_fused_math_helper_is_in_the_prelude():
+    from meshjit.compiler.lowering.codegen_math import PRELUDE
+
+    helpers = {helper for op in kernel_math for helper in kernel_math[op].helpers.values()}
+    assert helpers and all(f"def {helper}(" in PRELUDE for helper in helpers), sorted(helpers)

@@ -12,18 +12,18 @@ import zlib
 
 import numpy as np
 import pytest
-from meshjit.compiler.partial_sums import PartialRule, partial_sum_rules, pass_through
-from meshjit.compiler.rules.registries import partial_result_rules
-from meshjit.compiler.passes.partition import partition_with_report
-from meshjit.compiler.passes.propagate_shardings import propagate_shardings
-from meshjit.compiler.pipeline import normalize_boundaries
+from meshjit.compiler.sharding.partial_sums import PartialRule, partial_sum_rules, pass_through
+from meshjit.compiler.tables import partial_result_rules
+from meshjit.compiler.partitioning.partition import partition_with_report
+from meshjit.compiler.propagation.propagate_shardings import propagate_shardings
+from meshjit.compiler.propagation.normalize_boundaries import normalize_boundaries
 from meshjit.ir import AxisRef, Op, TensorSharding, TensorType, Value
 
 from partial_sum_cases import CHAINS, LAYOUTS, Chain, ChainCase, Layout
 from partition_cases import MESHES, axes_of, layout
 from test_partition_differential import ProgramBuilder, partition_and_compare
 
-pytestmark = pytest.mark.filterwarnings("ignore::meshjit.compiler.passes.partition.FullRematerializationWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::meshjit.compiler.partitioning.partition.FullRematerializationWarning")
 
 
 

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from meshjit.compiler.passes.partition import FullRematerializationWarning, partition
-from meshjit.compiler.passes.propagate_shardings import propagate_shardings
-from meshjit.compiler.pipeline import normalize_boundaries
+from meshjit.compiler.partitioning.partition import FullRematerializationWarning, partition
+from meshjit.compiler.propagation.propagate_shardings import propagate_shardings
+from meshjit.compiler.propagation.normalize_boundaries import normalize_boundaries
 from meshjit.compiler.rules import sharding_rules
 from meshjit.ir import (
     Block,
@@ -58,7 +58,7 @@ from partition_cases import (
 )
 
 # NOTE: the reshard matrix forces full rematerialisations on purpose
-pytestmark = pytest.mark.filterwarnings("ignore::meshjit.compiler.passes.partition.FullRematerializationWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::meshjit.compiler.partitioning.partition.FullRematerializationWarning")
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute")
 
@@ -235,8 +235,8 @@ def test_contracting_dim_sharded_on_both_operands_is_one_all_reduce():
 
 
 # (source, target on mesh 2x4, whether a dim is gathered whole and split again; dims trading axes
-# gather one and all_to_all the other)
-REMATERIALIZATIONS = [("x,y", "y,x", False), ("x,-", "y,-", True), ("y,x", "xy,-", True), ("x,y", "-,x", False), ("x,y", "y,-", False),
+# gather one and all_to_all the other; "y,x" to "xy,-" moves x over and renumbers the devices)
+REMATERIALIZATIONS = [("x,y", "y,x", False), ("x,-", "y,-", True), ("y,x", "xy,-", False), ("x,y", "-,x", False), ("x,y", "y,-", False),
                       ("xy,-", "yx,-", False), ("x,-", "-,x", False), ("x,-", "-,-", False)]
 
 

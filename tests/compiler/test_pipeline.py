@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from meshjit.compiler.passes.partition import PartitionResult
-from meshjit.compiler.passes.propagate_shardings import GSPMD, PropagationResult
+from meshjit.compiler.partitioning.partition import PartitionResult
+from meshjit.compiler.propagation.propagate_shardings import GSPMD, PropagationResult
 from meshjit.compiler.pipeline import (
     GLOBAL,
     LOWER,

@@ -13,8 +13,8 @@ import math
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from meshjit.compiler.factor_projection import is_prefix
-from meshjit.compiler.passes.propagate_shardings import propagate_shardings
+from meshjit.compiler.sharding.factor_projection import is_prefix
+from meshjit.compiler.propagation.propagate_shardings import propagate_shardings
 from meshjit.ir import (
     AxisRef,
     Block,

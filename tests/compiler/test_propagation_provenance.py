@@ -4,8 +4,8 @@ from (input N, output N, constraint N, manual N) and the op edges that carried i
 
 from __future__ import annotations
 
-from meshjit.compiler.explain import format_provenance
-from meshjit.compiler.passes.propagate_shardings import analyze_shardings
+from meshjit.compiler.propagation.explain import format_provenance
+from meshjit.compiler.propagation.propagate_shardings import analyze_shardings
 from meshjit.ir import AxisRef, parse_module
 
 MODULE = """

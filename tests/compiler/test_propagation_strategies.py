@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from meshjit.compiler.passes.propagate_shardings import (
+from meshjit.compiler.propagation.propagate_shardings import (
     BROADCAST,
     GSPMD,
     PASS_THROUGH_OPS,

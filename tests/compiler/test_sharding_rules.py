@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
-from meshjit.compiler.factor_rules import KINDS, rule_from_spec
+from meshjit.compiler.sharding.factor_rules import KINDS, rule_from_spec
 from meshjit.compiler.rules import PER_DEVICE_OPS, sharding_rules
 from meshjit.ir import parse_module
 from meshjit.ir.registry import MissingRuleError
@@ -106,7 +106,7 @@ RULES = [
     ("%a: f32[8,16]", '%0 = argmax(%a) {axis = 1, index_dtype = "i32"} : i32[8]',
      "i j -> i  {i=8 j=16} [j:replication]"),
     ("%a: f32[8,16]", "%0 = cumsum(%a) {axis = 1, reverse = false} : f32[8,16]",
-     "i j -> i j  {i=8 j=16} [j:replication]"),
+     "i j -> i j  {i=8 j=16} [j:permutation]"),
     ("%k: f32[4,16], %v: i32[4,16]",
      "%0, %1 = sort(%k, %v) {dimension = 1, is_stable = true, num_keys = 1} : f32[4,16], i32[4,16]",
      "i j, i j -> i j, i j  {i=4 j=16} [j:replication]"),

@@ -44,7 +44,7 @@ UNARY_FLOAT = {
     "floor": oracles.integral(math.floor),
     "ceil": oracles.integral(math.ceil),
 }
-UNARY_NUMERIC = {"neg": lambda x: -x, "abs": abs, "sign": oracles.sign}
+UNARY_NUMERIC = {"neg": lambda x: -x, "abs": abs, "sign": oracles.sign, "square": lambda x: x * x}
 BINARY = {
     "add": (NUMERIC, lambda x, y: x + y),
     "sub": (NUMERIC, lambda x, y: x - y),

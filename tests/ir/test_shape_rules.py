@@ -51,6 +51,7 @@ SPEC_OPS = {
         "neg",
         "abs",
         "sign",
+        "square",
         "is_finite",
         "not",
         "add",

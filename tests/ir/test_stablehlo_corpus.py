@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from meshjit.compiler.check import check_program
-from meshjit.compiler.collectives import collective_records
+from meshjit.compiler.analysis.collectives import collective_records
 from meshjit.compiler.pipeline import compile_module
 from meshjit.ir import TensorSharding, interpret, parse_module, parse_stablehlo, print_module, verify
 

@@ -50,7 +50,7 @@ def test_results_kept_by_the_caller_are_never_overwritten(monkeypatch):
     pool = BufferPool(256 << 20)
     monkeypatch.setattr(buffers, "POOL", pool)
     monkeypatch.setattr(buffers, "empty", pool.empty)
-    from meshjit.compiler import launch
+    from meshjit.compiler.lowering import launch
     monkeypatch.setattr(launch, "empty", pool.empty)
     mesh = Mesh(np.array(jax.devices()[:8]).reshape(2, 4), ("x", "y"))
     rng = np.random.default_rng(0)
@@ -71,7 +71,7 @@ def test_results_kept_by_the_caller_are_never_overwritten(monkeypatch):
 @pytest.mark.parametrize("limit", [0, 64 << 20])
 def test_programs_give_the_same_values_with_and_without_the_pool(monkeypatch, limit):
     pool = BufferPool(limit)
-    from meshjit.compiler import launch
+    from meshjit.compiler.lowering import launch
     monkeypatch.setattr(launch, "empty", pool.empty)
     x = np.random.default_rng(1).standard_normal((1024, 512)).astype(np.float32)
     f = jax.jit(lambda x: jax.nn.softmax(x, axis=-1))

@@ -83,9 +83,9 @@ def test_eager_ops_share_the_executable_cache(monkeypatch):
 
 
 def test_array_declares_the_operators_the_facade_implements():
-    declared = set(runtime_array.ARRAY_OPERATORS) | set(runtime_array.ARRAY_METHODS)
-    assert declared == set(OPERATORS) | set(METHODS)
-    assert set(runtime_array.ARRAY_PROPERTIES) == set(PROPERTIES)
+    assert set(runtime_array.ARRAY_OPERATORS) == set(OPERATORS)
+    for name in list(METHODS) + list(PROPERTIES):  # installed by the facade when registering
+        assert hasattr(runtime_array.Array, name), name
     with pytest.raises(TypeError, match="register_array_dispatcher expects a callable"):
         runtime_array.register_array_dispatcher("add")
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from meshjit.compiler import pipeline
 from meshjit.compiler.check import PartitioningMismatchError, check_program, first_mismatch
-from meshjit.compiler.passes.propagate_shardings import propagate_shardings
-from meshjit.compiler.pipeline import normalize_boundaries
-from meshjit.compiler.spmd_builder import SpmdBuilder
+from meshjit.compiler.propagation.propagate_shardings import propagate_shardings
+from meshjit.compiler.propagation.normalize_boundaries import normalize_boundaries
+from meshjit.compiler.partitioning.spmd_builder import SpmdBuilder
 from meshjit.ir import Block, parse_module
 from meshjit.runtime import inprocess_collectives
 

@@ -133,7 +133,7 @@ def test_check_of_a_module_without_a_mesh(tmp_path, capsys):
 
 
 def test_check_names_the_first_wrong_op_and_exits_1(tmp_path, monkeypatch, capsys):
-    from meshjit.compiler.spmd_builder import SpmdBuilder
+    from meshjit.compiler.partitioning.spmd_builder import SpmdBuilder
 
     monkeypatch.setattr(SpmdBuilder, "shard_offset", lambda builder, axes, local_size: builder.scalar(0, "i32"))
     path = write(tmp_path, 'mesh @mesh = <["x"=4]>\nfunc @main(%a: i32[8] {sharding = <@mesh, [{"x"}]>}) -> i32[8] {\n'

@@ -11,7 +11,7 @@ from meshjit import cli
 def _default_cost_model(monkeypatch, tmp_path):
     """The expected plans are those of the default cost model, whatever calibration the
     machine's cache directory holds."""
-    monkeypatch.setattr("meshjit.compiler.cost.calibration_path", lambda: str(tmp_path / "none.json"))
+    monkeypatch.setattr("meshjit.compiler.analysis.cost.calibration_path", lambda: str(tmp_path / "none.json"))
 
 
 MLP = """mesh @mesh = <["data"=2, "model"=4]>

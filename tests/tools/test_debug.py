@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from meshjit.compiler.passes.partition import FullRematerializationWarning
+from meshjit.compiler.partitioning.partition import FullRematerializationWarning
 from meshjit.compiler.pipeline import compile_module
 
 import meshjit as jax

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from meshjit.compiler.check import PartitioningMismatchError
-from meshjit.compiler.spmd_builder import SpmdBuilder
+from meshjit.compiler.partitioning.spmd_builder import SpmdBuilder
 
 import meshjit as jax
 from meshjit.debug import inspect_array_sharding

@@ -6,8 +6,6 @@ backwards through the transpose rules. Everything is emitted with ``bind`` into 
 trace, so results can be jitted, differentiated again and partitioned like any program.
 """
 
-from meshjit.compiler import rules as _rules  # noqa: F401  (the op families fill the tables)
-
 from . import checkpoint as _checkpoint  # noqa: F401
 from . import markers as _markers  # noqa: F401
 from .checkpoint import checkpoint_call as checkpoint_call
@@ -15,8 +13,8 @@ from .markers import CustomJVPRule as CustomJVPRule
 from .markers import CustomVJPRule as CustomVJPRule
 from .markers import call_with_custom_rule as call_with_custom_rule
 from .markers import stop_gradient as stop_gradient
-from .registries import jvp_rules as jvp_rules
-from .registries import transpose_rules as transpose_rules
+from ...tables import jvp_rules as jvp_rules
+from ...tables import transpose_rules as transpose_rules
 from .tracing import differentiating as differentiating
 from .transforms import Linearized as Linearized
 from .transforms import apply_linear as apply_linear

@@ -22,20 +22,13 @@ from collections.abc import Callable, Sequence
 from meshjit.ir import Block, Op, Value
 
 from ..operands import as_operand, dtype_of
-from ..trace import bind, stage, trace_region
+from ..trace import bind, stage
+from ..trace_functions import trace_region
 from .evaluate import copy_block
 from .jvp import jvp_block
 from .partial_eval import linear_values, split_block
-from .registries import (
-    LinearInput,
-    dependence_rules,
-    instantiate,
-    is_float,
-    jvp_rules,
-    partial_eval_rules,
-    transpose_rules,
-    type_of,
-)
+from ...tables import dependence_rules, jvp_rules, partial_eval_rules, transpose_rules
+from .registries import LinearInput, instantiate, is_float, type_of
 from .tracing import differentiating
 from .transpose import backward_pass
 

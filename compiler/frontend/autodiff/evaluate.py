@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from meshjit.ir import Block, Op, Value
 
 from ..trace import bind, located_at, stage
-from .registries import MARKER_OPS, TRANSFORMATION_OPS
+from ...tables import MARKER_OPS, TRANSFORMATION_OPS
 from .sharding import recorded_types
 from .tracing import differentiating
 

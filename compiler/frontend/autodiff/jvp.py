@@ -10,7 +10,8 @@ from meshjit.ir import Block
 
 from ..trace import located_at
 from .evaluate import emit
-from .registries import instantiate, is_float, jvp_rules, type_of
+from ...tables import jvp_rules
+from .registries import instantiate, is_float, type_of
 from .sharding import as_primal_type, deriving
 
 

@@ -15,9 +15,11 @@ from dataclasses import dataclass, replace
 from meshjit.ir import Block, TensorType, Value
 
 from ..operands import as_operand, dtype_of
-from ..trace import Tracer, operand_sharding_type, stage, trace_region
+from ..trace import Tracer, operand_sharding_type, stage
+from ..trace_functions import trace_region
 from .evaluate import FORWARD_MODE_MESSAGE, ForwardModeError, emit
-from .registries import instantiate, is_float, jvp_rules, transpose_rules, type_of
+from ...tables import jvp_rules, transpose_rules
+from .registries import instantiate, is_float, type_of
 from .tracing import differentiating, linearizing
 from .traced_rules import TracedJVPRule, TracedVJPRule, call_jvp_rule, call_vjp_rule, inside_rule
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from meshjit.ir import Block, Op
 
-from .registries import MARKER_OPS, dependence_rules, partial_eval_rules
+from ...tables import MARKER_OPS, dependence_rules, partial_eval_rules
 
 
 @dataclass

@@ -1,12 +1,6 @@
-"""Autodiff's two per-op tables, keyed by op name, the named lists of ops that need no entry, and
-the small helpers every rule shares (symbolic zeros, tangent sums, operand types).
-
-- ``jvp_rules[name](op, primals, tangents) -> (outputs, output_tangents)``: emit ``op`` on the
-  primal values and the tangents of its results. A tangent of ``None`` is a symbolic zero.
-- ``transpose_rules[name](op, cotangents, operands) -> operand_cotangents``: for an op that is
-  linear in the operands given as ``LinearInput``, emit the cotangents of those operands from
-  the cotangents of its results (``None`` is zero); the other operands are known values.
-"""
+"""The small helpers every autodiff rule shares (symbolic zeros, tangent sums, operand types)
+and the op lists read from autodiff's tables (``jvp_rules``, ``transpose_rules``, ... in
+``compiler/tables.py``). A tangent or cotangent of ``None`` is a symbolic zero."""
 
 from __future__ import annotations
 
@@ -15,28 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 from meshjit.ir import TensorType
 from meshjit.ir.dtypes import from_numpy, to_numpy
-from meshjit.ir.registry import Registry
 
+
+from ...tables import MARKER_OPS, TRANSFORMATION_OPS, jvp_rules, transpose_rules
 from ..trace import Tracer, bind
-
-jvp_rules = Registry("JVP rule")
-transpose_rules = Registry("transpose rule")
-
-# Ops with regions whose JVP mixes primal and tangent values in one op (scan, while, cond):
-# ``partial_eval_rules[name](op, linear) -> (known_op, linear_op)`` splits such an op, given
-# which operands are linear, into an op computing its known results (plus the residuals the
-# linear part needs) and an op computing its linear results (either may be None); see
-# partial_eval.py. ``dependence_rules[name](op, linear) -> flags`` says which results depend
-# on the linear operands (the named default: all of them, if any operand is linear).
-partial_eval_rules = Registry("partial evaluation rule")
-
-
-def any_operand_dependence(op, linear) -> list[bool]:
-    """The named default dependence rule: every result depends on every operand."""
-    return [any(linear)] * len(op.results)
-
-
-dependence_rules = Registry("dependence rule", default=any_operand_dependence)
 
 def non_differentiable_ops() -> frozenset[str]:
     """The ops whose results carry no tangent: those whose JVP rule is ``jvp.no_tangent``."""
@@ -49,14 +25,6 @@ def linear_ops() -> frozenset[str]:
     """The ops JVP rules apply to tangents: a tangent program is built from these alone, so
     each has a transpose rule for reverse mode (the transpose table is the list)."""
     return frozenset(transpose_rules) - set(MARKER_OPS) - set(TRANSFORMATION_OPS)
-
-
-# Ops that exist only inside autodiff's own traces (see ``markers``); never in a compiled module.
-MARKER_OPS = ("stop_gradient", "custom_jvp_call", "custom_vjp_call", "custom_vjp_linear", "checkpoint")
-
-# Ops another transformation records in its traces and rewrites before compiling (vmap's
-# collectives over a mapped axis); autodiff re-emits them as they are, through their rules.
-TRANSFORMATION_OPS = ("vmap_collective",)
 
 
 @dataclass(frozen=True)

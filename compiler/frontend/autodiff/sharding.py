@@ -15,7 +15,7 @@ from meshjit.ir import Op, Value
 
 from ..op_types import seeds_propagation
 from ..sharding_ops import reshard_to
-from ..sharding_types import ShardingType, lenient_sharding_types
+from ...sharding.sharding_types import ShardingType, lenient_sharding_types
 from ..trace import Tracer, current_trace
 
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from meshjit.ir import Block
 
-from ..trace import Tracer, operand_sharding_type, stage, trace_region
+from ..trace import Tracer, operand_sharding_type, stage
+from ..trace_functions import trace_region
 from .evaluate import evaluate_block
 from .registries import type_of, zeros
 from .tracing import DifferentiationTrace

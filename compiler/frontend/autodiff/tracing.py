@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..trace import Trace, TracedRegion, current_trace, trace_region
+from ..trace import Trace, current_trace
+from ..trace_functions import TracedRegion, trace_region
 
 
 @dataclass

@@ -12,7 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from ..operands import as_operand, dtype_of
-from ..trace import TracedRegion, Tracer, operand_sharding_type
+from ..trace import Tracer, operand_sharding_type
+from ..trace_functions import TracedRegion
 from .evaluate import evaluate_block
 from .jvp import jvp_block
 from .linearize import LinearFunction, linearize_block

@@ -24,7 +24,8 @@ from meshjit.ir.ops import COLLECTIVE_OPS
 from ..trace import located_at, user_location
 from .evaluate import emit
 from .partial_eval import split_ops
-from .registries import LinearInput, add_tangents, single, transpose_rules, type_of
+from ...tables import transpose_rules
+from .registries import LinearInput, add_tangents, single, type_of
 from .sharding import as_primal_type, deriving
 
 _NONE = frozenset()

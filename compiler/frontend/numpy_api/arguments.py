@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 from meshjit.ir.dtypes import DTYPES, canonicalize, from_numpy
 
-from ...factor_types import spec_text
+from ...sharding.factor_types import spec_text
 from .. import lax_ops as lax
 from ..operands import canonical_numpy, dtype_of, is_python_scalar, shape_of, x64
 from ..promotion import DType, promote_all
-from ..sharding_types import ShardingType, ShardingTypeError
+from ...sharding.sharding_types import ShardingType, ShardingTypeError
 from ..trace import Tracer, is_concrete_array, operand_sharding_type
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).

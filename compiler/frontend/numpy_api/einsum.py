@@ -12,7 +12,7 @@ from collections.abc import Hashable, Sequence
 from .. import lax_ops as lax
 from .. import sharding_ops
 from ..operands import dtype_of, shape_of
-from ..sharding_types import resolve_sharding
+from ...sharding.sharding_types import resolve_sharding
 from .arguments import (
     as_array_argument,
     convert_operand,

@@ -301,7 +301,7 @@ def square(x, /):
     """``x * x``; bools square as (strong) ints."""
     value = as_array_argument(x, "square")
     dtype = _strong_int_if_bool(dtype_of(value))
-    return with_weak_type(lax.integer_pow(convert_operand(value, dtype.name), 2), dtype.weak)
+    return with_weak_type(lax.square(convert_operand(value, dtype.name)), dtype.weak)
 
 
 def reciprocal(x, /):

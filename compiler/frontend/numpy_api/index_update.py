@@ -43,7 +43,8 @@ from .indexing import (
     _fill_ellipsis,
     _is_integer,
     _normalized_index,
-    getitem,
+    advanced_adjacent,
+    getitem_entries,
 )
 
 _COMBINE = {"scatter": lambda region, values: values, "scatter_add": lax.add, "scatter_mul": lax.mul,
@@ -66,10 +67,12 @@ class IndexUpdateHelper:
 
 
 def _entries(operand, index, *, static_out_of_range_as_arrays: bool):
-    """The index entries with Ellipsis spelled out and masks expanded; static ints out of range
-    become 0-d index arrays (which are dropped or filled, as JAX does for ``.at``)."""
+    """The index entries with Ellipsis spelled out and masks expanded, and whether the advanced
+    ones stand adjacent in the index as written; static ints out of range become 0-d index
+    arrays (which are dropped or filled, as JAX does for ``.at``)."""
     shape = shape_of(operand)
     entries = [_classify(entry) for entry in (index if isinstance(index, tuple) else (index,))]
+    adjacent = advanced_adjacent(entries)
     entries = _expand_masks(_fill_ellipsis(entries, len(shape)), shape)
     dim, result = 0, []
     for entry in entries:
@@ -77,7 +80,7 @@ def _entries(operand, index, *, static_out_of_range_as_arrays: bool):
             entry = np.asarray(entry, np.int64 if x64() else np.int32)
         result.append(entry)
         dim += entry is not None
-    return result
+    return result, adjacent
 
 
 def _is_array_entry(entry) -> bool:
@@ -103,8 +106,8 @@ class IndexUpdateRef:
         ``mode`` is "fill"."""
         operand = array_operand(self.array, "at[].get")
         gather_mode = ir_mode(mode, GatherScatterMode.PROMISE_IN_BOUNDS)
-        entries = _entries(operand, self.index, static_out_of_range_as_arrays=gather_mode == "fill")
-        return getitem(operand, tuple(entries), mode=gather_mode, fill_value=fill_value)
+        entries, adjacent = _entries(operand, self.index, static_out_of_range_as_arrays=gather_mode == "fill")
+        return getitem_entries(operand, entries, adjacent, mode=gather_mode, fill_value=fill_value)
 
     def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None, wrap_negative_indices=True):
         """``x`` with ``x[index] = values`` (the last of repeated indices wins)."""
@@ -174,7 +177,7 @@ def _values(operand, values, function: str):
 def _update(ref: IndexUpdateRef, kind: str, values, mode, unique_indices, indices_are_sorted, wrap_negative):
     operand = array_operand(ref.array, "at[]")
     shape = shape_of(operand)
-    entries = _entries(operand, ref.index, static_out_of_range_as_arrays=True)
+    entries, adjacent = _entries(operand, ref.index, static_out_of_range_as_arrays=True)
     has_arrays = any(_is_array_entry(entry) for entry in entries)
     per_dim = [entry for entry in entries if entry is not None]
     windows = [_basic_window(entry, size, dim) if isinstance(entry, slice) or (_is_integer(entry) and not has_arrays)
@@ -192,8 +195,8 @@ def _update(ref: IndexUpdateRef, kind: str, values, mode, unique_indices, indice
                 values = lax.reshape(values, shape_of(region))
             updated = _COMBINE[kind](region, values)
     else:
-        updated = _scatter_region(region, entries, kind, values, mode, unique_indices, indices_are_sorted,
-                                  wrap_negative)
+        updated = _scatter_region(region, entries, adjacent, kind, values, mode, unique_indices,
+                                  indices_are_sorted, wrap_negative)
     updated = lax._convert_element_type(updated, dtype_of(operand).name, weak_type=dtype_of(operand).weak)
     return _put_back(operand, updated, windows)
 
@@ -240,9 +243,10 @@ def _put_back(operand, updated, windows):
     return lax.select(mask, placed, operand)
 
 
-def _scatter_region(region, entries, kind, values, mode, unique_indices, indices_are_sorted, wrap_negative):
+def _scatter_region(region, entries, adjacent, kind, values, mode, unique_indices, indices_are_sorted,
+                    wrap_negative):
     """The region with its integer-array entries updated by one scatter (or, for ``apply``,
-    by selects counted from one scatter_add)."""
+    by selects counted from one scatter_add); ``adjacent`` says where the index dims go."""
     shape = shape_of(region)
     dim, advanced, kinds = 0, [], []
     for entry in entries:
@@ -255,8 +259,6 @@ def _scatter_region(region, entries, kind, values, mode, unique_indices, indices
         else:
             kinds.append("dim")
         dim += 1
-    positions = [position for position, item in enumerate(kinds) if item == "advanced"]
-    adjacent = positions == list(range(positions[0], positions[-1] + 1))
     index_shape = broadcast_shapes("at[]", *(np.shape(item.index) if not hasattr(item.index, "shape")
                                              else tuple(item.index.shape) for item in advanced))
     scatter_mode = ir_mode(mode, GatherScatterMode.FILL_OR_DROP)

@@ -5,7 +5,7 @@ Basic entries (ints, slices with any step, None, Ellipsis) become one ``slice`` 
 for negative steps) and a reshape. Integer-array entries, and ints next to them, are advanced:
 they are broadcast together, clamped into range as in JAX, and combined into one linear index
 over the dims they select, which a single ``gather`` takes. Where the advanced dims land follows
-numpy: in place when the advanced entries are adjacent, first otherwise.
+numpy: in place when the advanced entries are adjacent in the index as written, first otherwise.
 """
 
 from __future__ import annotations
@@ -92,6 +92,20 @@ def _classify(entry):
     if np.ndim(array) == 0:
         raise TypeError("indexing: a 0-d boolean index is not supported; use None to add a dim")
     return _Mask(np.asarray(array))
+
+
+def advanced_adjacent(entries) -> bool:
+    """numpy's rule for where the broadcast index dims go, judged on the index as written (its
+    entries classified, the Ellipsis not yet spelled out): in place only when the advanced
+    entries (ints, integer arrays and masks, once any array is present) stand next to each other;
+    a slice, a None or an Ellipsis between them, even one that stands for no dims, sends the
+    dims first."""
+    positions = [
+        position
+        for position, entry in enumerate(entries)
+        if not (entry is None or entry is Ellipsis or isinstance(entry, slice))
+    ]
+    return not positions or positions == list(range(positions[0], positions[-1] + 1))
 
 
 def _dims_of(entry) -> int:
@@ -234,6 +248,10 @@ def _gather_advanced(operand, advanced: list[_Advanced], adjacent: bool, mode: s
         shape = shape_of(operand)
     first = dims[0]
     merged = math.prod(shape[dim] for dim in dims)
+    if merged == 0:
+        # an empty index into an empty dim: nothing to take, and gather needs a slice of 1
+        empty_shape = shape[:first] + tuple(index_shape) + shape[dims[-1] + 1 :]
+        return lax.full(empty_shape, 0, dtype_of(operand).name)
     if len(dims) > 1:
         operand = lax.reshape(operand, shape[:first] + (merged,) + shape[dims[-1] + 1 :])
     linear = inside = None
@@ -280,8 +298,15 @@ def getitem(array, index, mode: str = "clip", fill_value=None):
     range raise IndexError)."""
     operand = array_operand(array, "indexing")
     entries = [_classify(entry) for entry in (index if isinstance(index, tuple) else (index,))]
+    adjacent = advanced_adjacent(entries)
     entries = _fill_ellipsis(entries, len(shape_of(operand)))
     entries = _expand_masks(entries, shape_of(operand))
+    return getitem_entries(operand, entries, adjacent, mode, fill_value)
+
+
+def getitem_entries(operand, entries, adjacent: bool, mode: str = "clip", fill_value=None):
+    """``operand[entries]`` for entries with the Ellipsis spelled out and masks expanded;
+    ``adjacent`` is ``advanced_adjacent`` of the index as written."""
     has_arrays = any(
         not (entry is None or isinstance(entry, slice) or _is_integer(entry)) for entry in entries
     )
@@ -301,9 +326,7 @@ def getitem(array, index, mode: str = "clip", fill_value=None):
                 _Advanced(_static_int(entry, size, dim) if _is_integer(entry) else entry, dim)
             )
         dim += 1
-    positions = [position for position, entry in enumerate(marked) if isinstance(entry, _Advanced)]
-    adjacent = positions == list(range(positions[0], positions[-1] + 1))
-    advanced = [marked[position] for position in positions]
+    advanced = [entry for entry in marked if isinstance(entry, _Advanced)]
     index_rank = len(broadcast_shapes("indexing", *(shape_of(item.index) for item in advanced)))
     result = _gather_advanced(operand, advanced, adjacent, mode, fill_value)
     return with_weak_type(

@@ -109,21 +109,6 @@ def _along_axis_shapes(shape, index_shape, dim: int):
     return result_shape, broadcast[:dim] + (shape[dim],) + broadcast[dim:]
 
 
-def _linear_positions(index, dim: int, operand_shape, result_shape):
-    """Row-major positions in the flattened operand: ``index`` along ``dim``, the result's own
-    coordinate along every other dim."""
-    linear = None
-    for position in range(len(operand_shape)):
-        stride = math.prod(operand_shape[position + 1 :])
-        if position == dim:
-            coordinate = index
-        else:
-            coordinate = lax.broadcasted_iota(default_int(x64()), result_shape, position)
-        term = lax.mul(coordinate, stride) if stride != 1 else coordinate
-        linear = term if linear is None else lax.add(linear, term)
-    return linear
-
-
 def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
     """``arr`` at ``indices`` along ``axis``, elementwise in the other dims (which broadcast);
     ``axis=None`` takes from the flattened array."""
@@ -139,17 +124,9 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
     operand = broadcast_to_shape(operand, operand_shape, "take_along_axis")
     index = _prepare_index(index, size, mode, "take_along_axis", wrap_negative=True)
     index = broadcast_to_shape(index, result_shape, "take_along_axis")
-    linear = _linear_positions(index, dim, operand_shape, result_shape)
-    if mode == "fill":
-        # An index out of its axis may still land inside the flattened array: send it out.
-        inside = _in_range(index, size)
-        linear = lax.select(inside, linear, lax.full(result_shape, -1, dtype_of(linear).name))
-    flat = lax.reshape(operand, (math.prod(operand_shape),))
-    result = lax.gather_along_axis(flat, linear, 0, mode="fill" if mode == "fill" else "clip")
-    result = with_weak_type(result, dtype_of(flat).weak)
-    if mode != "fill" or fill_value is None:
-        return result
-    return _with_fill_value(result, inside, fill_value)
+    gather_mode = "fill" if mode == "fill" else "clip"
+    result = lax.gather_elements_along_axis(operand, index, dim, mode=gather_mode, fill_value=fill_value)
+    return with_weak_type(result, dtype_of(operand).weak)
 
 
 def put_along_axis(arr, indices, values, axis, inplace: bool = True, *, mode=None):

@@ -2,8 +2,6 @@
 (``compiler/rules/<family>.py``); the facade (``meshjit/vmap_api.py``) handles pytrees,
 in_axes and out_axes."""
 
-from meshjit.compiler import rules as _rules  # noqa: F401  (the op families fill the tables)
-
 from .batching import at_front as at_front
 from .batching import move_dim as move_dim
 from .named_axes import stage_collective as stage_collective

@@ -199,7 +199,7 @@ def axis_index(axis):
 
 def _register_derivatives():
     from ..autodiff.evaluate import emit
-    from ..autodiff.registries import jvp_rules, transpose_rules
+    from ...tables import jvp_rules, transpose_rules
 
     @jvp_rules.register(MARKER)
     def _collective_jvp(op, primals, tangents):

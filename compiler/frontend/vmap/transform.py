@@ -20,7 +20,8 @@ from meshjit.ir import Block, Op, TensorType
 from ..autodiff.evaluate import emit
 from ..autodiff.markers import stop_gradient
 from ..operands import as_operand, dtype_of, shape_of
-from ..trace import Trace, Tracer, located_at, trace_region
+from ..trace import Trace, Tracer, located_at
+from ..trace_functions import trace_region
 from . import named_axes
 from .custom_rules import batch_custom_call
 
@@ -114,7 +115,7 @@ def vmap_flat(fun: Callable, args: Sequence, dims: Sequence[int | None], size: i
 
 def batch_block(block: Block, inputs: Sequence, dims: Sequence[int | None], axis: BatchAxis):
     """Emit ``block``'s ops batched: the returned values and their batch dims."""
-    from meshjit.compiler.rules.registries import batching_rules
+    from meshjit.compiler.tables import batching_rules
 
     values = {argument.id: (value, dim) for argument, value, dim in zip(block.args, inputs, dims, strict=True)}
     for op in block.ops:

@@ -1,0 +1,2 @@
+"""Stage 4, optimisation of the per-device module: common subexpressions, dead code, chained
+collectives."""

@@ -1,1 +1,0 @@
-"""The compiler's passes, one file each: every pass is a function ``Module -> Module``."""
