@@ -116,7 +116,8 @@ def xla_log_f32(x: np.ndarray) -> np.ndarray:
         return np.where(x == np.inf, np.float32(np.inf), result).astype(np.float32)
 
 
-# float64: the same rational function's coefficients (bit patterns), and libm's log beyond it
+# float64: the same rational function's coefficients (bit patterns), and glibc's log beyond it
+# (ir/libm_log.py)
 LOG1P_NUMERATOR_F64 = (0x3F07BC0962B395CA, 0x3FDFE818A0FE1A83, 0x401A509F46F4FA53,
                        0x403DE9738B8CB9C9, 0x404E798EB86C3351, 0x404C8E7597479A10,
                        0x40340A202D99830A)
@@ -128,7 +129,9 @@ LOG1P_SMALL_F64 = 0x3FDA827999FCEF32
 
 def xla_log1p(x: np.ndarray) -> np.ndarray:
     """log1p as XLA's CPU backend computes it: x - x^2/2 + x^3 P(x)/Q(x) below |x| = sqrt(2) - 1
-    (multiply-adds fused), else the log of 1 + x (XLA's polynomial log for float32)."""
+    (multiply-adds fused), else the log of 1 + x (XLA's polynomial log for float32, glibc's
+    log for float64)."""
+    from .libm_log import log as libm_log  # imports fma from here
     single = x.dtype == np.float32
     dtype, bits = (np.float32, np.uint32) if single else (np.float64, np.uint64)
 
@@ -141,7 +144,7 @@ def xla_log1p(x: np.ndarray) -> np.ndarray:
         numerator, denominator = (_horner(x, [constant(c) for c in table]) for table in tables[:2])
         square = x * x
         near_zero = x + fma(square, np.full_like(x, -0.5), (x * square) * (numerator / denominator))
-        far = xla_log_f32(x + dtype(1)) if single else np.log(x + dtype(1))
+        far = xla_log_f32(x + dtype(1)) if single else libm_log(x + dtype(1))
         return np.where(np.abs(x) < constant(tables[2]), near_zero, far).astype(dtype)
 
 

@@ -1,4 +1,4 @@
-"""Fit the polynomial behind the float32 ``exp`` kernel helper (compiler/codegen_math.py).
+"""Fit the polynomial behind the float32 ``exp`` kernel helper (compiler/lowering/codegen_math.py).
 
     e^r ~ 1 + r + r^2 (c0 + c1 r + c2 r^2 + c3 r^3 + c4 r^4),  |r| <= ln2 / 2
 

@@ -1,4 +1,4 @@
-"""Fit the rational function behind the float32 ``tanh`` kernel helper (compiler/codegen_math.py).
+"""Fit the rational function behind the float32 ``tanh`` kernel helper (compiler/lowering/codegen_math.py).
 
     tanh(a) ~ a * (1 + p1 s + ... + p4 s^4) / (1 + q1 s + ... + q5 s^5),  s = a^2,  0 <= a <= 9.1
 

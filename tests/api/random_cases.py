@@ -8,6 +8,12 @@ from __future__ import annotations
 import numpy as np
 
 
+# log([0.1, 0.2, 0.3, 0.4]) as JAX computes it in float32 (glibc's logf), given as data so the
+# case tests categorical, not meshjit's general log (which is not promised bit for bit)
+LOG_PROBABILITIES = np.array([-2.3025851249694824, -1.6094379425048828, -1.2039728164672852,
+                              -0.9162907004356384], np.float32)
+
+
 def _key(jax, seed=0):
     return jax.random.key(seed)
 
@@ -53,8 +59,7 @@ CASES = {
         _key(jax, 4), (2, 3), jax.numpy.array([0, 10, 100]), jax.numpy.array([[5], [1000]])),
     "randint_uint32": lambda jax: jax.random.randint(_key(jax, 5), (50,), 0, np.uint32(4000000000), dtype=np.uint32),
     # categorical, permutation, choice
-    "categorical_1d": lambda jax: jax.random.categorical(
-        _key(jax), jax.numpy.log(jax.numpy.array([0.1, 0.2, 0.3, 0.4])), shape=(500,)),
+    "categorical_1d": lambda jax: jax.random.categorical(_key(jax), LOG_PROBABILITIES, shape=(500,)),
     "categorical_2d": lambda jax: jax.random.categorical(
         _key(jax, 1), jax.numpy.array([[0.0, 1.0, 2.0, 3.0, 4.0], [4.0, 3.0, 2.0, 1.0, 0.0], [1.0] * 5])),
     "categorical_axis0": lambda jax: jax.random.categorical(
@@ -145,7 +150,6 @@ X64_CASES = {
     "x64_normal": lambda jax: jax.random.normal(_key(jax, 3), (500,)),
     "x64_rademacher": lambda jax: jax.random.rademacher(_key(jax), (50,)),
     "x64_rademacher_int32": lambda jax: jax.random.rademacher(_key(jax, 1), (50,), dtype=np.int32),
-    "x64_cauchy": lambda jax: jax.random.cauchy(_key(jax), (500,)),
     "x64_lognormal": lambda jax: jax.random.lognormal(_key(jax), shape=(500,)),
     "x64_lognormal_sigma": lambda jax: jax.random.lognormal(
         _key(jax, 1), np.array([0.5, 2.0, 300.0]), (200, 3)),  # 0 and inf too
@@ -156,15 +160,17 @@ X64_CASES = {
     "x64_geometric": lambda jax: jax.random.geometric(_key(jax), 0.3, (500,)),
     "x64_triangular": lambda jax: jax.random.triangular(_key(jax), -1.0, 0.5, 3.0, (500,)),
     "x64_wald": lambda jax: jax.random.wald(_key(jax), 2.0, (500,)),
+    # glibc's float64 log (ir/libm_log.py) behind these
+    "x64_exponential": lambda jax: jax.random.exponential(_key(jax, 4), (500,)),
+    "x64_laplace": lambda jax: jax.random.laplace(_key(jax), (500,)),
+    "x64_logistic": lambda jax: jax.random.logistic(_key(jax), (500,)),
+    "x64_pareto": lambda jax: jax.random.pareto(_key(jax), 3.0, (500,)),
+    "x64_weibull_min": lambda jax: jax.random.weibull_min(_key(jax), 2.0, 1.5, (500,)),
 }
 
-# Computed in 64-bit with x64 on, and equal to JAX only within a few ulps (the bound given): their
-# float64 log is meshjit's own kernel (compiler/codegen_math.py, faithfully rounded), where XLA
-# calls libm's log. The float32 versions above are bit for bit.
+# Computed in 64-bit with x64 on, and equal to JAX only within the ulps given: XLA calls glibc's
+# float64 tan (IBM's table-driven one), which meshjit does not reproduce; its own (fdlibm's
+# kernel, libm_tan.py) differs in about 4% of values by one ulp.
 X64_CLOSE_CASES = {
-    "x64_exponential": (1, lambda jax: jax.random.exponential(_key(jax, 4), (500,))),
-    "x64_laplace": (1, lambda jax: jax.random.laplace(_key(jax), (500,))),
-    "x64_logistic": (4, lambda jax: jax.random.logistic(_key(jax), (500,))),
-    "x64_pareto": (2, lambda jax: jax.random.pareto(_key(jax), 3.0, (500,))),
-    "x64_weibull_min": (1, lambda jax: jax.random.weibull_min(_key(jax), 2.0, 1.5, (500,))),
+    "x64_cauchy": (1, lambda jax: jax.random.cauchy(_key(jax), (500,))),
 }

@@ -17,7 +17,7 @@ _UNSIGNED = {32: "u32", 64: "u64"}
 
 
 def _log(x):
-    return xla_float32.log(x) if shape_dtype(x) == "f32" else lax.log(x)
+    return {"f32": xla_float32.log, "f64": xla_float32.log_f64}.get(shape_dtype(x), lax.log)(x)
 
 
 def _log1p(x):

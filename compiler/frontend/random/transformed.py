@@ -14,7 +14,7 @@ from .. import lax_ops as lax
 from ..operands import as_operand, dtype_of, shape_of, x64
 from ..promotion import default_float
 from ..vmap.transform import traced_batch_size
-from . import xla_float32
+from . import libm_pow, libm_tan, xla_float32
 from .bits import split
 from .continuous import _bounds_to, _constant, _log, _log1p, exponential, normal, uniform
 from .discrete import bernoulli
@@ -70,10 +70,12 @@ def logistic(key, shape, dtype: str):
 
 
 def cauchy(key, shape, dtype: str):
-    """Cauchy values: ``tan(pi * (u - 1/2))`` for u uniform in [eps, 1)."""
+    """Cauchy values: ``tan(pi * (u - 1/2))`` for u uniform in [eps, 1), tan being the C
+    library's as XLA calls it (``libm_tan``)."""
     shape = tuple(shape)
     u = uniform(key, shape, dtype, float(np.finfo(to_numpy(dtype)).eps), 1.0, "cauchy")
-    return lax.tan(lax.mul(_constant(shape, np.pi, dtype), lax.sub(u, _constant(shape, 0.5, dtype))))
+    angle = lax.mul(_constant(shape, np.pi, dtype), lax.sub(u, _constant(shape, 0.5, dtype)))
+    return libm_tan.tan(angle) if dtype in ("f32", "f64") else lax.tan(angle)
 
 
 def lognormal(key, sigma, shape, dtype: str):
@@ -141,7 +143,8 @@ def weibull_min(key, scale, concentration, shape, dtype: str):
     concentration = _parameter(concentration, shape, dtype, "concentration", "weibull_min")
     scale = _parameter(scale, shape, dtype, "scale", "weibull_min")
     exponent = lax.div(_constant(shape, 1.0, dtype), concentration)
-    return lax.mul(lax.pow(lax.neg(_log1p(lax.neg(u))), exponent), scale)
+    power = libm_pow.pow if dtype in ("f32", "f64") else lax.pow  # C's pow, as XLA calls it
+    return lax.mul(power(lax.neg(_log1p(lax.neg(u))), exponent), scale)
 
 
 def pareto(key, b, shape, dtype: str):

@@ -29,6 +29,7 @@ from meshjit.ir.float_math import word as _bits
 from .. import lax_ops as lax
 from ..autodiff import CustomJVPRule, call_with_custom_rule
 from ..operands import dtype_of, shape_of
+from . import libm_log as _libm_log
 
 
 def _f32(shape, value):
@@ -111,7 +112,7 @@ def _word64(bits: int) -> np.float64:
 
 def _log1p_f64(x):
     """float64 log1p as XLA computes it: the same rational function with float64 coefficients
-    (Horner steps fused) below |x| = sqrt(2) - 1, else libm's log of 1 + x."""
+    (Horner steps fused) below |x| = sqrt(2) - 1, else glibc's log of 1 + x (``libm_log``)."""
     shape = shape_of(x)
 
     def horner(coefficients):
@@ -123,7 +124,7 @@ def _log1p_f64(x):
     ratio = lax.div(horner(LOG1P_NUMERATOR_F64), horner(LOG1P_DENOMINATOR_F64))
     square = lax.mul(x, x)
     near_zero = lax.add(x, lax.fma(square, _f64(shape, -0.5), lax.mul(lax.mul(x, square), ratio)))
-    far = lax.log(lax.add(x, _f64(shape, 1.0)))
+    far = _libm_log.log(lax.add(x, _f64(shape, 1.0)))
     return lax.select(lax.lt(lax.abs(x), _f64(shape, _word64(LOG1P_SMALL_F64))), near_zero, far)
 
 
@@ -264,6 +265,7 @@ def _erf_tangent(dx, out, x):
 
 
 log = _with_jax_derivative("xla_log", _log, lambda dx, out, x: lax.div(dx, x))
+log_f64 = _with_jax_derivative("glibc_log", _libm_log.log, lambda dx, out, x: lax.div(dx, x))
 log1p = _with_jax_derivative("xla_log1p", _log1p, lambda dx, out, x: lax.div(dx, lax.add(x, _one_like(x))))
 erf = _with_jax_derivative("xla_erf", _erf, _erf_tangent)
 exp = _with_jax_derivative("xla_exp", _exp, lambda dx, out, x: lax.mul(dx, out))
