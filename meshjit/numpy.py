@@ -28,10 +28,10 @@ from meshjit.compiler.frontend.numpy_api.convolution import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.indexing import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.search import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.shifts import *  # noqa: F403
+from meshjit.compiler.frontend.numpy_api.stacking import *  # noqa: F403
 from meshjit.runtime.dlpack import from_dlpack as from_dlpack
 from meshjit._array_api import __array_api_version__ as __array_api_version__
 from meshjit._array_api import __array_namespace_info__ as __array_namespace_info__
-from meshjit import _array_api_linalg as linalg  # noqa: F401 - jnp.linalg
 from meshjit.runtime.array import Array as ndarray  # noqa: F401 - jnp.ndarray is meshjit.Array
 
 dtype = _numpy.dtype
@@ -40,3 +40,4 @@ e = _numpy.e
 inf = _numpy.inf
 nan = _numpy.nan
 newaxis = None
+from meshjit import numpy_linalg as linalg  # noqa: E402, F401 - jnp.linalg

@@ -8,10 +8,16 @@ runtime imports.
 from __future__ import annotations
 
 import math
+import os
 import sys
 
 import numpy as np
 import pytest
+
+# NOTE: the suite compiles kernels on the calling thread, as a program did before tiers: what a
+# test measures or inspects is the kernel, and no worker process runs between tests. The tier
+# tests (tests/compiler/test_tier*.py) set the modes they test.
+os.environ.setdefault("MESHJIT_COMPILE", "sync")
 
 # The meshes the runtime is tested on, by name: shape and axis names.
 MESH_LAYOUTS = {

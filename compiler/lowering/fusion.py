@@ -22,6 +22,7 @@ from .codegen_reductions import row_kernel_source
 from .fusion_groups import REDUCERS, Group, group_ops
 from .launch import elementwise_launcher, rows_launcher
 from ..tables import math_of
+from .tiers import elementwise_signature, rows_signature, tiered
 
 FUSION_MIN_ELEMENTS = int(os.environ.get("MESHJIT_FUSION_MIN_ELEMENTS", "4096"))
 # NOTE: below this many elements a kernel runs on the calling thread only; above, its range is
@@ -158,7 +159,8 @@ def _build_elementwise_kernel(group: Group, outputs: list[Value]) -> FusedKernel
     function = load_kernel(kernel_source(rows, lines, parameters))
     launcher = elementwise_launcher(function, inputs, outputs, group.shape, PARALLEL_MIN_ELEMENTS,
                                     _dependencies(group, inputs, outputs))
-    return FusedKernel(_label(group), group.ops, inputs, outputs, launcher)
+    step = tiered(function, elementwise_signature(inputs, outputs), launcher, group, inputs, outputs)
+    return FusedKernel(_label(group), group.ops, inputs, outputs, step)
 
 
 def _build_rows_kernel(group: Group, outputs: list[Value]) -> FusedKernel:
@@ -167,6 +169,8 @@ def _build_rows_kernel(group: Group, outputs: list[Value]) -> FusedKernel:
     dependencies = _dependencies(group, [value for value, _ in source.inputs], [value for value, _ in source.outputs])
     launcher = rows_launcher(function, source.inputs, source.outputs, group.rows, group.columns, group.leading,
                              PARALLEL_MIN_ELEMENTS, source.scratch, dependencies)
+    launcher = tiered(function, rows_signature(source.inputs, source.outputs, source.scratch), launcher, group,
+                      [value for value, _ in source.inputs], [value for value, _ in source.outputs])
     entry = None if group.leading else RowsEntry(function, tuple(source.inputs), tuple(source.outputs),
                                                  tuple(source.scratch), group.rows, group.columns)
     return FusedKernel(_label(group), group.ops, [value for value, _ in source.inputs],

@@ -110,6 +110,9 @@ class _Linker:
 
 
 _LINKER = _Linker()
+# NOTE: set by compile_service.py: ``compile_elsewhere(kernel, signature, stem)`` waits for a
+# compile worker to write the object and says whether it did (False: compile here)
+compile_elsewhere = None
 
 
 def _signature(arguments) -> tuple:
@@ -181,11 +184,20 @@ class ObjectKernel:
                 self.functions[signature] = function
         return function
 
+    def stem(self, signature) -> str:
+        """The path, but for its suffix, of the object for arguments of these kinds."""
+        return self.path[:-3] + "-" + hashlib.sha256(repr((signature, _LINKER.key())).encode()).hexdigest()[:16]
+
+    def request(self, signature) -> dict:
+        """What a compile worker (compile_worker.py) needs to make that object."""
+        return {"path": self.path, "digest": self.digest, "entry": self.entry,
+                "signature": [list(kind) for kind in signature], "stem": self.stem(signature)}
+
     def _load(self, signature):
         if os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
             return self.numba_function
-        stem = self.path[:-3] + "-" + hashlib.sha256(repr((signature, _LINKER.key())).encode()).hexdigest()[:16]
-        if not os.path.exists(stem + ".json"):
+        stem = self.stem(signature)
+        if not os.path.exists(stem + ".json") and not (compile_elsewhere and compile_elsewhere(self, signature, stem)):
             try:
                 self._compile(signature, stem)
             except OSError:  # a cache directory we may not write: Numba runs the kernel
@@ -200,9 +212,10 @@ class ObjectKernel:
         native = ctypes.CFUNCTYPE(None, *(_CTYPES[kind] for kind in kinds))(address)
         return _caller(native)
 
-    def _compile(self, signature, stem: str) -> None:
-        module = self.python_module()
-        namespace = dict(vars(module))
+    def _compile(self, signature, stem: str, namespace: dict | None = None) -> None:
+        """Numba compiles the entry for ``signature``, wrapped as a C function, into ``stem``'s
+        object; the entry is looked up in ``namespace`` (default: the kernel's module)."""
+        namespace = dict(vars(self.python_module()) if namespace is None else namespace)
         exec(compile(_wrapper_source(signature, self.entry), self.path + ":c_entry", "exec"), namespace)
         wrapper = namespace["c_entry"]
         library = wrapper._library

@@ -120,7 +120,7 @@ def test_repeat_with_traced_counts_needs_the_total():
     with pytest.raises(ConcretizationTypeError, match="total_repeat_length"):
         meshjit.jit(lambda y, r: jnp.repeat(y, r, axis=1))(x, counts)
     with pytest.raises(ValueError, match="non-negative"):
-        jnp.repeat(x, [1, -1, 2], axis=1)
+        jnp.repeat(x, np.asarray([1, -1, 2]), axis=1)
 
 
 def test_linalg_namespace_has_the_products():

@@ -4,9 +4,11 @@ shape and reduction functions, nonzero with a size and repeat with an array of c
 
 from __future__ import annotations
 
+import numpy
 from numpy_record import Record, inputs
 
 R = Record
+_COUNTS = numpy.asarray([2, 0, 1])  # a concrete array of counts, as JAX takes them
 
 # (standard name, numpy name, input range): each alias must compute numpy's function.
 _ALIASES = [
@@ -120,7 +122,7 @@ ARRAY_API = (
           reference=lambda np, x: (np.std(x, ddof=1), np.var(x, axis=0, ddof=1.5))),
         R("nonzero size", lambda m, x: m.nonzero(x, size=8, fill_value=-1), inputs(("i32[3,4]", 0, 1)), ("i32", "i32"),
           reference=lambda np, x: tuple(np.concatenate([p, np.full(8, -1)])[:8] for p in np.nonzero(x))),
-        R("repeat counts", lambda m, x: m.repeat(x, [2, 0, 1], axis=1), inputs("f32[2,3]"), "f32",
-          reference=lambda np, x: np.repeat(x, np.asarray([2, 0, 1]), axis=1)),
+        R("repeat counts", lambda m, x: m.repeat(x, _COUNTS, axis=1), inputs("f32[2,3]"), "f32",
+          reference=lambda np, x: np.repeat(x, _COUNTS, axis=1)),
     ]
 )

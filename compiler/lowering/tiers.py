@@ -1,0 +1,177 @@
+"""Tiered fused kernels: a kernel step runs at once on a first tier that needs no compilation
+while its kernel compiles in a worker process (compile_service.py), and switches to the kernel
+between two of its calls. The first tier is the group's ops run one by one as the numpy steps
+small groups already are, and it is only used where that gives the kernel's bits exactly
+(``identical``): IEEE-rounded arithmetic, comparisons, selects and exact conversions, which
+Numba (no fast-math in the user's ops) and numpy round the same way. A group with a reduction
+(its sums reassociate in vector lanes), a transcendental function (meshjit's own helpers, with
+FMAs) or any other op has no first tier: its kernel is queued when the plan is built and its
+first call waits for it. docs/execution.md "Tiered execution" has the whole design.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+
+import numpy as np
+from meshjit.ir import Op, Value
+from meshjit.ir.dtypes import to_numpy
+
+from . import kernel_objects
+from .compile_service import compile_mode, service
+from ..tables import kernel_rules
+
+_FLOATS, _SIGNED, _UNSIGNED = ("f32", "f64"), ("i32", "i64"), ("u32", "u64")
+# NOTE: the ops whose fused expression (codegen_expressions.py) rounds exactly as their numpy
+# kernel: float max/min are not here (llvm.maximum orders -0 below +0, np.maximum returns the
+# first of two equal zeros), nor rsqrt (a float64 division), integer_pow 4 ((x*x)*x*x against
+# the reference's (x*x)*(x*x)), float-to-int conversions (XLA's saturation) or anything calling
+# a helper or libm
+_IDENTICAL = {
+    "f32": {"add", "sub", "mul", "div", "neg", "abs", "sqrt", "floor", "ceil"},
+    "i32": {"add", "sub", "mul", "neg", "max", "min", "abs"},
+    "u32": {"add", "sub", "mul", "max", "min", "and", "or", "xor"},
+    "bool": {"and", "or", "xor", "not"},
+}
+_IDENTICAL["f64"], _IDENTICAL["i64"], _IDENTICAL["u64"] = _IDENTICAL["f32"], _IDENTICAL["i32"], _IDENTICAL["u32"]
+_ORDER = itertools.count()
+
+
+def identical(op: Op) -> bool:
+    """Whether ``op``'s numpy kernel gives the bits its fused expression gives."""
+    result = op.result.type.dtype
+    if op.name in ("broadcast_in_dim", "compare", "select", "is_finite"):
+        return True
+    if op.name == "convert":
+        source = op.operands[0].type.dtype
+        return not (source in _FLOATS and result != "bool" and result not in _FLOATS) and source not in _UNSIGNED
+    if op.name == "integer_pow":
+        return result in _FLOATS and 0 <= op.attrs["y"] <= 3
+    return op.name in _IDENTICAL.get(result, ())
+
+
+def _dtype_text(value: Value) -> str:
+    return np.dtype(to_numpy(value.type.dtype)).str
+
+
+def elementwise_signature(inputs: list[Value], outputs: list[Value]) -> tuple:
+    """The argument kinds (kernel_objects._signature) an elementwise launcher calls with."""
+    kinds = [("i",)] * 3
+    for value in inputs:
+        kinds += [("a", _dtype_text(value), 2), ("a", "<i8", 1)]
+    return tuple(kinds + [("a", _dtype_text(value), 2) for value in outputs])
+
+
+def rows_signature(inputs, outputs, scratch) -> tuple:
+    """The same for a rows or columns launcher (``inputs``, ``outputs``: (value, kind) pairs)."""
+    dims = {"full": 3, "row": 2, "col": 2, "scalar": 2}
+    kinds = [("i",)] * (5 if scratch else 4)
+    for value, kind in inputs:
+        kinds += [("a", _dtype_text(value), dims[kind]), ("a", "<i8", 1)]
+    kinds += [("a", _dtype_text(value), dims[kind]) for value, kind in outputs]
+    return tuple(kinds + [("a", np.dtype(to_numpy(dtype)).str, 2) for dtype in scratch])
+
+
+def _compile_elsewhere(kernel, signature, stem: str) -> bool:
+    """kernel_objects' hook: in background mode, a kernel about to compile on the calling
+    thread waits for a worker instead (first in the queue); False sends it back to Numba here."""
+    if compile_mode() != "background":
+        return False
+    compiler = service()
+    job = compiler.submit(kernel.request(signature), (0, next(_ORDER)))
+    if job.wait() and os.path.exists(stem + ".json"):
+        return True
+    compiler.warn_once()
+    return False
+
+
+kernel_objects.compile_elsewhere = _compile_elsewhere
+
+
+def tiered(kernel, signature: tuple, launcher, group, inputs: list[Value], outputs: list[Value]):
+    """The step function of a fused kernel under ``MESHJIT_COMPILE``: the launcher itself when
+    the kernel is in the cache or compiles at its first call (sync, and groups without a first
+    tier, which background mode queues now); else a TieredKernel."""
+    mode = compile_mode()
+    if mode == "sync" or os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
+        return launcher  # NOTE: without Numba's compiler the kernel is its Python source: no tiers
+    stem = kernel.stem(signature)
+    cached = os.path.exists(stem + ".json")
+    if group.split is not None or not all(identical(op) for op in group.ops):
+        if mode == "background" and not cached:
+            service().submit(kernel.request(signature), (0, next(_ORDER)))
+        return launcher
+    if mode == "background" and cached:
+        return launcher
+    benefit = math.prod(group.shape) * len(group.ops)
+    return TieredKernel(launcher, first_tier(group, inputs, outputs), kernel.request(signature),
+                        (1, -benefit, next(_ORDER)) if mode == "background" else None)
+
+
+class TieredKernel:
+    """A fused kernel's step: the first tier until the kernel's object code is on disk, then
+    the launcher. The kernel is queued at the step's second call (a program called once never
+    compiles it), ahead of kernels that save less time per call; a failed job leaves the step
+    on the first tier for good."""
+
+    __slots__ = ("launcher", "first", "request", "priority", "job", "calls")
+
+    def __init__(self, launcher, first, request: dict, priority: tuple | None):
+        self.launcher, self.first, self.request, self.priority = launcher, first, request, priority
+        self.job, self.calls = None, 0
+
+    @property
+    def on_kernel(self) -> bool:
+        return self.job is not None and self.job.done
+
+    def __call__(self, *buffers):
+        job = self.job
+        if job is not None:
+            if job.done:
+                return self.launcher(*buffers)
+            if job.state == "failed":
+                service().warn_once()
+                self.job = self.priority = None
+        elif self.priority is not None:
+            self.calls += 1
+            if self.calls >= 2:
+                self.job = service().submit(self.request, self.priority)
+        return self.first(*buffers)
+
+
+def _lifted(buffer: np.ndarray, rank: int) -> np.ndarray:
+    """A rank-0 value's buffer with ``rank`` trailing unit dims, to broadcast against the local
+    dims (the kernel reads it once, as a scalar)."""
+    return buffer.reshape(buffer.shape + (1,) * rank)
+
+
+def first_tier(group, inputs: list[Value], outputs: list[Value]):
+    """``run(*input buffers) -> output buffers``: the group's ops as their numpy kernels."""
+    functions: dict[int, list] = {}
+    rank = len(group.shape)
+
+    def kernels(lead: int) -> list:
+        found = functions.get(lead)
+        if found is None:
+            found = functions[lead] = [kernel_rules[op.name](op, lead) for op in group.ops]
+        return found
+
+    def run(*buffers):
+        lead = buffers[0].ndim - inputs[0].type.rank
+        values = {value.id: buffer for value, buffer in zip(inputs, buffers)}
+        for alias, source in group.aliases.items():
+            if source.id in values:
+                values[alias] = _lifted(values[source.id], rank)
+        for op, function in zip(group.ops, kernels(lead)):
+            (values[op.result.id],) = function(*(values[operand.id] for operand in op.operands))
+        results = []
+        for value in outputs:
+            result = values[value.id]
+            if result.shape[lead:] != value.type.shape:
+                result = np.broadcast_to(result, result.shape[:lead] + value.type.shape)
+            results.append(result)
+        return tuple(results)
+
+    return run

@@ -1,0 +1,103 @@
+"""Tiered fused kernels (compiler/tiers.py, compile_service.py): the first tier gives the
+kernel's bits exactly, steps switch to their kernels between calls once a worker has compiled
+them, and a worker that dies or fails leaves programs on the first tier with one warning."""
+
+from __future__ import annotations
+
+
+import numpy as np
+import pytest
+
+import meshjit as jax
+import meshjit.numpy as jnp
+from meshjit import lax
+from meshjit.sharding import Mesh, NamedSharding, PartitionSpec as P
+from tier_helpers import bits, tiered_steps
+
+pytestmark = pytest.mark.usefixtures("restore_runtime_state")
+
+SHAPE = (64, 128)
+
+
+def _special(dtype, rng) -> np.ndarray:
+    """Values of ``dtype`` with the edge cases (signed zeros, infinities, NaN, subnormals,
+    extremes) among random ones."""
+    if np.issubdtype(dtype, np.floating):
+        info = np.finfo(dtype)
+        edges = [0.0, -0.0, np.inf, -np.inf, np.nan, info.tiny / 4, -info.tiny / 4, info.max, -info.max, 1.0, -1.5]
+        values = rng.standard_normal(SHAPE) * rng.choice([1e-30, 1.0, 1e30], SHAPE)
+    elif dtype == np.bool_:
+        return rng.random(SHAPE) < 0.5
+    else:
+        info = np.iinfo(dtype)
+        edges = [0, 1, -1, info.min, info.max, info.min + 1, info.max - 1]
+        values = rng.integers(-1000, 1000, SHAPE)
+    values = values.astype(dtype)
+    values.flat[:len(edges)] = np.array(edges, dtype=dtype)
+    return values.reshape(SHAPE)
+
+
+def _bits_on_both_tiers(monkeypatch, program, *arguments, expect_tiered=True):
+    """The results under MESHJIT_COMPILE=never (first tier) and sync (kernels), as bytes."""
+    results = {}
+    for mode in ("never", "sync"):
+        monkeypatch.setenv("MESHJIT_COMPILE", mode)
+        function = jax.jit(program)
+        if mode == "never" and expect_tiered:
+            assert tiered_steps(function, *arguments), "no step ran on the first tier"
+        out = function(*arguments)
+        results[mode] = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(out)]
+    for first, kernel in zip(results["never"], results["sync"]):
+        assert first.dtype == kernel.dtype and first.shape == kernel.shape
+        assert bits(first) == bits(kernel)
+
+
+
+FLOAT_OPS = {
+    "add": lambda x, y: (x + y) - x, "sub": lambda x, y: (x - y) * x, "mul": lambda x, y: x * y + x,
+    "div": lambda x, y: x / y - y, "neg": lambda x, y: -x + y, "abs": lambda x, y: jnp.abs(x) * y, "sqrt": lambda x, y: lax.sqrt(x) - y,
+    "floor": lambda x, y: jnp.floor(x * y), "ceil": lambda x, y: jnp.ceil(x - y),
+    "compare": lambda x, y: jnp.where(x < y, x, y * 2), "ne": lambda x, y: jnp.where(x != y, x * y, y),
+    "is_finite": lambda x, y: jnp.where(jnp.isfinite(x + y), x, y),
+    "square": lambda x, y: lax.integer_pow(x, 2) + y, "cube": lambda x, y: lax.integer_pow(x - y, 3),
+    "scalar": lambda x, y: (x * 3.0 + 1.0) / y, "via_f32": lambda x, y: (x.astype(jnp.float32) * y.astype(jnp.float32)).astype(x.dtype) + y,
+}
+INT_OPS = {
+    "add": lambda x, y: (x + y) - x, "sub": lambda x, y: (x - y) * x, "mul": lambda x, y: x * y + x,
+    "neg": lambda x, y: -x * y,
+    "max": lambda x, y: jnp.maximum(x, y) + 1, "min": lambda x, y: jnp.minimum(x, y) * y, "abs": lambda x, y: jnp.abs(x) - y,
+    "to_float": lambda x, y: (x + y).astype(jnp.float32) * 3.0, "to_bool": lambda x, y: (x * y).astype(jnp.bool_) & (x > 0),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(FLOAT_OPS))
+def test_first_tier_gives_the_kernels_bits_float(monkeypatch, name, dtype):
+    if dtype == "float64":
+        jax.config.update("jax_enable_x64", True)
+    rng = np.random.default_rng(len(name))
+    x, y = _special(np.dtype(dtype), rng), _special(np.dtype(dtype), rng)[::-1].copy()
+    _bits_on_both_tiers(monkeypatch, FLOAT_OPS[name], x, y)
+
+
+@pytest.mark.parametrize("name", sorted(INT_OPS))
+def test_first_tier_gives_the_kernels_bits_int(monkeypatch, name):
+    rng = np.random.default_rng(len(name))
+    x, y = _special(np.dtype(np.int32), rng), _special(np.dtype(np.int32), rng)[::-1].copy()
+    _bits_on_both_tiers(monkeypatch, INT_OPS[name], x, y)
+
+
+def test_first_tier_on_sharded_buffers(monkeypatch):
+    mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("x", "y"))
+    rng = np.random.default_rng(0)
+    x = jax.device_put(_special(np.dtype(np.float32), rng), NamedSharding(mesh, P("x", "y")))
+    y = jax.device_put(rng.standard_normal(SHAPE).astype(np.float32), NamedSharding(mesh, P(None, "y")))
+    _bits_on_both_tiers(monkeypatch, lambda x, y: (x * y + 2.0) * x - y, x, y)
+
+
+def test_ops_without_an_identical_first_tier_wait_for_their_kernel(monkeypatch):
+    monkeypatch.setenv("MESHJIT_COMPILE", "never")
+    x = np.ones(SHAPE, np.float32)
+    for program in (lambda x: jnp.tanh(x * 2.0), lambda x: jnp.exp(x - x.max(axis=-1, keepdims=True)),
+                    lambda x: jnp.maximum(x * 2.0, 0.0), lambda x: lax.integer_pow(x * 2.0, 4)):
+        assert not tiered_steps(jax.jit(program), x)
