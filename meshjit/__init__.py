@@ -34,6 +34,7 @@ from .sharding import NamedSharding as NamedSharding
 from .sharding import P as P
 from . import stages as stages
 from . import testing as testing
+from . import test_util as test_util
 from . import tree as tree
 from . import tree_util as tree_util
 from .ad_api import custom_jvp as custom_jvp
@@ -46,6 +47,7 @@ from .ad_api import vjp as vjp
 from .jacobian_api import hessian as hessian
 from .jacobian_api import jacfwd as jacfwd
 from .jacobian_api import jacrev as jacrev
+from .jacobian_api import jacobian as jacobian
 from .checkpoint_api import checkpoint as checkpoint
 from .checkpoint_api import remat as remat
 from . import checkpoint_policies as checkpoint_policies

@@ -4,6 +4,8 @@ the compiler's pipeline made; Compiled runs through the runtime's Executable."""
 
 from __future__ import annotations
 
+import copy
+
 import warnings
 from dataclasses import replace
 
@@ -230,6 +232,12 @@ class Lowered:
             structs.append(ShapeDtypeStruct(value.type.shape, to_numpy(value.type.dtype), sharding=named,
                                             weak_type=weak))
         return optree.tree_unflatten(self._out_tree, structs)
+
+    def uncompiled_copy(self) -> Lowered:
+        """This lowering without its compiled program (each jit object compiles its own)."""
+        copied = copy.copy(self)
+        copied._compiled = None
+        return copied
 
     def compile(self) -> Compiled:
         if self._compiled is None:

@@ -2,9 +2,9 @@
 custom_jvp / custom_vjp decorators): pytrees, argnums, has_aux and argument checks over the
 flat transformations in ``meshjit.compiler.frontend.autodiff``.
 
-A function is traced before it is differentiated, so Python control flow may depend on shapes
-but not on values. Called on concrete arrays (outside jit), a transformation runs as one
-jitted program; its results are Arrays.
+A function is traced before it is differentiated. Called on concrete arrays (outside jit), a
+transformation runs as one jitted program whose trace knows the arguments' values, so Python
+control flow may depend on them as in JAX; its results are Arrays.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import numpy as np
 import optree
 
 from meshjit.compiler.frontend import autodiff
+from meshjit.compiler.frontend.concrete_values import attach_concrete
 from meshjit.compiler.frontend.operands import dtype_of, is_array_like, is_python_scalar, shape_of
 from meshjit.compiler.frontend.trace import Tracer, current_trace
 from meshjit.ir.dtypes import to_numpy
@@ -35,6 +36,9 @@ def _run(compute: Callable, leaves: Sequence, name: str) -> list:
         return list(compute(*leaves))
 
     def program(*values):
+        # NOTE: the traced function sees the caller's values, so Python control flow may
+        # branch on them, as under JAX's grad outside jit (concrete_values.py)
+        attach_concrete(values, leaves)
         return list(compute(*values))
 
     program.__name__ = program.__qualname__ = name

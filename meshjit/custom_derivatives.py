@@ -148,7 +148,8 @@ class custom_jvp(_CustomFunction):
                 )
             output_leaves, output_tree = _flatten(result[0])
             tangent_leaves_out, tangent_tree = _flatten(result[1])
-            if output_tree != trees["out"] or tangent_tree != trees["out"]:
+            # NOTE: the rule may run without the function (traced_rules.py): it gives the tree
+            if output_tree != trees.setdefault("out", output_tree) or tangent_tree != trees["out"]:
                 raise TypeError(
                     f"Custom JVP rule of {self._name} must produce primal and tangent outputs with "
                     f"the container (pytree) structure of the function's output {trees['out']}, got "
@@ -199,7 +200,7 @@ class custom_vjp(_CustomFunction):
                     f"two) of the primal output and the residuals"
                 )
             output_leaves, output_tree = _flatten(result[0])
-            if output_tree != trees["out"]:
+            if output_tree != trees.setdefault("out", output_tree):
                 raise TypeError(
                     f"Custom VJP fwd rule of {self._name} must produce a primal output with the "
                     f"structure of the function's output {trees['out']}, got {output_tree}"

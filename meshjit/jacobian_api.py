@@ -171,3 +171,6 @@ def hessian(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool =
     """The Hessian of scalar ``fun``: ``jacfwd(jacrev(fun))``."""
     return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums,
                   has_aux=has_aux, holomorphic=holomorphic)
+
+
+jacobian = jacrev  # NOTE: JAX names reverse mode its default Jacobian

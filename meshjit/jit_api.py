@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
+import weakref
 from collections.abc import Callable
 
 import optree
@@ -40,6 +42,22 @@ from ._arguments import abstract_argument, is_sharding_leaf, leaf_signature
 from ._placement import check_in_shardings, place
 from ._stages import Compiled, Lowered, Traced
 from .tree_util import NAMESPACE
+from .tree_util import _jax_ordered_treedef
+
+
+# NOTE: as JAX, jit's caches belong to the function and jit's settings, not to the jit object:
+# ``jit(f)`` made twice traces once (and does not read a changed global again).
+_caches_by_function: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _shared_traces(fun: Callable, settings: tuple) -> dict:
+    """The traces (uncompiled Lowered) of ``fun`` jitted with ``settings``; a fresh cache when
+    either cannot be a key (an unhashable setting, a function without weak references)."""
+    try:
+        per_function = _caches_by_function.setdefault(fun, {})
+        return per_function.setdefault(settings, {})
+    except TypeError:
+        return {}
 
 
 def _normalise_indices(indices, argument: str) -> tuple[int, ...]:
@@ -88,12 +106,27 @@ class Jitted:
         except (TypeError, ValueError):
             self._signature = None
         self._add_static_pairs()
+        # NOTE: traces are shared by every jit of ``fun`` with these settings (as JAX's cache);
+        # compiled programs belong to this object, so a compiler changed in between applies
+        self._traces = _shared_traces(
+            fun, (in_shardings, out_shardings, self._static_argnums, self._static_argnames, self._donate_argnums,
+                  self._propagation, self._check, self._memory_budget_bytes))
         self._cache: dict = {}
         self._fast_cache: dict = {}
         self._flat_calls: dict = {}
         # NOTE: updated=() keeps the wrapped callable's __dict__ (which may hold a `_fun` of its
         # own, e.g. another Jitted) from overwriting this object's attributes
         functools.update_wrapper(self, fun, updated=())
+        if not hasattr(self, "__name__"):
+            # NOTE: a functools.partial or a callable object has no __name__ of its own
+            self.__name__ = getattr(getattr(fun, "func", None), "__name__", type(fun).__name__)
+
+    def __get__(self, instance, owner=None):
+        """A jitted function stored on a class is a method: ``instance.method(x)`` passes the
+        instance first (with ``static_argnums=0`` it is a static argument, as in JAX)."""
+        if instance is None:
+            return self
+        return types.MethodType(self, instance)
 
     def _add_static_pairs(self) -> None:
         """Static arguments may be named by position or by name; each implies the other (JAX)."""
@@ -154,8 +187,11 @@ class Jitted:
                config.read("jax_threefry_partitionable"))
         lowered = self._cache.get(key)
         if lowered is None:
-            lowered = self._trace(args, kwargs, static_positions, treedef, specs, len(dynamic_args))
-            self._cache[key] = lowered
+            traced = self._traces.get(key)
+            if traced is None:
+                traced = self._traces[key] = self._trace(args, kwargs, static_positions, treedef, specs,
+                                                         len(dynamic_args))
+            lowered = self._cache[key] = traced.uncompiled_copy()
         return lowered
 
     def trace(self, *args, **kwargs) -> Traced:
@@ -256,7 +292,8 @@ class Jitted:
             full_kwargs = {name: kwargs[name] if name in self._static_argnames else dynamic_kwargs[name] for name in kwargs}
             out = self._fun(*full_args, **full_kwargs)
             out_leaves, out_treedef = optree.tree_flatten(out, namespace=NAMESPACE)
-            out_treedef_box.append(out_treedef)
+            # NOTE: as JAX, dicts come back with their keys sorted
+            out_treedef_box.append(_jax_ordered_treedef(out_treedef))
             return [_output_operand(leaf, index) for index, leaf in enumerate(out_leaves)]
 
         hints = [argument_hint(path, names) for path in paths]

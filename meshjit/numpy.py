@@ -24,6 +24,7 @@ from meshjit.compiler.frontend.numpy_api.convolution import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.indexing import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.search import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.shifts import *  # noqa: F403
+from meshjit.compiler.frontend.numpy_api.stacking import *  # noqa: F403
 from meshjit.runtime.array import Array as ndarray  # noqa: F401 - jnp.ndarray is meshjit.Array
 
 dtype = _numpy.dtype
@@ -32,3 +33,4 @@ e = _numpy.e
 inf = _numpy.inf
 nan = _numpy.nan
 newaxis = None
+from meshjit import numpy_linalg as linalg  # noqa: E402, F401 - jnp.linalg

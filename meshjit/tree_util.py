@@ -99,8 +99,32 @@ def _simple(key) -> object:
 # --- flattening ----------------------------------------------------------------------------------
 
 
+def _sorted_node(node):
+    """A dict node with its keys in sorted order (JAX sorts them; optree keeps the insertion
+    order for unflattening); keys of mixed types are JAX's ValueError."""
+    if node.kind != optree.PyTreeKind.DICT:
+        if node.kind == optree.PyTreeKind.DEFAULTDICT:
+            _sorted_keys(node)
+        return node
+    leaf = optree.treespec_leaf(namespace=NAMESPACE)
+    return optree.treespec_dict({key: leaf for key in _sorted_keys(node)}, namespace=NAMESPACE)
+
+
+def _sorted_keys(node) -> list:
+    try:
+        return sorted(node.entries())
+    except TypeError:
+        raise ValueError("Comparator raised exception while sorting pytree dictionary keys.") from None
+
+
+def _jax_ordered_treedef(treedef):
+    """``treedef`` as JAX builds it: every dict's keys sorted, in unflattened results too."""
+    return treedef.transform(_sorted_node, None)
+
+
 def tree_flatten(tree, is_leaf=None):
-    return optree.tree_flatten(tree, is_leaf=is_leaf, namespace=NAMESPACE)
+    leaves, treedef = optree.tree_flatten(tree, is_leaf=is_leaf, namespace=NAMESPACE)
+    return leaves, _jax_ordered_treedef(treedef)
 
 
 def tree_unflatten(treedef, leaves):
@@ -108,15 +132,17 @@ def tree_unflatten(treedef, leaves):
 
 
 def tree_leaves(tree, is_leaf=None):
-    return optree.tree_leaves(tree, is_leaf=is_leaf, namespace=NAMESPACE)
+    return tree_flatten(tree, is_leaf)[0]
 
 
 def tree_structure(tree, is_leaf=None):
-    return optree.tree_structure(tree, is_leaf=is_leaf, namespace=NAMESPACE)
+    return _jax_ordered_treedef(optree.tree_structure(tree, is_leaf=is_leaf, namespace=NAMESPACE))
 
 
 def tree_map(f, tree, *rest, is_leaf=None):
-    return optree.tree_map(f, tree, *rest, is_leaf=is_leaf, namespace=NAMESPACE)
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    others = [treedef.flatten_up_to(other) for other in rest]
+    return treedef.unflatten(map(f, leaves, *others))
 
 
 def tree_reduce(function, tree, initializer=_MISSING, is_leaf=None):
@@ -173,9 +199,10 @@ def all_leaves(iterable, is_leaf=None) -> bool:
 # --- registering classes -------------------------------------------------------------------------
 
 
-def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func=None):
+def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func=None) -> None:
     """Register a class: ``flatten_func(x) -> (children, aux)``, ``unflatten_func(aux, children)``;
-    ``flatten_with_keys_func(x) -> ([(key, child), ...], aux)`` gives its children key paths."""
+    ``flatten_with_keys_func(x) -> ([(key, child), ...], aux)`` gives its children key paths.
+    Returns None, as JAX's (so a notebook cell ending with it shows nothing)."""
     if flatten_with_keys_func is None:
         flatten = flatten_func
     else:
@@ -183,12 +210,11 @@ def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_ke
             keyed, aux = flatten_with_keys_func(node)
             return [child for _, child in keyed], aux, [key for key, _ in keyed]
     optree.register_pytree_node(nodetype, flatten, unflatten_func, namespace=NAMESPACE)
-    return nodetype
 
 
-def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatten_func=None):
+def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatten_func=None) -> None:
     """Register a class by ``flatten_with_keys(x) -> ([(key, child), ...], aux)``."""
-    return register_pytree_node(nodetype, flatten_func or _keyless(flatten_with_keys), unflatten_func,
+    register_pytree_node(nodetype, flatten_func or _keyless(flatten_with_keys), unflatten_func,
                                 flatten_with_keys)
 
 

@@ -85,7 +85,8 @@ class Trace:
     from above, so concrete arrays and the parent's Tracers it uses become extra arguments too.
     ``captured`` maps a capture key to (the argument inside, the object outside). ``types`` holds
     every value's sharding type by value id and ``known_meshes`` the concrete meshes types may
-    name; a region trace shares both with its parent.
+    name; a region trace shares both with its parent. ``known``, ``arg_sources`` and
+    ``concrete_done`` are the concrete values behind Tracers (concrete_values.py).
     """
 
     name: str
@@ -97,6 +98,9 @@ class Trace:
     parent: Trace | None = None
     types: dict[int, ShardingType] = field(default_factory=dict)
     known_meshes: list[MeshAttr] = field(default_factory=list)
+    known: dict[int, object] = field(default_factory=dict)
+    arg_sources: list | None = None
+    concrete_done: int = 0
 
     def add_mesh(self, mesh: MeshAttr) -> str:
         """The module-level name of ``mesh``, adding it when new ("mesh", "mesh_1", ...)."""
@@ -233,14 +237,29 @@ class Tracer:
             f"or mark the argument static with static_argnums/static_argnames."
         )
 
+    def known_value(self):
+        """The concrete value behind this Tracer where its trace knows it (grad outside jit)."""
+        from .concrete_values import concrete_value
+
+        return concrete_value(self)
+
     def __bool__(self):
-        raise self._concrete_error(TracerBoolConversionError, "bool()")
+        known = self.known_value()
+        if known is None:
+            raise self._concrete_error(TracerBoolConversionError, "bool()")
+        return bool(known)
 
     def __int__(self):
-        raise self._concrete_error(TracerIntegerConversionError, "int()")
+        known = self.known_value()
+        if known is None:
+            raise self._concrete_error(TracerIntegerConversionError, "int()")
+        return int(known)
 
     def __index__(self):
-        raise self._concrete_error(TracerIntegerConversionError, "__index__()")
+        known = self.known_value()
+        if known is None or not np.issubdtype(known.dtype, np.integer):
+            raise self._concrete_error(TracerIntegerConversionError, "__index__()")
+        return int(known)
 
     def __float__(self):
         raise self._concrete_error(ConcretizationTypeError, "float()")
@@ -252,7 +271,10 @@ class Tracer:
         raise self._concrete_error(TracerArrayConversionError, "numpy.asarray()")
 
     def item(self):
-        raise self._concrete_error(ConcretizationTypeError, "item()")
+        known = self.known_value()
+        if known is None:
+            raise self._concrete_error(ConcretizationTypeError, "item()")
+        return known.item()
 
     def tolist(self):
         raise self._concrete_error(ConcretizationTypeError, "tolist()")

@@ -87,7 +87,8 @@ class TracedRegion:
 
 
 def trace_region(fun: Callable, arg_types, arg_weak_types, *, name: str,
-                 trace_type: Callable[..., Trace] = Trace, arg_sharding_types=None) -> TracedRegion:
+                 trace_type: Callable[..., Trace] = Trace, arg_sharding_types=None,
+                 arg_sources=None) -> TracedRegion:
     """Trace ``fun`` into a region body inside the current trace (an op's body, such as a
     manual_computation's), over fresh arguments of ``arg_types``.
 
@@ -95,7 +96,8 @@ def trace_region(fun: Callable, arg_types, arg_weak_types, *, name: str,
     Tracers, concrete arrays) becomes an extra block argument, listed in ``captured`` for the
     caller to pass as extra operands. The region shares the enclosing trace's mesh table.
     ``trace_type`` (a Trace subclass or a factory taking Trace's arguments) lets a transformation
-    mark its traces, as autodiff's DifferentiationTrace does.
+    mark its traces, as autodiff's DifferentiationTrace does. ``arg_sources`` are the outside
+    objects the arguments stand for, where the caller knows them (concrete_values.py).
     """
     parent = current_trace()
     if parent is None:
@@ -103,6 +105,7 @@ def trace_region(fun: Callable, arg_types, arg_weak_types, *, name: str,
     trace = trace_type(name, meshes=parent.meshes, parent=parent)
     trace.types, trace.known_meshes = parent.types, parent.known_meshes
     trace.args = [Value.fresh(arg_type) for arg_type in arg_types]
+    trace.arg_sources = None if arg_sources is None else list(arg_sources)
     _record_arg_types(trace, arg_sharding_types)
     tracers = [Tracer(trace, value, weak) for value, weak in zip(trace.args, arg_weak_types)]
     outputs, out_values = _run_in_trace(trace, fun, tracers)

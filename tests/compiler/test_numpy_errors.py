@@ -209,8 +209,7 @@ def test_boundary_error(call, error, message):
 
 
 INDEX_ERRORS = [
-    (lambda x: x[2], IndexError, r"index 2 is out of bounds for axis 0 with size 2"),
-    (lambda x: x[0, -4], IndexError, r"index -4 is out of bounds for axis 1 with size 3"),
+    (lambda x: x[:0][0], IndexError, r"index 0 is out of bounds for axis 0 with size 0"),
     (
         lambda x: x[0, 0, 0],
         IndexError,

@@ -23,10 +23,8 @@ class ForwardModeError(TypeError):
     """A custom_vjp function was differentiated in forward mode."""
 
 
-FORWARD_MODE_MESSAGE = (
-    "can't apply forward-mode autodiff (jvp) to a custom_vjp function: its "
-    "derivative is defined only in reverse mode; use custom_jvp for forward mode"
-)
+# NOTE: JAX 0.10.2's text
+FORWARD_MODE_MESSAGE = "can't apply forward-mode autodiff (jvp) to a custom_vjp function."
 
 
 def evaluate_block(block: Block, inputs: Sequence) -> list:

@@ -91,7 +91,7 @@ def linearize_block(
     shardings = primal_shardings + [sharding for sharding, flag in zip(primal_shardings, differentiable) if flag]
     traced = trace_for_differentiation(
         jvp_function, arg_types, [False] * len(arg_types), name="linearize", transposable=True,
-        arg_sharding_types=shardings,
+        arg_sharding_types=shardings, arg_sources=list(primals) + [None] * len(tangent_types),
     )
     return _split(traced.block, list(primals) + list(traced.captured), count, len(tangent_types))
 

@@ -21,6 +21,7 @@ from .evaluate import FORWARD_MODE_MESSAGE, ForwardModeError, emit
 from ...tables import jvp_rules, transpose_rules
 from .registries import instantiate, is_float, type_of
 from .tracing import differentiating, linearizing
+from .traced_rules import TracedJVPRule, TracedVJPRule, call_jvp_rule, call_vjp_rule, inside_rule
 
 
 def stop_gradient(x):
@@ -72,13 +73,18 @@ class _LinearCall:
 
 def call_with_custom_rule(name: str, fun: Callable, operands: Sequence, rule) -> list:
     """Apply ``fun`` (flat operands to a flat list) with a custom derivative ``rule``: a call
-    marker while differentiating, a plain call otherwise."""
+    marker while differentiating, a plain call otherwise. Outside a rule being traced the
+    marker comes from the rule alone (traced_rules.py: JAX calls the rule, not ``fun``)."""
     weak = [dtype_of(operand).weak for operand in operands]
     operands = [as_operand(operand) for operand in operands]
     if not differentiating():
         return list(fun(*operands))
+    if not inside_rule():
+        if isinstance(rule, CustomJVPRule):
+            return call_jvp_rule(name, rule.jvp, operands)
+        return call_vjp_rule(name, rule.forward, rule.backward, operands)
     types = [type_of(operand) for operand in operands]
-    region = trace_region(fun, types, weak, name=name,
+    region = trace_region(fun, types, weak, name=name, arg_sources=operands,
                           arg_sharding_types=[operand_sharding_type(operand) for operand in operands])
     rule = replace(rule, explicit_count=len(operands))
     marker = "custom_jvp_call" if isinstance(rule, CustomJVPRule) else "custom_vjp_call"
@@ -116,9 +122,9 @@ def _check_outputs(what: str, values, expected: Sequence[TensorType]) -> list:
 def _custom_jvp_call(op, primals, tangents):
     rule = op.attrs["rule"]
     count = rule.explicit_count
-    outputs, output_tangents = rule.jvp(
-        list(primals[:count]), _own_tangents(primals, tangents, count)
-    )
+    # NOTE: a traced rule also reads the values its block captured (the operands after its own)
+    own = primals if isinstance(rule, TracedJVPRule) else primals[:count]
+    outputs, output_tangents = rule.jvp(list(own), _own_tangents(primals, tangents, count))
     expected = [value.type for value in op.results]
     outputs = _check_outputs("a custom_jvp rule", outputs, expected)
     output_tangents = _check_outputs("a custom_jvp rule's tangent", output_tangents, expected)
@@ -131,7 +137,7 @@ def _custom_vjp_call(op, primals, tangents):
         raise ForwardModeError(FORWARD_MODE_MESSAGE)
     rule = op.attrs["rule"]
     count = rule.explicit_count
-    outputs, residuals = rule.forward(list(primals[:count]))
+    outputs, residuals = rule.forward(list(primals if isinstance(rule, TracedVJPRule) else primals[:count]))
     outputs = _check_outputs("a custom_vjp fwd rule", outputs, [value.type for value in op.results])
     residuals = [as_operand(residual) for residual in residuals]
     operand_types = tuple(type_of(primal) for primal in primals[:count])

@@ -43,13 +43,15 @@ def linearizing() -> bool:
 
 
 def trace_for_differentiation(
-    fun: Callable, arg_types, arg_weak_types, *, name: str, transposable: bool = False, arg_sharding_types=None
+    fun: Callable, arg_types, arg_weak_types, *, name: str, transposable: bool = False, arg_sharding_types=None,
+    arg_sources=None,
 ) -> TracedRegion:
     """Trace ``fun`` over fresh arguments into a block inside the current trace.
 
     Values ``fun`` uses from outside (the current trace's Tracers, device arrays) become extra
     block arguments after the explicit ones; ``captured`` lists what they stand for.
-    ``arg_sharding_types`` are the primals' sharding types (explicit mode).
+    ``arg_sharding_types`` are the primals' sharding types (explicit mode); ``arg_sources``
+    the objects the arguments stand for, so their concrete values can be known (outside jit).
     """
 
     def make_trace(trace_name, *, meshes, parent):
@@ -58,4 +60,4 @@ def trace_for_differentiation(
         )
 
     return trace_region(fun, arg_types, arg_weak_types, name=name, trace_type=make_trace,
-                        arg_sharding_types=arg_sharding_types)
+                        arg_sharding_types=arg_sharding_types, arg_sources=arg_sources)

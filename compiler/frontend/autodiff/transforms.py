@@ -33,7 +33,8 @@ def _trace(fun: Callable, primals: Sequence, name: str) -> TracedRegion:
     types = [type_of(primal) for primal in operands]
     weak = [dtype_of(primal).weak for primal in primals]
     shardings = [operand_sharding_type(primal) for primal in operands]
-    return trace_for_differentiation(fun, types, weak, name=name, arg_sharding_types=shardings)
+    return trace_for_differentiation(fun, types, weak, name=name, arg_sharding_types=shardings,
+                                     arg_sources=operands)
 
 
 def _weak(values, flags) -> list:

@@ -73,9 +73,12 @@ def dtype_argument(dtype, function: str) -> str:
 # -- array arguments ------------------------------------------------------------------------------
 def as_array_argument(value, function: str):
     """Tracers, device arrays and Python scalars pass through (scalars keep their weak type);
-    anything else becomes a numpy constant of JAX's canonical dtype."""
+    anything else becomes a numpy constant of JAX's canonical dtype. A list or tuple is a
+    TypeError, as in JAX (``jnp.asarray`` converts one)."""
     if isinstance(value, Tracer) or is_concrete_array(value) or is_python_scalar(value):
         return value
+    if isinstance(value, (list, tuple)):
+        raise TypeError(f"{function} requires ndarray or scalar arguments, got {type(value)} at position 0.")
     try:
         return canonical_numpy(value)
     except TypeError as error:

@@ -80,6 +80,9 @@ def _classify(entry):
     array = _as_index_array(entry)
     if dtype_of(array).name != "bool":
         return array
+    if isinstance(array, Tracer) and array.known_value() is not None:
+        # NOTE: under grad outside jit the mask's values are known, as in JAX
+        array = array.known_value()
     if isinstance(array, Tracer):
         raise NonConcreteBooleanIndexError(
             f"indexing: a boolean mask of type {array.value.type} depends on traced values, so "
@@ -153,12 +156,14 @@ def _expand_masks(entries, shape):
 
 
 def _static_int(value, size: int, dim: int) -> int:
+    """A static int index as a position; out of bounds it is clamped, as JAX's gather clamps
+    (``jnp.arange(10)[11]`` is 9), except on an empty dim, which has no position."""
     index = operator.index(value)
-    if not -size <= index < size:
+    if size == 0:
         raise IndexError(
             f"indexing: index {index} is out of bounds for axis {dim} with size {size}"
         )
-    return index + size if index < 0 else index
+    return min(max(index + size if index < 0 else index, 0), size - 1)
 
 
 def _slice_bound(value, name: str):

@@ -4,9 +4,8 @@ batched and its rules vmapped, so the batched function keeps its custom derivati
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from ..autodiff.markers import CustomJVPRule, call_with_custom_rule
+from ..autodiff.markers import CustomJVPRule, CustomVJPRule, call_with_custom_rule
+from ..autodiff.traced_rules import TracedJVPRule, TracedVJPRule
 from ..autodiff.registries import instantiate
 from .batching import at_front
 
@@ -27,25 +26,27 @@ def batch_custom_call(op, operands, dims, axis, batch_block, vmap_flat):
         outputs, output_dims = vmap_flat(function, values, [0] * len(values), size)
         return [at_front(output, dim, size) for output, dim in zip(outputs, output_dims)]
 
-    if isinstance(rule, CustomJVPRule):
-        new_rule = CustomJVPRule(_batched_jvp(rule.jvp, count, mapped))
+    # NOTE: a traced rule (autodiff/traced_rules.py) also reads the captured operands
+    own = len(operands) if isinstance(rule, (TracedJVPRule, TracedVJPRule)) else count
+    if isinstance(rule, (CustomJVPRule, TracedJVPRule)):
+        new_rule = CustomJVPRule(_batched_jvp(rule.jvp, own, count, mapped))
         name = "custom_jvp"
     else:
         operand_types = [value.type for value in op.operands[:count]]
         extra = len(operands) - count  # captured operands: no cotangent, as before batching
-        new_rule = replace(rule, forward=_batched_forward(rule.forward, count, mapped),
-                           backward=_batched_backward(rule.backward, operand_types, extra, mapped))
+        new_rule = CustomVJPRule(_batched_forward(rule.forward, own, mapped),
+                                 _batched_backward(rule.backward, operand_types, extra, mapped))
         name = "custom_vjp"
     results = call_with_custom_rule(name, batched_body, ready, new_rule)
     return results, [0] * len(results)
 
 
-def _batched_jvp(jvp, count: int, mapped):
+def _batched_jvp(jvp, own: int, count: int, mapped):
     def rule(primals, tangents):
         total = len(primals)
 
         def per_example(*values):
-            outputs, output_tangents = jvp(list(values[:count]), list(values[total:total + count]))
+            outputs, output_tangents = jvp(list(values[:own]), list(values[total:total + count]))
             return list(outputs) + list(output_tangents)
 
         results = mapped(per_example, list(primals) + list(tangents))

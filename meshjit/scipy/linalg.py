@@ -1,0 +1,4 @@
+"""meshjit.scipy.linalg: jax.scipy.linalg's factorizations and solves
+(compiler/frontend/scipy/linalg.py)."""
+
+from meshjit.compiler.frontend.scipy.linalg import *  # noqa: F403

@@ -1,0 +1,3 @@
+"""meshjit.scipy.stats: jax.scipy.stats' distributions (compiler/frontend/scipy/stats.py)."""
+
+from meshjit.compiler.frontend.scipy.stats import *  # noqa: F403

@@ -1,0 +1,20 @@
+"""Regenerate ``data/scipy_values.json`` from JAX: run from this folder with a Python that has
+JAX 0.10.2: ``python generate_scipy_values.py``."""
+
+import json
+import pathlib
+
+import jax.numpy as jnp
+import jax.scipy as jsp
+
+from scipy_cases import cases, flat
+
+table = {}
+for name, thunk in cases(jsp, jnp).items():
+    try:
+        table[name] = flat(thunk())
+    except Exception as error:  # noqa: BLE001 - the error JAX raises is the expected value
+        table[name] = f"{type(error).__name__}: {error}"
+path = pathlib.Path(__file__).parent / "data" / "scipy_values.json"
+path.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+print(f"wrote {len(table)} cases to {path.name}")
