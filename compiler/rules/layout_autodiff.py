@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from meshjit.ir import Op
+from meshjit.ir import DimSharding, Op, TensorSharding
 
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.jvp import linear_jvp
@@ -139,7 +139,7 @@ def _partition_constraint(partitioner, op: Op) -> list:
     unreduced axes leave room for stays pending (the layout is the user's; when the value is
     reduced is the partitioner's); the rest is reduced here."""
     local = partitioner.locals[op.operands[0].id]
-    target = op.attrs["sharding"]
+    target = constraint_target(op)
     passing = partitioner._passing(op, [local])
     if passing is not None and (not target.unreduced or target.reduction == passing.result_reduction):
         taken = target.used_axes()
@@ -149,3 +149,20 @@ def _partition_constraint(partitioner, op: Op) -> list:
             target = replace(target, unreduced=target.unreduced + kept,
                              reduction=passing.result_reduction)
     return [reshard(partitioner.builder, local, target, describe(op))]
+
+
+def constraint_target(op: Op) -> TensorSharding:
+    """The layout a constraint asks for: its closed dims as written, its open dims as propagation
+    grew them (an open dim asks only that its listed axes come first, so it keeps the axes the
+    value arrived with instead of being gathered to them). Without a propagated result sharding
+    that agrees with the constraint, the constraint as written."""
+    asked = op.attrs["sharding"]
+    grown = op.sharding_of(0)
+    if grown is None or all(dim.is_closed for dim in asked.dims) or len(grown.dims) != len(asked.dims):
+        return asked
+    agrees = all(dim.axes == mine.axes if dim.is_closed else mine.axes[:len(dim.axes)] == dim.axes
+                 for dim, mine in zip(asked.dims, grown.dims))
+    if not agrees or grown.unreduced != asked.unreduced:
+        return asked
+    dims = tuple(DimSharding(mine.axes) for mine in grown.dims)
+    return replace(asked, dims=dims)

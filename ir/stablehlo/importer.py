@@ -222,9 +222,7 @@ class Importer:
     def _constrain(value, sharding: TensorSharding | None, builder: Builder):
         """``value`` under a sharding_constraint (a called function's argument or result
         sharding), or itself when there is none."""
-        from .ops_table import unconstrained
-
-        if sharding is None or not isinstance(value, Value) or unconstrained(sharding):
+        if sharding is None or not isinstance(value, Value):
             return value
         return builder.emit1("sharding_constraint", [value], {"sharding": sharding})
 

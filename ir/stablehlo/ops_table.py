@@ -218,18 +218,7 @@ def _sharding_constraint(c: Context):
     group = next((item for item in c.op.body if isinstance(item, Group) and item.kind == "angle"), None)
     if group is None:
         c.op.fail("expected a sharding <@mesh, [...]>")
-    sharding = sdy_sharding(group)
-    if unconstrained(sharding):
-        return (operand,)
-    return c.b.emit("sharding_constraint", [operand], {"sharding": sharding})
-
-
-def unconstrained(sharding) -> bool:
-    """Whether a sharding asks nothing: every dim open and empty, nothing replicated or
-    unreduced (``P.UNCONSTRAINED``; JAX writes these around each op of a partially manual
-    shard_map body). Such a constraint is imported as nothing."""
-    return (all(not dim.is_closed and not dim.axes for dim in sharding.dims)
-            and not sharding.replicated and not sharding.unreduced)
+    return c.b.emit("sharding_constraint", [operand], {"sharding": sdy_sharding(group)})
 
 
 def _top_k(c: Context):

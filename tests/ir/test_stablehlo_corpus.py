@@ -91,6 +91,15 @@ def test_argument_result_and_constraint_shardings_are_jax_s():
     assert [_axes(sharding) for sharding in constraints] == [[["x"], [], []], [["x"], [], []]]
 
 
+def test_open_constraints_of_a_partial_manual_body_are_kept():
+    # JAX writes <@mesh, [{?}, {?}]> around each op of the body: imported as written, they ask
+    # nothing of the partitioner (open dims keep their propagated sharding; ABOVE_XLA pins bytes)
+    module, _, _ = load("shard_map_partial")
+    constraints = [op.attrs["sharding"] for op in module.main.body.walk() if op.name == "sharding_constraint"]
+    assert len(constraints) == 6
+    assert all(not dim.is_closed and not dim.axes for sharding in constraints for dim in sharding.dims)
+
+
 @pytest.mark.parametrize("name", ["mlp", "transformer", "shard_map"])
 def test_gspmd_strings_give_the_shardings_shardy_gives(name):
     shardy, _, _ = load(name)
