@@ -7,15 +7,12 @@ operand; priced against the generic plan, the choice kept for ``explain()``.
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 from meshjit.ir import Op, Value
 
-from .factor_choice import Decision, Strategy
-from .gather_scatter_partition import _around, _axes_text, _price
-from .reshard import reshard
+from .gather_scatter_partition import partition_masked
 from ..tables import sharding_rules
-from .spmd_builder import Local, SpmdBuilder, describe
+from .spmd_builder import Local, SpmdBuilder
 
 
 def _owned_dims(op: Op, local: Local) -> dict[int, list]:
@@ -35,30 +32,10 @@ def partition_dynamic_slice(partitioner, op: Op) -> list[Local]:
     wanted = partitioner.result_shardings(op)
     chooser = partitioner.chooser
     strategy = chooser.choose(op, rule, operands, wanted)
-    factor_axes = _around(partitioner, strategy.factor_axes, [axis for axes in owned.values() for axis in axes])
-    for dim, axes in owned.items():
-        factor_axes[rule.operands[0][dim][0]] = axes
-    factor_axes = chooser.valid(rule, factor_axes)
-    owned = {dim: factor_axes[rule.operands[0][dim][0]] for dim in owned if factor_axes[rule.operands[0][dim][0]]}
-    if not owned:
-        return partitioner.partition_generic(op, strategy)
-    pending = tuple(axis for axes in owned.values() for axis in axes)
-    targets = chooser.operand_targets(rule, operands, Strategy(factor_axes))
-    result_sharding = replace(chooser.required_sharding(rule, rule.results[0], factor_axes), unreduced=pending,
-                              reduction="sum")
-    own_bytes = _price(partitioner, operands, targets, [(op.result, result_sharding)], wanted)
-    generic_bytes = chooser.price(op, rule, operands, wanted, strategy)[0]
-    mine = f"each device cuts the window from its rows over {_axes_text(pending)}, then a sum"
-    chooser.decisions.append(Decision(op.name, op.location, mine if own_bytes < generic_bytes else "gather the rows",
-                                      {f"{mine} (bytes/device)": own_bytes,
-                                       "gather the rows (bytes/device)": generic_bytes}))
-    if own_bytes >= generic_bytes:
-        return partitioner.partition_generic(op, strategy)
-    builder = partitioner.builder
-    resharded = [reshard(builder, local, target, describe(op, index))
-                 for index, (local, target) in enumerate(zip(operands, targets))]
-    value = _masked_window(builder, op, resharded, owned)
-    return [Local(value, result_sharding, op.result.type.shape)]
+    return partition_masked(partitioner, op, operands, strategy, owned,
+                            "each device cuts the window from its rows over {}, then a sum",
+                            lambda builder, resharded, owned, result_sharding: _masked_window(
+                                builder, op, resharded, owned))
 
 
 def _masked_window(builder: SpmdBuilder, op: Op, operands: list[Local], owned) -> Value:

@@ -151,6 +151,21 @@ def partition_gather(partitioner, op: Op) -> list[Local]:
     owned = _owned_gather_dims(partitioner, op, operand)
     if not owned:
         return partitioner.partition_generic(op, strategy)
+    return partition_masked(partitioner, op, operands, strategy, owned,
+                            "each device takes the indices in its rows over {}, then a sum",
+                            lambda builder, resharded, owned, result_sharding: _masked_gather(
+                                builder, op, resharded, owned, result_sharding, partitioner.mesh))
+
+
+def partition_masked(partitioner, op: Op, operands: list[Local], strategy, owned, plan: str, emit) -> list[Local]:
+    """The plan a lookup along sharded dims shares (gather, dynamic_slice): the ``owned`` operand
+    dims keep their axes, each device looks up in its own rows under a mask (``emit(builder,
+    resharded operands, owned, result sharding)`` builds the local op) and the result is pending a
+    sum over those axes. Priced against ``strategy``'s generic plan; ``plan`` (with ``{}`` for the
+    axes) names the choice in ``explain()``."""
+    rule = sharding_rules[op.name](op)
+    wanted = partitioner.result_shardings(op)
+    chooser = partitioner.chooser
     factor_axes = _around(partitioner, strategy.factor_axes, [axis for axes in owned.values() for axis in axes])
     for dim, axes in owned.items():
         factor_axes[rule.operands[0][dim][0]] = axes
@@ -164,7 +179,7 @@ def partition_gather(partitioner, op: Op) -> list[Local]:
                               reduction="sum")
     own_bytes = _price(partitioner, operands, targets, [(op.result, result_sharding)], wanted)
     generic_bytes = chooser.price(op, rule, operands, wanted, strategy)[0]
-    mine = f"each device takes the indices in its rows over {_axes_text(pending)}, then a sum"
+    mine = plan.format(_axes_text(pending))
     chooser.decisions.append(Decision(op.name, op.location, mine if own_bytes < generic_bytes else "gather the rows",
                                       {f"{mine} (bytes/device)": own_bytes,
                                        "gather the rows (bytes/device)": generic_bytes}))
@@ -173,7 +188,7 @@ def partition_gather(partitioner, op: Op) -> list[Local]:
     builder = partitioner.builder
     resharded = [reshard(builder, local, target, describe(op, index))
                  for index, (local, target) in enumerate(zip(operands, targets))]
-    value = _masked_gather(builder, op, resharded, owned, result_sharding, partitioner.mesh)
+    value = emit(builder, resharded, owned, result_sharding)
     return [Local(value, result_sharding, op.result.type.shape)]
 
 
