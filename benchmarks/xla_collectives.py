@@ -7,10 +7,11 @@ meshjit's ring model (compiler/cost.py), so the two columns compare."""
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 import numpy as np
+
+from .xla_hlo import collectives
 
 T, HEADS, HEAD_DIM, E = 16, 4, 8, 32
 GROUPS, TOKENS, EXPERTS, CAPACITY, MODEL, HIDDEN = 8, 8, 8, 4, 16, 32
@@ -47,38 +48,9 @@ def programs(jnp, constrain, sharding):
     }
 
 
-_ITEM_BYTES = {"f32": 4, "s32": 4, "f64": 8, "s64": 8, "pred": 1, "u32": 4, "bf16": 2}
-_COLLECTIVE = re.compile(r"= (.*?) (all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)(?:-start)?\(")
-
-
-def _shape_bytes(text: str) -> int:
-    total = 0
-    for dtype, dims in re.findall(r"(f32|s32|f64|s64|pred|u32|bf16)\[([\d,]*)\]", text):
-        total += int(np.prod([int(size) for size in dims.split(",") if size])) * _ITEM_BYTES[dtype]
-    return total
-
-
-def _ring_bytes(kind: str, result_bytes: float, group: int) -> float:
-    """What compiler/cost.py's collective_bytes gives (this side runs without meshjit)."""
-    share = (group - 1) / group
-    if kind == "all_reduce":
-        return 2 * share * result_bytes
-    if kind == "reduce_scatter":
-        return share * result_bytes * group
-    return result_bytes if kind == "collective_permute" else share * result_bytes
-
-
 def xla_bytes(hlo_text: str, devices: int = 8) -> list[tuple[str, float]]:
-    """Each collective of XLA's compiled text with the bytes a device sends (ring model); the
-    group is the whole mesh here (every program uses one 8-device axis)."""
-    found = []
-    for line in hlo_text.splitlines():
-        match = _COLLECTIVE.search(line)
-        if not match:
-            continue
-        result, kind = _shape_bytes(match.group(1)), match.group(2).replace("-", "_")
-        found.append((kind, _ring_bytes(kind, result, devices)))
-    return found
+    """Each collective of XLA's compiled text with the bytes a device sends (ring model)."""
+    return [(found["kind"], found["bytes"]) for found in collectives(hlo_text, devices)]
 
 
 def run_jax() -> None:

@@ -13,62 +13,19 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from pathlib import Path
 
 import numpy as np
 
-OUT = Path(__file__).resolve().parent.parent / "tests" / "ir" / "stablehlo_corpus"
-_ITEM_BYTES = {"f32": 4, "s32": 4, "u32": 4, "f64": 8, "s64": 8, "u64": 8, "pred": 1, "bf16": 2, "s8": 1, "u8": 1}
-_SHAPE = re.compile(r"(f32|s32|u32|f64|s64|u64|pred|bf16|s8|u8)\[([\d,]*)\]")
-_COLLECTIVE = re.compile(
-    r"= (.*?) (all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)(-start)?\(")
-
-
-def _shape_bytes(text: str) -> list[int]:
-    return [int(np.prod([int(size) for size in dims.split(",") if size])) * _ITEM_BYTES[dtype]
-            for dtype, dims in _SHAPE.findall(text)]
-
-
-def _group_size(line: str, devices: int) -> int:
-    iota = re.search(r"replica_groups=\[([\d,]+)\]<=", line)
-    if iota:
-        return int(iota.group(1).split(",")[-1])
-    listed = re.search(r"replica_groups=\{\{([\d,]*)\}", line)
-    if listed and listed.group(1):
-        return len(listed.group(1).split(","))
-    return devices
-
-
-def ring_bytes(kind: str, result_bytes: float, group: int) -> float:
-    """compiler/cost.py's model, written from the result's size: what one device sends."""
-    share = (group - 1) / group
-    if kind == "all_reduce":
-        return 2 * share * result_bytes
-    if kind == "all_gather":
-        return share * result_bytes
-    if kind == "reduce_scatter":
-        return share * result_bytes * group
-    if kind == "all_to_all":
-        return share * result_bytes
-    return float(result_bytes)
-
-
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "tests" / "ir" / "stablehlo_corpus"
+sys.path.insert(0, str(ROOT))
+from benchmarks.xla_hlo import collectives  # noqa: E402  (the repository root first)
 def xla_collectives(hlo_text: str, devices: int = 8) -> list[dict]:
     """Each collective of XLA's compiled HLO text with its kind, group size and ring bytes."""
-    found = []
-    for line in hlo_text.splitlines():
-        match = _COLLECTIVE.search(line)
-        if not match:
-            continue
-        sizes = _shape_bytes(match.group(1))
-        result = sizes[-1] if match.group(3) and match.group(1).startswith("(") else sum(sizes)
-        kind = match.group(2).replace("-", "_")
-        group = _group_size(line, devices) if kind != "collective_permute" else devices
-        found.append({"kind": kind, "group": group, "result_bytes": result,
-                      "bytes": int(round(ring_bytes(kind, result, group)))})
-    return found
+    return [{"kind": found["kind"], "group": found["group"], "result_bytes": found["result_bytes"],
+             "bytes": int(round(found["bytes"]))} for found in collectives(hlo_text, devices)]
 
 
 def programs(jax, jnp, mesh, P, NamedSharding):
