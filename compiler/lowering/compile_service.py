@@ -179,12 +179,7 @@ class CompileService:
         if self.broken is not None:
             return
         self.broken = reason
-        for _, _, job in self.queue:
-            if job.state == "queued":
-                self._fail(job)
-        self.queue.clear()
-        self.lock.notify_all()
-        self._stop_processes()
+        self._drain()
 
     def warn_once(self) -> None:
         """Warn (on the caller's thread) that the service broke, the first time anyone asks."""
@@ -209,12 +204,16 @@ class CompileService:
         """End the workers (at exit): queued jobs fail, nothing waits for them."""
         with self.lock:
             self.closed = True
-            for _, _, job in self.queue:
-                if job.state == "queued":
-                    self._fail(job)
-            self.queue.clear()
-            self.lock.notify_all()
-            self._stop_processes()
+            self._drain()
+
+    def _drain(self) -> None:
+        """Called with the lock held: fail every queued job and stop the workers."""
+        for _, _, job in self.queue:
+            if job.state == "queued":
+                self._fail(job)
+        self.queue.clear()
+        self.lock.notify_all()
+        self._stop_processes()
 
 
 def _exit_code(process: subprocess.Popen):

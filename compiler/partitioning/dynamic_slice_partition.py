@@ -32,7 +32,7 @@ def partition_dynamic_slice(partitioner, op: Op) -> list[Local]:
     wanted = partitioner.result_shardings(op)
     chooser = partitioner.chooser
     strategy = chooser.choose(op, rule, operands, wanted)
-    return partition_masked(partitioner, op, operands, strategy, owned,
+    return partition_masked(partitioner, op, operands, rule, wanted, strategy, owned,
                             "each device cuts the window from its rows over {}, then a sum",
                             lambda builder, resharded, owned, result_sharding: _masked_window(
                                 builder, op, resharded, owned))

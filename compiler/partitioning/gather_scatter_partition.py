@@ -151,20 +151,20 @@ def partition_gather(partitioner, op: Op) -> list[Local]:
     owned = _owned_gather_dims(partitioner, op, operand)
     if not owned:
         return partitioner.partition_generic(op, strategy)
-    return partition_masked(partitioner, op, operands, strategy, owned,
+    return partition_masked(partitioner, op, operands, rule, wanted, strategy, owned,
                             "each device takes the indices in its rows over {}, then a sum",
                             lambda builder, resharded, owned, result_sharding: _masked_gather(
                                 builder, op, resharded, owned, result_sharding, partitioner.mesh))
 
 
-def partition_masked(partitioner, op: Op, operands: list[Local], strategy, owned, plan: str, emit) -> list[Local]:
+def partition_masked(partitioner, op: Op, operands: list[Local], rule, wanted, strategy, owned, plan: str,
+                     emit) -> list[Local]:
     """The plan a lookup along sharded dims shares (gather, dynamic_slice): the ``owned`` operand
     dims keep their axes, each device looks up in its own rows under a mask (``emit(builder,
     resharded operands, owned, result sharding)`` builds the local op) and the result is pending a
     sum over those axes. Priced against ``strategy``'s generic plan; ``plan`` (with ``{}`` for the
-    axes) names the choice in ``explain()``."""
-    rule = sharding_rules[op.name](op)
-    wanted = partitioner.result_shardings(op)
+    axes) names the choice in ``explain()``; ``rule`` and ``wanted`` are the op's sharding rule and
+    result shardings, as the caller chose ``strategy`` with them."""
     chooser = partitioner.chooser
     factor_axes = _around(partitioner, strategy.factor_axes, [axis for axes in owned.values() for axis in axes])
     for dim, axes in owned.items():
