@@ -14,36 +14,11 @@ from __future__ import annotations
 from meshjit.ir import Block, DimSharding, Func, Module, Op, TensorSharding
 from meshjit.ir.ops.regions import manual_part
 
+from ..propagation.manual_bodies import free_axes, free_part
 from ..propagation.propagate_shardings import analyze_shardings, apply_shardings
 from .reshard import reshard
 from ..tables import partition_rules
 from .spmd_builder import Local, describe
-
-
-def free_axes(mesh, manual_axes) -> list[str]:
-    return [name for name in mesh.axis_names if name not in manual_axes and mesh.axis_size(name) > 1]
-
-
-def _free_part(sharding: TensorSharding, manual_axes, local_shape, mesh) -> TensorSharding:
-    """Per dim, the free axes after the dim's manual ones, as far as they divide the body's
-    (manual-local) size; a free axis before a manual one cannot be kept inside the body."""
-    dims = []
-    for dim, size in zip(sharding.dims, local_shape):
-        kept, shards = [], 1
-        seen_free = False
-        for axis in dim.axes:
-            if axis.name in manual_axes:
-                if seen_free:
-                    kept = []
-                    break
-                continue
-            seen_free = True
-            shards *= axis.resolved_size(mesh)
-            if axis.is_sub_axis or size % shards:
-                break
-            kept.append(axis)
-        dims.append(DimSharding(tuple(kept)))
-    return TensorSharding(sharding.mesh_name, tuple(dims))
 
 
 def _combined(manual: TensorSharding, free: TensorSharding) -> TensorSharding:
@@ -63,12 +38,12 @@ def partition_over_free_axes(partitioner, op: Op) -> list[Local] | None:
     operand_free = []
     for arg, value in zip(body.args, op.operands):
         outer = partitioner.locals[value.id].sharding
-        operand_free.append(_free_part(outer, manual_axes, arg.type.shape, mesh))
+        operand_free.append(free_part(outer, manual_axes, arg.type.shape, mesh))
     result_free = []
     for index, (value, result) in enumerate(zip(body.returns, op.results)):
         wanted = op.sharding_of(index)
         result_free.append(TensorSharding.replicated_over(mesh_name, value.type.rank) if wanted is None
-                           else _free_part(wanted, manual_axes, value.type.shape, mesh))
+                           else free_part(wanted, manual_axes, value.type.shape, mesh))
     func = Func("main", Block(body.args, body.ops, body.returns), tuple(operand_free), tuple(result_free))
     sub_module = Module(((mesh_name, mesh),), (func,))
     propagated = apply_shardings(sub_module, analyze_shardings(sub_module)).main

@@ -28,6 +28,7 @@ from meshjit.ir import DimSharding, SymbolRef, TensorSharding
 from ..analysis import cost
 from .axis_blocks import all_reduce_over_parts, gather_dim_over_parts
 from .spmd_builder import Local, SpmdBuilder
+from .tile_permute import tile_permute
 
 
 def _names(axes) -> tuple[str, ...]:
@@ -345,15 +346,23 @@ def _reordered(local: Local, target: TensorSharding) -> TensorSharding | None:
     return TensorSharding(target.mesh_name, tuple(dims))
 
 
-def _sent(builder: SpmdBuilder) -> float:
-    """Bytes each device sends in the collectives ``builder`` holds (the ring model)."""
+def _sent(builder: SpmdBuilder, emitted: SpmdBuilder | None = None) -> float:
+    """Bytes each device sends in the collectives ``builder`` holds (the ring model), but for
+    those ``emitted`` already holds (the same collective of the same value: cse merges them)."""
+    done = set() if emitted is None else {_collective_key(op) for op in emitted.ops}
     total = 0.0
     for op in builder.ops:
         if op.name in ("all_gather", "all_to_all", "all_reduce", "reduce_scatter", "collective_permute"):
+            if _collective_key(op) in done:
+                continue
             group = math.prod(builder.mesh.axis_size(name) for name in op.attrs.get("axes", ()))
             total += cost.collective_bytes(op.name, cost.value_bytes(op.operands[0]), cost.value_bytes(op.result),
                                            group)
     return total
+
+
+def _collective_key(op) -> tuple:
+    return op.name, tuple(value.id for value in op.operands), repr(sorted(op.attrs.items()))
 
 
 def reshard(builder: SpmdBuilder, local: Local, target: TensorSharding, reason: str) -> Local:
@@ -362,6 +371,9 @@ def reshard(builder: SpmdBuilder, local: Local, target: TensorSharding, reason: 
     the devices, where that sends fewer bytes."""
     if same_layout(local, target):
         return local
+    tiled = _cheaper_tile_permute(builder, local, target, reason)
+    if tiled is not None:
+        return tiled
     reordered = _reordered(local, target)
     if reordered is not None:
         direct, through = (SpmdBuilder(builder.mesh_name, builder.mesh) for _ in range(2))
@@ -370,6 +382,17 @@ def reshard(builder: SpmdBuilder, local: Local, target: TensorSharding, reason: 
         if _sent(through) < _sent(direct):
             return _reshard_steps(builder, _reshard_steps(builder, local, reordered, reason), target, reason)
     return _reshard_steps(builder, local, target, reason)
+
+
+def _cheaper_tile_permute(builder: SpmdBuilder, local: Local, target: TensorSharding, reason: str):
+    """The tile permute (tile_permute.py) emitted into ``builder`` when it sends fewer bytes than
+    the axis-by-axis reshard, else None (nothing emitted)."""
+    trial = SpmdBuilder(builder.mesh_name, builder.mesh)
+    if tile_permute(trial, local, target, reason) is None:
+        return None
+    direct = SpmdBuilder(builder.mesh_name, builder.mesh)
+    _reshard_steps(direct, local, target, reason)
+    return tile_permute(builder, local, target, reason) if _sent(trial) < _sent(direct, builder) else None
 
 
 def _reshard_steps(builder: SpmdBuilder, local: Local, target: TensorSharding, reason: str) -> Local:

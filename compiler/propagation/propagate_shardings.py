@@ -22,6 +22,7 @@ from ..sharding.factor_projection import overlaps_any, refines
 from ..sharding.factor_rules import FactorRule, rule_from_spec
 from ..sharding.provenance import Hop, Origin, ProvenanceTable
 from ..tables import Tie, data_flow_ties, rule_of
+from .manual_bodies import with_body_result_axes
 from .propagation_state import Edge, TensorState
 from .propagation_step import DimGrowth, StepContext, step
 from .propagation_strategies import (
@@ -293,7 +294,14 @@ def _propagated_ops(block: Block):
 
 def analyze_shardings(module: Module, strategy: str | Strategy = "shardy") -> PropagationResult:
     """Compute every value's sharding without changing the module."""
-    propagator = _Propagator(module, STRATEGIES.resolve(strategy))
+    strategy = STRATEGIES.resolve(strategy)
+    result = _analyze(module, strategy)
+    refined = with_body_result_axes(module, result.shardings, lambda body: _analyze(body, strategy))
+    return result if refined is None else _analyze(refined, strategy)
+
+
+def _analyze(module: Module, strategy: Strategy) -> PropagationResult:
+    propagator = _Propagator(module, strategy)
     propagator.build()
     propagator.run()
     return propagator.result()

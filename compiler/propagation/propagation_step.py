@@ -2,9 +2,10 @@
 
 Project every tensor's dim shardings onto the op's factors; per factor pick the target axes
 (the longest axes list that every source tensor's list is a prefix of, or on a conflict the
-list the strategy's resolve_conflict picks), cut them where they would not divide the factor or hit an explicitly
-replicated axis; grow every receiving tensor whose axes are a prefix of the target, factors of
-larger source tensors first, never reusing an axis within a tensor; project back to dims.
+list the strategy's resolve_conflict picks), cut them after the first that does not divide the
+factor (padded shards; before it if the factor is shorter than its devices) or before an
+explicitly replicated axis; grow every receiving tensor whose axes are a prefix of the target,
+factors of larger source tensors first, never reusing an axis within a tensor; project back to dims.
 ``step`` only reports growth; the caller writes it.
 """
 
@@ -148,17 +149,19 @@ def choose(candidates, sizes, edge: Edge, factor: int, context: StepContext) -> 
 
 
 def admissible(axes, factor_size: int, replicated, context: StepContext) -> list[AxisRef]:
-    """The major part of ``axes`` that divides the factor and avoids replicated axes."""
+    """The major part of ``axes`` that avoids replicated axes; only its last axis may leave the
+    factor unevenly split, and only over at most the factor's size in devices."""
     kept: list[AxisRef] = []
     for axis in axes:
         allowed = prefix_without_overlap(axis, replicated, context.mesh)
         if allowed is None or (allowed.is_sub_axis and not context.strategy.allow_sub_axes):
             break
-        if factor_size % device_count(kept + [allowed], context.mesh):
+        count = device_count(kept + [allowed], context.mesh)
+        if factor_size % count and factor_size < count:
             break
         kept.append(allowed)
-        if allowed != axis:
-            break
+        if allowed != axis or factor_size % count:
+            break  # NOTE: an axis that does not divide (padded shards) is the minor-most one
     return kept
 
 

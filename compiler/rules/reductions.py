@@ -6,7 +6,7 @@ over local dims; JVPs of max/min average over ties, of prod use prefix and suffi
 from __future__ import annotations
 
 import numpy as np
-from meshjit.ir import Op, SymbolRef
+from meshjit.ir import Op
 from meshjit.ir.dtypes import to_numpy
 
 from ..sharding.factor_rules import FactorRule, joined, letters
@@ -19,7 +19,7 @@ from ..frontend.autodiff.registries import full, scalar, single, type_of
 from ..sharding.sharding_types import ShardingTypeError
 from ..frontend.vmap.batching import shift_attrs
 from ..sharding.partial_sums import MAX, MIN, SUM, PartialRule, partial_sum_rules
-from ..partitioning.spmd_builder import Local, reduction_identity
+from ..partitioning.scan_partition import partition_cumulative, scan_identity
 from .elementwise_autodiff import balanced_weight
 from ..tables import (
     batching_rules,
@@ -197,7 +197,7 @@ def _scan(op, primals, tangents):
     axis, reverse = op.attrs["axis"], op.attrs["reverse"]
     value, value_type = primals[0], type_of(primals[0])
     tangent = tangents[0]
-    fill = _scan_identity(op.name, value_type.dtype)
+    fill = scan_identity(op.name, value_type.dtype)
     offset = 1
     while offset < value_type.shape[axis]:
         earlier = _shift(value, offset, axis, reverse, fill)
@@ -242,61 +242,7 @@ def _product_of_others(operand, axes):
 
 # --- partitioning ----------------------------------------------------------------------------
 
-# How each scan combines a shard's values with the total of the shards before it.
-_SCAN_COMBINE = {"cumsum": ("add", "reduce_sum"), "cumprod": ("mul", "reduce_prod"),
-                 "cummax": ("max", "reduce_max"), "cummin": ("min", "reduce_min")}
-
-
-def _scan_identity(name: str, dtype: str):
-    """The value that leaves the scan's combination unchanged (what padding is filled with)."""
-    if name == "cumprod":
-        return 1
-    return reduction_identity(_SCAN_COMBINE[name][1].removeprefix("reduce_"), dtype)
-
-
-@partition_rules.register("cumsum", "cumprod", "cummax", "cummin")
-def partition_cumulative(partitioner, op: Op) -> list:
-    """A scan along a sharded dim without gathering it: each device scans its own shard, the
-    shards' totals (one element per row) are all-gathered over the dim's axes, each device
-    combines the totals of the shards before it (after it for ``reverse``) into one offset,
-    and combines that offset into its local scan. The result keeps the operand's layout.
-
-    Where the scanned dim is whole, or the operand holds a pending reduction or sub-axes on that
-    dim, the generic factor partitioner gathers the dim instead."""
-    (local,) = [partitioner.locals[value.id] for value in op.operands]
-    dim, reverse = op.attrs["axis"], op.attrs["reverse"]
-    axes = local.sharding.dims[dim].axes
-    if not axes or local.unreduced or any(axis.is_sub_axis for axis in axes) \
-            or local.value.type.shape[dim] == 0:
-        return partitioner.partition_generic(op)
-    builder = partitioner.builder
-    combine, reduce = _SCAN_COMBINE[op.name]
-    dtype = op.result.type.dtype
-    fill = _scan_identity(op.name, dtype)
-    value = builder.mask_padding(local.value, dim, local.global_shape[dim], axes, fill)
-    scanned = builder.emit1(op.name, [value], dict(op.attrs), location=op.location)
-    shape = scanned.type.shape
-    # the shard's total is its scan's last element (first, scanning in reverse)
-    edge = 0 if reverse else shape[dim] - 1
-    total = builder.emit1("slice", [scanned], {
-        "start_indices": tuple(edge if d == dim else 0 for d in range(len(shape))),
-        "limit_indices": tuple(edge + 1 if d == dim else size for d, size in enumerate(shape)),
-        "strides": (1,) * len(shape)})
-    names = [axis.name for axis in axes]
-    totals = builder.emit1("all_gather", [total], {
-        "axes": tuple(names), "dim": dim, "mesh": SymbolRef(builder.mesh_name)},
-        reason=f"{op.name} along a dim sharded over {names}: the shards' totals")
-    # keep the totals of the shards before this one (after it, in reverse)
-    position = builder.broadcast_scalar(builder.shard_position(axes), totals.type.shape)
-    shards = builder.emit1("iota", [], {"dtype": "i32", "shape": totals.type.shape, "dimension": dim})
-    earlier = builder.emit1("compare", [shards, position], {"direction": "gt" if reverse else "lt"})
-    identity = builder.broadcast_scalar(builder.scalar(fill, dtype), totals.type.shape)
-    kept = builder.emit1("select", [earlier, totals, identity])
-    offset = builder.emit1(reduce, [kept], {"axes": (dim,)})
-    kept_dims = tuple(d for d in range(len(shape)) if d != dim)
-    offset = builder.emit1("broadcast_in_dim", [offset], {"shape": shape, "broadcast_dimensions": kept_dims})
-    result = builder.emit1(combine, [scanned, offset])
-    return [Local(result, local.sharding, op.result.type.shape)]
+partition_rules.register("cumsum", "cumprod", "cummax", "cummin")(partition_cumulative)
 
 
 # --- partial sums --------------------------------------------------------------------------------

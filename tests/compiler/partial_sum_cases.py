@@ -229,3 +229,13 @@ CHAINS = [
     # the cost model decides: gathering the free operand, or a reshape that must gather a dim
     ChainCase("mul-split-on-pending-axes", _binary("mul", "pending:dot", "on_pending_axes"), None),
 ]
+
+# (chain, layout) -> the bytes per device of the plan that passed the reduction on. Under these,
+# propagation gives the pending producer the output's y on dim 0, which 4 does not divide (6
+# rows: padded shards), so the producer gathers its contracted or reduced dim and nothing is
+# pending; the new plan must move at most the old plan's bytes.
+PRODUCER_GATHERS = {
+    (name, "2x4-pending[x]-dims[-,y]->[y,-]"): before
+    for name, before in (("neg-sum", 1000), ("neg-max-to-min", 2800), ("neg-min-to-max", 2800), ("add", 1360),
+                         ("sub-i32", 1580), ("max-both", 4960), ("expand-squeeze", 1000))
+}

@@ -14,12 +14,14 @@ import numpy as np
 import pytest
 from meshjit.compiler.sharding.partial_sums import PartialRule, partial_sum_rules, pass_through
 from meshjit.compiler.tables import partial_result_rules
+from meshjit.compiler.analysis.collectives import collective_records
+from meshjit.compiler.pipeline import compile_module
 from meshjit.compiler.partitioning.partition import partition_with_report
 from meshjit.compiler.propagation.propagate_shardings import propagate_shardings
 from meshjit.compiler.propagation.normalize_boundaries import normalize_boundaries
 from meshjit.ir import AxisRef, Op, TensorSharding, TensorType, Value
 
-from partial_sum_cases import CHAINS, LAYOUTS, Chain, ChainCase, Layout
+from partial_sum_cases import CHAINS, LAYOUTS, PRODUCER_GATHERS, Chain, ChainCase, Layout
 from partition_cases import MESHES, axes_of, layout
 from test_partition_differential import ProgramBuilder, partition_and_compare
 
@@ -58,9 +60,23 @@ def test_pending_reduction_passes_through_exactly_where_the_algebra_allows(case:
     # NOTE: the op may add pending axes of its own (a reduction over a sharded dim)
     pending = {axis.name for axis in report.value_map[result.id].unreduced}
     passed = axes_of(chain_layout.reduced) <= pending
+    if (case.name, chain_layout.name) in PRODUCER_GATHERS:
+        assert not pending, f"{case.name}: the producer gathers, nothing is left pending"
+        return
     assert passed == case.passes, (
         f"{case.name}: the op's result is pending over {sorted(pending)}, expected the reduction over "
         f"{chain_layout.reduced} {'passed on' if case.passes else 'done before the op'}")
+
+
+@pytest.mark.parametrize("case_name, layout_name", sorted(PRODUCER_GATHERS))
+def test_a_producer_that_gathers_moves_no_more_than_passing_on(case_name: str, layout_name: str):
+    """Where the output's uneven sharding reaches the producer, gathering its contracted dim
+    moves at most the bytes the plan that passed the reduction on moved."""
+    case = next(case for case in CHAINS if case.name == case_name)
+    module, _, _ = build_chain(case, next(found for found in LAYOUTS if found.name == layout_name))
+    program = compile_module(module, propagation="shardy", plan=False)
+    sent = sum(record.total_bytes for record in collective_records(program.partitioned, program.collective_reasons))
+    assert sent <= PRODUCER_GATHERS[(case_name, layout_name)]
 
 
 def test_every_rule_has_a_chain_that_passes_through_it():

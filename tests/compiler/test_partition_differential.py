@@ -235,8 +235,9 @@ def test_contracting_dim_sharded_on_both_operands_is_one_all_reduce():
 
 
 # (source, target on mesh 2x4, whether a dim is gathered whole and split again; dims trading axes
-# gather one and all_to_all the other; "y,x" to "xy,-" moves x over and renumbers the devices)
-REMATERIALIZATIONS = [("x,y", "y,x", False), ("x,-", "y,-", True), ("y,x", "xy,-", False), ("x,y", "-,x", False), ("x,y", "y,-", False),
+# gather one and all_to_all the other; "y,x" to "xy,-" moves x over and renumbers the devices;
+# "x,-" to "y,-" cuts each x shard finer: one permute of tiles, while "y,-" to "x,-" gathers)
+REMATERIALIZATIONS = [("x,y", "y,x", False), ("x,-", "y,-", False), ("y,-", "x,-", True), ("y,x", "xy,-", False), ("x,y", "-,x", False), ("x,y", "y,-", False),
                       ("xy,-", "yx,-", False), ("x,-", "-,x", False), ("x,-", "-,-", False)]
 
 

@@ -19,13 +19,6 @@ pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 # program -> why meshjit still sends more than XLA
 MORE_THAN_XLA = {
-    "uneven_constraint_swap_add": "(7, 5) over 2 devices: propagation moves no axis that does not "
-                                  "divide, so the add between the swapped constraints runs replicated",
-    "random_00_shift+softmax+transpose_back": "to the P('y','x') output the rows move by an all_to_all of "
-                                              "each whole shard (8,192 B); XLA's plan sends 4,832",
-    "random_20_softmax+shift+cumsum+row_sum": "the cumsum scans the split rows where they lie (all_gather of the "
-                                              "shards' totals) and then all-to-alls to the column-split output; "
-                                              "XLA all-to-alls first and scans whole columns",
 }
 
 PROGRAMS = all_programs(library())
