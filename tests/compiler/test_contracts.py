@@ -193,15 +193,16 @@ def test_constraint_reshards_inside():
 def test_full_rematerialization_warns_or_errors():
     from meshjit.compiler.partitioning.partition import FullRematerializationError, FullRematerializationWarning
 
-    # a dim moving from one axis to another of a different size is gathered whole, then sliced
+    # a dim moving from an axis to a smaller one is gathered whole, then sliced (from "x" to the
+    # larger "y" each device's tile lies in its shard: one permute of tiles, no rematerialisation)
     mesh = _mesh((2, 4), ("x", "y"))
-    f = jit(lambda a: a + 1, in_shardings=NamedSharding(mesh, P("x")), out_shardings=NamedSharding(mesh, P("y")))
+    f = jit(lambda a: a + 1, in_shardings=NamedSharding(mesh, P("y")), out_shardings=NamedSharding(mesh, P("x")))
     a = np.arange(8, dtype=np.float32)
     with pytest.warns(FullRematerializationWarning, match="test_contracts.py"):
         np.testing.assert_array_equal(np.asarray(f(a)), a + 1)
     jax.config.update("full_remat", "error")
     try:
-        g = jit(lambda a: a * 2, in_shardings=NamedSharding(mesh, P("x")), out_shardings=NamedSharding(mesh, P("y")))
+        g = jit(lambda a: a * 2, in_shardings=NamedSharding(mesh, P("y")), out_shardings=NamedSharding(mesh, P("x")))
         with pytest.raises(FullRematerializationError, match="full_remat"):
             g(a)
     finally:

@@ -6,7 +6,8 @@ and ``mesh_shape`` and returns name -> Program. numpy only at import, so the JAX
 Two sets: BUILT (the programs the partitioner was built against: the collective contracts,
 docs/partitioning.md) and UNSEEN (issue 33's programs it had not seen, and the cases of the
 propagation notes), plus RANDOM: programs drawn from blocks users write (matmul chains, norms,
-attention, lookups, pads, scans) with random shardings, seeded so both sides draw the same.
+attention, lookups, pads, scans) with random shardings, seeded so both sides draw the same, and
+RANDOM2 (16 more, seed 34, with row gathers, reversed scans, padded windows, causal attention).
 """
 
 from __future__ import annotations
@@ -168,8 +169,25 @@ def _block_names():
             "row_sum")
 
 
+def _more_block_names():
+    """The second random set's blocks: the first set's and row gathers, reversed scans, padded
+    windows and a causal attention."""
+    return _block_names() + ("take_rows", "reverse_cummax", "pad_pool", "causal_attention")
+
+
 def _apply_block(lib, name: str, x, weight, labels):
     jnp, nn = lib.jnp, lib.nn
+    if name == "take_rows":
+        return jnp.take(x, labels % ROWS, axis=0) * 0.5 + x
+    if name == "reverse_cummax":
+        return lib.lax.cummax(x, axis=0, reverse=True) - x
+    if name == "pad_pool":
+        padded = jnp.pad(x, ((1, 1), (0, 0)))
+        return lib.lax.reduce_window(padded, -np.inf, lib.lax.max, (3, 1), (1, 1), "VALID")
+    if name == "causal_attention":
+        scores = (x @ weight) @ x.T * 0.05
+        causal = jnp.arange(ROWS)[:, None] >= jnp.arange(ROWS)[None, :]
+        return nn.softmax(jnp.where(causal, scores, -1e9), axis=-1) @ x
     if name == "matmul":
         return jnp.tanh(x @ weight)
     if name == "layer_norm":
@@ -193,11 +211,12 @@ def _apply_block(lib, name: str, x, weight, labels):
     return x + jnp.sum(x, axis=0, keepdims=True) * 0.01
 
 
-def random_programs(lib, count: int = 24, seed: int = 33) -> dict[str, Program]:
-    """``count`` programs of 2-4 blocks on a [64, 128] activation, a [128, 128] weight and
-    [64] labels, on an 8-device mesh of one or two axes, with random argument and output specs."""
+def random_programs(lib, count: int = 24, seed: int = 33, names=None, prefix: str = "random") -> dict[str, Program]:
+    """``count`` programs of 2-4 blocks (of ``names``, the first set's by default) on a [64, 128]
+    activation, a [128, 128] weight and [64] labels, on an 8-device mesh of one or two axes, with
+    random argument and output specs."""
     rng = np.random.default_rng(seed)
-    names = _block_names()
+    names = names or _block_names()
     found = {}
     for number in range(count):
         two_axes = bool(rng.integers(2))
@@ -214,9 +233,10 @@ def random_programs(lib, count: int = 24, seed: int = 33) -> dict[str, Program]:
             return x
 
         arguments = (_normal(rng, ROWS, COLUMNS), _normal(rng, COLUMNS, COLUMNS) * 0.1, _labels(rng, COLUMNS, ROWS))
-        found[f"random_{number:02d}_{'+'.join(blocks)}"] = Program(function, arguments, in_specs, out_specs, mesh)
+        found[f"{prefix}_{number:02d}_{'+'.join(blocks)}"] = Program(function, arguments, in_specs, out_specs, mesh)
     return found
 
 
 def programs(lib) -> dict[str, dict[str, Program]]:
-    return {"built": built_programs(lib), "unseen": unseen_programs(lib), "random": random_programs(lib)}
+    return {"built": built_programs(lib), "unseen": unseen_programs(lib), "random": random_programs(lib),
+            "random2": random_programs(lib, 16, 34, _more_block_names(), "more")}
