@@ -25,6 +25,7 @@ from meshjit.runtime.transfer import make_array_from_single_device_arrays as mak
 
 from . import debug as debug
 from . import distributed as distributed
+from . import dtypes as dtypes
 from . import lax as lax
 from . import nn as nn
 from . import numpy as numpy
