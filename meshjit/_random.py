@@ -16,16 +16,18 @@ from collections.abc import Sequence
 import numpy as np
 
 from meshjit.compiler.frontend import random as _random
+from meshjit.compiler.frontend import sharding_ops
 from meshjit.compiler.frontend.numpy_api.arguments import dtype_argument
 from meshjit.compiler.frontend.operands import dtype_of, is_array_like, shape_of, x64
 from meshjit.compiler.frontend.promotion import default_float, default_int
 from meshjit.ir.dtypes import to_numpy
+from meshjit.runtime.mesh import AxisType
 
 from ._prng_keys import IMPL_NAME, KEY_DTYPE
 from ._prng_keys import PRNGKeyArray as PRNGKeyArray
 from ._prng_keys import as_keys, check_key_data, key_argument
-from .jit_api import jit
 from .constraint_api import with_sharding_constraint
+from .jit_api import jit
 
 _IMPLS = (IMPL_NAME, None)
 
@@ -154,15 +156,23 @@ def _float_dtype(dtype, function: str, kind: str = "float") -> str:
     return name
 
 
-def _constrained(result, out_sharding):
-    return result if out_sharding is None else with_sharding_constraint(result, out_sharding)
+def _constrained(result, out_sharding, function: str):
+    """``result`` laid out as ``out_sharding``: a sharding type over Explicit axes, as JAX's
+    samplers give it; over a mesh of Auto axes only (a meshjit extension: JAX refuses it) a
+    sharding constraint."""
+    if out_sharding is None:
+        return result
+    mesh = getattr(out_sharding, "mesh", None)
+    if mesh is not None and AxisType.Explicit not in tuple(mesh.axis_types):
+        return with_sharding_constraint(result, out_sharding)
+    return sharding_ops.apply_out_sharding(result, out_sharding, function)
 
 
 def _sampler(function, static_argnums):
     """``function`` jitted, with its last argument the result's sharding (None: unconstrained)."""
     def run(*args):
         *args, out_sharding = args
-        return _constrained(function(*args), out_sharding)
+        return _constrained(function(*args), out_sharding, function.__name__.lstrip("_"))
 
     run.__name__ = run.__qualname__ = function.__name__
     return jit(run, static_argnums=static_argnums)
