@@ -4,5 +4,6 @@ and ``meshjit.nn.initializers``."""
 from meshjit.compiler.frontend.nn import *  # noqa: F403
 from meshjit.compiler.frontend.nn_activations import *  # noqa: F403
 from meshjit.compiler.frontend.nn_attention import *  # noqa: F403
+from meshjit.compiler.frontend.scipy.special import logsumexp as logsumexp  # b, return_sign, where
 
 from . import initializers as initializers

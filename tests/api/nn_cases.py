@@ -1,4 +1,4 @@
-"""jax.nn cases; their values from JAX 0.10.2 are written once to data/jax_nn_values.npz, and test_nn.py computes the same
+"""jax.nn cases; their values from JAX 0.10.2 are written once to data/jax_nn_values.npz, and test_jax_nn.py computes the same
 cases with meshjit and compares.
 
 Run with JAX installed: python tests/api/nn_cases.py (writes data/jax_nn_values.npz).
@@ -39,6 +39,9 @@ def compute(jax, jnp) -> dict:
     out["standardize_where"] = np.asarray(jax.nn.standardize(m, where=m > -2))
     out["logmeanexp"] = np.asarray(jax.nn.logmeanexp(m, axis=1))
     out["logmeanexp_where"] = np.asarray(jax.nn.logmeanexp(m, axis=1, where=m > 0))
+    out["softmax_where"] = np.asarray(jax.nn.softmax(m, where=m > -2))
+    out["log_softmax_where"] = np.asarray(jax.nn.log_softmax(m, axis=0, where=m < 2))
+    out["logsumexp_where_sign"] = np.asarray(jax.nn.logsumexp(m, axis=1, where=m > -1, return_sign=True))
     rng = np.random.default_rng(0)
     q = rng.standard_normal((2, 5, 4, 8)).astype(np.float32)
     k = rng.standard_normal((2, 6, 2, 8)).astype(np.float32)
