@@ -27,7 +27,7 @@ from ._prng_keys import IMPL_NAME, KEY_DTYPE
 from ._prng_keys import PRNGKeyArray as PRNGKeyArray
 from ._prng_keys import as_keys, check_key_data, key_argument
 from .constraint_api import with_sharding_constraint
-from .jit_api import jit
+from .jit_api import Jitted
 
 _IMPLS = (IMPL_NAME, None)
 
@@ -65,7 +65,7 @@ def _seed_array(seed, function: str):
     return seed
 
 
-_seed = jit(_random.seed)
+_seed = Jitted(_random.seed)
 
 
 def key(seed, *, impl=None, dtype=None):
@@ -120,7 +120,7 @@ def _shape(shape, function: str) -> tuple[int, ...]:
     return dims
 
 
-_split = jit(_random.split, static_argnums=(1,))
+_split = Jitted(_random.split, static_argnums=(1,))
 
 
 def split(key, num=2):
@@ -129,7 +129,7 @@ def split(key, num=2):
     return as_keys(_split(data, _shape(num, "split")), typed)
 
 
-_fold_in = jit(_random.fold_in)
+_fold_in = Jitted(_random.fold_in)
 
 
 def fold_in(key, data):
@@ -175,7 +175,7 @@ def _sampler(function, static_argnums):
         return _constrained(function(*args), out_sharding, function.__name__.lstrip("_"))
 
     run.__name__ = run.__qualname__ = function.__name__
-    return jit(run, static_argnums=static_argnums)
+    return Jitted(run, static_argnums=static_argnums)
 
 
 _bits = _sampler(_random.random_bits, (1, 2, 3))
@@ -364,8 +364,8 @@ def _choice_from_range(key, count, shape, replace, p, mode):
     return _random.choice(key, count, shape, replace, p, 0, mode)
 
 
-_choice_range = jit(_choice_from_range, static_argnums=(1, 2, 3, 5))
-_choice_array = jit(_random.choice, static_argnums=(2, 3, 5, 6))
+_choice_range = Jitted(_choice_from_range, static_argnums=(1, 2, 3, 5))
+_choice_array = Jitted(_random.choice, static_argnums=(2, 3, 5, 6))
 
 
 def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):

@@ -22,7 +22,7 @@ from meshjit.compiler.frontend.trace import Tracer, current_trace
 from meshjit.ir.dtypes import to_numpy
 
 from ._float0 import as_float0, from_float0, has_tangent_space
-from .jit_api import jit
+from .jit_api import Jitted
 from .tree_util import NAMESPACE
 
 
@@ -43,7 +43,7 @@ def _run(compute: Callable, leaves: Sequence, name: str) -> list:
         return list(compute(*values))
 
     program.__name__ = program.__qualname__ = name
-    return list(jit(program)(*leaves))
+    return list(Jitted(program)(*leaves))
 
 
 def _name(transformation: str, fun: Callable) -> str:
