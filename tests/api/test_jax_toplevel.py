@@ -70,3 +70,15 @@ def test_backend_device_and_modules():
     with pytest.raises(jax.errors.JAXTypeError):
         jax.jit(lambda x: int(x))(1.0)
     assert jax.typing.ArrayLike is not None and jax.typing.DTypeLike is not None
+
+
+def test_precision_is_checked_and_changes_no_value():
+    a = np.arange(4.0, dtype=np.float32).reshape(2, 2)
+    for precision in (None, "highest", ("high", "default"), jax.lax.Precision.HIGH, "bfloat16"):
+        np.testing.assert_array_equal(np.asarray(jnp.dot(a, a, precision=precision)), a @ a)
+        np.testing.assert_array_equal(np.asarray(jnp.einsum("ij,jk", a, a, precision=precision)), a @ a)
+        np.testing.assert_array_equal(np.asarray(jax.lax.dot(a, a, precision=precision)), a @ a)
+    assert jax.lax.Precision("highest") is jax.lax.Precision.HIGHEST and str(jax.lax.Precision.HIGH) == "HIGH"
+    for bad in ("bogus", ("high",), 3):
+        with pytest.raises(ValueError, match="Precision argument must be one of"):
+            jnp.matmul(a, a, precision=bad)
