@@ -73,37 +73,35 @@ def constant(value, dtype=None) -> Initializer:
     return init
 
 
-def normal(stddev=1e-2, dtype=None) -> Initializer:
-    """An initializer drawing normal values with standard deviation ``stddev``."""
+def _scaled(draw, factor, dtype) -> Initializer:
+    """An initializer returning ``draw(key, shape, dtype, out_sharding) * factor``."""
 
     def init(key, shape, dtype=dtype, out_sharding=None):
         dtype = _float_dtype(dtype)
-        draws = random.normal(key, shape, dtype, out_sharding=out_sharding)
-        return draws * jnp.array(stddev, dtype)
+        return draw(key, shape, dtype, out_sharding) * jnp.array(factor, dtype)
 
     return init
+
+
+def normal(stddev=1e-2, dtype=None) -> Initializer:
+    """An initializer drawing normal values with standard deviation ``stddev``."""
+    return _scaled(lambda key, shape, dtype, sharding: random.normal(key, shape, dtype, out_sharding=sharding),
+                   stddev, dtype)
 
 
 def uniform(scale=1e-2, dtype=None) -> Initializer:
     """An initializer drawing uniform values in ``[0, scale)``."""
-
-    def init(key, shape, dtype=dtype, out_sharding=None):
-        dtype = _float_dtype(dtype)
-        draws = random.uniform(key, shape, dtype, out_sharding=out_sharding)
-        return draws * jnp.array(scale, dtype)
-
-    return init
+    return _scaled(lambda key, shape, dtype, sharding: random.uniform(key, shape, dtype, out_sharding=sharding),
+                   scale, dtype)
 
 
 def truncated_normal(stddev=1e-2, dtype=None, lower=-2.0, upper=2.0) -> Initializer:
     """An initializer drawing normal values truncated to ``(lower, upper)``, times ``stddev``."""
 
-    def init(key, shape, dtype=dtype, out_sharding=None):
-        dtype = _float_dtype(dtype)
-        draws = random.truncated_normal(key, lower, upper, shape, dtype, out_sharding=out_sharding)
-        return draws * jnp.array(stddev, dtype)
+    def draw(key, shape, dtype, sharding):
+        return random.truncated_normal(key, lower, upper, shape, dtype, out_sharding=sharding)
 
-    return init
+    return _scaled(draw, stddev, dtype)
 
 
 def _size(shape, axes) -> int:
