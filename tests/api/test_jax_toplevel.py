@@ -82,3 +82,12 @@ def test_precision_is_checked_and_changes_no_value():
     for bad in ("bogus", ("high",), 3):
         with pytest.raises(ValueError, match="Precision argument must be one of"):
             jnp.matmul(a, a, precision=bad)
+
+
+def test_array_methods_copy_nonzero_searchsorted():
+    a = jnp.array([0.0, 1.0, 0.0, 3.0])
+    np.testing.assert_array_equal(np.asarray(a.copy()), [0.0, 1.0, 0.0, 3.0])
+    np.testing.assert_array_equal(np.asarray(a.nonzero()[0]), [1, 3])
+    assert int(jnp.sort(a).searchsorted(2.0)) == 3
+    padded = jax.jit(lambda x: x.nonzero(size=3)[0])(a)
+    np.testing.assert_array_equal(np.asarray(padded), [1, 3, 0])
