@@ -66,18 +66,26 @@ def _block_indices(mesh, names, dims_axes) -> np.ndarray:
 
 
 def _match(holds: np.ndarray, wanted: np.ndarray) -> list[int] | None:
-    """For every device, a distinct device whose source blocks are ``wanted[device]`` (itself
-    first), by augmenting paths; None when some device cannot be served."""
+    """For every device, a distinct device whose source blocks are ``wanted[device]``: itself
+    where it holds them, the others matched among the remaining devices by augmenting paths (if
+    that fails, all of them afresh); None when some device cannot be served."""
     count = len(holds)
-    candidates = [[device] * bool((holds[device] == wanted[device]).all())
-                  + [other for other in range(count) if other != device and (holds[other] == wanted[device]).all()]
-                  for device in range(count)]
+    holders = [[other for other in range(count) if (holds[other] == wanted[device]).all()] for device in range(count)]
+    keeping = [device for device in range(count) if device in holders[device]]
+    return _matching(holders, keeping) or _matching(holders, [])
+
+
+def _matching(holders, fixed) -> list[int] | None:
+    """A matching of every device to one of its ``holders``, each ``fixed`` device to itself."""
+    count = len(holders)
     sender_of: list[int | None] = [None] * count
     receiver_of: list[int | None] = [None] * count
+    for device in fixed:
+        sender_of[device] = receiver_of[device] = device
 
     def serve(device: int, seen: set[int]) -> bool:
-        for source in candidates[device]:
-            if source in seen:
+        for source in holders[device]:
+            if source in seen or source in fixed:
                 continue
             seen.add(source)
             if receiver_of[source] is None or serve(receiver_of[source], seen):
@@ -85,7 +93,7 @@ def _match(holds: np.ndarray, wanted: np.ndarray) -> list[int] | None:
                 return True
         return False
 
-    for device in sorted(range(count), key=lambda device: len(candidates[device])):
+    for device in sorted(set(range(count)) - set(fixed), key=lambda device: len(holders[device])):
         if not serve(device, set()):
             return None
     return sender_of

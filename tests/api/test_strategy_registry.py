@@ -70,8 +70,9 @@ def test_a_registered_strategy_runs_from_jit_with_its_conflict_rule(mesh_2x4, la
     assert [(candidate.position, [axis.name for axis in candidate.axes], candidate.shards)
             for candidate in conflict.candidates] == [(0, ["x"], 2), (1, ["y"], 4)]
     assert "sharding propagation (later-operand)" in compiled.explain()
+    # a's "x" shards hold b's "y" tiles: one permute of them
     (record,) = compiled.collectives()
-    assert (record.kind, record.axes, record.bytes) == ("all_gather", ("x",), 256)
+    assert (record.kind, record.axes, record.bytes) == ("collective_permute", ("x", "y"), 128)
     shardy = jitted_step(mesh_2x4, "shardy").lower(*arguments()).compile()
     assert [(record.kind, record.axes, record.bytes) for record in shardy.collectives()] == [
         ("all_gather", ("y",), 384)]
@@ -84,8 +85,8 @@ def test_a_registered_strategy_runs_from_the_command_line(mesh_2x4, later_operan
     path.write_text(jitted_step(mesh_2x4, "shardy").lower(*arguments()).as_text())
     assert cli.main(["collectives", str(path), "--strategy", "later-operand", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["total_bytes_per_device"] == 256
-    assert [entry["axes"] for entry in summary["collectives"]] == [["x"]]
+    assert summary["total_bytes_per_device"] == 128
+    assert [entry["axes"] for entry in summary["collectives"]] == [["x", "y"]]
     assert cli.main(["explain", str(path), "--strategy", "later-operand"]) == 0
     assert "sharding propagation (later-operand)" in capsys.readouterr().out
     assert cli.main(["opt", str(path), "--strategy", "later-operand", "--passes", "propagate_shardings"]) == 0
@@ -138,7 +139,7 @@ def test_the_command_line_imports_a_module_that_registers_strategies(mesh_2x4, t
                "--strategy", "later-operand", "--json"]
     run = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stderr
-    assert json.loads(run.stdout)["total_bytes_per_device"] == 256
+    assert json.loads(run.stdout)["total_bytes_per_device"] == 128
     missing = subprocess.run(command[:4] + ["no_such_module"] + command[5:], cwd=tmp_path, capture_output=True,
                              text=True, check=False)
     assert missing.returncode == 2 and "--import: No module named 'no_such_module'" in missing.stderr

@@ -71,7 +71,8 @@ def test_visualize_array_sharding_prints_the_device_table(mesh_2x4, capsys):
 
 def test_compare_propagation_reports_each_strategy(mesh_2x4):
     """%a over "x" and %b over "y" conflict; shardy keeps "x" and gathers %b over "y", gspmd
-    keeps "y" (more shards) and gathers %a over "x", which moves fewer bytes."""
+    keeps "y" (more shards) and cuts %a's "x" shards into "y" tiles (one permute), which moves
+    fewer bytes."""
     shardings = (NamedSharding(mesh_2x4, P("x", None)), NamedSharding(mesh_2x4, P("y", None)))
     jitted = jax.jit(lambda a, b: jax.numpy.tanh(a + b), in_shardings=shardings)
     arguments = (np.ones((8, 16), np.float32), np.ones((8, 16), np.float32))
@@ -79,7 +80,7 @@ def test_compare_propagation_reports_each_strategy(mesh_2x4):
         reports = compare_propagation(jitted, *arguments, strategies=["shardy", "gspmd"])
     assert list(reports) == ["shardy", "gspmd"]
     assert [(record.kind, record.axes) for record in reports["shardy"].collectives] == [("all_gather", ("y",))]
-    assert [(record.kind, record.axes) for record in reports["gspmd"].collectives] == [("all_gather", ("x",))]
+    assert [(record.kind, record.axes) for record in reports["gspmd"].collectives] == [("collective_permute", ("x", "y"))]
     assert reports["gspmd"].total_bytes < reports["shardy"].total_bytes
 
 
