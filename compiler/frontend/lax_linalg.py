@@ -17,8 +17,7 @@ __all__ = ("cholesky", "eigh", "lu", "qr", "svd", "triangular_solve")
 def _float_matrix(function: str, x):
     x = as_operand(x)
     if len(shape_of(x)) < 2:
-        raise ValueError(f"{function}: argument must have rank >= 2 (a matrix or a batch of them), "
-                         f"got shape {shape_of(x)}")
+        raise TypeError(f"Input 0 to {function} must have rank at least 2, but got shape={shape_of(x)}")
     if dtype_of(x).name not in ("f32", "f64"):
         raise TypeError(f"{function}: argument must be a float array, got {dtype_of(x).name}")
     return x

@@ -14,7 +14,15 @@ from meshjit.ir.reference import reference_impls
 
 from ..frontend.vmap.batching import at_front, emit_like
 from ..sharding.factor_rules import FactorRule, joined, letters
-from ..tables import batching_rules, factor_rule, kernel_rules, sharding_rules
+from ..sharding.sharding_types import ShardingTypeError, is_lenient, spec_repr
+from ..tables import (
+    batching_rules,
+    factor_rule,
+    factor_sharding_types,
+    kernel_rules,
+    sharding_rules,
+    sharding_type_rules,
+)
 
 OPS = ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd")
 
@@ -80,6 +88,35 @@ def _svd(op: Op) -> FactorRule:
             f"{joined(batch + [vh_name, 'columns'])}")
     kinds = {name: "replication" for name in ("rows", "columns", "inner", u_name, vh_name)}
     return factor_rule(op, spec, kinds)
+
+
+# --- explicit mode ------------------------------------------------------------------------------
+
+
+def _whole_dims(op: Op, index: int) -> tuple[int, ...]:
+    """The dims of operand ``index`` that must arrive unsharded: its matrix dims, but for the
+    free dim of a triangular solve's right-hand side."""
+    rank = op.operands[index].type.rank
+    if op.name == "triangular_solve" and index == 1:
+        return (rank - 2,) if op.attrs["left_side"] else (rank - 1,)
+    return (rank - 2, rank - 1)
+
+
+def _unsharded_matrix_message(op: Op, index: int, operand) -> str:
+    if op.name != "triangular_solve":
+        return f"Input {index} to {op.name} must be unsharded on non-batch dimensions, but got {spec_repr(operand)}."
+    return (f"triangular solve input `{'ab'[index]}` must be unsharded on the contracting axis, but got "
+            f"{spec_repr(operand)} with left_side={op.attrs['left_side']} and transpose_a={op.attrs['transpose_a']}.")
+
+
+@sharding_type_rules.register(*OPS)
+def _linalg_type(op: Op, operands, mesh) -> list:
+    """JAX's rule: the matrix dims must arrive unsharded (ShardingTypeError naming the input);
+    the batch dims pass through."""
+    for index, operand in enumerate(operands):
+        if not is_lenient() and any(operand.dims[dim] for dim in _whole_dims(op, index)):
+            raise ShardingTypeError(_unsharded_matrix_message(op, index, operand))
+    return factor_sharding_types(op, operands, mesh)
 
 
 # --- kernels ------------------------------------------------------------------------------------

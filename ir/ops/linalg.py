@@ -132,8 +132,10 @@ def _per_matrix_or_nan(function, operand: np.ndarray):
 
 @reference_impls.register("cholesky")
 def _cholesky_impl(attrs, operand):
-    """The lower factor, from the lower triangle (potrf)."""
-    return (_per_matrix_or_nan(np.linalg.cholesky, operand).astype(operand.dtype),)
+    """The lower factor, from the lower triangle (potrf); the upper triangle is zero, also in
+    the NaN factor of a matrix that is not positive definite (as JAX's)."""
+    factor = _per_matrix_or_nan(np.linalg.cholesky, operand).astype(operand.dtype)
+    return (np.tril(factor) if factor.size else factor,)
 
 
 def substitute(a: np.ndarray, b: np.ndarray, lower: bool, unit_diagonal: bool) -> np.ndarray:
