@@ -8,6 +8,8 @@ convergence) gives NaNs, as JAX's CPU kernels do."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..reference import reference_impls
@@ -114,7 +116,7 @@ def _per_matrix_or_nan(function, operand: np.ndarray):
             return function(operand)
     except np.linalg.LinAlgError:
         pass
-    matrices = operand.reshape((-1,) + operand.shape[-2:])
+    matrices = operand.reshape((math.prod(operand.shape[:-2]),) + operand.shape[-2:])
     sample = function(np.eye(*operand.shape[-2:], dtype=operand.dtype))
     template = sample if isinstance(sample, tuple) else (sample,)
     outputs = [np.full((len(matrices),) + item.shape, np.nan, item.dtype) for item in template]
@@ -168,7 +170,7 @@ def factor_lu(operand: np.ndarray):
     column below is scaled by the pivot's reciprocal; a zero pivot leaves it as it is)."""
     rows, columns = operand.shape[-2:]
     batch = operand.shape[:-2]
-    packed = operand.reshape((-1, rows, columns)).copy()
+    packed = operand.reshape((math.prod(batch), rows, columns)).copy()
     count, steps = packed.shape[0], min(rows, columns)
     every = np.arange(count)
     pivots = np.zeros((count, steps), np.int32)
