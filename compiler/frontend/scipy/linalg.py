@@ -25,7 +25,9 @@ def cholesky(a, lower: bool = False, overwrite_a: bool = False, check_finite: bo
     """The Cholesky factor of ``a``: upper (``a = U^T U``) unless ``lower``."""
     (a,) = floats("cholesky", a)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise ValueError(f"The input to cholesky must be a square matrix. Got shape {a.shape}.")
+        # NOTE: JAX names the shape of the matrix transposed
+        shown = a.shape[:-2] + a.shape[-2:][::-1]
+        raise ValueError(f"The input to cholesky must be a square matrix. Got shape {shown}.")
     return numpy_linalg.cholesky(a, upper=not lower)
 
 
@@ -104,7 +106,7 @@ def solve(a, b, lower: bool = False, overwrite_a: bool = False, overwrite_b: boo
           debug: bool = False, check_finite: bool = True, assume_a: str = "gen"):
     """``x`` with ``a @ x = b`` (``assume_a='pos'`` uses Cholesky)."""
     if assume_a not in ("gen", "sym", "her", "pos"):
-        raise ValueError(f"Expected assume_a to be one of ('gen', 'sym', 'her', 'pos'); got {assume_a!r}")
+        raise ValueError(f"Expected assume_a to be one of ['gen', 'sym', 'her', 'pos']; got {assume_a!r}")
     if assume_a != "pos":
         return numpy_linalg.solve(a, b)
     a, b = floats("solve", a, b)

@@ -24,11 +24,11 @@ __all__ = ("EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "
            "svd", "svdvals")
 
 
-def square(a, function: str, error=ValueError):
+def square(a, function: str, error=ValueError, end: str = ""):
     """``a`` as a float stack of square matrices; else ``error`` with JAX's message."""
     (a,) = floats(function, a)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise error(f"Argument to {function} must have shape [..., n, n], got {a.shape}")
+        raise error(f"Argument to {function} must have shape [..., n, n], got {a.shape}{end}")
     return a
 
 
@@ -61,7 +61,7 @@ def solve(a, b):
 
 def inv(a):
     """The inverse of each square matrix in ``a``."""
-    a = square(a, "inv")
+    a = square(a, "inv", end=".")
     packed, _, permutation = solvers.factor(a)
     return solvers.lu_solve(packed, permutation, jnp.broadcast_to(jnp.eye(a.shape[-1], dtype=a.dtype), a.shape))
 
