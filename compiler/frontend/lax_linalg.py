@@ -130,8 +130,15 @@ def identity_like(x):
 
 
 def diagonal(x):
-    """The diagonal of each square matrix."""
-    return lax.reduce_sum(lax.mul(x, identity_like(x)), (len(shape_of(x)) - 1,))
+    """The main diagonal of each matrix (``min(m, n)`` entries): every ``n + 1``-th entry of
+    the row-major matrix, read exactly (no products with an identity, which would turn an
+    infinite entry off the diagonal into NaN)."""
+    shape = shape_of(x)
+    batch, (rows, columns) = shape[:-2], shape[-2:]
+    count = min(rows, columns)
+    flat = lax.reshape(x, batch + (rows * columns,))
+    limit = (count - 1) * (columns + 1) + 1 if count else 0
+    return lax.slice(flat, (0,) * len(flat.shape), batch + (limit,), (1,) * len(batch) + (columns + 1,))
 
 
 def diagonal_matrix(vector):

@@ -17,6 +17,7 @@ B = RNG.standard_normal((4, 2)).astype(np.float32)
 V = RNG.standard_normal(4).astype(np.float32)
 RANK2 = (RNG.standard_normal((5, 2)) @ RNG.standard_normal((2, 4))).astype(np.float32)
 SMALL = (0.3 * RNG.standard_normal((3, 3))).astype(np.float32)
+T4 = (RNG.standard_normal((4, 4)) + 3 * np.eye(4)).astype(np.float32).reshape(2, 2, 2, 2)
 
 
 def _squares(*arrays):
@@ -44,6 +45,11 @@ def decomposition_cases(jax, jnp, jsl):
         "cond_-2": lambda: L.cond(TALL, -2), "cond_singular": lambda: L.cond(np.zeros((2, 2), np.float32), 1),
         "solve": lambda: L.solve(A, V), "solve_matrix": lambda: L.solve(BATCH, B), "inv": lambda: L.inv(BATCH),
         "det": lambda: L.det(BATCH), "slogdet": lambda: L.slogdet(BATCH), "det_singular": lambda: L.det(RANK2[:4]),
+        "vector_norm": lambda: L.vector_norm(BATCH), "vector_norm_axis": lambda: L.vector_norm(TALL, axis=0, ord=1),
+        "diagonal": lambda: L.diagonal(TALL), "diagonal_offset": lambda: L.diagonal(BATCH, offset=-1),
+        "trace": lambda: L.trace(WIDE, offset=1), "cross": lambda: L.cross(TALL, TALL[::-1]),
+        "multi_dot": lambda: L.multi_dot([V, BATCH[0], A, V]),
+        "tensorinv": lambda: L.tensorinv(T4, 2), "tensorsolve": lambda: L.tensorsolve(T4, B[:2]),
     }
 
 

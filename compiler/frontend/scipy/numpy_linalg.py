@@ -16,12 +16,13 @@ from . import linalg_solvers as solvers
 from .numpy_linalg_decompositions import (
     EighResult, QRResult, SVDResult, eigh, eigvalsh, lstsq, matrix_rank, pinv, qr, svd, svdvals,
 )
+from .numpy_linalg_products import cross, diagonal, multi_dot, tensorinv, tensorsolve, trace, vector_norm
 from .special import floats
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy.linalg``).
-__all__ = ("EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond", "det", "eigh", "eigvalsh",
-           "inv", "lstsq", "matrix_norm", "matrix_power", "matrix_rank", "norm", "pinv", "qr", "slogdet", "solve",
-           "svd", "svdvals")
+__all__ = ("EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond", "cross", "det", "diagonal",
+           "eigh", "eigvalsh", "inv", "lstsq", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
+           "qr", "slogdet", "solve", "svd", "svdvals", "tensorinv", "tensorsolve", "trace", "vector_norm")
 
 
 def square(a, function: str, error=ValueError, end: str = ""):
