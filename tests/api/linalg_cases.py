@@ -69,6 +69,7 @@ def scipy_cases(jax, jnp, jsl):
         "sl.expm_batch": lambda: jsl.expm(0.5 * BATCH), "sl.expm_zero": lambda: jsl.expm(np.zeros((2, 2), np.float32)),
         "sl.polar": lambda: jsl.polar(A), "sl.polar_left": lambda: jsl.polar(TALL, side="left", method="svd"),
         "sl.inv": lambda: jsl.inv(A), "sl.det": lambda: jsl.det(A),
+        "sl.lu_solve": lambda: jsl.lu_solve(jsl.lu_factor(BATCH), B), "sl.lu_solve_T": lambda: jsl.lu_solve(jsl.lu_factor(A), V, trans=1),
     }
 
 

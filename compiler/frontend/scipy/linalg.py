@@ -14,8 +14,8 @@ from .linalg_functions import expm, polar
 from .special import floats
 
 # NOTE: the public names, re-exported by the facade (``meshjit.scipy.linalg``).
-__all__ = ("cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm", "inv", "lu", "lu_factor", "polar", "qr",
-           "solve", "solve_triangular", "svd")
+__all__ = ("cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm", "inv", "lu", "lu_factor", "lu_solve", "polar",
+           "qr", "solve", "solve_triangular", "svd")
 
 det = numpy_linalg.det
 inv = numpy_linalg.inv
@@ -85,6 +85,37 @@ def lu_factor(a, overwrite_a: bool = False, check_finite: bool = True):
     (a,) = floats("lu_factor", a)
     packed, pivots, _ = lax_linalg.lu(a)
     return packed, pivots
+
+
+def _pivots_to_permutation(pivots, rows: int):
+    """The row order LAPACK's exchanges give: row ``k`` swapped with ``pivots[k]``, in turn."""
+    positions = jnp.arange(rows, dtype=pivots.dtype)
+    order = jnp.broadcast_to(positions, pivots.shape[:-1] + (rows,))
+    for step in range(pivots.shape[-1]):
+        target = pivots[..., step, None]
+        here, there = order[..., step, None], jnp.take_along_axis(order, target, axis=-1)
+        order = jnp.where(positions == step, there, jnp.where(positions == target, here, order))
+    return order
+
+
+def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False, check_finite: bool = True):
+    """``x`` with ``a @ x = b`` (``trans`` 0) or ``a^T @ x = b`` (1 or 2) from lu_factor's
+    ``(lu, piv)``."""
+    packed, pivots = lu_and_piv
+    packed, b = floats("lu_solve", packed, b)
+    if trans not in (0, 1, 2):
+        raise ValueError(f"'trans' value must be 0, 1, or 2, got {trans}")
+    rhs, vector = _as_matrix_rhs("lu_solve", packed, b)
+    permutation = solvers.permutation_matrix(_pivots_to_permutation(jnp.asarray(pivots), packed.shape[-1]),
+                                             packed.dtype)
+    if trans == 0:
+        middle = solvers.solve_triangular(packed, jnp.matmul(permutation, rhs), lower=True, unit_diagonal=True)
+        result = solvers.solve_triangular(packed, middle, lower=False)
+    else:
+        middle = solvers.solve_triangular(packed, rhs, lower=False, transpose=True)
+        middle = solvers.solve_triangular(packed, middle, lower=True, transpose=True, unit_diagonal=True)
+        result = jnp.matmul(jnp.swapaxes(permutation, -1, -2), middle)
+    return result[..., 0] if vector else result
 
 
 def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True):
