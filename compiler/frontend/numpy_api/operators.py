@@ -15,6 +15,7 @@ from .elementwise import (
     bitwise_and,
     bitwise_or,
     bitwise_xor,
+    divmod,
     equal,
     floor_divide,
     greater,
@@ -83,10 +84,6 @@ def _astype(self, dtype):
     return lax._convert_element_type(self, dtype_argument(dtype, "astype"), weak_type=False)
 
 
-def _divmod(left, right):
-    return floor_divide(left, right), remainder(left, right)
-
-
 # Binary operators: (name, function); each also gets its reflected ``__r<name>__`` form.
 _BINARY = (
     ("add", add),
@@ -102,7 +99,7 @@ _BINARY = (
     ("xor", bitwise_xor),
     ("lshift", left_shift),
     ("rshift", right_shift),
-    ("divmod", _divmod),
+    ("divmod", divmod),
 )
 
 OPERATORS = {f"__{name}__": _operator(function) for name, function in _BINARY}
