@@ -97,3 +97,16 @@ def test_derivatives():
     close(jax.jvp(jnp.linalg.cholesky, (SPD,), (direction.astype(np.float32),))[1], numeric, 1e-4)
     close(jax.grad(jnp.linalg.det)(A), np.linalg.det(a64) * np.linalg.inv(a64).T, 1e-4)
     close(jax.grad(lambda b: jnp.linalg.solve(A, b).sum())(B), np.linalg.inv(a64).T @ np.ones(4), 1e-4)
+
+
+def test_lax_linalg_primitives():
+    q, r = jax.lax.linalg.qr(A, full_matrices=False)
+    close(np.asarray(q) @ np.asarray(r), A.astype(np.float64), 1e-5)
+    v, w = jax.lax.linalg.eigh(SPD)
+    close(w, np.linalg.eigvalsh(SPD.astype(np.float64)), 1e-4)
+    packed, pivots, permutation = jax.lax.linalg.lu(A)
+    assert np.asarray(pivots).dtype == np.int32 and sorted(np.asarray(permutation).tolist()) == [0, 1, 2, 3]
+    close(jax.lax.linalg.triangular_solve(np.tril(A), B[None, :], left_side=False, lower=True)[0],
+          np.linalg.solve(np.tril(A).T.astype(np.float64), B))
+    with pytest.raises(TypeError, match="Input 0 to svd must have rank at least 2"):
+        jax.lax.linalg.svd(B)
