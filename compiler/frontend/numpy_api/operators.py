@@ -48,6 +48,9 @@ from .reductions import sort as _sort
 from .reductions import sum as _sum
 from .shape_ops import matrix_transpose, ravel, repeat, reshape, squeeze, swapaxes, transpose
 from .take import take
+from .creation import copy as _copy
+from .data_dependent import nonzero
+from .search import searchsorted
 
 
 def _operator(function):
@@ -148,6 +151,9 @@ METHODS = {
     "round": _round,
     "dot": dot,
     "repeat": repeat,
+    "copy": _copy,
+    "nonzero": nonzero,
+    "searchsorted": searchsorted,
 }
 
 PROPERTIES = {"T": transpose, "mT": matrix_transpose, "at": IndexUpdateHelper}
