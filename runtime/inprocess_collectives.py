@@ -10,7 +10,11 @@ import math
 
 import numpy as np
 
+from meshjit.ir.dtypes import NARROW_FLOATS, to_numpy
+
 _COMBINE = {"sum": np.sum, "max": np.max, "min": np.min}
+# NOTE: sums of 16-bit floats accumulate in f32 and round once, as XLA's CPU all-reduce.
+_NARROW = frozenset(to_numpy(name) for name in NARROW_FLOATS)
 
 
 def _expand(value: np.ndarray, axes, mesh_shape) -> np.ndarray:
@@ -24,6 +28,8 @@ def _expand(value: np.ndarray, axes, mesh_shape) -> np.ndarray:
 def _reduce(value: np.ndarray, axes, mesh_shape, reduction: str) -> np.ndarray:
     """Combine over the group; the group's leading dims become 1."""
     varying = tuple(axis for axis in axes if value.shape[axis] > 1)
+    if value.dtype in _NARROW and varying:
+        return _reduce(value.astype(np.float32), axes, mesh_shape, reduction).astype(value.dtype)
     result = _COMBINE[reduction](value, axis=varying, keepdims=True) if varying else value
     copies = math.prod(mesh_shape[axis] for axis in axes if value.shape[axis] == 1)
     if reduction == "sum" and copies > 1:

@@ -11,11 +11,15 @@ Cross-process steps reuse the in-process operations for all index bookkeeping:
   the group's buffer (zeros elsewhere), then the in-process op, keeping this block;
 - collective_permute: point-to-point messages for the pairs that cross processes, then the same.
 Results are bit-identical to one process except sums, whose order of addition differs.
+MPI has no 16-bit floats: f16 and bf16 values travel as their uint16 bits, and reduce as f32
+(rounded once at the end, as in one process).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from meshjit.ir.dtypes import NARROW_FLOATS, to_numpy
 
 from . import inprocess_collectives, mpi_backend, mpi_deadline
 from .plan import CollectiveStep
@@ -23,6 +27,7 @@ from .process_layout import ProcessGroup, ProcessLayout
 
 _MPI_REDUCTIONS = {"sum": "SUM", "max": "MAX", "min": "MIN"}
 _MPI_BOOL_REDUCTIONS = {"sum": "LOR", "max": "LOR", "min": "LAND"}
+_NARROW = frozenset(to_numpy(name) for name in NARROW_FLOATS)
 
 
 def run_collective(step: CollectiveStep, buffers, layout: ProcessLayout) -> np.ndarray:
@@ -37,6 +42,10 @@ def run_collective(step: CollectiveStep, buffers, layout: ProcessLayout) -> np.n
     group = layout.group(step.axes)
     label = _label(step, layout)
     mpi_deadline.check_arrival(mpi_backend.world(), group.processes, label)
+    if value.dtype in _NARROW and step.kind in ("all_reduce", "reduce_scatter"):
+        return _CROSS_PROCESS[step.kind](step, value.astype(np.float32), layout, group, label).astype(value.dtype)
+    if value.dtype in _NARROW:
+        return _CROSS_PROCESS[step.kind](step, value.view(np.uint16), layout, group, label).view(value.dtype)
     return _CROSS_PROCESS[step.kind](step, value, layout, group, label)
 
 

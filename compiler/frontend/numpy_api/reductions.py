@@ -9,6 +9,8 @@ from __future__ import annotations
 import builtins
 import math
 
+from meshjit.ir.dtypes import NARROW_FLOATS
+
 from .. import lax_ops as lax
 from .. import sharding_ops
 from ..operands import dtype_of, shape_of, x64
@@ -79,16 +81,24 @@ def _summation_dtype(dtype: DType) -> str:
     return dtype.name
 
 
+def _in_float32(compute, operand, name: str):
+    """``compute(operand)``, in f32 for the 16-bit floats and rounded back once (as JAX's
+    sum, prod, mean and var accumulate them, so that sharded partial sums stay f32 too)."""
+    if name not in NARROW_FLOATS:
+        return compute(operand)
+    return convert_operand(compute(convert_operand(operand, "f32")), name)
+
+
 def sum(a, axis=None, dtype=None, keepdims: bool = False):
     """Sum over ``axis`` (None: every axis); bools and narrow ints sum in the default int."""
-    operand, axes, _ = _prepare("sum", a, axis, dtype, _summation_dtype)
-    return _keep_dims(lax.reduce_sum(operand, axes), axes, keepdims)
+    operand, axes, name = _prepare("sum", a, axis, dtype, _summation_dtype)
+    return _keep_dims(_in_float32(lambda value: lax.reduce_sum(value, axes), operand, name), axes, keepdims)
 
 
 def prod(a, axis=None, dtype=None, keepdims: bool = False):
     """Product over ``axis``; bools and narrow ints multiply in the default int."""
-    operand, axes, _ = _prepare("prod", a, axis, dtype, _summation_dtype)
-    return _keep_dims(lax.reduce_prod(operand, axes), axes, keepdims)
+    operand, axes, name = _prepare("prod", a, axis, dtype, _summation_dtype)
+    return _keep_dims(_in_float32(lambda value: lax.reduce_prod(value, axes), operand, name), axes, keepdims)
 
 
 def _extremum(function: str, reduce, combine, bool_reduce, bool_combine):
@@ -141,8 +151,8 @@ def mean(a, axis=None, dtype=None, keepdims: bool = False):
     operand, axes, name = _prepare("mean", a, axis, dtype, lambda dtype: inexact_dtype(dtype).name)
     if not is_float(name):
         raise TypeError(f"mean: dtype must be a float dtype, got {name}")
-    total = lax.reduce_sum(operand, axes)
-    result = lax.div(total, float(_count(shape_of(operand), axes)))
+    count = float(_count(shape_of(operand), axes))
+    result = _in_float32(lambda value: lax.div(lax.reduce_sum(value, axes), count), operand, name)
     return _keep_dims(result, axes, keepdims)
 
 
@@ -162,12 +172,14 @@ def var(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, corr
     operand, axes, name = _prepare("var", a, axis, dtype, lambda dtype: inexact_dtype(dtype).name)
     if not is_float(name):
         raise TypeError(f"var: dtype must be a float dtype, got {name}")
-    centered = subtract(operand, mean(operand, axes, keepdims=True))
-    squares = lax.reduce_sum(lax.mul(centered, centered), axes)
     # numpy divides by max(n - ddof, 0): too few elements give inf or NaN, not an error.
     divisor = float(_count(shape_of(operand), axes) - ddof)
-    result = lax.div(squares, divisor if divisor > 0 else 0.0)
-    return _keep_dims(result, axes, keepdims)
+
+    def variance(value):
+        centered = subtract(value, mean(value, axes, keepdims=True))
+        return lax.div(lax.reduce_sum(lax.mul(centered, centered), axes), divisor if divisor > 0 else 0.0)
+
+    return _keep_dims(_in_float32(variance, operand, name), axes, keepdims)
 
 
 def std(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, correction=None):

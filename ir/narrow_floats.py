@@ -1,0 +1,60 @@
+"""The 16-bit floats (f16, bf16) as XLA's CPU backend runs them: every arithmetic op computes in
+f32 and rounds its results back, so ``(x * y + z) * w`` in bf16 rounds after each op, and a
+matmul or a sum accumulates in f32 and rounds once. The interpreter and lowering call
+``in_float32`` for the ops listed here; data movement (layout, indexing, select, convert) runs
+on the narrow values themselves.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .core import Op, Value
+from .dtypes import NARROW_FLOATS, to_numpy
+from .ops import elementwise, reductions, windows
+
+# NOTE: integer_pow stays narrow: XLA expands it into multiplies in the operand's type, each
+# rounded. nextafter steps in the narrow type's own ulps.
+_ELEMENTWISE = (
+    elementwise.UNARY_FLOAT_OPS + elementwise.UNARY_NUMERIC_OPS + elementwise.BINARY_NUMERIC_OPS
+    + ("pow", "atan2", "fma", "round", "is_finite", "compare", "clamp")
+)
+COMPUTED_IN_FLOAT32: frozenset[str] = frozenset(_ELEMENTWISE + reductions.OPS + windows.OPS + ("dot_general",))
+_NARROW_NUMPY = frozenset(to_numpy(name) for name in NARROW_FLOATS)
+_FLOAT32 = np.dtype(np.float32)
+
+
+def involves_narrow_float(op: Op) -> bool:
+    """Whether ``op`` is computed in f32 for a narrow float operand or result."""
+    return op.name in COMPUTED_IN_FLOAT32 and any(
+        value.type.dtype in NARROW_FLOATS for value in op.operands + op.results)
+
+
+def widened_op(op: Op) -> Op:
+    """``op`` with its narrow float operands, results and dtype attributes in f32: the op whose
+    kernel computes it."""
+    attrs = dict(op.attrs)
+    for key in ("preferred_element_type",):
+        if attrs.get(key) in NARROW_FLOATS:
+            attrs[key] = "f32"
+    return Op(op.name, tuple(_widened(value) for value in op.operands), tuple(_widened(value) for value in op.results),
+              attrs, op.regions, op.shardings, op.location)
+
+
+def _widened(value: Value) -> Value:
+    if value.type.dtype not in NARROW_FLOATS:
+        return value
+    return Value(value.id, value.type.with_dtype("f32"), value.hint)
+
+
+def in_float32(function, op: Op):
+    """``function`` (arrays to a tuple of arrays) run on f32 copies of the narrow float arrays,
+    its results rounded to ``op``'s result dtypes."""
+    targets = tuple(to_numpy(value.type.dtype) for value in op.results)
+
+    def run(*arrays):
+        widened = (array.astype(_FLOAT32) if array.dtype in _NARROW_NUMPY else array for array in arrays)
+        results = function(*widened)
+        return tuple(np.asarray(result).astype(target, copy=False) for result, target in zip(results, targets))
+
+    return run
