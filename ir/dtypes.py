@@ -80,3 +80,9 @@ def is_int(dtype: str) -> bool:
 
 def is_unsigned(dtype: str) -> bool:
     return dtype in ("u8", "u16", "u32", "u64")
+
+
+def kind_of(dtype) -> str:
+    """numpy's kind letter of a dtype, with ml_dtypes' bfloat16 (kind "V") a float "f"."""
+    numpy_dtype = np.dtype(dtype)
+    return "f" if numpy_dtype == _TO_NUMPY["bf16"] else numpy_dtype.kind

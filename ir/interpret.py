@@ -10,7 +10,6 @@ import numpy as np
 
 from .core import Block, Func, Module, Op
 from .dtypes import to_numpy
-from .narrow_floats import in_float32, involves_narrow_float, widened_op
 from .reference import reference_impls
 from .ops import elementwise
 from .ops.collectives import DeviceGrid, collective_impls
@@ -107,28 +106,17 @@ def _run_op(op: Op, operands: list[np.ndarray], context: _Context) -> tuple[np.n
                 f"in a manual_computation body"
             )
         return collective_impls[op.name](op.attrs, context.grid, *operands)
-    run = _implementation(op)
+    implementation = reference_impls[op.name]
     if context.grid is None:
-        return run(*operands)
+        return implementation(op.attrs, *operands)
     if op.name in _ELEMENTWISE_OPS and len({stack.shape for stack in operands}) == 1:
-        return run(*operands)
+        return implementation(op.attrs, *operands)
     # Every device runs the op on its own slice; ``stack[p, ...]`` keeps 0-d slices arrays.
     per_device = [
-        run(*(stack[position, ...] for stack in operands))
+        implementation(op.attrs, *(stack[position, ...] for stack in operands))
         for position in range(context.grid.size)
     ]
     return tuple(np.stack(results) for results in zip(*per_device))
-
-
-def _implementation(op: Op):
-    """The op's reference implementation as a function of its operands; computed in f32 for
-    the narrow floats (ir/narrow_floats.py)."""
-    implementation = reference_impls[op.name]
-    if not involves_narrow_float(op):
-        attrs = op.attrs
-        return lambda *operands: implementation(attrs, *operands)
-    attrs = widened_op(op).attrs
-    return in_float32(lambda *operands: implementation(attrs, *operands), op)
 
 
 def _check_results(op: Op, results, grid: DeviceGrid | None) -> None:

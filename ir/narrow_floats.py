@@ -1,8 +1,9 @@
 """The 16-bit floats (f16, bf16) as XLA's CPU backend runs them: every arithmetic op computes in
 f32 and rounds its results back, so ``(x * y + z) * w`` in bf16 rounds after each op, and a
-matmul or a sum accumulates in f32 and rounds once. The interpreter and lowering call
-``in_float32`` for the ops listed here; data movement (layout, indexing, select, convert) runs
-on the narrow values themselves.
+matmul or a sum accumulates in f32 and rounds once. The reference implementations of the ops
+listed here are wrapped so (``computing_in_float32``); lowering runs their f32 kernels between
+converts (``in_float32``). Data movement (layout, indexing, select, convert) runs on the narrow
+values themselves.
 """
 
 from __future__ import annotations
@@ -30,15 +31,18 @@ def involves_narrow_float(op: Op) -> bool:
         value.type.dtype in NARROW_FLOATS for value in op.operands + op.results)
 
 
+def _widened_attrs(attrs) -> dict:
+    attrs = dict(attrs)
+    if attrs.get("preferred_element_type") in NARROW_FLOATS:
+        attrs["preferred_element_type"] = "f32"
+    return attrs
+
+
 def widened_op(op: Op) -> Op:
     """``op`` with its narrow float operands, results and dtype attributes in f32: the op whose
     kernel computes it."""
-    attrs = dict(op.attrs)
-    for key in ("preferred_element_type",):
-        if attrs.get(key) in NARROW_FLOATS:
-            attrs[key] = "f32"
     return Op(op.name, tuple(_widened(value) for value in op.operands), tuple(_widened(value) for value in op.results),
-              attrs, op.regions, op.shardings, op.location)
+              _widened_attrs(op.attrs), op.regions, op.shardings, op.location)
 
 
 def _widened(value: Value) -> Value:
@@ -47,14 +51,33 @@ def _widened(value: Value) -> Value:
     return Value(value.id, value.type.with_dtype("f32"), value.hint)
 
 
+def _widen(array: np.ndarray) -> np.ndarray:
+    return array.astype(_FLOAT32) if array.dtype in _NARROW_NUMPY else array
+
+
+def computing_in_float32(implementation):
+    """A reference implementation that, given a narrow float operand, computes in f32 and
+    rounds its f32 results to that dtype (or to a dot's ``preferred_element_type``)."""
+
+    def run(attrs, *operands):
+        narrow = next((array.dtype for array in operands if array.dtype in _NARROW_NUMPY), None)
+        if narrow is None:
+            return implementation(attrs, *operands)
+        results = implementation(_widened_attrs(attrs), *(_widen(array) for array in operands))
+        target = to_numpy(attrs["preferred_element_type"]) if "preferred_element_type" in attrs else narrow
+        return tuple(result.astype(target) if result.dtype == _FLOAT32 else result for result in results)
+
+    run.__doc__ = implementation.__doc__
+    return run
+
+
 def in_float32(function, op: Op):
     """``function`` (arrays to a tuple of arrays) run on f32 copies of the narrow float arrays,
     its results rounded to ``op``'s result dtypes."""
     targets = tuple(to_numpy(value.type.dtype) for value in op.results)
 
     def run(*arrays):
-        widened = (array.astype(_FLOAT32) if array.dtype in _NARROW_NUMPY else array for array in arrays)
-        results = function(*widened)
+        results = function(*(_widen(array) for array in arrays))
         return tuple(np.asarray(result).astype(target, copy=False) for result, target in zip(results, targets))
 
     return run
