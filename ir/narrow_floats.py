@@ -14,10 +14,11 @@ from .core import Op, Value
 from .dtypes import NARROW_FLOATS, to_numpy
 from .ops import elementwise, reductions, windows
 
-# NOTE: integer_pow stays narrow: XLA expands it into multiplies in the operand's type, each
-# rounded. nextafter steps in the narrow type's own ulps.
-_ELEMENTWISE = (
-    elementwise.UNARY_FLOAT_OPS + elementwise.UNARY_NUMERIC_OPS + elementwise.BINARY_NUMERIC_OPS
+# NOTE: integer_pow and logistic stay narrow: JAX lowers them to multiplies, and to
+# 1 / (1 + exp(-x)), in the operand's type, each op rounded. nextafter steps in the narrow
+# type's own ulps.
+_ELEMENTWISE = tuple(name for name in elementwise.UNARY_FLOAT_OPS if name != "logistic") + (
+    elementwise.UNARY_NUMERIC_OPS + elementwise.BINARY_NUMERIC_OPS
     + ("pow", "atan2", "fma", "round", "is_finite", "compare", "clamp")
 )
 COMPUTED_IN_FLOAT32: frozenset[str] = frozenset(_ELEMENTWISE + reductions.OPS + windows.OPS + ("dot_general",))

@@ -10,7 +10,9 @@ values, whose order differs: within one ulp of the 16-bit type.
 float16 chains of ops are cases only one op at a time: XLA compiles a fused f16 chain to native
 f16 instructions where the CPU has them (AVX512-FP16 here), contracting ``a * b + c`` into one
 rounding, so JAX's numbers for chains depend on the CPU; meshjit rounds after every op, as XLA
-does for bfloat16 everywhere and for float16 without native f16 arithmetic.
+does for bfloat16 everywhere and for float16 without native f16 arithmetic. (So
+``random.uniform`` in float16 with bounds other than [0, 1) is left out: on this CPU JAX's
+``u * (maxval - minval) + minval`` rounds once.)
 """
 
 from __future__ import annotations
@@ -126,8 +128,6 @@ CLOSE_CASES = {
     "var_float16": lambda jax: jax.numpy.var(_array(jax, 48, (7, 9), "float16"), axis=0),
     "matmul_inexact_bfloat16": lambda jax: _array(jax, 45, (32, 64), "bfloat16", scale=977)
     @ _array(jax, 46, (64, 16), "bfloat16", scale=977),
-    # JAX fuses the float16 a * b + c here into one rounding on CPUs with f16 arithmetic
-    "uniform_bounds_float16": lambda jax: jax.random.uniform(_key(jax, 2), (300,), "float16", -2.0, 3.0),
 }
 
 
