@@ -17,7 +17,7 @@ from .syntax import Group, is_token, position, render, split_commas
 
 # MLIR element types and the IR's names for them.
 ELEMENT_TYPES = {"i1": "bool", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64", "ui8": "u8", "ui16": "u16",
-                 "ui32": "u32", "ui64": "u64", "f32": "f32", "f64": "f64"}
+                 "ui32": "u32", "ui64": "u64", "f32": "f32", "f64": "f64", "f16": "f16", "bf16": "bf16"}
 _TENSOR = re.compile(r"tensor<((?:[0-9]+x)*)([a-z][a-z0-9]*)>\Z")
 
 
