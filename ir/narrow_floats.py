@@ -12,7 +12,7 @@ import numpy as np
 
 from .core import Op, Value
 from .dtypes import NARROW_FLOATS, to_numpy
-from .ops import elementwise, reductions, windows
+from .ops import elementwise, indexing, reductions, windows
 
 # NOTE: integer_pow and logistic stay narrow: JAX lowers them to multiplies, and to
 # 1 / (1 + exp(-x)), in the operand's type, each op rounded. nextafter steps in the narrow
@@ -22,14 +22,21 @@ _ELEMENTWISE = tuple(name for name in elementwise.UNARY_FLOAT_OPS if name != "lo
     + ("pow", "atan2", "fma", "round", "is_finite", "compare", "clamp")
 )
 COMPUTED_IN_FLOAT32: frozenset[str] = frozenset(_ELEMENTWISE + reductions.OPS + windows.OPS + ("dot_general",))
+# The ops whose kernels are Numba loops, which know no 16-bit floats: with them they run their
+# reference implementations (a scatter_add of bf16 rounds after every update there, as XLA's).
+NUMBA_KERNEL_OPS: frozenset[str] = frozenset(("gather", "dynamic_slice", "dynamic_update_slice") + indexing.SCATTERS)
 _NARROW_NUMPY = frozenset(to_numpy(name) for name in NARROW_FLOATS)
 _FLOAT32 = np.dtype(np.float32)
 
 
+def has_narrow_float(op: Op) -> bool:
+    """Whether an operand or result of ``op`` is a 16-bit float."""
+    return any(value.type.dtype in NARROW_FLOATS for value in op.operands + op.results)
+
+
 def involves_narrow_float(op: Op) -> bool:
     """Whether ``op`` is computed in f32 for a narrow float operand or result."""
-    return op.name in COMPUTED_IN_FLOAT32 and any(
-        value.type.dtype in NARROW_FLOATS for value in op.operands + op.results)
+    return op.name in COMPUTED_IN_FLOAT32 and has_narrow_float(op)
 
 
 def _widened_attrs(attrs) -> dict:
