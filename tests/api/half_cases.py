@@ -67,6 +67,10 @@ def _grad(jax, dtype):
     return jax.grad(lambda w: jax.numpy.sum((x @ w) ** 2))(w)
 
 
+# repeated rows: scatter-adds of them round after each update
+_IDS = np.array([1, 4, 1, 0, 5, 1, 4], np.int32)
+
+
 def _key(jax, seed=0):
     return jax.random.key(seed)
 
@@ -112,6 +116,13 @@ CASES = {
     "sharded_matmul_bfloat16": lambda jax: _sharded_matmul(jax, "bfloat16"),
     "promote_bf16_f16": lambda jax: _array(jax, 30, (5,), "bfloat16") + _array(jax, 31, (5,), "float16"),
     "promote_bf16_i32": lambda jax: _array(jax, 32, (5,), "bfloat16") * jax.numpy.arange(5),
+    "take_bfloat16": lambda jax: jax.numpy.take(_array(jax, 33, (6, 4), "bfloat16"), _IDS, axis=0),
+    "scatter_add_bfloat16": lambda jax: _array(jax, 34, (6, 4), "bfloat16").at[_IDS].add(
+        _array(jax, 35, (7, 4), "bfloat16", scale=977)),
+    "scatter_add_float16": lambda jax: _array(jax, 36, (6, 4), "float16").at[_IDS].add(
+        _array(jax, 37, (7, 4), "float16", scale=977)),
+    "embedding_grad_bfloat16": lambda jax: jax.grad(lambda table: jax.numpy.sum(jax.numpy.take(table, _IDS, axis=0) ** 2))(
+        _array(jax, 38, (6, 4), "bfloat16", scale=977)),
     "bits_uint8": lambda jax: jax.random.bits(_key(jax, 4), (101,), "uint8"),
     "bits_uint16": lambda jax: jax.random.bits(_key(jax, 5), (3, 33), "uint16"),
 }
