@@ -16,10 +16,13 @@ __all__ = (
     "float16",
     "float32",
     "float64",
+    "float_",
     "int8",
     "int16",
     "int32",
     "int64",
+    "int_",
+    "uint",
     "uint8",
     "uint16",
     "uint32",
@@ -55,3 +58,8 @@ float16 = _scalar_type("float16", np.float16)
 bfloat16 = _scalar_type("bfloat16", ml_dtypes.bfloat16)
 float32 = _scalar_type("float32", np.float32)
 float64 = _scalar_type("float64", np.float64)
+
+# numpy's default-width aliases, as in JAX (64-bit; stored in 32 bits without x64).
+float_ = float64
+int_ = int64
+uint = uint64
