@@ -8,6 +8,8 @@ values themselves.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .core import Op, Value
@@ -65,8 +67,11 @@ def _widen(array: np.ndarray) -> np.ndarray:
 
 def computing_in_float32(implementation):
     """A reference implementation that, given a narrow float operand, computes in f32 and
-    rounds its f32 results to that dtype (or to a dot's ``preferred_element_type``)."""
+    rounds its f32 results to that dtype (or to a dot's ``preferred_element_type``). It keeps
+    the implementation's attributes (``numpy_function``, which the kernels of other dtypes call
+    directly)."""
 
+    @functools.wraps(implementation)
     def run(attrs, *operands):
         narrow = next((array.dtype for array in operands if array.dtype in _NARROW_NUMPY), None)
         if narrow is None:
@@ -75,7 +80,6 @@ def computing_in_float32(implementation):
         target = to_numpy(attrs["preferred_element_type"]) if "preferred_element_type" in attrs else narrow
         return tuple(result.astype(target) if result.dtype == _FLOAT32 else result for result in results)
 
-    run.__doc__ = implementation.__doc__
     return run
 
 
