@@ -56,3 +56,17 @@ def test_within_one_ulp_of_jax(name):
     assert int(_ulps(actual, expected).max()) <= 1
     # most elements are exact: only values near a rounding boundary of the 16-bit type differ
     assert float((actual.view(np.uint16) == expected.view(np.uint16)).mean()) >= 0.9
+
+
+def test_dtype_queries_answer_as_jax():
+    """JAX 0.10.2's answers: bfloat16 is a floating dtype (numpy's hierarchy lacks it)."""
+    import meshjit.numpy as jnp
+    from meshjit import dtypes
+
+    assert dtypes.issubdtype(jnp.bfloat16, np.floating) and jnp.issubdtype(jnp.bfloat16, np.inexact)
+    assert dtypes.issubdtype(jnp.bfloat16, np.number) and dtypes.issubdtype(jnp.bfloat16, jnp.bfloat16)
+    assert not dtypes.issubdtype(jnp.bfloat16, np.integer) and jnp.issubdtype(jnp.float16, np.floating)
+    assert dtypes.scalar_type_of(jnp.ones(2, jnp.bfloat16)) is float
+    assert jnp.isdtype(jnp.bfloat16, "real floating") and not jnp.isdtype(jnp.bfloat16, "integral")
+    assert jnp.finfo(jnp.bfloat16).bits == 16 and jnp.finfo("float16").eps == 2.0**-10
+    assert jnp.zeros(3, "bfloat16").dtype == _NUMPY["bfloat16"] and jnp.bfloat16(1.5).dtype == _NUMPY["bfloat16"]
