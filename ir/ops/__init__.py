@@ -18,6 +18,13 @@ FAMILIES: dict[str, tuple[str, ...]] = {
                    regions, collectives, barriers, linalg)
 }
 
+# NOTE: the 16-bit floats compute in f32 in every family's arithmetic (imported last: it
+# names ops of several families).
+from ..narrow_floats import COMPUTED_IN_FLOAT32, computing_in_float32  # noqa: E402
+from ..reference import reference_impls  # noqa: E402
+
+reference_impls.wrap(computing_in_float32, *sorted(COMPUTED_IN_FLOAT32))
+
 ALL_OPS: tuple[str, ...] = tuple(sorted(name for names in FAMILIES.values() for name in names))
 
 # Ops that own regions; every other op must come without them.
