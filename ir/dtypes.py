@@ -8,6 +8,9 @@ import numpy as np
 # The unsigned ones carry random bits and PRNG keys (threefry computes on uint32 words) and
 # quantised data, as do the 8- and 16-bit signed ones.
 DTYPES: tuple[str, ...] = ("bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64")
+# Complex numbers: a (real, imaginary) pair of f32 or f64 (docs/complex.md).
+COMPLEX_DTYPES: tuple[str, ...] = ("c64", "c128")
+DTYPES += COMPLEX_DTYPES
 
 _TO_NUMPY = {
     "bool": np.dtype(np.bool_),
@@ -21,6 +24,8 @@ _TO_NUMPY = {
     "u64": np.dtype(np.uint64),
     "f32": np.dtype(np.float32),
     "f64": np.dtype(np.float64),
+    "c64": np.dtype(np.complex64),
+    "c128": np.dtype(np.complex128),
 }
 _FROM_NUMPY = {value: key for key, value in _TO_NUMPY.items()}
 
@@ -49,7 +54,7 @@ def from_numpy(dtype) -> str:
     except KeyError:
         raise TypeError(
             f"dtype {numpy_dtype} is not supported by meshjit programs; "
-            f"expected one of bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64"
+            f"expected one of bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, complex64, complex128"
         ) from None
 
 
@@ -72,3 +77,17 @@ def is_int(dtype: str) -> bool:
 
 def is_unsigned(dtype: str) -> bool:
     return dtype in ("u8", "u16", "u32", "u64")
+
+
+def is_complex(dtype: str) -> bool:
+    return dtype in COMPLEX_DTYPES
+
+
+# The real type of a complex one's parts, and the complex type of a real float's pairs.
+COMPONENT_DTYPE = {"c64": "f32", "c128": "f64"}
+COMPLEX_OF = {"f32": "c64", "f64": "c128"}
+
+
+def real_dtype(dtype: str) -> str:
+    """The dtype of ``real(x)`` and ``abs(x)``: a complex type's parts, any other type itself."""
+    return COMPONENT_DTYPE.get(dtype, dtype)

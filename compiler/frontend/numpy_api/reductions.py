@@ -12,7 +12,7 @@ import math
 from .. import lax_ops as lax
 from .. import sharding_ops
 from ..operands import dtype_of, shape_of, x64
-from ..promotion import DType, default_int, is_float, is_int
+from ..promotion import DType, default_int, is_complex, is_float, is_int
 from .arguments import (
     as_array_argument,
     broadcast_to_shape,
@@ -139,8 +139,8 @@ def _count(shape, axes) -> int:
 def mean(a, axis=None, dtype=None, keepdims: bool = False):
     """Arithmetic mean over ``axis``, in a float dtype (NaN for empty reductions, as numpy)."""
     operand, axes, name = _prepare("mean", a, axis, dtype, lambda dtype: inexact_dtype(dtype).name)
-    if not is_float(name):
-        raise TypeError(f"mean: dtype must be a float dtype, got {name}")
+    if not (is_float(name) or is_complex(name)):
+        raise TypeError(f"mean: dtype must be a float or complex dtype, got {name}")
     total = lax.reduce_sum(operand, axes)
     result = lax.div(total, float(_count(shape_of(operand), axes)))
     return _keep_dims(result, axes, keepdims)

@@ -13,6 +13,8 @@ __all__ = (
     "bool_",
     "float32",
     "float64",
+    "complex64",
+    "complex128",
     "int8",
     "int16",
     "int32",
@@ -50,3 +52,5 @@ uint32 = _scalar_type("uint32", np.uint32)
 uint64 = _scalar_type("uint64", np.uint64)
 float32 = _scalar_type("float32", np.float32)
 float64 = _scalar_type("float64", np.float64)
+complex64 = _scalar_type("complex64", np.complex64)
+complex128 = _scalar_type("complex128", np.complex128)
