@@ -18,7 +18,7 @@ COMPLEX_PART_OPS = ("complex", "real", "imag", "conj")
 def _complex(op, operands, attrs, regions, meshes):
     expect_operand_count(op, operands, 2)
     real, imaginary = operands
-    expect_dtype(op, "real part", real, FLOATS)
+    expect_dtype(op, "operand 0", real, FLOATS)
     if imaginary != real:
         fail(op, f"real and imaginary parts must have equal types, got {real} and {imaginary}")
     return (real.with_dtype(COMPLEX_OF[real.dtype]),)

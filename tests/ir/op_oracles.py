@@ -21,6 +21,8 @@ NUMPY_DTYPES = {
     "u64": np.dtype(np.uint64),
     "f32": np.dtype(np.float32),
     "f64": np.dtype(np.float64),
+    "c64": np.dtype(np.complex64),
+    "c128": np.dtype(np.complex128),
 }
 
 

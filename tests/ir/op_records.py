@@ -178,14 +178,14 @@ def assert_results_match(actual, expected, record: OpRecord) -> None:
         assert result.shape == oracle.shape, (
             f"{record.name} result {index}: {result.shape} != {oracle.shape}"
         )
-        if result.dtype.kind != "f":
+        if result.dtype.kind not in "fc":
             np.testing.assert_array_equal(result, oracle, err_msg=record.name)
             continue
-        rtol = record.rtol or (2e-6 if result.dtype == np.float32 else 1e-12)
+        rtol = record.rtol or (2e-6 if result.dtype in (np.float32, np.complex64) else 1e-12)
         np.testing.assert_allclose(
             result, oracle, rtol=rtol, atol=record.atol, equal_nan=True, err_msg=record.name
         )
-        if record.signed_zeros:
+        if record.signed_zeros and result.dtype.kind == "f":
             numbers = ~np.isnan(oracle)
             np.testing.assert_array_equal(
                 np.signbit(result[numbers]), np.signbit(oracle[numbers]), err_msg=record.name
