@@ -33,6 +33,7 @@ from .elementwise import (
     subtract,
     true_divide,
 )
+from .complex_functions import conjugate, imag, real
 from .elementwise import clip as _clip
 from .elementwise_math import round as _round
 from .index_update import IndexUpdateHelper
@@ -151,9 +152,11 @@ METHODS = {
     "round": _round,
     "dot": dot,
     "repeat": repeat,
+    "conj": conjugate,
+    "conjugate": conjugate,
 }
 
-PROPERTIES = {"T": transpose, "mT": matrix_transpose, "at": IndexUpdateHelper}
+PROPERTIES = {"T": transpose, "mT": matrix_transpose, "at": IndexUpdateHelper, "real": real, "imag": imag}
 
 
 def install_array_methods(cls) -> None:
