@@ -15,7 +15,7 @@ from ..tables import transpose_rules as transpose_rules
 from . import (  # noqa: E402, F401, I001  # noqa: E402, F401, I001
     barriers,
     collectives,
-    complex_autodiff,
+    elementwise_complex,
     creation,
     dot,
     elementwise,

@@ -11,7 +11,7 @@ import numpy as np
 from ..dtypes import DTYPES, real_dtype, to_numpy
 from ..float_math import erf_inv, fma
 from ..reference import reference_impls
-from .complex_parts import COMPLEX_PART_OPS, complex_abs, complex_sign
+from .elementwise_complex import COMPLEX_PART_OPS, complex_abs, complex_sign
 from ..shape_rules import (
     BOOL_OR_INT,
     FLOATS,
