@@ -42,3 +42,4 @@ inf = _numpy.inf
 nan = _numpy.nan
 newaxis = None
 from meshjit import numpy_linalg as linalg  # noqa: E402, F401 - jnp.linalg
+from meshjit import numpy_fft as fft  # noqa: E402, F401 - jnp.fft

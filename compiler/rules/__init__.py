@@ -21,6 +21,7 @@ from . import (  # noqa: E402, F401, I001  # noqa: E402, F401, I001
     elementwise,
     elementwise_autodiff,
     elementwise_kernels,
+    fft,
     indexing,
     indexing_autodiff,
     layout,
