@@ -8,6 +8,7 @@ Formulas (x + iy, all in the parts' float type):
   sqrt = t + i y/(2t) for x >= 0, |y|/(2t) + i copysign(t, y) otherwise, t = sqrt((|x| + |z|)/2)
   sin  = sin x cosh y + i cos x sinh y;  cos = cos x cosh y - i sin x sinh y
   tanh = (sinh 2x + i sin 2y) / (cosh 2x + cos 2y), and sign(x) + 0i once cosh 2x overflows
+  log1p = log|1 + z| + i atan2(y, 1 + x), |1 + z|^2 - 1 = x(x + 2) + y^2 through log1p near 0
   pow  = exp(w log z), with 0^w = 0 for Re w > 0 and 0^0 = 1
 sinh uses expm1, so small imaginary parts keep their precision.
 """
@@ -133,8 +134,13 @@ def expm1(z):
 
 def log1p(z):
     x, y = parts(z)
-    one_plus = make(_add(x, _constant(x, 1)), y)
-    return log(one_plus)
+    one_plus_x = _add(x, _constant(x, 1))
+    # |1 + z|^2 = 1 + (2x + x^2 + y^2): log1p keeps the small ones exact; far from 0 (where the
+    # squares may overflow) log|1 + z| is as accurate
+    small = _op("compare", _op("abs", z), _constant(x, 0.5), direction="lt")
+    near = _half(_op("log1p", _add(_mul(x, _add(x, _constant(x, 2))), _mul(y, y))))
+    far = _op("log", _op("abs", make(one_plus_x, y)))
+    return make(_op("select", small, near, far), _op("atan2", y, one_plus_x))
 
 
 def power(base, exponent):

@@ -82,7 +82,12 @@ def _to_end(value, axes):
     rank = len(shape_of(value))
     order = [dim for dim in range(rank) if dim not in axes] + list(axes)
     inverse = [order.index(dim) for dim in range(rank)]
-    return lax.transpose(value, tuple(order)), tuple(inverse)
+    return _permuted(value, order), tuple(inverse)
+
+
+def _permuted(value, order):
+    """``value`` transposed to ``order``; the identity order stages no op."""
+    return value if list(order) == sorted(order) else lax.transpose(value, tuple(order))
 
 
 def _transform(value, fft_type: str, lengths):
@@ -142,7 +147,7 @@ def _fft_core(function: str, fft_type: str, a, s, axes, norm, default_axes):
         value = _resize(value, axis, stored)
     moved, inverse = _to_end(value, axes)
     result = _transform(moved, fft_type, sizes)
-    result = lax.transpose(result, inverse)
+    result = _permuted(result, inverse)
     return _scale(result, fft_type, norm, math.prod(sizes))
 
 
