@@ -499,8 +499,15 @@ def window_records() -> list[Record]:
     ]
 
 
+def _complex_and_fft_records() -> list[Record]:
+    from partition_cases_complex import complex_records, fft_records  # it builds on this module
+
+    return complex_records() + fft_records()
+
+
 RECORDS = (elementwise_records() + random_records() + creation_records() + layout_records() + contraction_records()
-           + reduction_records() + indexing_records() + window_records() + constraint_records())
+           + reduction_records() + indexing_records() + window_records() + constraint_records()
+           + _complex_and_fft_records())
 
 
 def cases_for(record: Record, mesh_name: str) -> list[Case]:
