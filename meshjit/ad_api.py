@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import optree
 
-from meshjit.compiler.frontend import autodiff
+from meshjit.compiler.frontend import autodiff, lax_ops
 from meshjit.compiler.frontend.concrete_values import attach_concrete
 from meshjit.compiler.frontend.operands import dtype_of, is_array_like, is_python_scalar, shape_of
 from meshjit.compiler.frontend.trace import Tracer, current_trace
@@ -215,7 +215,16 @@ def _value_and_grad_flat(
         + [None] * (len(linearized.outputs) - 1),
     )
     boxes["in_tree"] = in_tree
+    if not holomorphic:
+        # NOTE: a complex input's gradient comes from the real output through complex(...) of
+        # real parts, a strongly typed value in JAX even for a weak (Python) complex input
+        gradients = [_strong(gradient) if dtype_of(leaf).name in _COMPLEX else gradient
+                     for gradient, leaf in zip(gradients, leaves)]
     return linearized.outputs + gradients
+
+
+def _strong(value):
+    return lax_ops._convert_element_type(value, dtype_of(value).name, weak_type=False)
 
 
 def _assemble(outputs: list, boxes: dict, single: bool, has_aux: bool):
