@@ -94,8 +94,22 @@ def _binary(name: str, kernel, allowed: str = "iuf", bool_kernel=None):
 add = _binary("add", lax.add, "iufc", bool_kernel=lax.bitwise_or)
 subtract = _binary("subtract", lax.sub, "iufc")
 multiply = _binary("multiply", lax.mul, "iufc", bool_kernel=lax.bitwise_and)
-maximum = _binary("maximum", lax.max, bool_kernel=lax.bitwise_or)
-minimum = _binary("minimum", lax.min, bool_kernel=lax.bitwise_and)
+def _complex_extremum(real_kernel, ordered):
+    """max or min of complex numbers in lexicographic order (real part, then imaginary), as
+    JAX's; real operands go to ``real_kernel``."""
+    def kernel(x1, x2):
+        if not is_complex(dtype_of(x1).name):
+            return real_kernel(x1, x2)
+        (real1, imaginary1), (real2, imaginary2) = lax_complex.parts(x1), lax_complex.parts(x2)
+        first = lax.bitwise_or(ordered(real1, real2),
+                               lax.bitwise_and(lax.eq(real1, real2), ordered(imaginary1, imaginary2)))
+        return lax.select(first, x1, x2)
+
+    return kernel
+
+
+maximum = _binary("maximum", _complex_extremum(lax.max, lax.gt), "iufc", bool_kernel=lax.bitwise_or)
+minimum = _binary("minimum", _complex_extremum(lax.min, lax.lt), "iufc", bool_kernel=lax.bitwise_and)
 fmod = _binary("fmod", lax.rem)
 bitwise_and = _binary("bitwise_and", lax.bitwise_and, allowed="biu")
 bitwise_or = _binary("bitwise_or", lax.bitwise_or, allowed="biu")

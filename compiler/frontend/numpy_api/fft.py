@@ -47,7 +47,7 @@ def _complex_name(value) -> str:
 def _real_name(value, function: str) -> str:
     name = dtype_of(value).name
     if is_complex(name):
-        raise TypeError(f"{function} does not support complex input, got {to_numpy(name)}")
+        raise ValueError(f"{function}: only real valued inputs are supported, got {to_numpy(name)}")
     return "f64" if name == "f64" or (x64() and name in ("i64", "u64")) else "f32"
 
 
@@ -136,12 +136,13 @@ def _fft_core(function: str, fft_type: str, a, s, axes, norm, default_axes):
     if not axes:
         return value
     shape = shape_of(value)
+    explicit = sizes is not None
     if sizes is None:
         sizes = tuple(shape[axis] for axis in axes)
         if fft_type == "IRFFT":
             sizes = sizes[:-1] + (2 * (sizes[-1] - 1),)
     for axis, size in zip(axes, sizes):
-        if size < 1:
+        if size < 1 and (explicit or fft_type == "IRFFT" or size < 0):
             raise ValueError(f"{function}: invalid number of FFT data points ({size}) along axis {axis}")
         stored = size // 2 + 1 if fft_type == "IRFFT" and axis == axes[-1] else size
         value = _resize(value, axis, stored)
