@@ -179,3 +179,19 @@ def test_fft_gathers_only_a_sharded_transform_dim(spec, gathers):
     assert ("all_gather" in partitioned) == gathers, partitioned
     if spec[0] == "x":
         assert "c64[4," in partitioned  # the batch dim stays sharded
+
+
+def test_jacobians_of_complex_functions():
+    z = jnp.array([1 + 1j, 2j])
+    np.testing.assert_allclose(np.asarray(jax.jacfwd(lambda v: v * v, holomorphic=True)(z)), np.diag([2 + 2j, 4j]))
+    np.testing.assert_allclose(np.asarray(jax.jacrev(jnp.abs)(z)), np.diag([(1 - 1j) / np.sqrt(2), -1j]), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(jax.hessian(lambda v: jnp.sum(v ** 3), holomorphic=True)(z)),
+                               np.diag([6 + 6j, 12j]), rtol=1e-6)
+    with pytest.raises(TypeError, match="jacfwd with holomorphic=True requires inputs with complex dtype, but got float32."):
+        jax.jacfwd(jnp.abs, holomorphic=True)(jnp.ones(2))
+    with pytest.raises(TypeError, match="jacrev with holomorphic=True requires outputs with complex dtype, but got float32."):
+        jax.jacrev(jnp.abs, holomorphic=True)(z)
+    with pytest.raises(TypeError, match="jacrev requires real-valued outputs .* but got complex64. For holomorphic"):
+        jax.jacrev(lambda v: v * v)(z)
+    with pytest.raises(TypeError, match="jacfwd requires real-valued inputs .* but got complex64. For holomorphic"):
+        jax.jacfwd(jnp.abs)(z)
