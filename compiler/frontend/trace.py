@@ -25,7 +25,11 @@ from .op_types import ir_sharding, mesh_attr_for, seeds_propagation, type_result
 from ..sharding.sharding_types import ShardingType, context_abstract_mesh, format_type, type_of_concrete
 
 
-class ConcretizationTypeError(TypeError):
+class JAXTypeError(TypeError):
+    """The base of the type errors tracing raises (``jax.errors.JAXTypeError``)."""
+
+
+class ConcretizationTypeError(JAXTypeError):
     """A traced (abstract) value was used where Python needs a concrete one."""
 
 
@@ -41,7 +45,7 @@ class TracerBoolConversionError(ConcretizationTypeError):
     """A traced value was used in a Python condition."""
 
 
-class UnexpectedTracerError(RuntimeError):
+class UnexpectedTracerError(JAXTypeError):
     """A Tracer escaped the function being traced and was used later."""
 
 

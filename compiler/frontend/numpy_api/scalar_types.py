@@ -15,10 +15,13 @@ __all__ = (
     "float64",
     "complex64",
     "complex128",
+    "float_",
     "int8",
     "int16",
     "int32",
     "int64",
+    "int_",
+    "uint",
     "uint8",
     "uint16",
     "uint32",
@@ -54,3 +57,8 @@ float32 = _scalar_type("float32", np.float32)
 float64 = _scalar_type("float64", np.float64)
 complex64 = _scalar_type("complex64", np.complex64)
 complex128 = _scalar_type("complex128", np.complex128)
+
+# numpy's default-width aliases, as in JAX (64-bit; stored in 32 bits without x64).
+float_ = float64
+int_ = int64
+uint = uint64
