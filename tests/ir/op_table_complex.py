@@ -4,12 +4,13 @@ abs), with Python's complex arithmetic as the oracle (in float64, rounded once).
 
 from __future__ import annotations
 
+import cmath
 import dataclasses
 import math
 
 import numpy as np
 from op_oracles import NUMPY_DTYPES, elementwise
-from op_records import FLOAT, SHAPES, Bad, Case, OpRecord, dtype_error, random_array, same_shapes
+from op_records import FLOAT, SHAPES, Bad, Case, OpRecord, dtype_error, random_array, random_operands, same_shapes
 
 COMPLEX = ("c64", "c128")
 _PARTS = {"c64": "f32", "c128": "f64"}
@@ -120,3 +121,78 @@ def _with_complex_in_message(entry: Bad) -> Bad:
 
 
 COMPLEX_CAPABLE = tuple(ARITHMETIC) + ("abs",)
+
+
+# --- fft: a direct DFT (cmath twiddles, matrix products) as the oracle, never numpy.fft -----------
+
+
+def _dft_matrix(size: int, inverse: bool) -> np.ndarray:
+    sign = 1 if inverse else -1
+    matrix = np.array([[cmath.exp(sign * 2j * math.pi * j * k / size) for k in range(size)] for j in range(size)])
+    matrix = matrix.reshape(size, size)
+    return matrix / size if inverse else matrix
+
+
+def _dft(values: np.ndarray, axes, inverse: bool) -> np.ndarray:
+    for axis in axes:
+        moved = np.moveaxis(values, axis, -1)
+        values = np.moveaxis(moved @ _dft_matrix(moved.shape[-1], inverse).T, -1, axis)
+    return values
+
+
+def _fft_oracle(attrs, operand):
+    fft_type, lengths = attrs["fft_type"], tuple(attrs["fft_lengths"])
+    axes = tuple(range(operand.ndim - len(lengths), operand.ndim))
+    wide = operand.astype(np.complex128)
+    if 0 in lengths:  # an empty transform: zeros of the result's shape (IRFFT's last dim is 0)
+        real_result = fft_type == "IRFFT"
+        shape = operand.shape[: operand.ndim - len(lengths)] + lengths if real_result else operand.shape
+        if fft_type == "RFFT":
+            shape = operand.shape[:-1] + (lengths[-1] // 2 + 1,)
+        dtype = _PARTS_NUMPY[operand.dtype] if real_result else COMPLEX_NUMPY_OF.get(operand.dtype, operand.dtype)
+        return (np.zeros(shape, dtype),)
+    if fft_type in ("FFT", "IFFT"):
+        return (_dft(wide, axes, fft_type == "IFFT").astype(operand.dtype),)
+    if fft_type == "RFFT":
+        full = _dft(wide, axes, False)
+        return (full[..., : lengths[-1] // 2 + 1].astype(COMPLEX_NUMPY_OF[operand.dtype]),)
+    # IRFFT: the other transform dims first, then the last one from its Hermitian half
+    partial = _dft(wide, axes[:-1], True)
+    size = lengths[-1]
+    full = np.zeros(partial.shape[:-1] + (size,), np.complex128)
+    full[..., : size // 2 + 1] = partial[..., : size // 2 + 1]
+    mirror = np.conj(partial[..., 1 : (size + 1) // 2])[..., ::-1]
+    full[..., size // 2 + 1 :] = mirror
+    full[..., 0] = full[..., 0].real
+    if size % 2 == 0:
+        full[..., size // 2] = full[..., size // 2].real
+    return (_dft(full, (full.ndim - 1,), True).real.astype(_PARTS_NUMPY[operand.dtype]),)
+
+
+COMPLEX_NUMPY_OF = {np.dtype(np.float32): np.complex64, np.dtype(np.float64): np.complex128}
+
+
+def _fft_operands(rng, shapes, dtype, attrs=None):
+    return _finite_complex_operands(rng, shapes, dtype) if dtype in COMPLEX else [
+        np.nan_to_num(array, nan=0.5, posinf=2.0, neginf=-2.0) for array in random_operands(rng, shapes, dtype)]
+
+
+def _fft_cases():
+    cases = []
+    for fft_type, dtypes in (("FFT", COMPLEX), ("IFFT", COMPLEX), ("RFFT", FLOAT), ("IRFFT", COMPLEX)):
+        for lengths, shape in (((5,), (3, 5)), ((4, 6), (2, 4, 6)), ((2, 3, 4), (2, 3, 4)), ((0,), (2, 0))):
+            if fft_type == "IRFFT":
+                shape = shape[:-1] + (lengths[-1] // 2 + 1,)
+            cases.append(Case({"fft_type": fft_type, "fft_lengths": lengths}, (shape,), dtypes=dtypes))
+    return tuple(cases)
+
+
+COMPLEX_RECORDS.append(OpRecord(
+    "fft", COMPLEX, _fft_cases(), _fft_oracle,
+    (Bad("c64[4,5]", {"fft_type": "FFT", "fft_lengths": (4,)}, "FFT of fft_lengths [4] needs trailing dims [4], got c64[4,5]"),
+     Bad("f32[8]", {"fft_type": "FFT", "fft_lengths": (8,)}, "fft: operand 0 has dtype f32, expected c64 or c128"),
+     Bad("c64[8]", {"fft_type": "RFFT", "fft_lengths": (8,)}, "fft: operand 0 has dtype c64, expected f32 or f64"),
+     Bad("c64[2,2,2,2]", {"fft_type": "FFT", "fft_lengths": (2, 2, 2, 2)}, "fft_lengths must name one to three trailing dims"),
+     Bad("c64[8]", {"fft_type": "DCT", "fft_lengths": (8,)}, "attribute 'fft_type' must be one of")),
+    make=_fft_operands, rtol=2e-5,
+))
