@@ -64,6 +64,7 @@ from ._config_api import clear_caches as clear_caches
 from ._config_api import default_backend as default_backend
 from ._config_api import disable_jit as disable_jit
 from ._config_api import enable_x64 as enable_x64
+from meshjit.compiler.frontend.trace import ensure_compile_time_eval as ensure_compile_time_eval
 from ._config_api import linear_transpose as linear_transpose
 from .dtypes import float0 as float0
 from meshjit.runtime.devices import CpuDevice as Device  # noqa: F401 - jax.Device

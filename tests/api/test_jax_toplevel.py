@@ -91,3 +91,17 @@ def test_array_methods_copy_nonzero_searchsorted():
     assert int(jnp.sort(a).searchsorted(2.0)) == 3
     padded = jax.jit(lambda x: x.nonzero(size=3)[0])(a)
     np.testing.assert_array_equal(np.asarray(padded), [1, 3, 0])
+
+
+def test_ensure_compile_time_eval_gives_concrete_values_inside_jit():
+    @jax.jit
+    def f(x):
+        with jax.ensure_compile_time_eval():
+            table = jnp.arange(4) * 2
+            count = int(table.sum())  # concrete: Python can read it
+            scaled = x * 3  # x is traced, so this is staged
+        return x + count + scaled + table
+
+    np.testing.assert_array_equal(np.asarray(f(jnp.ones(4))), [16.0, 18.0, 20.0, 22.0])
+    with pytest.raises(jax.errors.ConcretizationTypeError):
+        jax.jit(lambda x: int(x))(1.0)
