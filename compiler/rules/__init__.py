@@ -15,11 +15,13 @@ from ..tables import transpose_rules as transpose_rules
 from . import (  # noqa: E402, F401, I001  # noqa: E402, F401, I001
     barriers,
     collectives,
+    elementwise_complex,
     creation,
     dot,
     elementwise,
     elementwise_autodiff,
     elementwise_kernels,
+    fft,
     indexing,
     indexing_autodiff,
     layout,
