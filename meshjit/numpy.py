@@ -45,3 +45,5 @@ from meshjit import numpy_linalg as linalg  # noqa: E402, F401 - jnp.linalg
 from meshjit.compiler.frontend.numpy_api.float_math import *  # noqa: F403, E402
 from meshjit.compiler.frontend.numpy_api.diagonals import *  # noqa: F403, E402
 from meshjit.compiler.frontend.numpy_api.rearranging import *  # noqa: F403, E402
+from meshjit.compiler.frontend.numpy_api.quantiles import *  # noqa: F403, E402
+from meshjit.compiler.frontend.numpy_api.statistics import *  # noqa: F403, E402
