@@ -48,3 +48,4 @@ from meshjit.compiler.frontend.numpy_api.rearranging import *  # noqa: F403, E40
 from meshjit.compiler.frontend.numpy_api.quantiles import *  # noqa: F403, E402
 from meshjit.compiler.frontend.numpy_api.statistics import *  # noqa: F403, E402
 from meshjit.compiler.frontend.numpy_api.numerical import *  # noqa: F403, E402
+from meshjit.compiler.frontend.numpy_api.set_ops import *  # noqa: F403, E402
