@@ -49,3 +49,5 @@ from meshjit.compiler.frontend.numpy_api.quantiles import *  # noqa: F403, E402
 from meshjit.compiler.frontend.numpy_api.statistics import *  # noqa: F403, E402
 from meshjit.compiler.frontend.numpy_api.numerical import *  # noqa: F403, E402
 from meshjit.compiler.frontend.numpy_api.set_ops import *  # noqa: F403, E402
+from meshjit.compiler.frontend.numpy_api.index_tricks import *  # noqa: F403, E402
+from meshjit.compiler.frontend.numpy_api.bit_packing import *  # noqa: F403, E402

@@ -74,7 +74,7 @@ def _unique_flat(flat, return_index, return_inverse, return_counts, equal_nan, s
     values, positions, found = _pick(ordered, starts, count, fill_value)
     results = [values]
     if return_index:
-        results.append(jnp.where(found, order[positions], 0) if flat.shape[0] else positions)
+        results.append(order[positions] if flat.shape[0] else positions)
     run = jnp.cumsum(starts) - 1
     if return_inverse:
         results.append(jnp.zeros(flat.shape, run.dtype).at[order].set(run))
@@ -148,6 +148,7 @@ def union1d(ar1, ar2, *, size=None, fill_value=None):
 def setdiff1d(ar1, ar2, assume_unique: bool = False, *, size=None, fill_value=None):
     """The sorted distinct elements of ``ar1`` that are not in ``ar2``."""
     ar1, ar2 = _pair(ar1, ar2, "setdiff1d")
+    fill_value = 0 if fill_value is None else fill_value
     return _set_result(ar1, lambda ordered: isin(ordered, ar2, invert=True), size, fill_value, "setdiff1d")
 
 
