@@ -51,3 +51,5 @@ from meshjit.compiler.frontend.numpy_api.numerical import *  # noqa: F403, E402
 from meshjit.compiler.frontend.numpy_api.set_ops import *  # noqa: F403, E402
 from meshjit.compiler.frontend.numpy_api.index_tricks import *  # noqa: F403, E402
 from meshjit.compiler.frontend.numpy_api.bit_packing import *  # noqa: F403, E402
+from meshjit.compiler.frontend.numpy_api.polynomials import *  # noqa: F403, E402
+from meshjit.compiler.frontend.numpy_api.windows import *  # noqa: F403, E402
