@@ -108,7 +108,8 @@ def heaviside(x1, x2, /):
     """0 where ``x1 < 0``, 1 where ``x1 > 0`` and ``x2`` where ``x1 == 0``."""
     x1, x2 = _inexact("heaviside", x1, x2)
     zero = jnp.zeros_like(x1)
-    return jnp.where(jnp.less(x1, zero), zero, jnp.where(jnp.greater(x1, zero), jnp.ones_like(x1), x2))
+    result = jnp.where(jnp.less(x1, zero), zero, jnp.where(jnp.greater(x1, zero), jnp.ones_like(x1), x2))
+    return jnp.where(jnp.isnan(x1), x1, result)
 
 
 def sinc(x, /):
@@ -185,7 +186,7 @@ def modf(x, /):
 def spacing(x, /):
     """The distance from ``x`` to the next representable number away from zero."""
     x = _inexact("spacing", x)
-    away = jnp.where(jnp.less(x, 0), -np.inf, np.inf).astype(x.dtype)
+    away = jnp.where(jnp.signbit(x), -np.inf, np.inf).astype(x.dtype)
     return jnp.subtract(jnp.nextafter(x, away), x)
 
 

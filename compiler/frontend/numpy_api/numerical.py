@@ -216,7 +216,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 - n
     if np.ndim(bins) == 1:
         return _array(bins, "histogram_bin_edges").astype(a.dtype)
     count = _static_length(bins, "bins")
-    if count < 1:
+    if count < 0:
         raise ValueError(f"`bins` must be positive, when an integer, got {count}")
     low, high = (jnp.min(a), jnp.max(a)) if range is None else (jnp.asarray(range[0], a.dtype), jnp.asarray(range[1], a.dtype))
     if range is not None and not isinstance(range[0], Tracer) and not isinstance(range[1], Tracer) and range[0] > range[1]:
@@ -265,10 +265,13 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noq
     sizes = tuple(edge.shape[0] + 1 for edge in edges)
     flat_index = ravel_multi_index(tuple(_bin_positions(sample[:, dim], edges[dim]) for dim in np.arange(dims)),
                                        sizes, mode="clip")
-    weights = jnp.ones(sample.shape[0], sample.dtype) if weights is None else jnp.ravel(_array(weights, "histogramdd"))
+    # unweighted counts are integers here (unlike histogram's), as in JAX
+    weights = jnp.ones(sample.shape[0], jnp.int32) if weights is None else _inexact(
+        jnp.ravel(_array(weights, "histogramdd")))
     counts = jnp.zeros(int(np.prod(sizes)), weights.dtype).at[flat_index].add(weights).reshape(sizes)
     counts = counts[(slice(1, -1),) * dims]
     if density:
+        counts = counts.astype(sample.dtype)
         counts = counts / counts.sum()
         for dim in np.arange(dims):
             shape = [1] * dims

@@ -327,19 +327,25 @@ def resize(a, new_shape):
     return jnp.take(flat, np.arange(total) % flat.shape[0]).reshape(new_shape)
 
 
-def trim_zeros(filt, trim: str = "fb"):
-    """The 1-d ``filt`` without its leading ("f") and/or trailing ("b") zeros (concrete only)."""
+def trim_zeros(filt, trim: str = "fb", axis=None):
+    """``filt`` without its leading ("f") and/or trailing ("b") all-zero slices along each of
+    ``axis`` (every axis by default); concrete arrays only, as the result's shape depends on them."""
     filt = _array(filt, "trim_zeros")
     if isinstance(filt, Tracer):
         raise TypeError("trim_zeros: the result's shape depends on the values; pass a concrete array")
-    if filt.ndim != 1:
-        raise TypeError(f"'filt' must be 1-D array, but received {filt.ndim}-D array.")
-    nonzero = np.flatnonzero(np.asarray(filt))
-    if not nonzero.size:
-        return filt[:0]
-    start = nonzero[0] if "f" in trim.lower() else 0
-    stop = nonzero[-1] + 1 if "b" in trim.lower() else filt.shape[0]
-    return filt[start:stop]
+    values = np.asarray(filt)
+    axes = range(filt.ndim) if axis is None else [normalize_axis(dim, filt.ndim, "trim_zeros")
+                                                   for dim in (axis if np.ndim(axis) else [axis])]
+    nonzero = np.nonzero(values)
+    index = [slice(None)] * filt.ndim
+    for dim in axes:
+        if not nonzero[dim].size:
+            index[dim] = slice(0, 0)
+            continue
+        start = int(nonzero[dim].min()) if "f" in trim.lower() else None
+        stop = int(nonzero[dim].max()) + 1 if "b" in trim.lower() else None
+        index[dim] = slice(start, stop)
+    return filt[tuple(index)]
 
 
 def _block_depth(arrays) -> int:

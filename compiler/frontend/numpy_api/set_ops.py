@@ -209,8 +209,10 @@ def argpartition(a, kth: int, axis: int = -1):
     moved = jnp.moveaxis(a, axis, -1)
     kth = _kth(kth, moved.shape[-1], "argpartition")
     ascending = jnp.argsort(moved, axis=-1, stable=True)
-    descending = jnp.argsort(moved, axis=-1, stable=True, descending=True)
-    result = jnp.concatenate([ascending[..., : kth + 1], descending[..., : moved.shape[-1] - kth - 1]], axis=-1)
+    # the kth + 1 smallest in order, then the other indices in increasing index order (as JAX)
+    rank = jnp.argsort(ascending, axis=-1, stable=True)
+    rest = jnp.argsort((rank <= kth).astype(jnp.int32), axis=-1, stable=True)
+    result = jnp.concatenate([ascending[..., : kth + 1], rest[..., : moved.shape[-1] - kth - 1]], axis=-1)
     return jnp.moveaxis(result, -1, axis)
 
 
