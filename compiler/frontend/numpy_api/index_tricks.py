@@ -84,7 +84,6 @@ class _Concatenator:
         if value.ndim >= ndmin:
             return value
         missing = ndmin - value.ndim
-        original = value.ndim
         value = jnp.reshape(value, (1,) * missing + value.shape)
         if trans1d != -1:
             # numpy: the original axes move to start at position trans1d of the new ones
