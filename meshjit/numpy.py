@@ -11,6 +11,7 @@ from meshjit.compiler.frontend.numpy_api.arguments import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.array_api_dtypes import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.array_api_functions import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.array_api_math import *  # noqa: F403
+from meshjit.compiler.frontend.numpy_api.complex_functions import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.creation import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.data_dependent import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.einsum import *  # noqa: F403
@@ -55,3 +56,4 @@ from meshjit.compiler.frontend.numpy_api.polynomials import *  # noqa: F403, E40
 from meshjit.compiler.frontend.numpy_api.windows import *  # noqa: F403, E402
 from meshjit.compiler.frontend.numpy_api.creation_extras import *  # noqa: F403, E402
 from meshjit.numpy_vectorize import apply_along_axis, apply_over_axes, vectorize  # noqa: E402, F401
+from meshjit import numpy_fft as fft  # noqa: E402, F401 - jnp.fft
