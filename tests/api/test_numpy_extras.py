@@ -115,3 +115,19 @@ def test_median_over_sharded_axis_keeps_batch_sharded():
     np.testing.assert_array_equal(np.asarray(columns(sharded)), np.median(x, axis=0))
     assert "all_gather" in columns.lower(sharded).compile().as_text() or "all_to_all" in columns.lower(
         sharded).compile().as_text()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+def test_binary_exponent_functions_on_every_float_width(dtype):
+    """frexp/ldexp read and write the IEEE fields of each width exactly (numpy's frexp/ldexp
+    are exact, not transcendental)."""
+    x = np.array([1.5, -3.0, 0.25, 0.0, 1e-3, 40.0, -0.0078125], np.float32)
+    array = jnp.asarray(x, dtype=getattr(jnp, dtype))
+    reference = np.asarray(array).astype(np.float32)
+    mantissa, exponent = jnp.frexp(array)
+    expected_mantissa, expected_exponent = np.frexp(reference)
+    np.testing.assert_array_equal(np.asarray(mantissa).astype(np.float32), expected_mantissa)
+    np.testing.assert_array_equal(np.asarray(exponent), expected_exponent)
+    np.testing.assert_array_equal(np.asarray(jnp.ldexp(mantissa, exponent)).astype(np.float32), reference)
+    filled = jnp.nan_to_num(jnp.asarray(np.array([np.nan, np.inf], np.float32), dtype=getattr(jnp, dtype)))
+    assert np.asarray(filled).astype(np.float32)[1] == np.float32(jnp.finfo(getattr(jnp, dtype)).max)

@@ -11,7 +11,14 @@ from .. import lax_ops as lax
 from .. import numpy_api as jnp
 from ..lax_loops import while_loop
 from ..operands import dtype_of
-from .arguments import as_array_argument, check_dtype_kind, convert_operand, inexact_dtype, result_dtype
+from .arguments import (
+    as_array_argument,
+    check_dtype_kind,
+    convert_operand,
+    inexact_dtype,
+    is_inexact_dtype,
+    result_dtype,
+)
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
 __all__ = (
@@ -36,7 +43,8 @@ __all__ = (
 )
 
 # (integer type of the same width, mantissa bits, exponent mask, exponent bias) per float type
-_LAYOUT = {"f32": ("i32", 23, 0xFF, 127), "f64": ("i64", 52, 0x7FF, 1023)}
+_LAYOUT = {"f32": ("i32", 23, 0xFF, 127), "f64": ("i64", 52, 0x7FF, 1023), "f16": ("i16", 10, 0x1F, 15),
+           "bf16": ("i16", 7, 0xFF, 127)}
 
 
 def _inexact(function: str, *values):
@@ -94,9 +102,9 @@ def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None):
     """NaN replaced by ``nan`` and the infinities by ``posinf``/``neginf`` (the type's largest
     finite values by default); integer and boolean arrays come back unchanged."""
     x = jnp.asarray(as_array_argument(x, "nan_to_num"))
-    if dtype_of(x).name[0] != "f":
+    if not is_inexact_dtype(x.dtype):
         return x
-    info = jnp.finfo(np.dtype(dtype_of(x).name.replace("f", "float")))
+    info = jnp.finfo(x.dtype)
     posinf = info.max if posinf is None else posinf
     neginf = info.min if neginf is None else neginf
     result = jnp.where(jnp.isnan(x), jnp.asarray(nan, dtype=x.dtype), x)
@@ -164,8 +172,7 @@ def frexp(x, /):
     x = _inexact("frexp", x)
     kind = dtype_of(x).name
     integer, mantissa_bits, mask, bias = _LAYOUT[kind]
-    info = np.finfo(np.float32 if kind == "f32" else np.float64)
-    subnormal = jnp.less(jnp.absolute(x), info.tiny)
+    subnormal = jnp.less(jnp.absolute(x), float(2.0 ** (1 - bias)))
     scaled = jnp.where(subnormal, jnp.multiply(x, float(2 ** mantissa_bits)), x)
     bits = lax.bitcast_convert_type(scaled, integer)
     biased = jnp.bitwise_and(jnp.right_shift(bits, mantissa_bits), mask)

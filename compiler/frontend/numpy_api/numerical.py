@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import numpy_api as jnp
 from ..trace import ConcretizationTypeError, Tracer
-from .arguments import as_array_argument, normalize_axis
+from .arguments import as_array_argument, is_inexact_dtype, normalize_axis
 from .diagonals import ravel_multi_index
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
@@ -39,7 +39,7 @@ def _array(value, function: str):
 
 def _inexact(*values):
     dtype = jnp.result_type(*[value.dtype for value in values])
-    if not np.issubdtype(dtype, np.inexact):
+    if not is_inexact_dtype(dtype):
         dtype = jnp.result_type(dtype, jnp.float32) if dtype != np.bool_ else np.dtype(np.float32)
     converted = [value.astype(dtype) for value in values]
     return converted if len(converted) > 1 else converted[0]

@@ -9,7 +9,7 @@ import operator
 import numpy as np
 
 from .. import numpy_api as jnp
-from .arguments import as_array_argument
+from .arguments import as_array_argument, is_inexact_dtype
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
 __all__ = (
@@ -30,7 +30,7 @@ def _coefficients(value, function: str, name: str):
 
 
 def _inexact(value):
-    if np.issubdtype(value.dtype, np.inexact):
+    if is_inexact_dtype(value.dtype):
         return value
     return value.astype(jnp.result_type(value.dtype, jnp.float32) if value.dtype != np.bool_ else jnp.float32)
 

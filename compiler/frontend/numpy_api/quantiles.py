@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import numpy_api as jnp
-from .arguments import as_array_argument, normalize_axes
+from .arguments import as_array_argument, is_inexact_dtype, normalize_axes
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
 __all__ = (
@@ -25,7 +25,7 @@ _METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 def _inexact_array(value, function: str):
     value = jnp.asarray(as_array_argument(value, function))
-    if not np.issubdtype(value.dtype, np.inexact):
+    if not is_inexact_dtype(value.dtype):
         value = value.astype(jnp.result_type(value.dtype, jnp.float32) if value.dtype != np.bool_ else jnp.float32)
     return value
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import numpy_api as jnp
 from ..trace import ConcretizationTypeError, Tracer
-from .arguments import as_array_argument, normalize_axis
+from .arguments import as_array_argument, is_inexact_dtype, normalize_axis
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
 __all__ = (
@@ -41,7 +41,7 @@ def _run_starts(ordered, equal_nan: bool):
     if not ordered.shape[0]:
         return jnp.zeros((0,), dtype=bool)
     different = ordered[1:] != ordered[:-1]
-    if equal_nan and np.issubdtype(ordered.dtype, np.inexact):
+    if equal_nan and is_inexact_dtype(ordered.dtype):
         different = different & ~(jnp.isnan(ordered[1:]) & jnp.isnan(ordered[:-1]))
     return jnp.concatenate([jnp.ones((1,), dtype=bool), different])
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import numpy_api as jnp
-from .arguments import as_array_argument, normalize_axes
+from .arguments import as_array_argument, is_inexact_dtype, normalize_axes
 from .diagonals import diagonal
 from .stacking import atleast_2d
 
@@ -38,13 +38,13 @@ def _array(value, function: str):
 
 
 def _inexact(value):
-    if np.issubdtype(value.dtype, np.inexact):
+    if is_inexact_dtype(value.dtype):
         return value
     return value.astype(jnp.float32 if value.dtype == np.bool_ else jnp.result_type(value.dtype, jnp.float32))
 
 
 def _is_float(value) -> bool:
-    return np.issubdtype(value.dtype, np.inexact)
+    return is_inexact_dtype(value.dtype)
 
 
 def _filled(function: str, a, fill):

@@ -8,7 +8,7 @@ import operator
 import numpy as np
 
 from .. import numpy_api as jnp
-from .arguments import as_array_argument, normalize_axis
+from .arguments import as_array_argument, is_inexact_dtype, normalize_axis
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
 __all__ = (
@@ -63,7 +63,7 @@ def unwrap(p, discont=None, axis: int = -1, period=2 * np.pi):
     """``p`` with each jump between neighbours along ``axis`` larger than ``discont`` (half a
     period by default) reduced by a multiple of ``period``."""
     p = jnp.asarray(as_array_argument(p, "unwrap"))
-    if not np.issubdtype(p.dtype, np.inexact):
+    if not is_inexact_dtype(p.dtype):
         p = p.astype(jnp.float32)
     axis = normalize_axis(axis, p.ndim, "unwrap")
     half = period / 2
