@@ -22,7 +22,7 @@ _WIDTH = {"bool": 1, **{name: int(name[1:]) for name in _INTS}, "f16": 16, "bf16
 _UNSIGNED = ("u8", "u16", "u32", "u64")
 _KIND.update(c64=3, c128=3)
 _WIDTH.update(c64=32, c128=64)  # the width of the parts, comparable with the floats'
-_COMPLEX_OF_WIDTH = {32: "c64", 64: "c128"}
+_COMPLEX_OF_WIDTH = {16: "c64", 32: "c64", 64: "c128"}  # f16 and bf16 meet complex at c64
 
 
 @dataclass(frozen=True, slots=True)
