@@ -16,40 +16,14 @@ import math
 import os
 
 import numpy as np
-from meshjit.ir import Op, Value
+from meshjit.ir import Value
 from meshjit.ir.dtypes import to_numpy
 
 from . import kernel_objects
 from .compile_service import compile_mode, service
-from ..tables import kernel_rules
+from .tier_ops import identical, tier_kernel
 
-_FLOATS, _SIGNED, _UNSIGNED = ("f32", "f64"), ("i32", "i64"), ("u32", "u64")
-# NOTE: the ops whose fused expression (codegen_expressions.py) rounds exactly as their numpy
-# kernel: float max/min are not here (llvm.maximum orders -0 below +0, np.maximum returns the
-# first of two equal zeros), nor rsqrt (a float64 division), integer_pow 4 ((x*x)*x*x against
-# the reference's (x*x)*(x*x)), float-to-int conversions (XLA's saturation) or anything calling
-# a helper or libm
-_IDENTICAL = {
-    "f32": {"add", "sub", "mul", "div", "neg", "abs", "sqrt", "floor", "ceil"},
-    "i32": {"add", "sub", "mul", "neg", "max", "min", "abs"},
-    "u32": {"add", "sub", "mul", "max", "min", "and", "or", "xor"},
-    "bool": {"and", "or", "xor", "not"},
-}
-_IDENTICAL["f64"], _IDENTICAL["i64"], _IDENTICAL["u64"] = _IDENTICAL["f32"], _IDENTICAL["i32"], _IDENTICAL["u32"]
 _ORDER = itertools.count()
-
-
-def identical(op: Op) -> bool:
-    """Whether ``op``'s numpy kernel gives the bits its fused expression gives."""
-    result = op.result.type.dtype
-    if op.name in ("broadcast_in_dim", "compare", "select", "is_finite"):
-        return True
-    if op.name == "convert":
-        source = op.operands[0].type.dtype
-        return not (source in _FLOATS and result != "bool" and result not in _FLOATS) and source not in _UNSIGNED
-    if op.name == "integer_pow":
-        return result in _FLOATS and 0 <= op.attrs["y"] <= 3
-    return op.name in _IDENTICAL.get(result, ())
 
 
 def _dtype_text(value: Value) -> str:
@@ -155,7 +129,7 @@ def first_tier(group, inputs: list[Value], outputs: list[Value]):
     def kernels(lead: int) -> list:
         found = functions.get(lead)
         if found is None:
-            found = functions[lead] = [kernel_rules[op.name](op, lead) for op in group.ops]
+            found = functions[lead] = [tier_kernel(op, lead) for op in group.ops]
         return found
 
     def run(*buffers):

@@ -61,6 +61,12 @@ FLOAT_OPS = {
     "is_finite": lambda x, y: jnp.where(jnp.isfinite(x + y), x, y),
     "square": lambda x, y: lax.integer_pow(x, 2) + y, "cube": lambda x, y: lax.integer_pow(x - y, 3),
     "scalar": lambda x, y: (x * 3.0 + 1.0) / y, "via_f32": lambda x, y: (x.astype(jnp.float32) * y.astype(jnp.float32)).astype(x.dtype) + y,
+    # the helpers (tier_math.py) and the ops spelled in numpy (tier_ops.py)
+    "exp": lambda x, y: jnp.exp(x * y), "log": lambda x, y: jnp.log(x + y), "tanh": lambda x, y: jnp.tanh(x - y),
+    "logistic": lambda x, y: jax.nn.sigmoid(x * y), "exp_scaled": lambda x, y: jnp.exp(x * 1e-30 * y) + jnp.log(x * 1e30),
+    "max": lambda x, y: jnp.maximum(x, y) * 2, "min": lambda x, y: jnp.minimum(x * y, y),
+    "relu": lambda x, y: jnp.maximum(x * y, 0.0), "rsqrt": lambda x, y: lax.rsqrt(x * y),
+    "pow4": lambda x, y: lax.integer_pow(x + y, 4),
 }
 INT_OPS = {
     "add": lambda x, y: (x + y) - x, "sub": lambda x, y: (x - y) * x, "mul": lambda x, y: x * y + x,
@@ -95,9 +101,16 @@ def test_first_tier_on_sharded_buffers(monkeypatch):
     _bits_on_both_tiers(monkeypatch, lambda x, y: (x * y + 2.0) * x - y, x, y)
 
 
+def test_erf_inv_first_tier_gives_the_kernels_bits(monkeypatch):
+    rng = np.random.default_rng(3)
+    x = (_special(np.dtype(np.float32), rng) * 1e-30).clip(-1.5, 1.5)
+    x.flat[11:17] = [1.0, -1.0, 0.999999, -0.9999999, 0.5, 2.0]
+    _bits_on_both_tiers(monkeypatch, lambda x: lax.erf_inv(x * 0.999), x)
+
+
 def test_ops_without_an_identical_first_tier_wait_for_their_kernel(monkeypatch):
     monkeypatch.setenv("MESHJIT_COMPILE", "never")
     x = np.ones(SHAPE, np.float32)
-    for program in (lambda x: jnp.tanh(x * 2.0), lambda x: jnp.exp(x - x.max(axis=-1, keepdims=True)),
-                    lambda x: jnp.maximum(x * 2.0, 0.0), lambda x: lax.integer_pow(x * 2.0, 4)):
+    for program in (lambda x: lax.erf(x * 2.0), lambda x: (x * 2.0).astype(jnp.int32),
+                    lambda x: jnp.cbrt(x * 2.0), lambda x: lax.pow(x * 2.0, x)):
         assert not tiered_steps(jax.jit(program), x)
