@@ -6,7 +6,7 @@ expression (codegen_expressions.py) does: IEEE-rounded arithmetic, comparisons, 
 conversions. The others run as numpy spellings of the fused expression (``_SPELLED``): the
 transcendental helpers (tier_math.py), float max/min (``llvm.maximum`` orders -0 below +0),
 rsqrt (a float64 division of the float32 root), integer_pow 4 (``((x*x)*x)*x``); and the
-reductions as the kernel's own summation order (tier_reductions.py).
+reductions in their kernel's order (tier_reductions.py, which says which have one).
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import numpy as np
 from meshjit.ir import Op
 
 from . import tier_math
+from .fusion_groups import REDUCERS
+from .tier_reductions import reduction_kernel
 from ..tables import kernel_rules, math_of
 
 _FLOATS, _SIGNED, _UNSIGNED = ("f32", "f64"), ("i32", "i64"), ("u32", "u64")
@@ -65,8 +67,10 @@ def _spelled(op: Op):
 def identical(op: Op) -> bool:
     """Whether the first tier gives ``op``'s fused bits (``tier_kernel`` runs it)."""
     result = op.result.type.dtype
-    if op.name in ("broadcast_in_dim", "compare", "select", "is_finite"):
+    if op.name in ("broadcast_in_dim", "reshape", "expand_dims", "squeeze", "compare", "select", "is_finite"):
         return True
+    if op.name in REDUCERS:
+        return True  # NOTE: in the group's order, which tier_reductions.reproducible checks
     if op.name == "convert":
         source = op.operands[0].type.dtype
         return not (source in _FLOATS and result != "bool" and result not in _FLOATS) and source not in _UNSIGNED
@@ -77,8 +81,11 @@ def identical(op: Op) -> bool:
     return op.name in _IDENTICAL.get(result, ()) or _spelled(op) is not None
 
 
-def tier_kernel(op: Op, lead: int):
-    """``run(*operand buffers) -> (result buffer,)`` for ``op`` on the first tier."""
+def tier_kernel(op: Op, lead: int, leading: bool = False):
+    """``run(*operand buffers) -> (result buffer,)`` for ``op`` on the first tier (``leading``:
+    the op is in a columns kernel's group)."""
+    if op.name in REDUCERS:
+        return reduction_kernel(op, lead, leading)
     spelled = _spelled(op)
     if spelled is None:
         return kernel_rules[op.name](op, lead)

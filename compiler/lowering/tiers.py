@@ -22,6 +22,7 @@ from meshjit.ir.dtypes import to_numpy
 from . import kernel_objects
 from .compile_service import compile_mode, service
 from .tier_ops import identical, tier_kernel
+from .tier_reductions import reproducible
 
 _ORDER = itertools.count()
 
@@ -64,6 +65,12 @@ def _compile_elsewhere(kernel, signature, stem: str) -> bool:
 kernel_objects.compile_elsewhere = _compile_elsewhere
 
 
+def has_first_tier(group) -> bool:
+    """Whether the first tier gives ``group``'s kernel bits: every op's numpy step does
+    (tier_ops.py), and its reductions run in the kernel's order (tier_reductions.py)."""
+    return all(identical(op) for op in group.ops) and (group.split is None or reproducible(group))
+
+
 def tiered(kernel, signature: tuple, launcher, group, inputs: list[Value], outputs: list[Value]):
     """The step function of a fused kernel under ``MESHJIT_COMPILE``: the launcher itself when
     the kernel is in the cache or compiles at its first call (sync, and groups without a first
@@ -73,7 +80,7 @@ def tiered(kernel, signature: tuple, launcher, group, inputs: list[Value], outpu
         return launcher  # NOTE: without Numba's compiler the kernel is its Python source: no tiers
     stem = kernel.stem(signature)
     cached = os.path.exists(stem + ".json")
-    if group.split is not None or not all(identical(op) for op in group.ops):
+    if not has_first_tier(group):
         if mode == "background" and not cached:
             service().submit(kernel.request(signature), (0, next(_ORDER)))
         return launcher
@@ -124,20 +131,21 @@ def _lifted(buffer: np.ndarray, rank: int) -> np.ndarray:
 def first_tier(group, inputs: list[Value], outputs: list[Value]):
     """``run(*input buffers) -> output buffers``: the group's ops as their numpy kernels."""
     functions: dict[int, list] = {}
-    rank = len(group.shape)
+    # a scalar broadcast's rank: the group's, or a row value's in a rows group
+    ranks = {operand.id: operand.type.rank for op in group.ops for operand in op.operands if operand.id in group.aliases}
 
     def kernels(lead: int) -> list:
         found = functions.get(lead)
         if found is None:
-            found = functions[lead] = [tier_kernel(op, lead) for op in group.ops]
+            found = functions[lead] = [tier_kernel(op, lead, group.leading) for op in group.ops]
         return found
 
     def run(*buffers):
         lead = buffers[0].ndim - inputs[0].type.rank
         values = {value.id: buffer for value, buffer in zip(inputs, buffers)}
         for alias, source in group.aliases.items():
-            if source.id in values:
-                values[alias] = _lifted(values[source.id], rank)
+            if source.id in values and alias in ranks:
+                values[alias] = _lifted(values[source.id], ranks[alias])
         for op, function in zip(group.ops, kernels(lead)):
             (values[op.result.id],) = function(*(values[operand.id] for operand in op.operands))
         results = []

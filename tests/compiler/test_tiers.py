@@ -86,6 +86,46 @@ def test_first_tier_gives_the_kernels_bits_float(monkeypatch, name, dtype):
     _bits_on_both_tiers(monkeypatch, FLOAT_OPS[name], x, y)
 
 
+# reductions in their kernels' order (tier_reductions.py): over the leading dims (columns
+# kernels: each column's rows in order), and the order-free ones over the trailing dims
+REDUCTIONS = {
+    "col_sum": lambda x, y: (x * y).sum(axis=0), "col_mean_square": lambda x, y: ((x - y) ** 2).mean(axis=0),
+    "col_prod": lambda x, y: (x * 0.25 + y).prod(axis=0), "col_max": lambda x, y: jnp.maximum(x, y).max(axis=0),
+    "col_min": lambda x, y: (x - y).min(axis=0), "col_zeros": lambda x, y: (x * 0.0 * y).sum(axis=0),
+    "col_zero_max": lambda x, y: (x * 0.0 * y).max(axis=0), "col_zero_min": lambda x, y: (x * 0.0 + y * 0.0).min(axis=0),
+    "col_sum_and_max": lambda x, y: ((x + y).sum(axis=0), (x + y).max(axis=0)),
+    "row_max": lambda x, y: (x * y).max(axis=-1), "row_min_shifted": lambda x, y: x - (x * y).min(axis=-1, keepdims=True),
+    "row_zero_max": lambda x, y: (x * 0.0 * y).max(axis=-1), "row_zero_min": lambda x, y: (x * 0.0 + y).min(axis=-1),
+    "row_any": lambda x, y: jnp.any(x * y > 1.0, axis=-1), "row_all": lambda x, y: jnp.all(x + y > -1.0, axis=-1),
+    "row_max_scaled": lambda x, y: (x * y).max(axis=-1) / 3.0,
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_first_tier_reductions_give_the_kernels_bits(monkeypatch, name, dtype):
+    if dtype == "float64":
+        jax.config.update("jax_enable_x64", True)
+    rng = np.random.default_rng(len(name) + 7)
+    x, y = _special(np.dtype(dtype), rng), _special(np.dtype(dtype), rng)[::-1].copy()
+    _bits_on_both_tiers(monkeypatch, REDUCTIONS[name], x, y)
+
+
+@pytest.mark.parametrize("name", ["col_sum", "col_max", "row_max"])
+def test_first_tier_int_reductions_give_the_kernels_bits(monkeypatch, name):
+    rng = np.random.default_rng(5)
+    x, y = _special(np.dtype(np.int32), rng), _special(np.dtype(np.int32), rng)[::-1].copy()
+    _bits_on_both_tiers(monkeypatch, REDUCTIONS[name], x, y)
+
+
+def test_first_tier_reductions_on_sharded_buffers(monkeypatch):
+    mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("x", "y"))
+    rng = np.random.default_rng(1)
+    x = jax.device_put(_special(np.dtype(np.float32), rng), NamedSharding(mesh, P("x", "y")))
+    y = jax.device_put(rng.standard_normal(SHAPE).astype(np.float32), NamedSharding(mesh, P(None, "y")))
+    _bits_on_both_tiers(monkeypatch, lambda x, y: ((x * y).sum(axis=0), jnp.exp(x - y).max(axis=-1)), x, y)
+
+
 @pytest.mark.parametrize("name", sorted(INT_OPS))
 def test_first_tier_gives_the_kernels_bits_int(monkeypatch, name):
     rng = np.random.default_rng(len(name))
@@ -112,5 +152,6 @@ def test_ops_without_an_identical_first_tier_wait_for_their_kernel(monkeypatch):
     monkeypatch.setenv("MESHJIT_COMPILE", "never")
     x = np.ones(SHAPE, np.float32)
     for program in (lambda x: lax.erf(x * 2.0), lambda x: (x * 2.0).astype(jnp.int32),
-                    lambda x: jnp.cbrt(x * 2.0), lambda x: lax.pow(x * 2.0, x)):
+                    lambda x: jnp.cbrt(x * 2.0), lambda x: lax.pow(x * 2.0, x),
+                    lambda x: (x * 2.0).sum(axis=-1), lambda x: jax.nn.softmax(x * 2.0, axis=-1)):
         assert not tiered_steps(jax.jit(program), x)
