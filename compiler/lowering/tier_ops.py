@@ -25,7 +25,7 @@ _FLOATS, _SIGNED, _UNSIGNED = ("f32", "f64"), ("i32", "i64"), ("u32", "u64")
 _IDENTICAL = {
     "f32": {"add", "sub", "mul", "div", "neg", "abs", "sqrt", "floor", "ceil", "fma"},
     "i32": {"add", "sub", "mul", "neg", "max", "min", "abs"},
-    "u32": {"add", "sub", "mul", "max", "min", "and", "or", "xor"},
+    "u32": {"add", "sub", "mul", "max", "min", "and", "or", "xor", "shift_left", "shift_right_logical"},
     "bool": {"and", "or", "xor", "not"},
 }
 _IDENTICAL["f64"], _IDENTICAL["i64"], _IDENTICAL["u64"] = _IDENTICAL["f32"], _IDENTICAL["i32"], _IDENTICAL["u32"]

@@ -133,6 +133,21 @@ def test_first_tier_gives_the_kernels_bits_int(monkeypatch, name):
     _bits_on_both_tiers(monkeypatch, INT_OPS[name], x, y)
 
 
+def test_first_tier_gives_the_kernels_bits_unsigned(monkeypatch):
+    """Random bits' arithmetic: wrapping products and sums, shifts by amounts up to and past
+    the width (XLA: every bit shifted out)."""
+    rng = np.random.default_rng(9)
+    x = rng.integers(0, 2**32, SHAPE, dtype=np.uint32)
+    amounts = rng.integers(0, 40, SHAPE, dtype=np.uint32)
+    amounts.flat[:4] = [0, 31, 32, 39]
+
+    def program(x, amounts):
+        mixed = (x * np.uint32(0x9E3779B9) + amounts) ^ x
+        return (mixed >> amounts) | (x << (amounts + np.uint32(1))), lax.shift_right_logical(mixed, jnp.full(SHAPE, 9, jnp.uint32))
+
+    _bits_on_both_tiers(monkeypatch, program, x, amounts)
+
+
 def test_first_tier_on_sharded_buffers(monkeypatch):
     mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("x", "y"))
     rng = np.random.default_rng(0)
