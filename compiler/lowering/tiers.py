@@ -1,12 +1,13 @@
 """Tiered fused kernels: a kernel step runs at once on a first tier that needs no compilation
 while its kernel compiles in a worker process (compile_service.py), and switches to the kernel
-between two of its calls. The first tier is the group's ops run one by one as the numpy steps
-small groups already are, and it is only used where that gives the kernel's bits exactly
-(``identical``): IEEE-rounded arithmetic, comparisons, selects and exact conversions, which
-Numba (no fast-math in the user's ops) and numpy round the same way. A group with a reduction
-(its sums reassociate in vector lanes), a transcendental function (meshjit's own helpers, with
-FMAs) or any other op has no first tier: its kernel is queued when the plan is built and its
-first call waits for it. docs/execution.md "Tiered execution" has the whole design.
+between two of its calls. The first tier is the group's ops run one by one in numpy, and it is
+only used where that gives the kernel's bits exactly (``has_first_tier``): ops whose numpy
+kernel rounds as the fused expression does, the others spelled as the kernel computes them
+(tier_ops.py: the transcendental helpers, tier_math.py, with exact FMAs), and reductions in
+their kernel's order (tier_reductions.py). A group with a float sum or product over its trailing
+dims (its kernel's partial sums follow the CPU's vector lanes), or an op calling libm, has no
+first tier: its kernel is queued when the plan is built and its first call waits for it.
+docs/execution.md "Tiered execution" has the whole design.
 """
 
 from __future__ import annotations
