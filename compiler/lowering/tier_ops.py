@@ -81,6 +81,13 @@ def identical(op: Op) -> bool:
     return op.name in _IDENTICAL.get(result, ()) or _spelled(op) is not None
 
 
+def costly(op: Op) -> bool:
+    """Whether ``op``'s first tier emulates FMAs in numpy (tens of array passes per FMA: a
+    float32 tanh over 2^24 elements took over 100 s that way, against a few seconds to compile)."""
+    spelled = _spelled(op)
+    return op.name == "erf_inv" or spelled in tier_math.HELPERS.values()
+
+
 def tier_kernel(op: Op, lead: int, leading: bool = False):
     """``run(*operand buffers) -> (result buffer,)`` for ``op`` on the first tier (``leading``:
     the op is in a columns kernel's group)."""

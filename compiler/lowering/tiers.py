@@ -22,10 +22,14 @@ from meshjit.ir.dtypes import to_numpy
 
 from . import kernel_objects
 from .compile_service import compile_mode, service
-from .tier_ops import identical, tier_kernel
+from .tier_ops import costly, identical, tier_kernel
 from .tier_reductions import reproducible
 
 _ORDER = itertools.count()
+# NOTE: a helper spelled in numpy with emulated FMAs costs 2.3-10 us an element on the first
+# tier (hundreds of array passes; float32 tanh, 2^17 elements: 0.8 s on the loaded 2-core
+# machine, float64 exp 1.3 s): above this many elements a call on it costs more than compiling
+FIRST_TIER_MATH_MAX_ELEMENTS = 1 << 15
 
 
 def _dtype_text(value: Value) -> str:
@@ -68,8 +72,12 @@ kernel_objects.compile_elsewhere = _compile_elsewhere
 
 def has_first_tier(group) -> bool:
     """Whether the first tier gives ``group``'s kernel bits: every op's numpy step does
-    (tier_ops.py), and its reductions run in the kernel's order (tier_reductions.py)."""
-    return all(identical(op) for op in group.ops) and (group.split is None or reproducible(group))
+    (tier_ops.py), and its reductions run in the kernel's order (tier_reductions.py); and, for a
+    group calling a helper the first tier emulates with FMAs, whether it is small enough that
+    the first tier costs less than compiling (``FIRST_TIER_MATH_MAX_ELEMENTS``)."""
+    if not all(identical(op) for op in group.ops) or not (group.split is None or reproducible(group)):
+        return False
+    return math.prod(group.shape) <= FIRST_TIER_MATH_MAX_ELEMENTS or not any(costly(op) for op in group.ops)
 
 
 def tiered(kernel, signature: tuple, launcher, group, inputs: list[Value], outputs: list[Value]):
