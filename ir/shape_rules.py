@@ -18,12 +18,16 @@ class ShapeError(TypeError):
 
 shape_rules = Registry("shape rule")
 
-FLOATS = ("f32", "f64")
+FLOATS = ("f32", "f64", "f16", "bf16")
 SIGNED_INTS = ("i8", "i16", "i32", "i64")
 UNSIGNED_INTS = ("u8", "u16", "u32", "u64")
 INTS = SIGNED_INTS + UNSIGNED_INTS
 NUMERIC = INTS + FLOATS
 BOOL_OR_INT = ("bool",) + INTS
+# complex64/complex128, and the types that take them besides the real numbers
+COMPLEX = ("c64", "c128")
+INEXACT = FLOATS + COMPLEX
+NUMERIC_OR_COMPLEX = NUMERIC + COMPLEX
 
 _MISSING = object()
 

@@ -47,6 +47,7 @@ SPEC_OPS = {
         "round",
     ],
     *["nextafter", "fma", "bitcast_convert_type", "threefry2x32"],
+    *["complex", "real", "imag", "conj", "fft"],
     *[
         "neg",
         "abs",
@@ -131,6 +132,7 @@ SPEC_OPS = {
     "partition_id",
     "pvary",
     "optimization_barrier",
+    *["cholesky", "triangular_solve", "lu", "qr", "eigh", "svd"],
 }
 NUMPY_TO_IR = {numpy_dtype: name for name, numpy_dtype in NUMPY_DTYPES.items()}
 

@@ -1,6 +1,6 @@
 """The Python Array API standard's (2024.12) elementwise names: the aliases it spells apart from
 numpy (``acos``, ``atan2``, ``pow``, ``bitwise_invert``, ...), the inverse hyperbolic functions,
-``copysign hypot nextafter signbit``, and ``real imag conj`` of real arrays."""
+``copysign hypot nextafter signbit`` (``real imag conj`` are in complex_functions.py)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from .elementwise import (
     right_shift,
 )
 from .elementwise_math import arccos, arcsin, arctan
+from meshjit.ir.dtypes import is_float
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
 __all__ = (
@@ -41,14 +42,10 @@ __all__ = (
     "bitwise_invert",
     "bitwise_left_shift",
     "bitwise_right_shift",
-    "conj",
-    "conjugate",
     "copysign",
     "hypot",
-    "imag",
     "nextafter",
     "pow",
-    "real",
     "signbit",
 )
 
@@ -73,7 +70,7 @@ def _inexact_operand(name: str, x):
 
 def _negative_sign(x):
     """True where ``x`` has its sign bit set (-0.0 and negative NaNs included)."""
-    integer = {"f32": "i32", "f64": "i64"}[dtype_of(x).name]
+    integer = {"f16": "i16", "bf16": "i16", "f32": "i32", "f64": "i64"}[dtype_of(x).name]
     return lax.lt(lax.bitcast_convert_type(x, integer), 0)
 
 
@@ -125,7 +122,7 @@ def signbit(x, /):
     dtype = dtype_of(value)
     check_dtype_kind("signbit", dtype, "biuf")
     operand = convert_operand(value, dtype.name)
-    if dtype.name in ("f32", "f64"):
+    if is_float(dtype.name):
         return _negative_sign(operand)
     if dtype.name[0] == "i":
         return lax.lt(operand, 0)
@@ -159,25 +156,3 @@ def nextafter(x1, x2, /):
     dtype = inexact_dtype(result_dtype(as_array_argument(x1, "nextafter"), as_array_argument(x2, "nextafter")))
     (first, second), _ = promote_and_broadcast("nextafter", x1, x2, dtype=dtype.name)
     return with_weak_type(lax.nextafter(first, second), dtype.weak)
-
-
-def real(val, /):
-    """The real part: a real array itself (meshjit arrays hold no complex numbers)."""
-    value = as_array_argument(val, "real")
-    dtype = dtype_of(value)
-    return with_weak_type(convert_operand(value, dtype.name), dtype.weak)
-
-
-def imag(val, /):
-    """The imaginary part: zeros of ``val``'s shape and dtype for a real array."""
-    value = as_array_argument(val, "imag")
-    dtype = dtype_of(value)
-    return with_weak_type(lax.full(shape_of(value), 0, dtype.name), dtype.weak)
-
-
-def conj(x, /):
-    """The complex conjugate: a real array itself."""
-    return real(x)
-
-
-conjugate = conj

@@ -9,10 +9,13 @@ from __future__ import annotations
 import builtins
 import math
 
+from meshjit.ir.dtypes import NARROW_FLOATS
+from meshjit.ir.dtypes import real_dtype
+
 from .. import lax_ops as lax
 from .. import sharding_ops
 from ..operands import dtype_of, shape_of, x64
-from ..promotion import DType, default_int, is_float, is_int
+from ..promotion import DType, default_int, is_complex, is_float, is_int
 from .arguments import (
     as_array_argument,
     broadcast_to_shape,
@@ -27,7 +30,7 @@ from .arguments import (
 )
 from .creation import asarray
 from .elementwise import equal, logical_and, logical_or, subtract
-from .elementwise_math import isnan, sqrt
+from .elementwise_math import isfinite, isnan, sqrt
 from .reduction_masks import highest, lowest, masked_count, with_mask
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
@@ -80,6 +83,14 @@ def _summation_dtype(dtype: DType) -> str:
     return dtype.name
 
 
+def _in_float32(compute, operand, name: str):
+    """``compute(operand, name)``, in f32 for the 16-bit floats and rounded back once (as JAX's
+    sum, prod, mean and var accumulate them, so that sharded partial sums stay f32 too)."""
+    if name not in NARROW_FLOATS:
+        return compute(operand, name)
+    return convert_operand(compute(convert_operand(operand, "f32"), "f32"), name)
+
+
 def _with_initial(result, initial, combine, name: str, function: str):
     if initial is None:
         return result
@@ -91,7 +102,7 @@ def sum(a, axis=None, dtype=None, keepdims: bool = False, *, initial=None, where
     """Sum over ``axis`` (None: every axis) of the elements ``where`` keeps, plus ``initial``;
     bools and narrow ints sum in the default int."""
     operand, axes, name = _prepare("sum", a, axis, dtype, _summation_dtype)
-    result = lax.reduce_sum(with_mask(operand, where, 0, "sum"), axes)
+    result = _in_float32(lambda value, _: lax.reduce_sum(with_mask(value, where, 0, "sum"), axes), operand, name)
     return _keep_dims(_with_initial(result, initial, lax.add, name, "sum"), axes, keepdims)
 
 
@@ -99,7 +110,7 @@ def prod(a, axis=None, dtype=None, keepdims: bool = False, *, initial=None, wher
     """Product over ``axis`` of the elements ``where`` keeps, times ``initial``; bools and
     narrow ints multiply in the default int."""
     operand, axes, name = _prepare("prod", a, axis, dtype, _summation_dtype)
-    result = lax.reduce_prod(with_mask(operand, where, 1, "prod"), axes)
+    result = _in_float32(lambda value, _: lax.reduce_prod(with_mask(value, where, 1, "prod"), axes), operand, name)
     return _keep_dims(_with_initial(result, initial, lax.mul, name, "prod"), axes, keepdims)
 
 
@@ -168,10 +179,14 @@ def mean(a, axis=None, dtype=None, keepdims: bool = False, *, where=None):
     """Arithmetic mean over ``axis`` of the elements ``where`` keeps, in a float dtype (NaN for
     empty reductions, as numpy)."""
     operand, axes, name = _prepare("mean", a, axis, dtype, lambda dtype: inexact_dtype(dtype).name)
-    if not is_float(name):
-        raise TypeError(f"mean: dtype must be a float dtype, got {name}")
-    total = lax.reduce_sum(with_mask(operand, where, 0, "mean"), axes)
-    result = lax.div(total, _count_of(operand, axes, where, "mean", name))
+    if not (is_float(name) or is_complex(name)):
+        raise TypeError(f"mean: dtype must be a float or complex dtype, got {name}")
+
+    def average(value, dtype: str):
+        total = lax.reduce_sum(with_mask(value, where, 0, "mean"), axes)
+        return lax.div(total, _count_of(value, axes, where, "mean", dtype))
+
+    result = _in_float32(average, operand, name)
     return _keep_dims(result, axes, keepdims)
 
 
@@ -194,11 +209,13 @@ def var(
     operand, axes, name = _prepare("var", a, axis, dtype, lambda dtype: inexact_dtype(dtype).name)
     if not is_float(name):
         raise TypeError(f"var: dtype must be a float dtype, got {name}")
-    centered = subtract(operand, mean(operand, axes, keepdims=True, where=where))
-    squares = lax.reduce_sum(with_mask(lax.mul(centered, centered), where, 0, "var"), axes)
-    # numpy divides by max(n - ddof, 0): too few elements give inf or NaN, not an error.
-    result = lax.div(squares, _count_of(operand, axes, where, "var", name, ddof))
-    return _keep_dims(result, axes, keepdims)
+    def variance(value, dtype: str):
+        centered = subtract(value, mean(value, axes, keepdims=True, where=where))
+        squares = lax.reduce_sum(with_mask(lax.mul(centered, centered), where, 0, "var"), axes)
+        # numpy divides by max(n - ddof, 0): too few elements give inf or NaN, not an error.
+        return lax.div(squares, _count_of(value, axes, where, "var", dtype, ddof))
+
+    return _keep_dims(_in_float32(variance, operand, name), axes, keepdims)
 
 
 def std(
@@ -323,11 +340,12 @@ def _isclose(function: str, a, b, rtol, atol, equal_nan: bool):
     values = [as_array_argument(value, function) for value in (a, b)]
     dtype = inexact_dtype(result_dtype(*values)).name
     (a, b), _ = promote_and_broadcast(function, *values, dtype=dtype)
-    # NOTE: the tolerances take the operands' dtype, as in JAX (an f64 rtol does not widen f32).
-    rtol, atol = (broadcast_to_shape(convert_operand(as_array_argument(tolerance, function), dtype),
+    # NOTE: the tolerances take the operands' dtype, as in JAX (an f64 rtol does not widen f32);
+    # for complex operands that of their parts, which |a - b| has
+    rtol, atol = (broadcast_to_shape(convert_operand(as_array_argument(tolerance, function), real_dtype(dtype)),
                                      shape_of(a), function) for tolerance in (rtol, atol))
     within = lax.le(lax.abs(lax.sub(a, b)), lax.add(atol, lax.mul(rtol, lax.abs(b))))
-    close = lax.bitwise_or(lax.eq(a, b), lax.bitwise_and(lax.is_finite(b), within))
+    close = lax.bitwise_or(lax.eq(a, b), lax.bitwise_and(isfinite(b), within))
     if equal_nan:
         close = lax.bitwise_or(close, lax.bitwise_and(lax.ne(a, a), lax.ne(b, b)))
     return with_weak_type(close, False)
