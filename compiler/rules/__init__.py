@@ -16,6 +16,7 @@ from . import (  # noqa: E402, F401, I001  # noqa: E402, F401, I001
     barriers,
     collectives,
     creation,
+    debug,
     dot,
     elementwise,
     elementwise_autodiff,

@@ -8,20 +8,24 @@ for the same names live in ``compiler/rules/<family>.py``.
 from __future__ import annotations
 
 from . import (
-    barriers, collectives, creation, dot, elementwise, indexing, layout, random, reductions, regions,
+    barriers, collectives, creation, debug, dot, elementwise, indexing, layout, random, reductions, regions,
     windows,
 )
 
 FAMILIES: dict[str, tuple[str, ...]] = {
     module.__name__.rsplit(".", 1)[1]: module.OPS
     for module in (elementwise, creation, layout, dot, reductions, indexing, windows, random,
-                   regions, collectives, barriers)
+                   regions, collectives, barriers, debug)
 }
 
 ALL_OPS: tuple[str, ...] = tuple(sorted(name for names in FAMILIES.values() for name in names))
 
 # Ops that own regions; every other op must come without them.
 REGION_OPS: tuple[str, ...] = regions.OPS
+
+# Ops that do something besides computing their results (debug.has_effect also looks into regions).
+EFFECT_OPS = debug.EFFECT_OPS
+has_effect = debug.has_effect
 
 # Ops that exist only in per-device (partitioned) programs.
 COLLECTIVE_OPS: tuple[str, ...] = collectives.OPS
