@@ -15,6 +15,13 @@ from .continuous import normal as normal
 from .continuous import truncated_normal as truncated_normal
 from .continuous import uniform as uniform
 from .discrete import bernoulli as bernoulli
+from .gamma_family import beta as beta
+from .gamma_family import chisquare as chisquare
+from .gamma_family import dirichlet as dirichlet
+from .gamma_family import f as f
+from .gamma_family import gamma as gamma
+from .gamma_family import loggamma as loggamma
+from .gamma_family import t as t
 from .discrete import categorical as categorical
 from .discrete import choice as choice
 from .discrete import permutation as permutation

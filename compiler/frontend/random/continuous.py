@@ -65,10 +65,15 @@ def uniform(key, shape, dtype: str, minval=0.0, maxval=1.0, function: str = "uni
     """Floats in ``[minval, maxval)``: random mantissa bits under the exponent of 1.0 give
     ``[1, 2)``; minus one, scaled and shifted (one fused multiply-add, as XLA computes it)."""
     shape = tuple(shape)
+    width = np.finfo(to_numpy(dtype)).bits
+    return uniform_from_bits(random_bits(key, width, shape), shape, dtype, minval, maxval, function)
+
+
+def uniform_from_bits(bits, shape, dtype: str, minval=0.0, maxval=1.0, function: str = "uniform"):
+    """``uniform``'s floats from its random ``bits`` (as many bits as ``dtype`` has)."""
     info = np.finfo(to_numpy(dtype))
     width, mantissa = info.bits, info.nmant
     unsigned = _UNSIGNED[width]
-    bits = random_bits(key, width, shape)
     shift = _constant(shape, width - mantissa, unsigned)
     one_bits = np.array(1.0, to_numpy(dtype)).view(to_numpy(unsigned))
     float_bits = lax.bitwise_or(lax.shift_right_logical(bits, shift), _constant(shape, one_bits, unsigned))
