@@ -33,9 +33,7 @@ def _log(x):
 
 
 def _rsqrt(x):
-    if dtype_of(x).name == "f32":
-        return xla_rsqrt.rsqrt(x)
-    return lax.div(_full(x, 1.0), lax.sqrt(x))
+    return xla_rsqrt.rsqrt(x) if dtype_of(x).name == "f32" else xla_rsqrt.rsqrt_f64(x)
 
 
 def _select(pred, on_true, on_false):

@@ -74,12 +74,14 @@ def dirichlet(key, alpha, shape, dtype: str):
     """Dirichlet(alpha) samples of ``shape + alpha.shape[-1:]``: the softmax of loggammas."""
     alpha = lax.convert_element_type(as_operand(alpha, dtype), dtype)
     full_shape = tuple(shape) + shape_of(alpha)[-1:]
-    log_samples = loggamma(None if key is None else key, alpha, full_shape, dtype)
+    log_samples = loggamma(key, alpha, full_shape, dtype)
     last = len(full_shape) - 1
     peak = stop_gradient(lax.reduce_max(log_samples, (last,)))
     unnormalized = _exp(lax.sub(log_samples, lax.broadcast_in_dim(peak, full_shape, tuple(range(last)))))
     total = lax.reduce_sum(unnormalized, (last,))
-    return lax.div(unnormalized, lax.broadcast_in_dim(total, full_shape, tuple(range(last))))
+    # NOTE: XLA's simplifier divides by a broadcast value as a multiplication by its reciprocal
+    reciprocal = lax.div(_full(total, 1.0), total)
+    return lax.mul(unnormalized, lax.broadcast_in_dim(reciprocal, full_shape, tuple(range(last))))
 
 
 def chisquare(key, df, shape, dtype: str):
@@ -94,13 +96,14 @@ def _full_shape(shape, value, dtype: str):
 
 
 def f(key, dfnum, dfden, shape, dtype: str):
-    """F(dfnum, dfden) samples: (chi2_num / dfnum) / (chi2_den / dfden)."""
+    """F(dfnum, dfden) samples: (chi2_num / dfnum) / (chi2_den / dfden), as XLA rewrites it."""
     shape = tuple(shape)
     key_den, key_num = _keys(key, 2)
     dfnum, dfden = _broadcast(dfnum, shape, dtype), _broadcast(dfden, shape, dtype)
-    num = lax.div(chisquare(key_num, dfnum, shape, dtype), dfnum)
-    den = lax.div(chisquare(key_den, dfden, shape, dtype), dfden)
-    return lax.div(num, den)
+    # NOTE: XLA's simplifier turns (a / b) / (c / d) into (a d) / (b c)
+    num = chisquare(key_num, dfnum, shape, dtype)
+    den = chisquare(key_den, dfden, shape, dtype)
+    return lax.div(lax.mul(num, dfden), lax.mul(dfnum, den))
 
 
 def t(key, df, shape, dtype: str):

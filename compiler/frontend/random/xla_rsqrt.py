@@ -9,15 +9,15 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lax_ops as lax
-from ..operands import shape_of
+from ..operands import dtype_of, shape_of
 from .rsqrt_table import ESTIMATES
 
 _TABLE = np.array(ESTIMATES, np.uint32)
 
 
 def _full(x, value, dtype):
-    return lax.full(shape_of(x), np.asarray(value, {"f32": np.float32, "i32": np.int32, "u32": np.uint32}[dtype]),
-                    dtype)
+    numpy_type = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "u32": np.uint32}[dtype]
+    return lax.full(shape_of(x), np.asarray(value, numpy_type), dtype)
 
 
 def _estimate(x):
@@ -36,8 +36,9 @@ def _estimate(x):
 
 def _newton(x, y):
     """One Newton step for 1/sqrt(x) as XLA writes it: (y * -0.5) * (x * y * y - 1) + y."""
-    residual = lax.fma(lax.mul(x, y), y, _full(x, -1.0, "f32"))
-    return lax.fma(lax.mul(y, _full(x, -0.5, "f32")), residual, y)
+    dtype = dtype_of(x).name
+    residual = lax.fma(lax.mul(x, y), y, _full(x, -1.0, dtype))
+    return lax.fma(lax.mul(y, _full(x, -0.5, dtype)), residual, y)
 
 
 def rsqrt(x):
@@ -50,3 +51,14 @@ def rsqrt(x):
     special = lax.select(lax.bitwise_or(lax.lt(x, _full(x, -0.0, "f32")), lax.ne(x, x)), _full(x, np.nan, "f32"),
                          special)
     return lax.select(normal, refined, special)
+
+
+def rsqrt_f64(x):
+    """1 / sqrt(x) for float64 ``x``, near XLA's: XLA refines the AVX-512 ``vrsqrt14`` estimate
+    (so JAX's own float64 numbers depend on the vector ISA); this refines the rounded
+    1 / sqrt(x) by the same two Newton steps, within a few ulps of it."""
+    one = _full(x, 1.0, "f64")
+    start = lax.div(one, lax.sqrt(x))
+    normal = lax.bitwise_and(lax.ge(x, _full(x, np.finfo(np.float64).tiny, "f64")), lax.lt(x, _full(x, np.inf, "f64")))
+    safe = lax.select(normal, x, one)
+    return lax.select(normal, _newton(safe, _newton(safe, lax.select(normal, start, one))), start)
