@@ -5,6 +5,10 @@ arrays (``PRNGKey``), as in JAX."""
 from ._prng_keys import PRNGKeyArray as PRNGKeyArray
 from ._random import bernoulli as bernoulli
 from ._random_gamma import beta as beta
+from ._random_gamma import binomial as binomial
+from ._random_gamma import multinomial as multinomial
+from ._random_gamma import multivariate_normal as multivariate_normal
+from ._random_gamma import poisson as poisson
 from ._random_gamma import chisquare as chisquare
 from ._random_gamma import dirichlet as dirichlet
 from ._random_gamma import f as f

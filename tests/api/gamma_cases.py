@@ -1,7 +1,7 @@
 """The calls behind the gamma-family table (data/jax_gamma_values.npz): each takes the ``jax``
 module (JAX itself when data/make_gamma_table.py makes the table, meshjit in the tests) and
-returns an array. ``CASES`` equal JAX bit for bit (float32); ``X64_CLOSE_CASES`` are float64
-draws within the given ulps (XLA's float64 rsqrt starts from AVX-512's vrsqrt14 estimate, so
+returns an array. ``CASES`` equal JAX bit for bit (float32), ``CLOSE_DRAWS`` within the given
+ulps; ``X64_CLOSE_CASES`` are float64 draws within the given ulps (XLA's float64 rsqrt starts from AVX-512's vrsqrt14 estimate, so
 JAX's own float64 numbers depend on the CPU's vector ISA)."""
 
 from __future__ import annotations
@@ -12,6 +12,9 @@ import numpy as np
 # so the parameters are the same bits everywhere
 ALPHAS = np.concatenate([np.linspace(0.01, 1.0, 60), np.linspace(1.0, 12.0, 50), [1e-3, 1e-30, 300.0, 1e4]])
 SECOND = np.linspace(0.2, 6.0, ALPHAS.size)
+RATES = np.concatenate([np.linspace(0.0, 9.9, 50), np.linspace(10.0, 500.0, 50)]).astype(np.float32)
+COUNTS = np.linspace(0.0, 200.0, 100).round()
+PROBABILITIES = np.linspace(0.01, 0.99, 100)
 
 
 def _key(jax, seed=0):
@@ -43,7 +46,22 @@ DRAWS = {
     "chisquare": lambda jax: jax.random.chisquare(_key(jax, 11), SECOND * 3),
     "t": lambda jax: jax.random.t(_key(jax, 12), SECOND * 3),
     "f": lambda jax: jax.random.f(_key(jax, 13), SECOND * 3, ALPHAS * 2 + 1),
+    "poisson": lambda jax: jax.random.poisson(_key(jax, 14), RATES),
+    "poisson_shape": lambda jax: jax.random.poisson(_key(jax, 15), 3.0, (4, 5)),
+    "binomial": lambda jax: jax.random.binomial(_key(jax, 16), COUNTS, PROBABILITIES),
+    "binomial_scalar": lambda jax: jax.random.binomial(_key(jax, 17), 20.0, 0.3, (10,)),
+    "multinomial": lambda jax: jax.random.multinomial(_key(jax, 18), 50.0, np.array([0.1, 0.2, 0.3, 0.4])),
+    "multinomial_batch": lambda jax: jax.random.multinomial(
+        _key(jax, 19), np.array([10.0, 500.0]), np.array([[0.5, 0.25, 0.25], [0.1, 0.1, 0.8]])),
+}
+
+# a Cholesky factor and a matrix product: within ulps of JAX's (LAPACK's and XLA's orders differ)
+CLOSE_DRAWS = {
+    "multivariate_normal": (16, lambda jax: jax.random.multivariate_normal(
+        _key(jax, 20), np.array([1.0, -1.0, 0.5]),
+        np.array([[2.0, 0.3, 0.1], [0.3, 1.0, 0.2], [0.1, 0.2, 0.5]]), (4,))),
 }
 
 CASES = {name: (lambda call: lambda jax: call(jax))(call) for name, call in DRAWS.items()}
 X64_CLOSE_CASES = {f"x64_{name}": (16, call) for name, call in DRAWS.items()}
+X64_CLOSE_CASES.update({f"x64_{name}": case for name, case in CLOSE_DRAWS.items()})

@@ -21,6 +21,10 @@ from .gamma_family import dirichlet as dirichlet
 from .gamma_family import f as f
 from .gamma_family import gamma as gamma
 from .gamma_family import loggamma as loggamma
+from .gamma_family import multivariate_normal as multivariate_normal
+from .counts import binomial as binomial
+from .counts import multinomial as multinomial
+from .counts import poisson as poisson
 from .gamma_family import t as t
 from .discrete import categorical as categorical
 from .discrete import choice as choice

@@ -114,3 +114,27 @@ def t(key, df, shape, dtype: str):
     half = lax.div(_broadcast(df, shape, dtype), _full_shape(shape, 2.0, dtype))
     g = gamma(key_g, half, shape, dtype)
     return lax.mul(n, lax.sqrt(lax.div(half, g)))
+
+
+def multivariate_normal(key, mean, cov, shape, dtype: str, method: str):
+    """Normal vectors ``mean + factor @ z`` for z standard normal of ``shape + mean.shape[-1:]``,
+    the factor of ``cov`` by ``method`` (cholesky; eigh and svd through jnp.linalg)."""
+    from .. import numpy_api as jnp
+    from ..scipy import numpy_linalg
+
+    mean = lax.convert_element_type(as_operand(mean, dtype), dtype)
+    cov = lax.convert_element_type(as_operand(cov, dtype), dtype)
+    if method == "cholesky":
+        factor = numpy_linalg.cholesky(cov)
+    elif not hasattr(numpy_linalg, method):
+        # NOTE: eigh and svd come with the linalg family; until then only cholesky factors
+        raise ValueError(f"multivariate_normal method={method!r} needs jnp.linalg.{method}, which this "
+                         f"meshjit does not have yet; use method='cholesky'")
+    elif method == "svd":
+        u, s, _ = numpy_linalg.svd(cov)
+        factor = u * jnp.sqrt(s[..., None, :])
+    else:
+        w, v = numpy_linalg.eigh(cov)
+        factor = v * jnp.sqrt(w[..., None, :])
+    samples = normal(key, tuple(shape) + shape_of(mean)[-1:], dtype)
+    return mean + jnp.einsum("...ij,...j->...i", factor, samples)
