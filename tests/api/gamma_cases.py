@@ -63,5 +63,16 @@ CLOSE_DRAWS = {
 }
 
 CASES = {name: (lambda call: lambda jax: call(jax))(call) for name, call in DRAWS.items()}
+# gradients of the samples in the shape parameter (implicit reparameterisation), within the
+# relative tolerance of float32 gammainc (the derivative comes from its derivative in a)
+_GRAD_ALPHAS = np.array([0.3, 0.9, 1.5, 4.0, 20.0, 150.0], np.float32)
+GRADIENTS = {
+    "gamma_grad": (3e-4, lambda jax: jax.grad(lambda a: jax.random.gamma(_key(jax, 21), a).sum())(_GRAD_ALPHAS)),
+    "loggamma_grad": (3e-4, lambda jax: jax.grad(
+        lambda a: jax.random.loggamma(_key(jax, 22), a).sum())(_GRAD_ALPHAS)),
+    "beta_grad": (3e-4, lambda jax: jax.grad(
+        lambda a: jax.random.beta(_key(jax, 23), a, 2.0).sum())(_GRAD_ALPHAS)),
+}
+
 X64_CLOSE_CASES = {f"x64_{name}": (16, call) for name, call in DRAWS.items()}
 X64_CLOSE_CASES.update({f"x64_{name}": case for name, case in CLOSE_DRAWS.items()})

@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 import pytest
-from gamma_cases import CASES, CLOSE_DRAWS, X64_CLOSE_CASES
+from gamma_cases import CASES, CLOSE_DRAWS, GRADIENTS, X64_CLOSE_CASES
 
 import meshjit
 
@@ -29,6 +29,12 @@ def test_close_to_jax(name):
     actual, expected = np.asarray(call(meshjit)), TABLE[name]
     assert actual.dtype == expected.dtype and actual.shape == expected.shape, name
     np.testing.assert_array_max_ulp(actual, expected, maxulp=ulps)
+
+
+@pytest.mark.parametrize("name", sorted(GRADIENTS))
+def test_gradients_close_to_jax(name):
+    rtol, call = GRADIENTS[name]
+    np.testing.assert_allclose(np.asarray(call(meshjit)), TABLE[name], rtol=rtol)
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import numpy as np
 from meshjit.ir.dtypes import to_numpy
 
 from .. import lax_ops as lax
-from ..autodiff import stop_gradient
+from ..autodiff import CustomJVPRule, call_with_custom_rule, stop_gradient
 from ..operands import as_operand, dtype_of, shape_of
 from . import xla_float32
 from .bits import split
@@ -46,11 +46,39 @@ def _broadcast(value, shape, dtype: str):
 
 
 def gamma(key, a, shape, dtype: str, log_space: bool = False):
-    """Gamma(a) samples of ``shape`` (their logs with ``log_space``)."""
+    """Gamma(a) samples of ``shape`` (their logs with ``log_space``), differentiable in ``a`` by
+    implicit reparameterisation, as JAX's."""
     shape = tuple(shape)
     a = _broadcast(a, shape, dtype)
-    flat = _gamma_flat(key, lax.reshape(a, (math.prod(shape),)), log_space)
-    return lax.reshape(flat, shape)
+
+    def sample(key, a):
+        return [lax.reshape(_gamma_flat(key, lax.reshape(a, (math.prod(shape),)), log_space), shape)]
+
+    def jvp(primals, tangents):
+        key, a = primals
+        (out,) = sample(key, a)
+        if tangents[1] is None:
+            return [out], [None]
+        return [out], [lax.mul(tangents[1], _sample_slope(out, a, log_space))]
+
+    return call_with_custom_rule("random_gamma", sample, [key, a], CustomJVPRule(jvp))[0]
+
+
+def _sample_slope(out, a, log_space: bool):
+    """d sample / d a with the uniform draw held fixed: -(dP/da) / (dP/dx) at the sample x,
+    P(a, x) the gamma distribution function (dP/da by forward mode through gammainc's loops);
+    of log(sample) with ``log_space``."""
+    from ..autodiff import jvp as forward
+    from ..scipy.special_incomplete import gammainc
+    from ..scipy.special import _gammaln
+
+    dtype = dtype_of(a).name
+    x = _exp(out) if log_space else out
+    x = lax.max(x, _full(x, np.finfo(to_numpy(dtype)).tiny))
+    _, (slope_a,) = forward(lambda shape_parameter: [gammainc(shape_parameter, x)], [a], [_full(a, 1.0)])
+    log_density = lax.sub(lax.sub(lax.mul(lax.sub(a, _full(a, 1.0)), lax.log(x)), x), _gammaln(a))
+    slope = lax.neg(lax.div(slope_a, lax.exp(log_density)))
+    return lax.div(slope, x) if log_space else slope
 
 
 def loggamma(key, a, shape, dtype: str):
