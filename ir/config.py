@@ -95,6 +95,8 @@ _OPTIONS = {
     for option in (
         _Option("jax_enable_x64", "JAX_ENABLE_X64", False, _parse_bool, bool,
                 "keep 64-bit dtypes instead of narrowing them to 32 bits"),
+        _Option("jax_disable_jit", "JAX_DISABLE_JIT", False, _parse_bool, bool,
+                "run jitted functions' Python op by op instead of compiling them (for debugging)"),
         _Option("jax_threefry_partitionable", "JAX_THREEFRY_PARTITIONABLE", True, _parse_bool, bool,
                 "random bits count each element's flat index (sharded draws need no communication); "
                 "False gives the older layout, one iota over the flat array, and its different numbers"),

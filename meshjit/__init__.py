@@ -25,6 +25,8 @@ from meshjit.runtime.transfer import make_array_from_single_device_arrays as mak
 
 from . import debug as debug
 from . import distributed as distributed
+from . import dtypes as dtypes
+from . import errors as errors
 from . import lax as lax
 from . import nn as nn
 from . import numpy as numpy
@@ -37,6 +39,8 @@ from . import testing as testing
 from . import test_util as test_util
 from . import tree as tree
 from . import tree_util as tree_util
+from . import typing as typing
+from . import scipy as scipy
 from .ad_api import custom_jvp as custom_jvp
 from .ad_api import custom_vjp as custom_vjp
 from .ad_api import grad as grad
@@ -56,6 +60,14 @@ from .pmap_api import pmap as pmap
 from .vmap_api import vmap as vmap
 from .make_jaxpr_api import make_jaxpr as make_jaxpr
 from .jit_api import eval_shape as eval_shape
+from ._config_api import clear_caches as clear_caches
+from ._config_api import default_backend as default_backend
+from ._config_api import disable_jit as disable_jit
+from ._config_api import enable_x64 as enable_x64
+from meshjit.compiler.frontend.trace import ensure_compile_time_eval as ensure_compile_time_eval
+from ._config_api import linear_transpose as linear_transpose
+from .dtypes import float0 as float0
+from meshjit.runtime.devices import CpuDevice as Device  # noqa: F401 - jax.Device
 from ._arguments import ShapeDtypeStruct as ShapeDtypeStruct
 from ._explicit_api import reshard as reshard
 from ._types import typeof as typeof

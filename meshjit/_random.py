@@ -16,16 +16,18 @@ from collections.abc import Sequence
 import numpy as np
 
 from meshjit.compiler.frontend import random as _random
+from meshjit.compiler.frontend import sharding_ops
 from meshjit.compiler.frontend.numpy_api.arguments import dtype_argument
 from meshjit.compiler.frontend.operands import dtype_of, is_array_like, shape_of, x64
 from meshjit.compiler.frontend.promotion import default_float, default_int
 from meshjit.ir.dtypes import to_numpy
+from meshjit.runtime.mesh import AxisType
 
 from ._prng_keys import IMPL_NAME, KEY_DTYPE
 from ._prng_keys import PRNGKeyArray as PRNGKeyArray
 from ._prng_keys import as_keys, check_key_data, key_argument
-from .jit_api import jit
 from .constraint_api import with_sharding_constraint
+from .jit_api import Jitted
 
 _IMPLS = (IMPL_NAME, None)
 
@@ -63,7 +65,7 @@ def _seed_array(seed, function: str):
     return seed
 
 
-_seed = jit(_random.seed)
+_seed = Jitted(_random.seed)
 
 
 def key(seed, *, impl=None, dtype=None):
@@ -118,7 +120,7 @@ def _shape(shape, function: str) -> tuple[int, ...]:
     return dims
 
 
-_split = jit(_random.split, static_argnums=(1,))
+_split = Jitted(_random.split, static_argnums=(1,))
 
 
 def split(key, num=2):
@@ -127,7 +129,7 @@ def split(key, num=2):
     return as_keys(_split(data, _shape(num, "split")), typed)
 
 
-_fold_in = jit(_random.fold_in)
+_fold_in = Jitted(_random.fold_in)
 
 
 def fold_in(key, data):
@@ -154,18 +156,26 @@ def _float_dtype(dtype, function: str, kind: str = "float") -> str:
     return name
 
 
-def _constrained(result, out_sharding):
-    return result if out_sharding is None else with_sharding_constraint(result, out_sharding)
+def _constrained(result, out_sharding, function: str):
+    """``result`` laid out as ``out_sharding``: a sharding type over Explicit axes, as JAX's
+    samplers give it; over a mesh of Auto axes only (a meshjit extension: JAX refuses it) a
+    sharding constraint."""
+    if out_sharding is None:
+        return result
+    mesh = getattr(out_sharding, "mesh", None)
+    if mesh is not None and AxisType.Explicit not in tuple(mesh.axis_types):
+        return with_sharding_constraint(result, out_sharding)
+    return sharding_ops.apply_out_sharding(result, out_sharding, function)
 
 
 def _sampler(function, static_argnums):
     """``function`` jitted, with its last argument the result's sharding (None: unconstrained)."""
     def run(*args):
         *args, out_sharding = args
-        return _constrained(function(*args), out_sharding)
+        return _constrained(function(*args), out_sharding, function.__name__.lstrip("_"))
 
     run.__name__ = run.__qualname__ = function.__name__
-    return jit(run, static_argnums=static_argnums)
+    return Jitted(run, static_argnums=static_argnums)
 
 
 _bits = _sampler(_random.random_bits, (1, 2, 3))
@@ -354,8 +364,8 @@ def _choice_from_range(key, count, shape, replace, p, mode):
     return _random.choice(key, count, shape, replace, p, 0, mode)
 
 
-_choice_range = jit(_choice_from_range, static_argnums=(1, 2, 3, 5))
-_choice_array = jit(_random.choice, static_argnums=(2, 3, 5, 6))
+_choice_range = Jitted(_choice_from_range, static_argnums=(1, 2, 3, 5))
+_choice_array = Jitted(_random.choice, static_argnums=(2, 3, 5, 6))
 
 
 def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):

@@ -20,11 +20,11 @@ class StrategyReport:
 
 def _rejit(fun, propagation):
     """``fun`` jitted with ``propagation``; a jitted ``fun`` keeps its shardings and statics."""
-    from .jit_api import Jitted, jit
+    from .jit_api import Jitted
 
     if not isinstance(fun, Jitted):
-        return jit(fun, propagation=propagation)
-    return jit(fun._fun, in_shardings=fun._in_shardings, out_shardings=fun._out_shardings,
+        return Jitted(fun, propagation=propagation)
+    return Jitted(fun._fun, in_shardings=fun._in_shardings, out_shardings=fun._out_shardings,
                static_argnums=fun._static_argnums or None, static_argnames=fun._static_argnames or None,
                donate_argnums=fun._donate_argnums or None, propagation=propagation)
 

@@ -21,7 +21,8 @@ from meshjit.compiler.frontend.operands import dtype_of, is_array_like, is_pytho
 from meshjit.compiler.frontend.trace import Tracer, current_trace
 from meshjit.ir.dtypes import to_numpy
 
-from .jit_api import jit
+from ._float0 import as_float0, from_float0, has_tangent_space
+from .jit_api import Jitted
 from .tree_util import NAMESPACE
 
 
@@ -42,7 +43,7 @@ def _run(compute: Callable, leaves: Sequence, name: str) -> list:
         return list(compute(*values))
 
     program.__name__ = program.__qualname__ = name
-    return list(jit(program)(*leaves))
+    return list(Jitted(program)(*leaves))
 
 
 def _name(transformation: str, fun: Callable) -> str:
@@ -117,7 +118,7 @@ def _check_inputs(leaves, allow_int: bool, function: str) -> None:
                 f"{leaf!r}"
             )
         name = dtype_of(leaf).name
-        if name not in ("f32", "f64") and not allow_int:
+        if not has_tangent_space(name) and not allow_int:
             raise TypeError(
                 f"{function} requires real-valued inputs (input dtype that is a sub-dtype of "
                 f"np.inexact), but got {_numpy_name(name)}. If you want to use Boolean- or "
@@ -205,7 +206,7 @@ def _assemble(outputs: list, boxes: dict, single: bool, has_aux: bool):
     in_tree = boxes["in_tree"]
     aux_count = boxes["aux_tree"].num_leaves
     value, aux = outputs[0], optree.tree_unflatten(boxes["aux_tree"], outputs[1 : 1 + aux_count])
-    gradients = optree.tree_unflatten(in_tree, outputs[1 + aux_count :])
+    gradients = optree.tree_unflatten(in_tree, as_float0(outputs[1 + aux_count :]))
     gradient = gradients[0] if single else gradients
     return ((value, aux), gradient) if has_aux else (value, gradient)
 
@@ -294,7 +295,7 @@ def _check_like(given, expected, what: str, function: str) -> None:
 def vjp(fun: Callable, *primals, has_aux: bool = False):
     """``(fun(*primals), vjp_fun)`` (and aux with ``has_aux``), where ``vjp_fun(cotangent)``
     returns one cotangent per primal, as ``jax.vjp``. Integer primals get zero cotangents of
-    their own dtype (meshjit has no float0)."""
+    float0 (``meshjit.dtypes.float0``) cotangents, as in JAX."""
     linearized, in_tree, out_tree, aux_tree = _linearize_tree(fun, primals, has_aux, "vjp")
     output, aux = _outputs(linearized, out_tree, aux_tree)
     residual_count = len(linearized.linear.residuals)
@@ -305,7 +306,9 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
             raise TypeError(
                 f"vjp: the cotangent has tree structure {tree}, but the primal output has {out_tree}"
             )
-        _check_like(leaves, linearized.outputs[: out_tree.num_leaves], "cotangent", "vjp")
+        outputs = linearized.outputs[: out_tree.num_leaves]
+        leaves = from_float0(leaves, outputs, "cotangent", "vjp")
+        _check_like(leaves, outputs, "cotangent", "vjp")
         extra = [None] * aux_tree.num_leaves
 
         def backward(*values):
@@ -315,7 +318,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
         results = _run(
             backward, list(linearized.linear.residuals) + leaves, _name("vjp_backward", fun)
         )
-        return optree.tree_unflatten(in_tree, results)
+        return optree.tree_unflatten(in_tree, as_float0(results))
 
     return (output, vjp_fun, aux) if has_aux else (output, vjp_fun)
 
@@ -333,14 +336,16 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
             raise TypeError(
                 f"linearize: the tangents have tree structure {tree}, but the primals have {in_tree}"
             )
-        _check_like(leaves, _flatten(tuple(primals))[0], "tangent", "linearize")
+        primal_leaves = _flatten(tuple(primals))[0]
+        leaves = from_float0(leaves, primal_leaves, "tangent", "linearize")
+        _check_like(leaves, primal_leaves, "tangent", "linearize")
 
         def forward(*values):
             current = linearized.with_residuals(values[:residual_count])
             return autodiff.apply_linear(current, values[residual_count:])[: out_tree.num_leaves]
 
         results = _run(forward, list(linearized.linear.residuals) + leaves, _name("linear", fun))
-        return optree.tree_unflatten(out_tree, results)
+        return optree.tree_unflatten(out_tree, as_float0(results))
 
     return (output, f_jvp, aux) if has_aux else (output, f_jvp)
 
@@ -360,6 +365,7 @@ def _jvp_leaves(primals, tangents):
             f"have {in_tree} and tangents have {tangent_tree}"
         )
     _check_primals(primal_leaves, "jvp")
+    tangent_leaves = from_float0(tangent_leaves, primal_leaves, "tangent", "jax.jvp")
     _check_like(tangent_leaves, primal_leaves, "tangent", "jvp")
     return primal_leaves, tangent_leaves, in_tree
 
@@ -381,7 +387,7 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     output_count = trees["out"].num_leaves
     count = output_count + trees["aux"].num_leaves
     output = optree.tree_unflatten(trees["out"], results[:output_count])
-    tangent = optree.tree_unflatten(trees["out"], results[count:])
+    tangent = optree.tree_unflatten(trees["out"], as_float0(results[count:]))
     if not has_aux:
         return output, tangent
     return output, tangent, optree.tree_unflatten(trees["aux"], results[output_count:count])

@@ -50,6 +50,20 @@ from .tree_util import _jax_ordered_treedef
 _caches_by_function: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+# Every Jitted made, so that ``clear_caches`` can empty their compiled programs too.
+_live_jitted: weakref.WeakSet = weakref.WeakSet()
+
+
+def clear_jit_caches() -> None:
+    """Forget the traces shared per function and every jit object's compiled programs."""
+    _caches_by_function.clear()
+    for jitted in list(_live_jitted):
+        jitted._traces.clear()
+        jitted._cache.clear()
+        jitted._fast_cache.clear()
+        jitted._flat_calls.clear()
+
+
 def _shared_traces(fun: Callable, settings: tuple) -> dict:
     """The traces (uncompiled Lowered) of ``fun`` jitted with ``settings``; a fresh cache when
     either cannot be a key (an unhashable setting, a function without weak references)."""
@@ -86,6 +100,10 @@ def _normalise_names(names, argument: str) -> tuple[str, ...]:
 class Jitted:
     """The callable ``jit`` returns; traces and compiles once per input signature."""
 
+    # NOTE: under ``disable_jit`` a user's jitted function runs its Python op by op; meshjit's own
+    # uses of Jitted (autodiff, random, shard_map, ...) keep compiling, as they need a trace
+    follows_disable_jit = False
+
     def __init__(self, fun: Callable, *, in_shardings=None, out_shardings=None, static_argnums=None,
                  static_argnames=None, donate_argnums=None, propagation="shardy", check=False,
                  memory_budget_bytes=None):
@@ -114,6 +132,7 @@ class Jitted:
         self._cache: dict = {}
         self._fast_cache: dict = {}
         self._flat_calls: dict = {}
+        _live_jitted.add(self)
         # NOTE: updated=() keeps the wrapped callable's __dict__ (which may hold a `_fun` of its
         # own, e.g. another Jitted) from overwriting this object's attributes
         functools.update_wrapper(self, fun, updated=())
@@ -220,6 +239,8 @@ class Jitted:
 
     def _call(self, args, kwargs):
         """A call the fast path does not know: the flattened-key cache, else trace and compile."""
+        if self.follows_disable_jit and config.read("jax_disable_jit"):
+            return self._fun(*args, **kwargs)
         fast_key = None
         if not kwargs and not self._static_argnums:
             leaves, treedef = optree.tree_flatten(args, namespace=NAMESPACE)
@@ -478,7 +499,9 @@ def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None, s
                     check=check, memory_budget_bytes=memory_budget_bytes)
     if fun is None:
         return functools.partial(jit, **settings)
-    return Jitted(fun, **settings)
+    jitted = Jitted(fun, **settings)
+    jitted.follows_disable_jit = True
+    return jitted
 
 
 def eval_shape(fun: Callable, *args, **kwargs):

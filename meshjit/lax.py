@@ -6,6 +6,7 @@ flow (scan, fori_loop, while_loop, cond, switch, map)."""
 from meshjit.compiler.frontend.lax_branches import *  # noqa: F403
 
 from meshjit.compiler.frontend.lax_collectives import *  # noqa: F403
+from meshjit.compiler.frontend.lax_extras import *  # noqa: F403
 from meshjit.compiler.frontend.lax_loops import *  # noqa: F403
 from meshjit.compiler.frontend.lax_ops import *  # noqa: F403
 from meshjit.compiler.frontend.lax_slicing import *  # noqa: F403

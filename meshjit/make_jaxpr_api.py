@@ -15,7 +15,7 @@ import optree
 from meshjit.ir.dtypes import to_numpy
 
 from ._arguments import ShapeDtypeStruct
-from .jit_api import jit
+from .jit_api import Jitted
 
 
 class TracedProgram:
@@ -55,7 +55,7 @@ def make_jaxpr(fun: Callable, static_argnums=(), return_shape: bool = False):
     ``return_shape``, the output's pytree of ShapeDtypeStructs), as ``jax.make_jaxpr``."""
     if not callable(fun):
         raise TypeError(f"make_jaxpr expects a callable, got {type(fun).__name__}: {fun!r}")
-    jitted = jit(fun, static_argnums=static_argnums)
+    jitted = Jitted(fun, static_argnums=static_argnums)
 
     @functools.wraps(fun)
     def make(*args, **kwargs):

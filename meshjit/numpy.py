@@ -35,6 +35,7 @@ from meshjit._array_api import __array_namespace_info__ as __array_namespace_inf
 from meshjit.runtime.array import Array as ndarray  # noqa: F401 - jnp.ndarray is meshjit.Array
 
 dtype = _numpy.dtype
+from meshjit.dtypes import issubdtype as issubdtype  # noqa: E402
 pi = _numpy.pi
 e = _numpy.e
 inf = _numpy.inf

@@ -17,7 +17,7 @@ from meshjit.runtime.mesh import Mesh
 from meshjit.runtime.partition_spec import PartitionSpec
 
 from . import numpy as jnp
-from .jit_api import jit
+from .jit_api import Jitted
 from .shard_map_api import shard_map
 from .tree_util import NAMESPACE
 from .vmap_api import _batch_size, _broadcast_axes, _check_axes_tree, _is_axis_leaf, _normalised
@@ -130,7 +130,7 @@ def _program(fun, name, treedef, dims, static_values, mesh_devices, out_axes, do
         return optree.tree_unflatten(boxes["out"], placed)
 
     # NOTE: donation is a memory hint, kept per leaf of the donated positional arguments
-    return jit(run, donate_argnums=tuple(index for index in range(len(dims)) if index in donated))
+    return Jitted(run, donate_argnums=tuple(index for index in range(len(dims)) if index in donated))
 
 
 __all__ = ["pmap"]

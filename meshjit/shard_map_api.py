@@ -26,7 +26,7 @@ from meshjit.runtime.sharding import NamedSharding
 
 from ._shardings import mesh_attr
 from ._types import typeof
-from .jit_api import jit
+from .jit_api import Jitted
 from .tree_util import NAMESPACE
 
 
@@ -175,9 +175,9 @@ class _ShardMapped:
         statics = tuple(leaf for index, leaf in enumerate(leaves) if index not in dynamic)
         key = (mesh, manual, treedef, tuple(spec_leaves), statics)
         try:
-            jitted = self._jitted.setdefault(key, jit(run))
+            jitted = self._jitted.setdefault(key, Jitted(run))
         except TypeError:  # an unhashable static argument: no reuse across calls
-            jitted = jit(run)
+            jitted = Jitted(run)
         return jitted(*(leaves[index] for index in dynamic))
 
     def _trace(self, mesh, manual, leaves, treedef, spec_leaves, paths, eager_call=None):

@@ -67,9 +67,9 @@ def _failure_message(name: str, problems: list[str], records: list[CollectiveRec
 
 
 def _compiled_collectives(fn, args) -> list[CollectiveRecord]:
-    from .jit_api import Jitted, jit
+    from .jit_api import Jitted
 
-    jitted = fn if isinstance(fn, Jitted) else jit(fn)
+    jitted = fn if isinstance(fn, Jitted) else Jitted(fn)
     return jitted.lower(*args).compile().collectives()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .tree_util import _MISSING
 from .tree_util import tree_all as all  # noqa: A004 - JAX's name
+from .tree_util import tree_broadcast as broadcast
 from .tree_util import tree_flatten as flatten
 from .tree_util import tree_flatten_with_path as flatten_with_path
 from .tree_util import tree_leaves as leaves
@@ -11,12 +12,13 @@ from .tree_util import tree_leaves_with_path as leaves_with_path
 from .tree_util import tree_map as map  # noqa: A004 - JAX's name
 from .tree_util import tree_map_with_path as map_with_path
 from .tree_util import tree_reduce as _tree_reduce
+from .tree_util import tree_reduce_associative as reduce_associative
 from .tree_util import tree_structure as structure
 from .tree_util import tree_transpose as transpose
 from .tree_util import tree_unflatten as unflatten
 
-__all__ = ["all", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map",
-           "map_with_path", "reduce", "structure", "transpose", "unflatten"]
+__all__ = ["all", "broadcast", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map",
+           "map_with_path", "reduce", "reduce_associative", "structure", "transpose", "unflatten"]
 
 
 def reduce(function, tree, initializer=_MISSING, is_leaf=None):

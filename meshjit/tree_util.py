@@ -157,6 +157,58 @@ def tree_all(tree, *, is_leaf=None) -> bool:
     return all(tree_leaves(tree, is_leaf=is_leaf))
 
 
+def tree_reduce_associative(operation, tree, *, identity=_MISSING, is_leaf=None):
+    """The leaves of ``tree`` combined pairwise as a balanced tree (``operation`` must be
+    associative): ``((a b)(c (d e)))`` for five leaves; ``identity`` for a tree without leaves."""
+    leaves = tree_leaves(tree, is_leaf)
+    if not leaves:
+        if identity is _MISSING:
+            raise TypeError("Must specify identity for parallel reduction of empty sequence.")
+        return identity
+
+    def combine(start: int, stop: int):
+        if stop - start == 1:
+            return leaves[start]
+        middle = start + (stop - start) // 2
+        return operation(combine(start, middle), combine(middle, stop))
+
+    return combine(0, len(leaves))
+
+
+def tree_broadcast(prefix_tree, full_tree, is_leaf=None):
+    """``prefix_tree`` grown to ``full_tree``'s structure: each of its leaves repeated over the
+    subtree of ``full_tree`` in its place."""
+    return optree.tree_broadcast_prefix(prefix_tree, full_tree, is_leaf=is_leaf, namespace=NAMESPACE)
+
+
+def flatten_one_level(tree):
+    """``(children, metadata)`` of the outermost node of ``tree`` (a ValueError for a leaf)."""
+    children, metadata, _ = _one_level(tree)
+    return children, metadata
+
+
+def flatten_one_level_with_keys(tree):
+    """``(((key, child), ...), metadata)`` of the outermost node of ``tree``."""
+    children, metadata, keys = _one_level(tree)
+    return tuple(zip(keys, children)), metadata
+
+
+def _one_level(tree):
+    """The children, metadata and keys of ``tree``'s outermost node."""
+    if tree is not None and optree.tree_structure(tree, namespace=NAMESPACE).is_leaf():
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    children, metadata, _, _ = optree.tree_flatten_one_level(tree, namespace=NAMESPACE)
+    accessors, _, _ = optree.tree_flatten_with_accessor(
+        tree, is_leaf=lambda node: node is not tree, none_is_leaf=True, namespace=NAMESPACE)
+    keys = [_key_of(accessor[0]) for accessor in accessors] if children else []
+    return tuple(children), tuple(metadata) if isinstance(metadata, list) else metadata, keys
+
+
+def treedef_tuple(treedefs):
+    """The structure of a tuple whose elements have the structures ``treedefs``."""
+    return optree.treespec_tuple(list(treedefs), namespace=NAMESPACE)
+
+
 def tree_flatten_with_path(tree, is_leaf=None):
     """``([(key_path, leaf), ...], treedef)``."""
     accessors, leaves, treedef = optree.tree_flatten_with_accessor(

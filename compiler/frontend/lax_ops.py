@@ -13,6 +13,8 @@ import numpy as np
 from meshjit.ir import DenseAttr
 from meshjit.ir.dtypes import DTYPES, from_numpy
 
+from .precision import Precision as Precision
+from .precision import check_precision
 from .operands import as_operand, canonical_numpy, dtype_of, is_python_scalar, shape_of
 from .sharding_ops import layout_of as _layout_of
 from ..sharding.sharding_types import ShardingTypeError, resolve_sharding
@@ -335,6 +337,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     """``dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``;
     ``out_sharding`` gives the result's sharding (explicit mode), which may leave the sum over
     the contracting dims pending (``P(..., unreduced={...})``)."""
+    check_precision(precision)
     (lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch) = dimension_numbers
     attrs = {"contracting_dims": (tuple(lhs_contracting), tuple(rhs_contracting)),
              "batch_dims": (tuple(lhs_batch), tuple(rhs_batch))}
@@ -481,6 +484,7 @@ __all__ = (
     "integer_pow",
     "iota",
     "pad",
+    "Precision",
     "reshape",
     "rev",
     "round",

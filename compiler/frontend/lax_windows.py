@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 from meshjit.ir.ops.windows import dilated
 
+from .precision import check_precision
 from . import lax_ops as lax
 from .operands import as_operand, dtype_of, is_python_scalar, shape_of
 from .trace import bind
@@ -118,6 +119,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
                          dimension_numbers=None, feature_group_count: int = 1, batch_group_count: int = 1,
                          precision=None, preferred_element_type=None):
     """XLA's general convolution (see ``meshjit.ir.ops.windows``)."""
+    check_precision(precision)
     lhs, rhs = as_operand(lhs), as_operand(rhs)
     lhs_shape, rhs_shape = shape_of(lhs), shape_of(rhs)
     numbers = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)

@@ -124,22 +124,32 @@ def _sum_kept(operand, axes):
     return lax.broadcast_in_dim(summed, shape_of(operand), tuple(range(len(shape_of(operand)))))
 
 
-def softmax(x, axis=-1):
+def _masked_out(operand, where, fill):
+    """``operand`` with ``fill`` where the ``where`` mask is False (None: no mask)."""
+    if where is None:
+        return operand
+    mask = jnp.broadcast_to(jnp.asarray(where, dtype=bool), shape_of(operand))
+    return jnp.where(mask, operand, fill)
+
+
+def softmax(x, axis=-1, where=None):
     """``exp(x) / sum(exp(x))`` over ``axis`` (an int or tuple), computed after subtracting the
-    maximum so that large inputs do not overflow."""
+    maximum so that large inputs do not overflow; elements ``where`` masks out take no part and
+    get 0."""
     operand = _float_operand(x, "softmax", weak=False)
     axes = normalize_axes(axis, len(shape_of(operand)), "softmax")
-    shifted, _ = _shifted(operand, axes)
+    shifted, _ = _shifted(_masked_out(operand, where, -math.inf), axes)
     unnormalized = lax.exp(shifted)
-    return lax.div(unnormalized, _sum_kept(unnormalized, axes))
+    return _masked_out(lax.div(unnormalized, _sum_kept(unnormalized, axes)), where, 0.0)
 
 
-def log_softmax(x, axis=-1):
-    """``x - logsumexp(x)`` over ``axis``, computed stably."""
+def log_softmax(x, axis=-1, where=None):
+    """``x - logsumexp(x)`` over ``axis``, computed stably; elements ``where`` masks out take no
+    part and get -inf."""
     operand = _float_operand(x, "log_softmax", weak=False)
     axes = normalize_axes(axis, len(shape_of(operand)), "log_softmax")
-    shifted, _ = _shifted(operand, axes)
-    return lax.sub(shifted, lax.log(_sum_kept(lax.exp(shifted), axes)))
+    shifted, _ = _shifted(_masked_out(operand, where, -math.inf), axes)
+    return _masked_out(lax.sub(shifted, lax.log(_sum_kept(lax.exp(shifted), axes))), where, -math.inf)
 
 
 def logsumexp(a, axis=None, b=None, keepdims: bool = False):

@@ -25,7 +25,11 @@ from .op_types import ir_sharding, mesh_attr_for, seeds_propagation, type_result
 from ..sharding.sharding_types import ShardingType, context_abstract_mesh, format_type, type_of_concrete
 
 
-class ConcretizationTypeError(TypeError):
+class JAXTypeError(TypeError):
+    """The base of the type errors tracing raises (``jax.errors.JAXTypeError``)."""
+
+
+class ConcretizationTypeError(JAXTypeError):
     """A traced (abstract) value was used where Python needs a concrete one."""
 
 
@@ -41,7 +45,7 @@ class TracerBoolConversionError(ConcretizationTypeError):
     """A traced value was used in a Python condition."""
 
 
-class UnexpectedTracerError(RuntimeError):
+class UnexpectedTracerError(JAXTypeError):
     """A Tracer escaped the function being traced and was used later."""
 
 
@@ -144,9 +148,21 @@ class _TraceStack(threading.local):
     def __init__(self):
         self.traces: list[Trace] = []
         self.location: str | None = None
+        self.compile_time_eval = False
 
 
 trace_stack = _TraceStack()
+
+
+@contextmanager
+def ensure_compile_time_eval() -> Iterator[None]:
+    """Inside the block, ops whose operands are all concrete run at once, even inside a trace
+    (``jax.ensure_compile_time_eval``): their results are concrete arrays Python can branch on."""
+    saved, trace_stack.compile_time_eval = trace_stack.compile_time_eval, True
+    try:
+        yield
+    finally:
+        trace_stack.compile_time_eval = saved
 
 
 @contextmanager
@@ -405,6 +421,17 @@ def _record_types(trace: Trace, op: Op, types) -> Op:
     return Op(op.name, op.operands, op.results, op.attrs, op.regions, shardings, op.location)
 
 
+def _evaluate_now(name: str, operands, attrs, weak_type: bool, out_sharding) -> list:
+    """An op on concrete operands run eagerly inside a trace (``ensure_compile_time_eval``): the
+    eager executor traces the op alone, where the flag is off again."""
+    saved, trace_stack.compile_time_eval = trace_stack.compile_time_eval, False
+    traces, trace_stack.traces = trace_stack.traces, []
+    try:
+        return _eager_executor[0](name, list(operands), attrs, weak_type, out_sharding)
+    finally:
+        trace_stack.compile_time_eval, trace_stack.traces = saved, traces
+
+
 def bind(name: str, operands, attrs=None, *, weak_type: bool = False, regions=(), out_sharding=None) -> list:
     """Apply op ``name`` to ``operands`` (Tracers, device Arrays or numpy arrays of IR dtypes).
 
@@ -417,6 +444,9 @@ def bind(name: str, operands, attrs=None, *, weak_type: bool = False, regions=()
     # NOTE: inside a trace every op is staged, even on constants (JAX's omnistaging); the
     # innermost trace wins, so a region body can use (capture) its parent's Tracers.
     trace = current_trace()
+    concrete = not any(isinstance(operand, Tracer) for operand in operands)
+    if trace is not None and trace_stack.compile_time_eval and concrete and not regions:
+        return _evaluate_now(name, operands, attrs, weak_type, out_sharding)
     trace = trace or next((operand.trace for operand in operands if isinstance(operand, Tracer)), None)
     if trace is None:
         return _eager_executor[0](name, list(operands), attrs, weak_type, out_sharding)

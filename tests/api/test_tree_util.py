@@ -12,6 +12,7 @@ import pytest
 
 import meshjit as jax
 import meshjit.numpy as jnp
+from meshjit import tree_util
 from meshjit.sharding import PartitionSpec as P
 from meshjit.tree_util import DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey
 
@@ -180,3 +181,20 @@ def test_custom_nodes_through_vmap():
     stacked = Affine(np.ones((4, 3, 2), np.float32), np.zeros((4, 2), np.float32))
     per_layer = jax.vmap(lambda layer: layer(np.ones(3, np.float32)))(stacked)
     np.testing.assert_allclose(np.asarray(per_layer), np.full((4, 2), 3.0))
+
+
+def test_one_level_broadcast_associative_reduce_and_tuple_as_jax():
+    # the values JAX 0.10.2 prints for these calls
+    assert tree_util.flatten_one_level({"b": [2, 3], "a": 1}) == ((1, [2, 3]), ("a", "b"))
+    keyed, metadata = tree_util.flatten_one_level_with_keys((1, None))
+    assert [str(key) for key, _ in keyed] == ["[0]", "[1]"] and metadata is None
+    assert tree_util.flatten_one_level(None) == ((), None)
+    with pytest.raises(ValueError, match="can't tree-flatten type"):
+        tree_util.flatten_one_level(3)
+    assert jax.tree.broadcast([1, {"a": 2}], [[3, 4], {"a": (5, 6)}]) == [[1, 1], {"a": (2, 2)}]
+    assert jax.tree.reduce_associative(lambda a, b: f"({a}{b})", list("abcde")) == "((ab)(c(de)))"
+    assert tree_util.tree_reduce_associative(lambda a, b: a + b, [], identity=0) == 0
+    with pytest.raises(TypeError, match="Must specify identity"):
+        tree_util.tree_reduce_associative(lambda a, b: a + b, [])
+    pair = tree_util.treedef_tuple([tree_util.tree_structure([1, 2]), tree_util.tree_structure({"a": 1})])
+    assert tree_util.tree_unflatten(pair, [1, 2, 3]) == ([1, 2], {"a": 3})

@@ -13,6 +13,7 @@ from meshjit.runtime.array import Array
 import meshjit as jax
 import meshjit.numpy as jnp
 from meshjit import nn
+from meshjit.dtypes import float0
 from meshjit.ad_api import (
     custom_jvp,
     custom_vjp,
@@ -146,16 +147,27 @@ def test_vjp_jvp_and_linearize_on_pytrees():
     _close(f_jvp(tangents)["sin"], np.cos(X))
 
 
-def test_vjp_with_integer_inputs_and_allow_int():
+def test_integer_inputs_get_float0_tangents_as_in_jax():
     def f(x, n):
         return x * n
 
     _, pullback = vjp(f, X, np.int64(3))
     cotangent_x, cotangent_n = pullback(np.ones(3))
     _close(cotangent_x, np.full(3, 3.0))
-    assert cotangent_n.dtype == np.int64 and int(cotangent_n) == 0
+    assert cotangent_n.dtype == float0 and cotangent_n.shape == ()
     gradient = grad(lambda x, n: jnp.sum(f(x, n)), argnums=(0, 1), allow_int=True)(X, np.int64(3))
-    assert int(gradient[1]) == 0
+    assert gradient[1].dtype == float0
+    flags = np.array([True, False, True])
+    _, tangent = jvp(lambda x, b: jnp.where(b, x, 0.0), (X, flags), (np.ones(3), np.zeros(3, float0)))
+    _close(tangent, np.array([1.0, 0.0, 1.0]))
+    with pytest.raises(TypeError, match="tangent dtype must be float0"):
+        jvp(f, (X, np.int64(3)), (np.ones(3), np.int64(0)))
+    # integer outputs: float0 tangents out, and float0 (or same-dtype) cotangents in
+    _, integer_tangent = jvp(lambda n: n * 2, (np.int64(3),), (np.zeros((), float0),))
+    assert integer_tangent.dtype == float0
+    _, pullback = vjp(lambda n: n * 2, np.int64(3))
+    for cotangent in (np.zeros((), float0), np.int64(1)):
+        assert pullback(cotangent)[0].dtype == float0
 
 
 def test_mlp_gradient_matches_central_differences():

@@ -37,8 +37,10 @@ def _numpy_dtype(value, function: str) -> np.dtype:
     """The numpy dtype of a dtype-like or an array-like argument."""
     if isinstance(value, Tracer) or is_concrete_array(value):
         return np.dtype(value.dtype)
+    # NOTE: numpy's scalar types (np.int8) have a ``dtype`` attribute that is a descriptor
+    numpy_scalar_type = isinstance(value, type) and issubclass(value, np.generic)
     try:
-        return np.dtype(getattr(value, "dtype", value))
+        return np.dtype(value if numpy_scalar_type else getattr(value, "dtype", value))
     except TypeError:
         raise TypeError(f"{function}: {value!r} is neither a dtype nor an array") from None
 
@@ -47,6 +49,8 @@ def _argument_dtype(value, function: str) -> DType:
     """An argument of result_type: arrays and scalars keep their (weak) dtype; dtypes are strong."""
     if isinstance(value, Tracer) or is_concrete_array(value) or is_python_scalar(value):
         return dtype_of(value)
+    if value in (bool, int, float):  # Python's types promote as their (weak) scalars do
+        return dtype_of(value())
     if isinstance(value, (np.ndarray, np.generic)):
         return DType(dtype_argument(value.dtype, function))
     return DType(dtype_argument(_numpy_dtype(value, function), function))

@@ -9,6 +9,7 @@ import string
 from collections import Counter
 from collections.abc import Hashable, Sequence
 
+from ..precision import check_precision
 from .. import lax_ops as lax
 from .. import sharding_ops
 from ..operands import dtype_of, shape_of
@@ -217,10 +218,12 @@ def parse_subscripts(subscripts: str, shapes) -> tuple[list[list], list]:
     return inputs, _output_labels(output if arrow else None, inputs, subscripts)
 
 
-def einsum(subscripts: str, *operands, optimize=None, preferred_element_type=None, out_sharding=None):
+def einsum(subscripts: str, *operands, optimize=None, precision=None, preferred_element_type=None,
+           out_sharding=None):
     """numpy's einsum, contracted pairwise from left to right (``optimize`` is accepted and
     ignored), the last product laid out as ``out_sharding`` when given. Repeated labels within
     one operand (traces, diagonals) are rejected."""
+    check_precision(precision)
     values = [as_array_argument(operand, "einsum") for operand in operands]
     if not values:
         raise ValueError("einsum: needs at least one operand")

@@ -28,6 +28,7 @@ from .arguments import (
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
 __all__ = (
     "abs",
+    "divmod",
     "absolute",
     "add",
     "arctan2",
@@ -95,7 +96,21 @@ subtract = _binary("subtract", lax.sub)
 multiply = _binary("multiply", lax.mul, bool_kernel=lax.bitwise_and)
 maximum = _binary("maximum", lax.max, bool_kernel=lax.bitwise_or)
 minimum = _binary("minimum", lax.min, bool_kernel=lax.bitwise_and)
-fmod = _binary("fmod", lax.rem)
+
+
+def _nonzero_int_divisor(x2):
+    """JAX's integer remainders divide by 1 where the divisor is 0, so ``x % 0`` is 0."""
+    dtype = dtype_of(x2).name
+    if is_float(dtype) or dtype == "bool":
+        return x2
+    return lax.select(lax.eq(x2, 0), lax.full(shape_of(x2), 1, dtype), x2)
+
+
+def _fmod(x1, x2):
+    return lax.rem(x1, _nonzero_int_divisor(x2))
+
+
+fmod = _binary("fmod", _fmod)
 bitwise_and = _binary("bitwise_and", lax.bitwise_and, allowed="biu")
 bitwise_or = _binary("bitwise_or", lax.bitwise_or, allowed="biu")
 bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor, allowed="biu")
@@ -136,9 +151,13 @@ def _floor_divide_float(x1, x2):
 
 
 def _floor_divide_int(x1, x2):
+    # As JAX: step down where the signs differ and the division is inexact. A zero divisor has
+    # sign 0, so XLA's x / 0 == -1 steps to -2 for every nonzero x (unsigned: XLA's quotient).
     quotient = lax.div(x1, x2)
-    remainder = lax.rem(x1, x2)
-    needs_step = lax.bitwise_and(lax.ne(remainder, 0), lax.ne(lax.lt(x2, 0), lax.lt(remainder, 0)))
+    if is_unsigned(dtype_of(x1).name):
+        return quotient
+    signs_differ = lax.ne(lax.sign(x1), lax.sign(x2))
+    needs_step = lax.bitwise_and(lax.ne(lax.rem(x1, x2), 0), signs_differ)
     return lax.select(needs_step, lax.sub(quotient, 1), quotient)
 
 
@@ -156,12 +175,18 @@ def remainder(x1, x2, /):
     values = [as_array_argument(value, "remainder") for value in (x1, x2)]
     dtype = _strong_int_if_bool(result_dtype(*values))
     (x1, x2), dtype = promote_and_broadcast("remainder", *values, dtype=dtype.name)
+    x2 = _nonzero_int_divisor(x2)
     truncated = lax.rem(x1, x2)
     needs_shift = lax.bitwise_and(lax.ne(truncated, 0), lax.ne(lax.lt(x2, 0), lax.lt(truncated, 0)))
     return with_weak_type(lax.select(needs_shift, lax.add(truncated, x2), truncated), dtype.weak)
 
 
 mod = remainder
+
+
+def divmod(x1, x2, /):  # noqa: A001 - numpy's name
+    """``(x1 // x2, x1 % x2)`` elementwise, as numpy's and JAX's divmod."""
+    return floor_divide(x1, x2), remainder(x1, x2)
 
 
 def _integer_power(x1, exponent: int):

@@ -40,6 +40,8 @@ __all__ = (
     "floor",
     "isfinite",
     "isinf",
+    "isneginf",
+    "isposinf",
     "isnan",
     "log",
     "log10",
@@ -177,6 +179,8 @@ def _float_class(name: str, kernel, default: bool):
 isfinite = _float_class("isfinite", lax.is_finite, True)
 isnan = _float_class("isnan", lambda x: lax.ne(x, x), False)
 isinf = _float_class("isinf", lambda x: lax.eq(lax.abs(x), float("inf")), False)
+isposinf = _float_class("isposinf", lambda x: lax.eq(x, float("inf")), False)
+isneginf = _float_class("isneginf", lambda x: lax.eq(x, float("-inf")), False)
 
 
 def logaddexp(x1, x2, /):

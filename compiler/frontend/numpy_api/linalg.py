@@ -18,6 +18,7 @@ from .arguments import (
     result_dtype,
     with_weak_type,
 )
+from ..precision import check_precision
 from .einsum import contract
 from .elementwise import multiply
 from .shape_ops import ravel
@@ -48,13 +49,14 @@ def _finish(result, dtype, preferred):
     return with_weak_type(result, dtype.weak and preferred is None)
 
 
-def _preferred(preferred_element_type, function: str):
+def _preferred(preferred_element_type, function: str, precision=None):
+    check_precision(precision)
     if preferred_element_type is None:
         return None
     return dtype_argument(preferred_element_type, function)
 
 
-def matmul(a, b, *, preferred_element_type=None, out_sharding=None):
+def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     """The matrix product of the last two dims, broadcasting the leading (batch) dims;
     a 1-d operand is a row (``a``) or column (``b``) vector whose unit dim is then removed."""
     (lhs, rhs), dtype = _operands("matmul", a, b)
@@ -82,12 +84,12 @@ def matmul(a, b, *, preferred_element_type=None, out_sharding=None):
     out_labels = list(range(batch_rank))
     out_labels += ["rows"] if len(lhs_shape) > 1 else []
     out_labels += ["columns"] if len(rhs_shape) > 1 else []
-    preferred = _preferred(preferred_element_type, "matmul")
+    preferred = _preferred(preferred_element_type, "matmul", precision)
     result = contract(lhs, lhs_labels, rhs, rhs_labels, out_labels, "matmul", preferred, out_sharding)
     return _finish(result, dtype, preferred)
 
 
-def dot(a, b, *, preferred_element_type=None, out_sharding=None):
+def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     """numpy's dot: a product with a scalar, the inner product of vectors, or a sum over the
     last dim of ``a`` and the second-to-last (or only) dim of ``b``."""
     (lhs, rhs), dtype = _operands("dot", a, b)
@@ -100,7 +102,7 @@ def dot(a, b, *, preferred_element_type=None, out_sharding=None):
             f"dot: shapes {lhs_shape} and {rhs_shape} not aligned: dim {len(lhs_shape) - 1} "
             f"(size {lhs_shape[-1]}) != dim {rhs_dim} (size {rhs_shape[rhs_dim]})"
         )
-    preferred = _preferred(preferred_element_type, "dot")
+    preferred = _preferred(preferred_element_type, "dot", precision)
     result = lax.dot_general(
         lhs, rhs, (((len(lhs_shape) - 1,), (rhs_dim,)), ((), ())), preferred_element_type=preferred,
         out_sharding=out_sharding,
@@ -139,7 +141,7 @@ def _tensordot_axes(axes, lhs_rank: int, rhs_rank: int):
     return lhs_dims, rhs_dims
 
 
-def tensordot(a, b, axes=2, *, preferred_element_type=None, out_sharding=None):
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None, out_sharding=None):
     """Sum of products over ``axes`` (the last N of ``a`` with the first N of ``b``, or explicit
     pairs); the result has ``a``'s free dims then ``b``'s."""
     (lhs, rhs), dtype = _operands("tensordot", a, b)
@@ -153,16 +155,17 @@ def tensordot(a, b, axes=2, *, preferred_element_type=None, out_sharding=None):
             )
     if len(set(lhs_dims)) != len(lhs_dims) or len(set(rhs_dims)) != len(rhs_dims):
         raise ValueError(f"tensordot: repeated axis in {axes}")
-    preferred = _preferred(preferred_element_type, "tensordot")
+    preferred = _preferred(preferred_element_type, "tensordot", precision)
     result = lax.dot_general(
         lhs, rhs, ((lhs_dims, rhs_dims), ((), ())), preferred_element_type=preferred, out_sharding=out_sharding
     )
     return _finish(result, dtype, preferred)
 
 
-def inner(a, b, *, preferred_element_type=None):
+def inner(a, b, *, precision=None, preferred_element_type=None):
     """Sum of products over the last dims of ``a`` and ``b`` (a product if either is 0-d)."""
     lhs, rhs = (as_array_argument(value, "inner") for value in (a, b))
+    check_precision(precision)
     if not shape_of(lhs) or not shape_of(rhs):
         return multiply(lhs, rhs)
     return tensordot(lhs, rhs, ((-1,), (-1,)), preferred_element_type=preferred_element_type)
@@ -174,6 +177,6 @@ def outer(a, b):
     return multiply(lax.expand_dims(lhs, (1,)), lax.expand_dims(rhs, (0,)))
 
 
-def vdot(a, b, *, preferred_element_type=None):
+def vdot(a, b, *, precision=None, preferred_element_type=None):
     """The dot product of the flattened arguments."""
-    return dot(ravel(a), ravel(b), preferred_element_type=preferred_element_type)
+    return dot(ravel(a), ravel(b), precision=precision, preferred_element_type=preferred_element_type)

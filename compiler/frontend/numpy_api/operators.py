@@ -15,6 +15,7 @@ from .elementwise import (
     bitwise_and,
     bitwise_or,
     bitwise_xor,
+    divmod,
     equal,
     floor_divide,
     greater,
@@ -47,6 +48,9 @@ from .reductions import sort as _sort
 from .reductions import sum as _sum
 from .shape_ops import matrix_transpose, ravel, repeat, reshape, squeeze, swapaxes, transpose
 from .take import take
+from .creation import copy as _copy
+from .data_dependent import nonzero
+from .search import searchsorted
 
 
 def _operator(function):
@@ -83,10 +87,6 @@ def _astype(self, dtype):
     return lax._convert_element_type(self, dtype_argument(dtype, "astype"), weak_type=False)
 
 
-def _divmod(left, right):
-    return floor_divide(left, right), remainder(left, right)
-
-
 # Binary operators: (name, function); each also gets its reflected ``__r<name>__`` form.
 _BINARY = (
     ("add", add),
@@ -102,7 +102,7 @@ _BINARY = (
     ("xor", bitwise_xor),
     ("lshift", left_shift),
     ("rshift", right_shift),
-    ("divmod", _divmod),
+    ("divmod", divmod),
 )
 
 OPERATORS = {f"__{name}__": _operator(function) for name, function in _BINARY}
@@ -151,6 +151,9 @@ METHODS = {
     "round": _round,
     "dot": dot,
     "repeat": repeat,
+    "copy": _copy,
+    "nonzero": nonzero,
+    "searchsorted": searchsorted,
 }
 
 PROPERTIES = {"T": transpose, "mT": matrix_transpose, "at": IndexUpdateHelper}

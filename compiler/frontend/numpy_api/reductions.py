@@ -28,6 +28,7 @@ from .arguments import (
 from .creation import asarray
 from .elementwise import equal, logical_and, logical_or, subtract
 from .elementwise_math import isnan, sqrt
+from .reduction_masks import highest, lowest, masked_count, with_mask
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
 __all__ = (
@@ -79,20 +80,31 @@ def _summation_dtype(dtype: DType) -> str:
     return dtype.name
 
 
-def sum(a, axis=None, dtype=None, keepdims: bool = False):
-    """Sum over ``axis`` (None: every axis); bools and narrow ints sum in the default int."""
-    operand, axes, _ = _prepare("sum", a, axis, dtype, _summation_dtype)
-    return _keep_dims(lax.reduce_sum(operand, axes), axes, keepdims)
+def _with_initial(result, initial, combine, name: str, function: str):
+    if initial is None:
+        return result
+    bound = convert_operand(as_array_argument(initial, function), name)
+    return combine(result, lax.broadcast_in_dim(bound, shape_of(result), ()))
 
 
-def prod(a, axis=None, dtype=None, keepdims: bool = False):
-    """Product over ``axis``; bools and narrow ints multiply in the default int."""
-    operand, axes, _ = _prepare("prod", a, axis, dtype, _summation_dtype)
-    return _keep_dims(lax.reduce_prod(operand, axes), axes, keepdims)
+def sum(a, axis=None, dtype=None, keepdims: bool = False, *, initial=None, where=None):
+    """Sum over ``axis`` (None: every axis) of the elements ``where`` keeps, plus ``initial``;
+    bools and narrow ints sum in the default int."""
+    operand, axes, name = _prepare("sum", a, axis, dtype, _summation_dtype)
+    result = lax.reduce_sum(with_mask(operand, where, 0, "sum"), axes)
+    return _keep_dims(_with_initial(result, initial, lax.add, name, "sum"), axes, keepdims)
 
 
-def _extremum(function: str, reduce, combine, bool_reduce, bool_combine):
-    def apply(a, axis=None, keepdims: bool = False, initial=None):
+def prod(a, axis=None, dtype=None, keepdims: bool = False, *, initial=None, where=None):
+    """Product over ``axis`` of the elements ``where`` keeps, times ``initial``; bools and
+    narrow ints multiply in the default int."""
+    operand, axes, name = _prepare("prod", a, axis, dtype, _summation_dtype)
+    result = lax.reduce_prod(with_mask(operand, where, 1, "prod"), axes)
+    return _keep_dims(_with_initial(result, initial, lax.mul, name, "prod"), axes, keepdims)
+
+
+def _extremum(function: str, reduce, combine, bool_reduce, bool_combine, identity):
+    def apply(a, axis=None, keepdims: bool = False, initial=None, *, where=None):
         operand, axes, name = _prepare(function, a, axis, None, lambda dtype: dtype.name)
         shape = shape_of(operand)
         if initial is None and builtins.any(shape[dim] == 0 for dim in axes):
@@ -100,6 +112,12 @@ def _extremum(function: str, reduce, combine, bool_reduce, bool_combine):
                 f"{function}: zero-size array to reduction operation {function} which has no "
                 f"identity (reducing axes {axes} of shape {shape}); pass initial="
             )
+        if initial is None and where is not None:
+            raise ValueError(
+                f"reduction operation {function} does not have an identity, so to use a where "
+                f"mask one has to specify 'initial'"
+            )
+        operand = with_mask(operand, where, identity(name), function)
         # On bools, max is logical or and min logical and.
         is_bool = name == "bool"
         result = (bool_reduce if is_bool else reduce)(operand, axes)
@@ -114,35 +132,46 @@ def _extremum(function: str, reduce, combine, bool_reduce, bool_combine):
     return apply
 
 
-max = _extremum("max", lax.reduce_max, lax.max, lax.reduce_or, lax.bitwise_or)
-min = _extremum("min", lax.reduce_min, lax.min, lax.reduce_and, lax.bitwise_and)
+max = _extremum("max", lax.reduce_max, lax.max, lax.reduce_or, lax.bitwise_or, lowest)
+min = _extremum("min", lax.reduce_min, lax.min, lax.reduce_and, lax.bitwise_and, highest)
 amax = max
 amin = min
 
 
-def all(a, axis=None, keepdims: bool = False):
-    """Whether every element along ``axis`` is non-zero (True for empty reductions)."""
+def all(a, axis=None, keepdims: bool = False, *, where=None):
+    """Whether every element ``where`` keeps along ``axis`` is non-zero (True for none)."""
     operand, axes, _ = _prepare("all", a, axis, "bool", None)
-    return _keep_dims(lax.reduce_and(operand, axes), axes, keepdims)
+    return _keep_dims(lax.reduce_and(with_mask(operand, where, True, "all"), axes), axes, keepdims)
 
 
-def any(a, axis=None, keepdims: bool = False):
-    """Whether some element along ``axis`` is non-zero (False for empty reductions)."""
+def any(a, axis=None, keepdims: bool = False, *, where=None):
+    """Whether some element ``where`` keeps along ``axis`` is non-zero (False for none)."""
     operand, axes, _ = _prepare("any", a, axis, "bool", None)
-    return _keep_dims(lax.reduce_or(operand, axes), axes, keepdims)
+    return _keep_dims(lax.reduce_or(with_mask(operand, where, False, "any"), axes), axes, keepdims)
 
 
 def _count(shape, axes) -> int:
     return math.prod(shape[dim] for dim in axes)
 
 
-def mean(a, axis=None, dtype=None, keepdims: bool = False):
-    """Arithmetic mean over ``axis``, in a float dtype (NaN for empty reductions, as numpy)."""
+def _count_of(operand, axes, where, function: str, name: str, ddof=0):
+    """The elements counted along ``axes`` (less ``ddof``, at least 0): a number without a
+    mask, an array of the reduced shape with one."""
+    if where is None:
+        count = float(_count(shape_of(operand), axes) - ddof)
+        return count if count > 0 else 0.0
+    count = masked_count(where, operand, axes, function, name)
+    return lax.max(lax.sub(count, float(ddof)), 0.0) if ddof else count
+
+
+def mean(a, axis=None, dtype=None, keepdims: bool = False, *, where=None):
+    """Arithmetic mean over ``axis`` of the elements ``where`` keeps, in a float dtype (NaN for
+    empty reductions, as numpy)."""
     operand, axes, name = _prepare("mean", a, axis, dtype, lambda dtype: inexact_dtype(dtype).name)
     if not is_float(name):
         raise TypeError(f"mean: dtype must be a float dtype, got {name}")
-    total = lax.reduce_sum(operand, axes)
-    result = lax.div(total, float(_count(shape_of(operand), axes)))
+    total = lax.reduce_sum(with_mask(operand, where, 0, "mean"), axes)
+    result = lax.div(total, _count_of(operand, axes, where, "mean", name))
     return _keep_dims(result, axes, keepdims)
 
 
@@ -156,23 +185,28 @@ def _degrees_of_freedom(function: str, ddof, correction):
     return correction
 
 
-def var(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, correction=None):
-    """Variance over ``axis`` dividing by ``n - ddof`` (``correction`` is the Array API's ddof)."""
+def var(
+    a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, where=None, correction=None
+):
+    """Variance over ``axis`` of the elements ``where`` keeps, dividing by ``n - ddof``
+    (``correction`` is the Array API's ddof)."""
     ddof = _degrees_of_freedom("var", ddof, correction)
     operand, axes, name = _prepare("var", a, axis, dtype, lambda dtype: inexact_dtype(dtype).name)
     if not is_float(name):
         raise TypeError(f"var: dtype must be a float dtype, got {name}")
-    centered = subtract(operand, mean(operand, axes, keepdims=True))
-    squares = lax.reduce_sum(lax.mul(centered, centered), axes)
+    centered = subtract(operand, mean(operand, axes, keepdims=True, where=where))
+    squares = lax.reduce_sum(with_mask(lax.mul(centered, centered), where, 0, "var"), axes)
     # numpy divides by max(n - ddof, 0): too few elements give inf or NaN, not an error.
-    divisor = float(_count(shape_of(operand), axes) - ddof)
-    result = lax.div(squares, divisor if divisor > 0 else 0.0)
+    result = lax.div(squares, _count_of(operand, axes, where, "var", name, ddof))
     return _keep_dims(result, axes, keepdims)
 
 
-def std(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, correction=None):
+def std(
+    a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, where=None, correction=None
+):
     """Standard deviation over ``axis``: the square root of ``var``."""
-    return sqrt(var(a, axis, dtype, _degrees_of_freedom("std", ddof, correction), keepdims))
+    ddof = _degrees_of_freedom("std", ddof, correction)
+    return sqrt(var(a, axis, dtype, ddof, keepdims, where=where))
 
 
 def _arg_extremum(function: str, reduce):

@@ -13,10 +13,13 @@ __all__ = (
     "bool_",
     "float32",
     "float64",
+    "float_",
     "int8",
     "int16",
     "int32",
     "int64",
+    "int_",
+    "uint",
     "uint8",
     "uint16",
     "uint32",
@@ -50,3 +53,8 @@ uint32 = _scalar_type("uint32", np.uint32)
 uint64 = _scalar_type("uint64", np.uint64)
 float32 = _scalar_type("float32", np.float32)
 float64 = _scalar_type("float64", np.float64)
+
+# numpy's default-width aliases, as in JAX (64-bit; stored in 32 bits without x64).
+float_ = float64
+int_ = int64
+uint = uint64

@@ -242,7 +242,10 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
         a = jnp.where(where, a, -math.inf)
     if b is None:
         result = nn.logsumexp(a, axis=axis, keepdims=keepdims)
-        return (result, jnp.ones_like(result)) if return_sign else result
+        if not return_sign:
+            return result
+        # the sum of exponentials is 0 exactly where every term is exp(-inf)
+        return result, jnp.where(jnp.isneginf(result), 0.0, 1.0).astype(result.dtype)
     (a, b) = floats("logsumexp", a, b)
     maximum = jnp.max(a, axis=axis, keepdims=True)
     maximum = jnp.where(jnp.isfinite(maximum), stop_gradient(maximum), 0.0)
