@@ -47,6 +47,19 @@ def has_effect(op) -> bool:
     return any(has_effect(inner) for region in op.regions for inner in region.ops)
 
 
+def without_effects(op):
+    """``op`` with the effect ops in its regions (at any depth) left out: what computing its
+    results alone runs (effect ops have no results, so nothing else changes)."""
+    from dataclasses import replace
+
+    if not op.regions or not has_effect(op):
+        return op
+    regions = tuple(replace(region, ops=tuple(without_effects(inner) for inner in region.ops
+                                              if inner.name not in EFFECT_OPS))
+                    for region in op.regions)
+    return replace(op, regions=regions)
+
+
 @shape_rules.register("debug_callback")
 def _debug_callback(op, operands, attrs, regions, meshes):
     if not isinstance(attrs.get("callback"), int):

@@ -57,6 +57,16 @@ def test_grad_prints_the_primal_values(capsys, transform):
     assert _lines(capsys) == ["x = [0. 1. 2. 3.]", "y = [1. 3. 5. 7.], sum 16.000"]
 
 
+def test_grad_with_python_control_flow_prints_once(capsys):
+    def f(x):
+        jax.debug.print("x = {}", x)
+        y = x * 2
+        return y * y if y > 1 else -y
+
+    assert float(jax.grad(f)(1.0)) == 8.0
+    assert _lines(capsys) == ["x = 1.0"]
+
+
 def test_vmap_prints_once_per_example(capsys):
     jax.vmap(lambda v: (jax.debug.print("v {}", v), v * 2)[1])(jnp.arange(3))
     assert _lines(capsys) == ["v 0", "v 1", "v 2"]
