@@ -19,6 +19,7 @@ from meshjit.ir.printer import format_sharding, name_values, op_lines
 
 from . import pipeline
 from .partitioning.partition import PartitionResult, partition_with_report
+from meshjit.ir.dtypes import kind_of
 
 _COMBINE = {"sum": np.sum, "max": np.max, "min": np.min}
 # NOTE: partitioned sums add in another order than the reference; these bound the rounding.
@@ -33,7 +34,7 @@ class PartitioningMismatchError(RuntimeError):
 # -- comparing arrays ---------------------------------------------------------------------------
 def _scale(array: np.ndarray) -> float:
     """The magnitude rounding errors are measured against: the largest finite element."""
-    if array.dtype.kind not in "fc" or array.size == 0:
+    if kind_of(array.dtype) not in "fc" or array.size == 0:
         return 1.0
     finite = np.abs(array[np.isfinite(array)])
     return max(1.0, float(finite.max())) if finite.size else 1.0
@@ -44,7 +45,7 @@ def values_close(expected: np.ndarray, actual: np.ndarray, scale: float | None =
     expected, actual = np.asarray(expected), np.asarray(actual)
     if expected.shape != actual.shape:
         return False
-    if expected.dtype.kind not in "fc":
+    if kind_of(expected.dtype) not in "fc":
         return bool(np.array_equal(expected, actual))
     tolerance = ABSOLUTE_TOLERANCE * (scale if scale is not None else _scale(expected))
     return bool(np.allclose(actual, expected, rtol=RELATIVE_TOLERANCE, atol=tolerance, equal_nan=True))
@@ -61,7 +62,7 @@ def describe_difference(expected: np.ndarray, actual: np.ndarray, inside: np.nda
     expected, actual = np.asarray(expected), np.asarray(actual)
     if expected.shape != actual.shape:
         return f"shape {actual.shape} where {expected.shape} was expected"
-    if expected.dtype.kind in "fc":
+    if kind_of(expected.dtype) in "fc":
         error = np.abs(expected.astype(np.float64) - actual.astype(np.float64))
         error = np.where(np.isnan(expected) & np.isnan(actual), 0.0, np.nan_to_num(error, nan=np.inf))
     else:

@@ -5,9 +5,12 @@ with ``lax.scan``, multi-head causal attention with the heads on 'model', a Mega
 matrix split on its columns, second on its rows), pre-layer-norm residual blocks with dropout
 from ``jax.random``, the embedding reused as the output projection, and cross-entropy; trained
 with AdamW written with ``jax.tree`` on a copy task (the second half of each sequence repeats
-the first), the batch on 'data'. docs/tutorial-training.md walks through it.
+the first), the batch on 'data'. docs/tutorial-training.md walks through it. With ``--dtype
+bfloat16`` (or float16) the parameters and the optimizer stay float32 while the activations and
+matmuls run in the narrow type, and the log-softmax and loss in float32.
 
     python examples/train_transformer.py                       # 8 simulated devices, one process
+    python examples/train_transformer.py --dtype bfloat16      # mixed precision
     MESHJIT_NUM_DEVICES=4 mpiexec -n 2 python examples/train_transformer.py
     TRAIN_TRANSFORMER_BACKEND=jax python examples/train_transformer.py    # the same source on JAX
 
@@ -56,6 +59,7 @@ class Config:
     epsilon: float = 1e-8
     weight_decay: float = 0.01
     seed: int = 0
+    dtype: str = "float32"         # of the activations and matmuls; parameters stay float32
     mesh_shape: tuple[int, int] = field(default=(2, 4))
 
     @property
@@ -163,8 +167,10 @@ def block(h, layer, key, rate: float):
     return h + dropout(mlp(layer_norm(h, layer["ln2_scale"], layer["ln2_bias"]), layer), mlp_key, rate)
 
 
-def loss_fn(params, inputs, targets, key, rate: float):
-    """Mean cross-entropy of the copied half of each sequence."""
+def loss_fn(params, inputs, targets, key, rate: float, dtype: str = "float32"):
+    """Mean cross-entropy of the copied half of each sequence, the model run in ``dtype`` on
+    float32 parameters (cast on use; their gradients come back float32)."""
+    params = jax.tree.map(lambda param: param.astype(dtype), params)
     h = jnp.take(params["embed"], inputs, axis=0) + params["position"]
     layer_keys = jax.random.split(key, params["layers"]["wq"].shape[0])
 
@@ -175,9 +181,9 @@ def loss_fn(params, inputs, targets, key, rate: float):
     h, _ = lax.scan(step, h, (params["layers"], layer_keys))
     h = layer_norm(h, params["final_scale"], params["final_bias"])
     logits = jnp.einsum("bsd,vd->bsv", h, params["embed"])
-    log_probs = nn.log_softmax(logits, axis=-1)
-    nll = -jnp.sum(log_probs * nn.one_hot(targets, logits.shape[-1], dtype=logits.dtype), axis=-1)
-    copied = (jnp.arange(targets.shape[1]) >= targets.shape[1] // 2).astype(logits.dtype)
+    log_probs = nn.log_softmax(logits.astype(jnp.float32), axis=-1)
+    nll = -jnp.sum(log_probs * nn.one_hot(targets, logits.shape[-1], dtype=log_probs.dtype), axis=-1)
+    copied = (jnp.arange(targets.shape[1]) >= targets.shape[1] // 2).astype(log_probs.dtype)
     return jnp.sum(nll * copied) / (targets.shape[0] * jnp.sum(copied))
 
 
@@ -212,7 +218,7 @@ def train_step(params, opt_state, tokens, config: Config):
     """One step: the loss and its gradient on a batch, then AdamW. Dropout's key is the step's."""
     key = jax.random.fold_in(jax.random.key(config.seed + 1), opt_state["step"])
     inputs, targets = tokens[:, :-1], tokens[:, 1:]
-    loss, grads = jax.value_and_grad(loss_fn)(params, inputs, targets, key, config.dropout)
+    loss, grads = jax.value_and_grad(loss_fn)(params, inputs, targets, key, config.dropout, config.dtype)
     params, opt_state = adamw(params, grads, opt_state, config)
     return params, opt_state, loss
 
@@ -399,7 +405,7 @@ def main(argv=None) -> None:
     leader = jax.process_index() == 0
     if leader and not options.quiet:
         print(f"{config}\nmesh {dict(trainer.mesh.shape)} over {jax.process_count()} process(es)")
-        if not ON_JAX:                    # JAX's compiled programs do not list their collectives
+        if not ON_JAX and config.dtype == "float32":   # JAX's compiled programs do not list theirs
             print(collective_table(trainer, *trainer.initial_state(), trainer.batch(0)))
     history = train(trainer, options.steps, show_progress=leader and not options.quiet)
     if leader:

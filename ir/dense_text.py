@@ -18,7 +18,8 @@ from .types import TensorType
 MAX_LISTED_ELEMENTS = 64
 
 # Unsigned integer views of the float types, for reading and writing exact bits.
-_BITS = {"f32": np.dtype(np.uint32), "f64": np.dtype(np.uint64)}
+_BITS = {"f16": np.dtype(np.uint16), "bf16": np.dtype(np.uint16), "f32": np.dtype(np.uint32),
+         "f64": np.dtype(np.uint64)}
 
 
 class DenseTextError(ValueError):
@@ -78,8 +79,9 @@ def _format_float_bits(bits: int, dtype: str) -> str:
         return "inf" if element > 0 else "-inf"
     if math.isnan(element):
         return "nan" if bits == _float_bits("nan", dtype) else _hex_bits(bits, dtype)
-    # numpy's str of a float32 and Python's repr of a float are the shortest round-tripping form.
-    text = str(element) if dtype == "f32" else repr(float(element))
+    # numpy's (and ml_dtypes') str of a narrow float and Python's repr of a float are short
+    # round-tripping forms (checked below).
+    text = repr(float(element)) if dtype == "f64" else str(element)
     if "." not in text and "e" not in text:
         text += ".0"
     return text if _float_bits(text, dtype) == bits else _hex_bits(bits, dtype)

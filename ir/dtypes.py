@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 # NOTE: the IR knows exactly these element types; every op's rules are written for them.
 # The unsigned ones carry random bits and PRNG keys (threefry computes on uint32 words) and
-# quantised data, as do the 8- and 16-bit signed ones.
-DTYPES: tuple[str, ...] = ("bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64")
+# quantised data, as do the 8- and 16-bit signed ones. The 16-bit floats (f16, and bf16 from
+# ml_dtypes) are storage types: ops compute on them in f32 and round each result (see
+# NARROW_FLOATS).
+DTYPES: tuple[str, ...] = ("bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "f16", "bf16")
+
+# NOTE: XLA's CPU backend computes every op on these in f32 and rounds its result back.
+NARROW_FLOATS: tuple[str, ...] = ("f16", "bf16")
 
 _TO_NUMPY = {
     "bool": np.dtype(np.bool_),
@@ -21,6 +27,8 @@ _TO_NUMPY = {
     "u64": np.dtype(np.uint64),
     "f32": np.dtype(np.float32),
     "f64": np.dtype(np.float64),
+    "f16": np.dtype(np.float16),
+    "bf16": np.dtype(ml_dtypes.bfloat16),
 }
 _FROM_NUMPY = {value: key for key, value in _TO_NUMPY.items()}
 
@@ -49,7 +57,7 @@ def from_numpy(dtype) -> str:
     except KeyError:
         raise TypeError(
             f"dtype {numpy_dtype} is not supported by meshjit programs; "
-            f"expected one of bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64"
+            f"expected one of bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64"
         ) from None
 
 
@@ -62,7 +70,7 @@ def canonicalize(dtype, *, x64: bool) -> np.dtype:
 
 
 def is_float(dtype: str) -> bool:
-    return dtype in ("f32", "f64")
+    return dtype in ("f32", "f64", "f16", "bf16")
 
 
 def is_int(dtype: str) -> bool:
@@ -72,3 +80,9 @@ def is_int(dtype: str) -> bool:
 
 def is_unsigned(dtype: str) -> bool:
     return dtype in ("u8", "u16", "u32", "u64")
+
+
+def kind_of(dtype) -> str:
+    """numpy's kind letter of a dtype, with ml_dtypes' bfloat16 (kind "V") a float "f"."""
+    numpy_dtype = np.dtype(dtype)
+    return "f" if numpy_dtype == _TO_NUMPY["bf16"] else numpy_dtype.kind

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .sharding import MeshAttr, TensorSharding
+from .dtypes import kind_of
 
 
 def _shard_slices(sharding: TensorSharding, mesh: MeshAttr, position: int, shape) -> tuple[slice, ...]:
@@ -51,4 +52,4 @@ def unshard_array(stacked: np.ndarray, sharding: TensorSharding | None, mesh: Me
 
 
 def _same(first: np.ndarray, second: np.ndarray) -> bool:
-    return bool(np.array_equal(first, second, equal_nan=first.dtype.kind == "f"))
+    return bool(np.array_equal(first, second, equal_nan=kind_of(first.dtype) == "f"))

@@ -35,6 +35,12 @@ class Registry:
 
         return decorate
 
+    def wrap(self, wrapper: Callable, *op_names: str) -> None:
+        """Replace each listed op's rule by ``wrapper(rule)``: a concern layered over several
+        families' rules (the 16-bit floats computing in f32, ir/narrow_floats.py)."""
+        for op_name in op_names:
+            self._rules[op_name] = wrapper(self[op_name])
+
     def __getitem__(self, op_name: str) -> Callable:
         rule = self._rules.get(op_name)
         if rule is not None:

@@ -18,7 +18,7 @@ class ShapeError(TypeError):
 
 shape_rules = Registry("shape rule")
 
-FLOATS = ("f32", "f64")
+FLOATS = ("f32", "f64", "f16", "bf16")
 SIGNED_INTS = ("i8", "i16", "i32", "i64")
 UNSIGNED_INTS = ("u8", "u16", "u32", "u64")
 INTS = SIGNED_INTS + UNSIGNED_INTS

@@ -11,14 +11,14 @@ import numpy as np
 
 from meshjit.compiler.frontend.operands import dtype_of, is_array_like, shape_of
 from meshjit.compiler.frontend.trace import Tracer
-from meshjit.ir.dtypes import to_numpy
+from meshjit.ir.dtypes import kind_of, to_numpy
 
 from .dtypes import float0
 
 
 def has_tangent_space(ir_dtype: str) -> bool:
     """Floating and complex values have tangents; integers and bools have float0."""
-    return to_numpy(ir_dtype).kind in "fc"
+    return kind_of(to_numpy(ir_dtype)) in "fc"
 
 
 def _is_float0(value) -> bool:

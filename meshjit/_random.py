@@ -150,7 +150,7 @@ def fold_in(key, data):
 
 def _float_dtype(dtype, function: str, kind: str = "float") -> str:
     name = default_float(x64()) if dtype is None else dtype_argument(dtype, function)
-    if name not in ("f32", "f64"):
+    if name not in ("f32", "f64", "f16", "bf16"):
         raise ValueError(f"dtype argument to `{function}` must be a {kind} dtype, got "
                          f"{np.dtype(dtype) if dtype is not None else name}")
     return name
@@ -182,12 +182,12 @@ _bits = _sampler(_random.random_bits, (1, 2, 3))
 
 
 def bits(key, shape=(), dtype=None, *, out_sharding=None):
-    """Uniform random bits as unsigned ints (uint32, or uint64 with x64)."""
+    """Uniform random bits as unsigned ints (uint8, uint16, uint32 by default, or uint64 with x64)."""
     data, _ = key_argument("bits", key)
     name = ("u64" if x64() else "u32") if dtype is None else dtype_argument(dtype, "bits")
-    if name not in ("u32", "u64"):
+    if name not in ("u8", "u16", "u32", "u64"):
         raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {np.dtype(dtype)}")
-    return _bits(data, 32 if name == "u32" else 64, _shape(shape, "bits"), out_sharding)
+    return _bits(data, int(name[1:]), _shape(shape, "bits"), out_sharding)
 
 
 _uniform = _sampler(_random.uniform, (1, 2, 5))

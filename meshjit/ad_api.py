@@ -19,7 +19,7 @@ from meshjit.compiler.frontend import autodiff
 from meshjit.compiler.frontend.concrete_values import attach_concrete
 from meshjit.compiler.frontend.operands import dtype_of, is_array_like, is_python_scalar, shape_of
 from meshjit.compiler.frontend.trace import Tracer, current_trace
-from meshjit.ir.dtypes import to_numpy
+from meshjit.ir.dtypes import is_float, to_numpy
 
 from ._float0 import as_float0, from_float0, has_tangent_space
 from .jit_api import Jitted
@@ -140,7 +140,7 @@ def _check_scalar_output(output, function: str) -> None:
             f"Gradient only defined for scalar-output functions. Output had shape: {shape_of(output)}."
         )
     name = dtype_of(output).name
-    if name not in ("f32", "f64"):
+    if not is_float(name):
         raise TypeError(
             f"{function} requires real-valued outputs (output dtype that is a sub-dtype of "
             f"np.floating), but got {_numpy_name(name)}."

@@ -26,7 +26,7 @@ from meshjit.compiler.search.auto_sharding import SearchRequest, search_sharding
 from meshjit.compiler.analysis.cost import load_cost_model
 from meshjit.compiler.pipeline import GLOBAL, LOWER, PER_DEVICE, Dumper, Pipeline, compile_module, default_pipeline
 from meshjit.ir import MeshAttr, Module, ParseError, VerifyError, parse_module, parse_stablehlo, print_module, verify
-from meshjit.ir.dtypes import to_numpy
+from meshjit.ir.dtypes import kind_of, to_numpy
 from meshjit.ir.printer import format_mesh_def, name_values
 
 _MESH_DEFINITION = re.compile(r'^\s*mesh\s+@(mesh|"mesh")\s*=', re.MULTILINE)
@@ -333,7 +333,7 @@ def random_arguments(module: Module, seed: int) -> list:
     for value in module.main.args:
         dtype = to_numpy(value.type.dtype)
         shape = value.type.shape
-        if dtype.kind == "f":
+        if kind_of(dtype) == "f":
             arguments.append(generator.standard_normal(shape).astype(dtype))
         elif dtype.kind == "b":
             arguments.append(generator.random(shape) < 0.5)

@@ -12,7 +12,7 @@ import numpy as np
 
 from meshjit.compiler.frontend.numpy_api.array_api_dtypes import finfo, iinfo, result_type
 from meshjit.compiler.frontend.operands import x64
-from meshjit.ir.dtypes import canonicalize
+from meshjit.ir.dtypes import canonicalize, kind_of, to_numpy
 
 from ._prng_keys import KeyDType
 
@@ -55,7 +55,22 @@ def issubdtype(a, b) -> bool:
         return False
     if np.dtype(a) == float0:
         return _is_float0(b)
+    if np.dtype(a) == _BFLOAT16:
+        # ml_dtypes' bfloat16 is a numpy scalar type outside numpy's hierarchy; JAX puts it
+        # under floating
+        return b in _FLOAT_PARENTS or _is_bfloat16(b)
     return bool(np.issubdtype(a, b))
+
+
+_BFLOAT16 = to_numpy("bf16")
+_FLOAT_PARENTS = (np.floating, np.inexact, np.number, np.generic)
+
+
+def _is_bfloat16(value) -> bool:
+    try:
+        return np.dtype(value) == _BFLOAT16
+    except TypeError:
+        return False
 
 
 def _is_float0(value) -> bool:
@@ -76,7 +91,7 @@ def canonicalize_dtype(dtype, allow_extended_dtype: bool = False):
 
 def scalar_type_of(x) -> type:
     """The Python scalar type (bool, int, float or complex) whose kind ``x``'s dtype has."""
-    kind = np.dtype(x.dtype if hasattr(x, "dtype") else np.result_type(x)).kind
+    kind = kind_of(x.dtype if hasattr(x, "dtype") else np.result_type(x))
     return {"b": bool, "i": int, "u": int, "f": float, "c": complex}[kind]
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import optree
 
 from meshjit.compiler.frontend.operands import dtype_of, is_array_like, shape_of
-from meshjit.ir.dtypes import to_numpy
+from meshjit.ir.dtypes import is_float, to_numpy
 
 from . import numpy as jnp
 from .ad_api import _argnums, _check_callable, jvp, vjp
@@ -47,7 +47,7 @@ def _check_real(leaves, function: str, message: str) -> None:
     for leaf in leaves:
         if not is_array_like(leaf):
             raise TypeError(f"{function} differentiates arrays, got {type(leaf).__name__}: {leaf!r}")
-        if dtype_of(leaf).name not in ("f32", "f64"):
+        if not is_float(dtype_of(leaf).name):
             raise TypeError(message.format(to_numpy(dtype_of(leaf).name).name))
 
 

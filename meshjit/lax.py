@@ -13,3 +13,4 @@ from meshjit.compiler.frontend.lax_slicing import *  # noqa: F403
 from meshjit.compiler.frontend.lax_windows import *  # noqa: F403
 from meshjit.constraint_api import with_sharding_constraint as with_sharding_constraint
 from meshjit.ad_api import stop_gradient as stop_gradient
+from meshjit.compiler.frontend import lax_linalg as linalg  # noqa: E402, F401  # jax.lax.linalg

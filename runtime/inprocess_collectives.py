@@ -10,7 +10,12 @@ import math
 
 import numpy as np
 
+from meshjit.ir.dtypes import to_numpy
+
 _COMBINE = {"sum": np.sum, "max": np.max, "min": np.min}
+# NOTE: as XLA's CPU all-reduce, a sum of bf16 accumulates in f32 and rounds once, and a sum of
+# f16 adds the group's members one after another in f16, rounding after each.
+_BFLOAT16, _FLOAT16 = to_numpy("bf16"), to_numpy("f16")
 
 
 def _expand(value: np.ndarray, axes, mesh_shape) -> np.ndarray:
@@ -24,12 +29,27 @@ def _expand(value: np.ndarray, axes, mesh_shape) -> np.ndarray:
 def _reduce(value: np.ndarray, axes, mesh_shape, reduction: str) -> np.ndarray:
     """Combine over the group; the group's leading dims become 1."""
     varying = tuple(axis for axis in axes if value.shape[axis] > 1)
+    if value.dtype == _BFLOAT16 and varying:
+        return _reduce(value.astype(np.float32), axes, mesh_shape, reduction).astype(value.dtype)
+    if value.dtype == _FLOAT16 and reduction == "sum" and (varying or any(mesh_shape[axis] > 1 for axis in axes)):
+        return _sum_in_order(value, axes, mesh_shape)
     result = _COMBINE[reduction](value, axis=varying, keepdims=True) if varying else value
     copies = math.prod(mesh_shape[axis] for axis in axes if value.shape[axis] == 1)
     if reduction == "sum" and copies > 1:
         # every device of the group holds the same copy along these axes: the sum counts it n times
         result = result * np.asarray(copies, dtype=value.dtype)
     return np.asarray(result, dtype=value.dtype)
+
+
+def _sum_in_order(value: np.ndarray, axes, mesh_shape) -> np.ndarray:
+    """The group's sum as member 0 + member 1 + ... in the value's dtype (copies along axes of
+    leading size 1 included), the group's leading dims become 1."""
+    members = np.moveaxis(_expand(value, axes, mesh_shape), tuple(axes), tuple(range(len(axes))))
+    members = members.reshape((-1,) + members.shape[len(axes):])
+    total = members[0].copy()
+    for member in members[1:]:
+        total += member
+    return np.expand_dims(total, tuple(sorted(axes)))
 
 
 def all_reduce(value, axes, mesh_shape, *, reduction: str = "sum"):

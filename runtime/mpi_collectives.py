@@ -11,11 +11,15 @@ Cross-process steps reuse the in-process operations for all index bookkeeping:
   the group's buffer (zeros elsewhere), then the in-process op, keeping this block;
 - collective_permute: point-to-point messages for the pairs that cross processes, then the same.
 Results are bit-identical to one process except sums, whose order of addition differs.
+MPI has no 16-bit floats: f16 and bf16 values travel as their uint16 bits (see
+``_narrow_collective`` for their reductions), bit-identical to one process.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from meshjit.ir.dtypes import NARROW_FLOATS, to_numpy
 
 from . import inprocess_collectives, mpi_backend, mpi_deadline
 from .plan import CollectiveStep
@@ -23,6 +27,7 @@ from .process_layout import ProcessGroup, ProcessLayout
 
 _MPI_REDUCTIONS = {"sum": "SUM", "max": "MAX", "min": "MIN"}
 _MPI_BOOL_REDUCTIONS = {"sum": "LOR", "max": "LOR", "min": "LAND"}
+_NARROW = frozenset(to_numpy(name) for name in NARROW_FLOATS)
 
 
 def run_collective(step: CollectiveStep, buffers, layout: ProcessLayout) -> np.ndarray:
@@ -37,7 +42,27 @@ def run_collective(step: CollectiveStep, buffers, layout: ProcessLayout) -> np.n
     group = layout.group(step.axes)
     label = _label(step, layout)
     mpi_deadline.check_arrival(mpi_backend.world(), group.processes, label)
+    if value.dtype in _NARROW:
+        return _narrow_collective(step, value, layout, group, label)
     return _CROSS_PROCESS[step.kind](step, value, layout, group, label)
+
+
+def _narrow_collective(step, value, layout, group, label) -> np.ndarray:
+    """A collective of f16 or bf16 values, which MPI has no type for: moves carry their uint16
+    bits; reductions run in f32 (rounded once, as one process sums bf16 and takes f16 extrema),
+    except f16 sums, which gather the group and add its members in order in f16 (as one process
+    does)."""
+    if step.kind not in ("all_reduce", "reduce_scatter"):
+        return _CROSS_PROCESS[step.kind](step, value.view(np.uint16), layout, group, label).view(value.dtype)
+    if value.dtype == np.float16 and step.params.get("reduction", "sum") == "sum":
+        whole = _gather_group(value.view(np.uint16), step.axes, layout, group, label).view(value.dtype)
+        reduced = inprocess_collectives.all_reduce(whole, step.axes, layout.mesh_shape, reduction="sum")
+        if step.kind == "all_reduce":
+            return reduced
+        scattered = inprocess_collectives.reduce_scatter(reduced, step.axes, layout.mesh_shape, dim=step.params["dim"],
+                                                         lead=len(layout.mesh_shape), reduction="max")
+        return layout.take_local(scattered, step.axes)
+    return _CROSS_PROCESS[step.kind](step, value.astype(np.float32), layout, group, label).astype(value.dtype)
 
 
 def _label(step: CollectiveStep, layout: ProcessLayout) -> str:

@@ -12,6 +12,7 @@ import optree
 from . import mpi_backend, mpi_deadline
 from .array import Array, index_key
 from .devices import process_count, process_index
+from meshjit.ir.dtypes import kind_of
 
 
 def _allgather(value, label: str) -> list:
@@ -87,7 +88,7 @@ def assert_equal(in_tree, fail_message: str = "") -> None:
     everyone = _allgather((str(treedef), host), "assert_equal")
     for process, (structure, values) in enumerate(everyone):
         same = structure == str(treedef) and len(values) == len(host) and all(
-            mine.shape == theirs.shape and np.array_equal(mine, theirs, equal_nan=mine.dtype.kind in "fc")
+            mine.shape == theirs.shape and np.array_equal(mine, theirs, equal_nan=kind_of(mine.dtype) in "fc")
             for mine, theirs in zip(host, values))
         if not same:
             raise AssertionError(

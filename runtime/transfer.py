@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import optree
 
-from meshjit.ir.dtypes import canonicalize
+from meshjit.ir.dtypes import canonicalize, kind_of
 
 from .array import Array, index_key
 from meshjit.ir.config import config
@@ -39,7 +39,7 @@ def to_numpy(value, argument: str = "value") -> tuple[np.ndarray, bool]:
             )
         array = np.asarray(value)
         weak = False
-    if array.dtype.kind not in "biufc":
+    if kind_of(array.dtype) not in "biufc":
         raise TypeError(
             f"{argument}: dtype {array.dtype} is not a valid array type; only numeric and bool "
             f"arrays are supported"

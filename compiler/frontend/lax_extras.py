@@ -13,6 +13,8 @@ import math
 import operator
 from collections.abc import Callable, Sequence
 
+from meshjit.ir.dtypes import is_float
+
 from . import lax_ops as lax
 from .control_flow_tracing import flatten, unflatten
 from . import numpy_api as jnp
@@ -47,7 +49,7 @@ __all__ = (
 def _float_only(name: str, function: Callable) -> Callable:
     def apply(x):
         operand = as_operand(x)
-        if dtype_of(operand).name not in ("f32", "f64"):
+        if not is_float(dtype_of(operand).name):
             raise TypeError(f"{name} does not accept dtype {dtype_of(operand).name}; it needs a float")
         return function(operand)
 

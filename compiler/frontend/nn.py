@@ -22,6 +22,7 @@ from .autodiff.markers import stop_gradient
 from .operands import dtype_of, shape_of, x64
 from .promotion import default_float
 from .trace import ConcretizationTypeError, Tracer
+from meshjit.ir.dtypes import is_float
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
 __all__ = (
@@ -187,7 +188,7 @@ def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
     out-of-range classes), in ``dtype`` (default: the default float)."""
     count = _concrete_class_count(num_classes)
     operand = array_operand(x, "one_hot")
-    if dtype_of(operand).name in ("f32", "f64"):
+    if is_float(dtype_of(operand).name):
         raise TypeError(f"one_hot: x must hold integers, got dtype {dtype_of(operand).name}")
     shape = shape_of(operand)
     position = normalize_axis(axis, len(shape) + 1, "one_hot")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from meshjit.ir.config import config
-from meshjit.ir.dtypes import canonicalize, from_numpy, to_numpy
+from meshjit.ir.dtypes import canonicalize, from_numpy, kind_of, to_numpy
 
 from .promotion import DType, python_scalar_dtype
 from .trace import Tracer, is_concrete_array
@@ -47,14 +47,11 @@ def canonical_numpy(value, dtype: str | None = None) -> np.ndarray:
         array = np.asarray(value)
     except (TypeError, ValueError) as error:
         raise TypeError(f"cannot interpret {type(value).__name__} as an array: {error}") from None
-    if array.dtype.kind not in "biuf":
+    if kind_of(array.dtype) not in "biuf":
         raise TypeError(f"dtype {array.dtype} of {type(value).__name__} is not supported; expected a numeric or bool array")
     if dtype is not None:
         return array.astype(to_numpy(dtype), copy=False)
-    canonical = canonicalize(array.dtype, x64=x64())
-    if canonical.kind == "f" and canonical.itemsize < 4:
-        canonical = np.dtype(np.float32)  # meshjit has no float16 yet
-    return array.astype(canonical, copy=False)
+    return array.astype(canonicalize(array.dtype, x64=x64()), copy=False)
 
 
 def as_operand(value, dtype: str | None = None):

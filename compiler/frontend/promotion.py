@@ -3,7 +3,8 @@
 The lattice is bool < ints < floats; within a kind the wider type wins; any float beats any
 int (i64 + f32 is f32, unlike numpy). Unsigned meets signed as JAX's lattice says: a wider
 signed int wins, else the signed int twice the unsigned one's width (u8 with i8 is i16, u32
-with i32 is i64, held in i32 without x64), and u64 with a signed int is the default float. A weak type (a
+with i32 is i64, held in i32 without x64), and u64 with a signed int is the default float; f16
+with bf16 is f32. A weak type (a
 Python scalar) takes the other operand's type within its kind, so ``x_f32 * 2.0`` stays f32 and
 ``x_i32 + 1`` stays i32.
 """
@@ -13,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 _INTS = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
-_KIND = {"bool": 0, **{name: 1 for name in _INTS}, "f32": 2, "f64": 2}
-_WIDTH = {"bool": 1, **{name: int(name[1:]) for name in _INTS}, "f32": 32, "f64": 64}
+_FLOATS = ("f16", "bf16", "f32", "f64")
+_KIND = {"bool": 0, **{name: 1 for name in _INTS}, **{name: 2 for name in _FLOATS}}
+_WIDTH = {"bool": 1, **{name: int(name[1:]) for name in _INTS}, "f16": 16, "bf16": 16, "f32": 32, "f64": 64}
 _UNSIGNED = ("u8", "u16", "u32", "u64")
 
 
@@ -63,7 +65,9 @@ def promote(first: DType, second: DType, x64: bool) -> DType:
         return first if kind_first > kind_second else second
     if kind_first == 1 and (first.name in _UNSIGNED) != (second.name in _UNSIGNED):
         return _mixed_signedness(first, second, x64)
-    return first if _WIDTH[first.name] >= _WIDTH[second.name] else second
+    if _WIDTH[first.name] == _WIDTH[second.name]:
+        return DType("f32")  # f16 with bf16: the narrowest float holding both (JAX, x64 on or off)
+    return first if _WIDTH[first.name] > _WIDTH[second.name] else second
 
 
 def _mixed_signedness(first: DType, second: DType, x64: bool) -> DType:

@@ -4,7 +4,7 @@ given as source text), or None for ops that must stay separate numpy steps."""
 from __future__ import annotations
 
 from meshjit.ir import Op
-from meshjit.ir.dtypes import to_numpy
+from meshjit.ir.dtypes import NARROW_FLOATS, to_numpy
 
 from ..tables import math_of
 
@@ -39,6 +39,8 @@ def _numpy_name(dtype: str) -> str:
 
 def expression(op: Op, args: list[str]) -> str | None:
     """The Numba expression computing ``op``'s one result, or None when it is not fusible."""
+    if any(value.type.dtype in NARROW_FLOATS for value in op.operands + op.results):
+        return None  # Numba has no 16-bit floats: these run as f32 kernels one op at a time
     result = op.result.type.dtype
     operand = op.operands[0].type.dtype if op.operands else result
     cast = _numpy_name(result)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from meshjit.ir import Op, Value
-from meshjit.ir.dtypes import to_numpy
+from meshjit.ir.dtypes import NARROW_FLOATS, to_numpy
 
 from .fusion import FusedKernel
 from .launch import LeadMaps, empty, parallel_for, single_threaded_blas, thread_count
@@ -42,7 +42,8 @@ def fuse_contraction_reductions(ops, returns, axis_names, mesh_shape: tuple[int,
     result = []
     for op in ops:
         dot = producers.get(op.operands[0].id) if isinstance(op, Op) and op.name == "all_reduce" else None
-        if dot is None or uses.get(dot.result.id) != 1 or op.attrs["reduction"] != "sum":
+        if (dot is None or uses.get(dot.result.id) != 1 or op.attrs["reduction"] != "sum"
+                or dot.result.type.dtype in NARROW_FLOATS):  # a narrow dot rounds before the sum
             result.append(op)
             continue
         axes = tuple(axis_names.index(name) for name in op.attrs["axes"])

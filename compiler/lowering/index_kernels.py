@@ -18,6 +18,7 @@ from meshjit.ir.ops.indexing import fill_value
 from meshjit.ir.ops.windows import dilate_and_pad, dilated, window_count
 
 from ..tables import per_leading_position
+from meshjit.ir.dtypes import kind_of
 
 
 @numba.njit(cache=True, nogil=True)
@@ -222,7 +223,7 @@ def conv_kernel(op, lead: int):
         view = _windows_view(x, spatial, kernel, attrs["rhs_dilation"], attrs["window_strides"], counts)
         groups, batch_groups = attrs["feature_group_count"], attrs["batch_group_count"]
         batch, features, out_features = x.shape[0], x.shape[1], w.shape[0]
-        accumulate = np.float64 if lhs.dtype.kind == "f" else lhs.dtype
+        accumulate = np.float64 if kind_of(lhs.dtype) == "f" else lhs.dtype
         taps = tuple(range(view.ndim - len(spatial), view.ndim))
         pieces = []
         count = max(groups, batch_groups)

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 
 from meshjit.ir import Block, Module
+from meshjit.ir.narrow_floats import NUMBA_KERNEL_OPS, has_narrow_float, in_float32, involves_narrow_float, widened_op
 from meshjit.runtime.plan import CollectiveStep, FreeStep, KernelStep, Plan
 
 from .contraction_fusion import (
@@ -26,7 +27,7 @@ from .contraction_fusion import (
 from .fusion import FusedKernel, fuse_kernels
 from .loop_invariants import hoist_loop_invariants
 from .lower_regions import lower_region_op
-from ..tables import collective_steps, kernel_rules
+from ..tables import collective_steps, kernel_rules, run_per_leading_position
 
 
 
@@ -83,6 +84,11 @@ class _Lowering:
             self.steps.append(CollectiveStep("axis_index", self.axis_positions([op.attrs["axis"]]), -1, outputs[0]))
         elif op.name == "partition_id":
             self.steps.append(CollectiveStep("partition_id", (), -1, outputs[0]))
+        elif involves_narrow_float(op):
+            kernel = in_float32(kernel_rules[op.name](widened_op(op), self.lead), op)
+            self.steps.append(KernelStep(op.name, kernel, inputs, outputs))
+        elif op.name in NUMBA_KERNEL_OPS and has_narrow_float(op):
+            self.steps.append(KernelStep(op.name, run_per_leading_position(op, self.lead), inputs, outputs))
         else:
             self.steps.append(KernelStep(op.name, kernel_rules[op.name](op, self.lead), inputs, outputs))
 

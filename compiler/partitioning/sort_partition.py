@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 from meshjit.ir import Op, SymbolRef, Value
-from meshjit.ir.dtypes import to_numpy
+from meshjit.ir.dtypes import kind_of, to_numpy
 
 from ..analysis.collectives import COLLECTIVES
 from .factor_choice import Decision, Strategy, collective_cost
@@ -63,7 +63,7 @@ def partition_sort(partitioner, op: Op) -> list[Local]:
 
 def _lowest(dtype: str):
     numpy_dtype = to_numpy(dtype)
-    return float("-inf") if numpy_dtype.kind == "f" else int(np.iinfo(numpy_dtype).min)
+    return float("-inf") if kind_of(numpy_dtype) == "f" else int(np.iinfo(numpy_dtype).min)
 
 
 def partition_top_k(partitioner, op: Op) -> list[Local]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from meshjit.ir import DenseAttr, MeshAttr, Op, SymbolRef, TensorSharding, TensorType, Value
-from meshjit.ir.dtypes import to_numpy
+from meshjit.ir.dtypes import kind_of, to_numpy
 from meshjit.ir.shape_rules import infer_result_types
 
 
@@ -48,7 +48,7 @@ class SpmdBuilder:
         if not self.poison_padding:
             return self.scalar(0, dtype)
         numpy_dtype = to_numpy(dtype)
-        if numpy_dtype.kind == "f":
+        if kind_of(numpy_dtype) == "f":
             return self.scalar(np.nan, dtype)
         return self.scalar(True if numpy_dtype.kind == "b" else 1_000_003, dtype)
 
@@ -147,7 +147,7 @@ def reduction_identity(reduction: str, dtype: str):
     if reduction == "sum":
         return 0
     numpy_dtype = to_numpy(dtype)
-    if numpy_dtype.kind == "f":
+    if kind_of(numpy_dtype) == "f":
         return float("-inf") if reduction == "max" else float("inf")
     info = np.iinfo(numpy_dtype)
     return int(info.min) if reduction == "max" else int(info.max)

@@ -26,6 +26,8 @@ from . import (  # noqa: E402, F401, I001  # noqa: E402, F401, I001
     layout,
     layout_autodiff,
     layout_kernels,
+    linalg,
+    linalg_autodiff,
     random,
     reductions,
     regions,

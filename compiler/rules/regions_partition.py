@@ -24,6 +24,7 @@ from ..analysis.cost import value_bytes
 from ..partitioning.reshard import reshard
 from ..partitioning.spmd_builder import Local, SpmdBuilder, describe, local_type, replicated
 from ..tables import partition_rules
+from meshjit.ir.dtypes import is_float
 
 
 def clean(sharding: TensorSharding) -> TensorSharding:
@@ -183,7 +184,7 @@ def _pending_layout(partitioner, body: Block, index: int, layout: TensorSharding
     """``layout`` pending over the sum axes of the partial results the op computing carry
     ``index``'s next value read (as partitioned in the last trial), or ``layout`` if none."""
     returned = body.returns[index]
-    if returned.type.dtype not in ("f32", "f64") or layout.unreduced:
+    if not is_float(returned.type.dtype) or layout.unreduced:
         return layout
     defining = next((op for op in body.ops if returned in op.results), None)
     if defining is None:

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from meshjit.ir import AxisRef, Op, TensorSharding
-from meshjit.ir.dtypes import to_numpy
+from meshjit.ir.dtypes import kind_of, to_numpy
 from meshjit.ir.registry import Registry
 
 SUM = {"sum": "sum"}
@@ -53,7 +53,7 @@ partial_sum_rules = Registry("partial-sum rule", default=reduce_first)
 
 def float_result(op: Op) -> bool:
     """The op's result is a float: some algebra holds only for floats (integer terms truncate)."""
-    return to_numpy(op.result.type.dtype).kind == "f"
+    return kind_of(to_numpy(op.result.type.dtype)) == "f"
 
 
 

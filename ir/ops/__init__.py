@@ -8,15 +8,22 @@ for the same names live in ``compiler/rules/<family>.py``.
 from __future__ import annotations
 
 from . import (
-    barriers, collectives, creation, debug, dot, elementwise, indexing, layout, random, reductions, regions,
-    windows,
+    barriers, collectives, creation, debug, dot, elementwise, indexing, layout, linalg, random, reductions,
+    regions, windows,
 )
 
 FAMILIES: dict[str, tuple[str, ...]] = {
     module.__name__.rsplit(".", 1)[1]: module.OPS
     for module in (elementwise, creation, layout, dot, reductions, indexing, windows, random,
-                   regions, collectives, barriers, debug)
+                   regions, collectives, barriers, linalg, debug)
 }
+
+# NOTE: the 16-bit floats compute in f32 in every family's arithmetic (imported last: it
+# names ops of several families).
+from ..narrow_floats import COMPUTED_IN_FLOAT32, computing_in_float32  # noqa: E402
+from ..reference import reference_impls  # noqa: E402
+
+reference_impls.wrap(computing_in_float32, *sorted(COMPUTED_IN_FLOAT32))
 
 ALL_OPS: tuple[str, ...] = tuple(sorted(name for names in FAMILIES.values() for name in names))
 

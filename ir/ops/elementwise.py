@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..dtypes import DTYPES, to_numpy
+from ..dtypes import DTYPES, NARROW_FLOATS, to_numpy
 from ..float_math import erf_inv, fma
 from ..reference import reference_impls
 from ..shape_rules import (
@@ -160,6 +160,8 @@ def _integer_pow(op, operands, attrs, regions, meshes):
 
 
 # --- reference implementations ------------------------------------------------------------
+
+_NARROW_FLOATS = frozenset(to_numpy(name) for name in NARROW_FLOATS)
 
 # The same-width unsigned and signed sibling of every integer dtype (logical and arithmetic shifts).
 _UNSIGNED = {np.dtype(f"{kind}{bits}"): np.dtype(f"uint{bits}") for kind in ("int", "uint") for bits in (8, 16, 32, 64)}
@@ -376,6 +378,8 @@ def _float_to_int(operand, target: np.dtype):
 @reference_impls.register("convert")
 def _convert(attrs, operand):
     target = to_numpy(attrs["new_dtype"])
+    if operand.dtype in _NARROW_FLOATS:
+        operand = operand.astype(np.float32)  # exact; numpy's kind letter of bfloat16 is not "f"
     if target == np.bool_:
         return (np.asarray(operand != 0),)
     if operand.dtype.kind == "f" and target.kind in "iu":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dtypes import NARROW_FLOATS, kind_of, to_numpy
 from ..reference import reference_impls
 from ..gather_scatter import MODES, GatherDims, ScatterDims, check_gather, check_scatter
 from ..shape_rules import (
@@ -145,10 +146,18 @@ def _dynamic_update_slice(attrs, operand, update, *starts):
 # --- sort, gather, sharding_constraint -------------------------------------------------------
 
 
+_NARROW_FLOATS = frozenset(to_numpy(name) for name in NARROW_FLOATS)
+
+
+def _orderable(array: np.ndarray) -> np.ndarray:
+    """Sort keys numpy orders with NaNs last: the 16-bit floats as (exact) f32."""
+    return array.astype(np.float32) if array.dtype in _NARROW_FLOATS else array
+
+
 @reference_impls.register("sort")
 def _sort(attrs, *operands):
     dimension = attrs["dimension"]
-    keys = operands[: attrs["num_keys"]]
+    keys = [_orderable(key) for key in operands[: attrs["num_keys"]]]
     # lexsort takes its primary key last and is stable; like JAX's comparator it puts NaNs last
     # and treats -0.0 and 0.0 as equal. A stable order is also a valid unstable one.
     order = np.lexsort(keys[::-1], axis=dimension)
@@ -160,7 +169,7 @@ def _top_k(attrs, operand):
     """The k largest along the last dim, largest first; NaN counts as the largest and equal
     elements come in index order (as XLA's TopK)."""
     positions = np.broadcast_to(np.arange(operand.shape[-1]), operand.shape)
-    order = np.lexsort((-positions, operand), axis=-1)[..., ::-1][..., : attrs["k"]]
+    order = np.lexsort((-positions, _orderable(operand)), axis=-1)[..., ::-1][..., : attrs["k"]]
     return np.take_along_axis(operand, order, axis=-1), order.astype(np.int32)
 
 
@@ -170,7 +179,7 @@ def fill_value(attrs, dtype: np.dtype):
     if "fill_value" in attrs:
         with np.errstate(all="ignore"):
             return np.asarray(attrs["fill_value"]).astype(dtype)
-    if dtype.kind == "f":
+    if kind_of(dtype) == "f":
         return np.nan
     if dtype.kind == "b":
         return True

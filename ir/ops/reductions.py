@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dtypes import to_numpy
+from ..dtypes import kind_of, to_numpy
 from ..reference import reference_impls
 from ..shape_rules import (
     BOOL_OR_INT,
@@ -80,11 +80,11 @@ def _cumulative(op, operands, attrs, regions, meshes):
 
 
 def _lowest(dtype: np.dtype):
-    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+    return -np.inf if kind_of(dtype) == "f" else np.iinfo(dtype).min
 
 
 def _highest(dtype: np.dtype):
-    return np.inf if dtype.kind == "f" else np.iinfo(dtype).max
+    return np.inf if kind_of(dtype) == "f" else np.iinfo(dtype).max
 
 
 # Each reduces over a tuple of axes; the initial values make empty reductions well defined,

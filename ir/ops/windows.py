@@ -30,6 +30,7 @@ from ..shape_rules import (
     shape_rules,
 )
 from ..types import TensorType
+from ..dtypes import kind_of
 
 OPS = ("conv_general_dilated", "reduce_window_sum", "reduce_window_max", "reduce_window_min")
 WINDOW_REDUCTIONS = OPS[1:]
@@ -175,7 +176,7 @@ def _conv(attrs, lhs, rhs):
               for dim, k, d, s in zip(spatial, kernel, attrs["rhs_dilation"], attrs["window_strides"])]
     groups, batch_groups = attrs["feature_group_count"], attrs["batch_group_count"]
     batch, features, out_features = x.shape[0], x.shape[1], w.shape[0]
-    accumulate = np.float64 if lhs.dtype.kind == "f" else lhs.dtype
+    accumulate = np.float64 if kind_of(lhs.dtype) == "f" else lhs.dtype
     if batch_groups > 1:
         x = x.reshape((batch_groups, batch // batch_groups, features) + x.shape[2:])
         w = w.reshape((batch_groups, out_features // batch_groups) + w.shape[1:])

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..core import SymbolRef, Value
 from ..sharding import MeshAttr, TensorSharding
+from .ops_linalg import LAPACK_CALLS
 from .ops_table import Context
 from .statements import read_op
 from .syntax import Region, is_token
@@ -151,8 +152,8 @@ def _custom_call(c: Context):
     name = str(target)[1:] if target is not None else "?"
     rule = _CUSTOM_CALLS.get(name)
     if rule is None:
-        c.op.fail(f"custom call @{name} has no meshjit counterpart (only @Sharding, @SPMDFullToShardShape and "
-                  f"@SPMDShardToFullShape are mapped)")
+        c.op.fail(f"custom call @{name} has no meshjit counterpart (only @Sharding, @SPMDFullToShardShape, "
+                  f"@SPMDShardToFullShape and LAPACK's potrf, syevd, gesdd, getrf and trsm are mapped)")
     return rule(c)
 
 
@@ -232,7 +233,7 @@ def _out_shardings(c: Context) -> tuple[TensorSharding, ...]:
 
 
 _CUSTOM_CALLS = {"Sharding": _sharding, "SPMDFullToShardShape": _full_to_shard,
-                 "SPMDShardToFullShape": _shard_to_full}
+                 "SPMDShardToFullShape": _shard_to_full, **LAPACK_CALLS}
 
 COLLECTIVE_TABLE = {
     "stablehlo.all_reduce": _all_reduce, "stablehlo.all_gather": _all_gather,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ..core import Value
 from .builder import Builder
 from .ops_collectives import COLLECTIVE_TABLE
+from .ops_linalg import LINALG_TABLE
 from .ops_table import Context, broadcast, identity_of
 from .ops_windows import reduce_window
 from .statements import TERMINATORS, collect_entries, read_op, split_commas
@@ -135,7 +136,8 @@ def _indices_last(c: Context, indices: Value, index_vector_dim: int) -> Value:
 def _gather(c: Context):
     operand, indices = c.operands()
     numbers = _dimension_numbers(c, "dimension_numbers")
-    indices = _indices_last(c, indices, numbers.get("index_vector_dim", indices.type.rank))
+    # NOTE: StableHLO prints index_vector_dim only when it is not 0
+    indices = _indices_last(c, indices, numbers.get("index_vector_dim", 0))
     attrs = {"offset_dims": numbers.get("offset_dims", ()),
              "collapsed_slice_dims": numbers.get("collapsed_slice_dims", ()),
              "start_index_map": numbers.get("start_index_map", ()),
@@ -155,7 +157,7 @@ def _scatter(c: Context):
         c.op.fail("scatters several operands at once; only one operand is mapped")
     operand, indices, updates = values
     numbers = _dimension_numbers(c, "scatter_dimension_numbers")
-    indices = _indices_last(c, indices, numbers.get("index_vector_dim", indices.type.rank))
+    indices = _indices_last(c, indices, numbers.get("index_vector_dim", 0))
     kind = region_kind(c.op.regions[0], c.op)
     if kind not in _SCATTERS:
         c.op.fail(f"scatters with {kind}, which meshjit has no scatter for")
@@ -244,4 +246,5 @@ REGION_TABLE = {
     "stablehlo.reduce": _reduce, "stablehlo.reduce_window": reduce_window, "stablehlo.sort": _sort,
     "stablehlo.gather": _gather, "stablehlo.scatter": _scatter, "stablehlo.while": _while,
     "stablehlo.case": _case, "sdy.manual_computation": _manual_computation, **COLLECTIVE_TABLE,
+    **LINALG_TABLE,
 }

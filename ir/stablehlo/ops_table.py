@@ -15,6 +15,7 @@ from .builder import Builder, Scope
 from .statements import OpStmt, collect_entries
 from .syntax import Group, is_token, split_commas
 from .values import dense_array, int_list, single_int
+from ..dtypes import kind_of
 
 # StableHLO/CHLO name -> (meshjit name, fixed attributes)
 _ELEMENTWISE = {
@@ -267,9 +268,9 @@ def identity_of(b: Builder, value: Value, kind: str) -> bool:
     if kind in identities:
         return element == identities[kind]
     if kind == "max":
-        return bool(element == (-np.inf if array.dtype.kind == "f" else np.iinfo(array.dtype).min)) \
+        return bool(element == (-np.inf if kind_of(array.dtype) == "f" else np.iinfo(array.dtype).min)) \
             if array.dtype.kind != "b" else not element
     if kind == "min":
-        return bool(element == (np.inf if array.dtype.kind == "f" else np.iinfo(array.dtype).max)) \
+        return bool(element == (np.inf if kind_of(array.dtype) == "f" else np.iinfo(array.dtype).max)) \
             if array.dtype.kind != "b" else bool(element)
     return False

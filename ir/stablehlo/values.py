@@ -9,7 +9,7 @@ import re
 import numpy as np
 from lark import Token
 
-from ..dtypes import DTYPES, to_numpy
+from ..dtypes import DTYPES, kind_of, to_numpy
 from ..parser_syntax import ParseError
 from ..sharding import AxisRef, DimSharding, MeshAttr, TensorSharding
 from ..types import TensorType
@@ -17,7 +17,7 @@ from .syntax import Group, is_token, position, render, split_commas
 
 # MLIR element types and the IR's names for them.
 ELEMENT_TYPES = {"i1": "bool", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64", "ui8": "u8", "ui16": "u16",
-                 "ui32": "u32", "ui64": "u64", "f32": "f32", "f64": "f64"}
+                 "ui32": "u32", "ui64": "u64", "f32": "f32", "f64": "f64", "f16": "f16", "bf16": "bf16"}
 _TENSOR = re.compile(r"tensor<((?:[0-9]+x)*)([a-z][a-z0-9]*)>\Z")
 
 
@@ -95,14 +95,14 @@ def _elements(item, dtype: np.dtype):
     text = str(item)
     if is_token(item, "HEX"):
         bits = int(text, 16)
-        if dtype.kind == "f":
+        if kind_of(dtype) == "f":
             unsigned = np.uint32 if dtype.itemsize == 4 else np.uint64
             return unsigned(bits).view(dtype)
         return dtype.type(bits)
     if is_token(item, "WORD") and text in ("true", "false"):
         return text == "true"
     if is_token(item, "INT") or is_token(item, "FLOAT"):
-        return float(text) if dtype.kind == "f" else int(float(text)) if "." in text else int(text)
+        return float(text) if kind_of(dtype) == "f" else int(float(text)) if "." in text else int(text)
     fail(f"cannot read the constant element {render(item)!r}", item)
 
 

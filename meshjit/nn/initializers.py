@@ -193,7 +193,7 @@ def orthogonal(scale=1.0, column_axis: int = -1, dtype=None) -> Initializer:
         wide = rows < columns
         matrix = random.normal(key, (columns, rows) if wide else (rows, columns), dtype)
         q, r = jnp.linalg.qr(matrix)
-        q = q * jnp.sign(jnp.diag(r))[None, :]
+        q = q * jnp.sign(jnp.linalg.diagonal(r))[None, :]
         if wide:
             q = q.T
         q = jnp.reshape(q, tuple(np.delete(shape, column_axis)) + (columns,))

@@ -84,6 +84,11 @@ def compute(jax, jnp) -> dict:
     ]:
         out["init_" + name] = np.asarray(init(key, (3, 4, 5)))
     out["init_conv"] = np.asarray(inits.he_normal(in_axis=-2, out_axis=-1)(key, (3, 3, 4, 8)))
+    # QR-based: LAPACK's last bits differ between builds, so these compare within tolerance
+    out["orth_wide"] = np.asarray(inits.orthogonal()(key, (4, 6)))
+    out["orth_tall_scaled"] = np.asarray(inits.orthogonal(scale=2.0)(key, (6, 4)))
+    out["orth_column_axis"] = np.asarray(inits.orthogonal(column_axis=0)(key, (5, 2, 3)))
+    out["orth_delta"] = np.asarray(inits.delta_orthogonal()(key, (3, 3, 4)))
     return out
 
 

@@ -441,3 +441,8 @@ CASES += [
     Case("checkpointed_scan", ("scan",), _checkpointed_scan,
          lambda rng: (rng.uniform(-0.5, 0.5, (3, 3)), rng.uniform(-1, 1, (4, 3)))),
 ]
+
+# NOTE: the linear algebra family's rows live in their own file
+from autodiff_cases_linalg import linalg_cases  # noqa: E402
+
+CASES += linalg_cases(Case)

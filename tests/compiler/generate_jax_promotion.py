@@ -8,8 +8,10 @@ import pathlib
 import jax
 import jax.numpy as jnp
 
-DTYPES = ("bool", "int32", "int64", "uint32", "uint64", "float32", "float64")
-SCALARS = {"int": 1, "float": 1.0, "bool": True}
+# JAX's full dtype list (meshjit's tests use the pairs of the dtypes it has)
+DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "bfloat16",
+          "float32", "float64", "complex64", "complex128")
+SCALARS = {"int": 1, "float": 1.0, "bool": True, "complex": 1j}
 
 
 def table() -> dict:

@@ -499,8 +499,11 @@ def window_records() -> list[Record]:
     ]
 
 
+# NOTE: imported here, after the helpers it uses are defined
+from partition_cases_linalg import linalg_records  # noqa: E402
+
 RECORDS = (elementwise_records() + random_records() + creation_records() + layout_records() + contraction_records()
-           + reduction_records() + indexing_records() + window_records() + constraint_records())
+           + reduction_records() + indexing_records() + window_records() + constraint_records() + linalg_records())
 
 
 def cases_for(record: Record, mesh_name: str) -> list[Case]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
 
+import ml_dtypes
 import numpy as np
 
 INFINITY = math.inf
@@ -21,7 +22,14 @@ NUMPY_DTYPES = {
     "u64": np.dtype(np.uint64),
     "f32": np.dtype(np.float32),
     "f64": np.dtype(np.float64),
+    "f16": np.dtype(np.float16),
+    "bf16": np.dtype(ml_dtypes.bfloat16),
 }
+
+
+def kind(dtype: np.dtype) -> str:
+    """numpy's kind letter, "f" for ml_dtypes' bfloat16 too."""
+    return "f" if dtype == NUMPY_DTYPES["bf16"] else dtype.kind
 
 
 def wrap(value: int, dtype: np.dtype) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from op_oracles import NUMPY_DTYPES, build, maximum, minimum, to_array
+from op_oracles import NUMPY_DTYPES, build, kind, maximum, minimum, to_array
 
 INFINITY = math.inf
 
@@ -151,7 +151,7 @@ def dot_general(attrs, lhs, rhs):
     rhs_free = [rhs_letters[d] for d in range(rhs.ndim) if d not in rhs_contracting + rhs_batch]
     output = [lhs_letters[d] for d in lhs_batch] + lhs_free + rhs_free
     result_dtype = NUMPY_DTYPES.get(attrs.get("preferred_element_type"), lhs.dtype)
-    work = np.float64 if result_dtype.kind == "f" else np.int64
+    work = np.float64 if kind(result_dtype) == "f" else np.int64
     subscripts = f"{''.join(lhs_letters)},{''.join(rhs_letters)}->{''.join(output)}"
     with np.errstate(all="ignore"):
         product = np.einsum(subscripts, lhs.astype(work), rhs.astype(work))
@@ -185,7 +185,7 @@ def extreme(pick, integer_identity, float_identity):
     def combine(values, dtype):
         if has_nan(values):
             return math.nan
-        identity = float_identity if dtype.kind == "f" else integer_identity(np.iinfo(dtype))
+        identity = float_identity if kind(dtype) == "f" else integer_identity(np.iinfo(dtype))
         return pick(values, default=identity)
 
     return combine
@@ -202,8 +202,8 @@ def bitwise(operator, identity):
 
 
 REDUCTIONS = {
-    "reduce_sum": lambda values, dtype: float_sum(values) if dtype.kind == "f" else sum(values),
-    "reduce_prod": lambda values, dtype: math.prod(values, start=1.0 if dtype.kind == "f" else 1),
+    "reduce_sum": lambda values, dtype: float_sum(values) if kind(dtype) == "f" else sum(values),
+    "reduce_prod": lambda values, dtype: math.prod(values, start=1.0 if kind(dtype) == "f" else 1),
     "reduce_max": extreme(max, lambda info: info.min, -INFINITY),
     "reduce_min": extreme(min, lambda info: info.max, INFINITY),
     "reduce_and": bitwise(lambda a, b: a & b, -1),
@@ -310,7 +310,7 @@ def gather(attrs, x, indices):
     batching = list(zip(attrs["operand_batching_dims"], attrs["start_indices_batching_dims"]))
     # NaN, True, the most negative signed value, the largest unsigned value (as JAX)
     bits = x.dtype.itemsize * 8
-    fill = attrs.get("fill_value", {"f": math.nan, "b": True, "u": 2**bits - 1}.get(x.dtype.kind, -(2 ** (bits - 1))))
+    fill = attrs.get("fill_value", {"f": math.nan, "b": True, "u": 2**bits - 1}.get(kind(x.dtype), -(2 ** (bits - 1))))
 
     def element(index):
         batch = [index[dim] for dim in batch_dims]
@@ -377,7 +377,11 @@ def _dilated_value(x, position, dims, dilation, padding, fill):
 
 
 def conv_general_dilated(attrs, lhs, rhs):
-    """Element by element: each output sums input times kernel over its window, per group."""
+    """Element by element: each output sums input times kernel over its window, per group
+    (the 16-bit floats in float64, rounded once)."""
+    if lhs.dtype in (NUMPY_DTYPES["f16"], NUMPY_DTYPES["bf16"]):
+        (wide,) = conv_general_dilated(attrs, lhs.astype(np.float64), rhs.astype(np.float64))
+        return (wide.astype(lhs.dtype),)
     lhs_spec, rhs_spec, out_spec = attrs["lhs_spec"], attrs["rhs_spec"], attrs["out_spec"]
     spatial = len(lhs_spec) - 2
     groups, batch_groups = attrs["feature_group_count"], attrs["batch_group_count"]

@@ -15,8 +15,8 @@ from op_oracles import NUMPY_DTYPES
 
 # NOTE: u64 shares u32's code paths; it runs in the records of the ops that treat widths apart
 # (shifts, convert, bitcast_convert_type) to keep the table's size in check.
-ALL = ("bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "f32", "f64")
-FLOAT = ("f32", "f64")
+ALL = ("bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "f32", "f64", "f16", "bf16")
+FLOAT = ("f32", "f64", "f16", "bf16")
 INT = ("i8", "i16", "i32", "i64", "u8", "u16", "u32")
 EVERY_INT = INT + ("u64",)
 NUMERIC = INT + FLOAT
@@ -110,7 +110,7 @@ def finite_operands(rng, shapes, dtype, attrs=None):
 def tied_operands(rng, shapes, dtype, attrs=None):
     """Few distinct values, so sorts and argmax meet ties (and NaNs for floats)."""
     pool = {"bool": [False, True], "u": [1, 0, 3], "i": [-2, 0, 3], "f": [-1.5, -0.0, 0.0, 2.0, math.nan]}
-    values = np.array(pool["bool" if dtype == "bool" else dtype[0]], NUMPY_DTYPES[dtype])
+    values = np.array(pool["bool" if dtype == "bool" else "f" if dtype in FLOAT else dtype[0]], NUMPY_DTYPES[dtype])
     return [np.asarray(values[rng.integers(0, len(values), shape)]) for shape in shapes]
 
 
@@ -165,6 +165,11 @@ def dtype_error(op: str, dtype: str, allowed, operand_text: str, attrs=None) -> 
     )
 
 
+_NARROW = (NUMPY_DTYPES["f16"], NUMPY_DTYPES["bf16"])
+# NOTE: two ulps for the 16-bit floats: integer_pow rounds after each multiply, as XLA does
+_RTOL = {"float64": 1e-12, "float16": 2e-3, "bfloat16": 1.6e-2}
+
+
 def assert_results_match(actual, expected, record: OpRecord) -> None:
     """Same count, dtypes and shapes; ints and bools exactly, floats within the record's
     tolerance with NaNs in the same places (and zeros' signs when the record asks)."""
@@ -178,10 +183,14 @@ def assert_results_match(actual, expected, record: OpRecord) -> None:
         assert result.shape == oracle.shape, (
             f"{record.name} result {index}: {result.shape} != {oracle.shape}"
         )
-        if result.dtype.kind != "f":
+        rtol = record.rtol or _RTOL.get(str(result.dtype), 2e-6)
+        if result.dtype in _NARROW:
+            # computed in f32 and rounded once: within an ulp of the oracle's rounding
+            rtol = max(rtol, _RTOL[str(result.dtype)])
+            result, oracle = result.astype(np.float32), oracle.astype(np.float32)
+        elif result.dtype.kind != "f":
             np.testing.assert_array_equal(result, oracle, err_msg=record.name)
             continue
-        rtol = record.rtol or (2e-6 if result.dtype == np.float32 else 1e-12)
         np.testing.assert_allclose(
             result, oracle, rtol=rtol, atol=record.atol, equal_nan=True, err_msg=record.name
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from op_table_elementwise import ELEMENTWISE_RECORDS
 from op_table_indexing import INDEXING_RECORDS
 from op_table_layout import CREATION_AND_SHAPE_RECORDS
+from op_table_linalg import LINALG_RECORDS
 from op_table_random import RANDOM_RECORDS
 from op_table_reductions import CONTRACTION_RECORDS, REDUCTION_RECORDS
 from op_table_spmd import SPMD_RECORDS
@@ -23,5 +24,6 @@ RECORDS = (
     + INDEXING_RECORDS
     + WINDOW_RECORDS
     + SPMD_RECORDS
+    + LINALG_RECORDS
 )
 RECORDS_BY_NAME = {record.name: record for record in RECORDS}

@@ -337,8 +337,8 @@ ELEMENTWISE_RECORDS = [
         (
             Bad(
                 "f32[2]",
-                {"new_dtype": "f16"},
-                "convert: attribute 'new_dtype' must be one of 'bool', 'i8', 'i16', 'i32', 'i64', 'u8', 'u16', 'u32', 'u64', 'f32', 'f64', got 'f16'",
+                {"new_dtype": "f8"},
+                "convert: attribute 'new_dtype' must be one of 'bool', 'i8', 'i16', 'i32', 'i64', 'u8', 'u16', 'u32', 'u64', 'f32', 'f64', 'f16', 'bf16', got 'f8'",
             ),
             Bad("f32[2]", {}, "convert: missing attribute 'new_dtype'"),
         ),

@@ -86,7 +86,7 @@ CASES = [
     ("bad sharding axis", MESH + func("  return %x\n", '(%x: f32[8] {sharding = <@m, [{"q"}]>}) -> (f32[8])'), ParseError, (2, 39), "mesh @m has no axis 'q'; its axes are 'x', 'y'"),
     ("bad replicated axis", MESH + func('  %0 = tanh(%x) : f32[8] <@m, [{}], replicated={"x", "w"}>\n  return %0\n'), ParseError, (3, 54), "has no axis 'w'"),
     # types, attributes and shardings
-    ("unknown dtype", MESH + func("  return %x\n", "(%x: f16[8]) -> (f32[8])"), ParseError, (2, 13), "unknown element type 'f16'"),
+    ("unknown dtype", MESH + func("  return %x\n", "(%x: f8[8]) -> (f32[8])"), ParseError, (2, 13), "unknown element type 'f8'"),
     ("negative dim", MESH + func("  return %x\n", "(%x: f32[-1]) -> (f32[8])"), ParseError, (2, 17), "dimension sizes must not be negative"),
     ("attribute given twice", MESH + func("  %0 = tanh(%x) {a = 1, a = 2} : f32[8]\n  return %0\n"), ParseError, (3, 25), "attribute 'a' is given twice"),
     ("bare word as a value", MESH + func("  %0 = tanh(%x) {a = maybe} : f32[8]\n  return %0\n"), ParseError, (3, 22), "found 'maybe'"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 from meshjit.ir import (
@@ -203,6 +204,12 @@ def float_bits(values, dtype):
         np.array([True, False] * 40).reshape(8, 10),
         np.zeros((1000, 0), dtype=np.int32),
         float_bits(np.arange(0x7F800001, 0x7F800001 + 100), np.float32),
+        # 16-bit floats: subnormals, the largest finite, infinities, NaN payloads, every bit pattern
+        np.array([0.1, -0.0, 6e-8, 65504.0, np.inf, -np.inf, np.nan], dtype=np.float16),
+        np.array([0x7C01, 0xFE00, 0x0001, 0x3C00, 0x8001], np.uint16).view(np.float16),
+        np.array([0x7F81, 0xFFC0, 0x0001, 0x7F7F, 0x3F80, 0x3DCD], np.uint16).view(ml_dtypes.bfloat16),
+        np.arange(0, 2**16, 997, dtype=np.uint16)[:60].view(ml_dtypes.bfloat16),
+        np.arange(0, 2**16, 1021, dtype=np.uint16).view(np.float16),
     ],
     ids=lambda array: f"{array.dtype}{list(array.shape)}",
 )

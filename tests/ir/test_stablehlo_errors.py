@@ -52,8 +52,8 @@ def test_an_unterminated_module_is_an_error_at_the_end():
 
 
 @pytest.mark.parametrize("body, fragment", [
-    (("%0 = stablehlo.convert %arg0 : (tensor<4xf32>) -> tensor<4xbf16>",
-      "%1 = stablehlo.convert %0 : (tensor<4xbf16>) -> tensor<4xf32>", "return %1 : tensor<4xf32>"), "bf16"),
+    (("%0 = stablehlo.convert %arg0 : (tensor<4xf32>) -> tensor<4xi4>",
+      "%1 = stablehlo.convert %0 : (tensor<4xi4>) -> tensor<4xf32>", "return %1 : tensor<4xf32>"), "i4"),
     (("%0 = stablehlo.custom_call @my_kernel(%arg0) : (tensor<4xf32>) -> tensor<4xf32>",
       "return %0 : tensor<4xf32>"), "@my_kernel"),
     (("%0 = stablehlo.add %arg0, %arg9 : tensor<4xf32>", "return %0 : tensor<4xf32>"), "undefined value %arg9"),

@@ -36,7 +36,7 @@ class LinearInput:
 
 
 def is_float(dtype: str) -> bool:
-    return dtype in ("f32", "f64")
+    return dtype in ("f32", "f64", "f16", "bf16")
 
 
 def type_of(value) -> TensorType:

@@ -11,7 +11,7 @@ from meshjit.ir.dtypes import DTYPES, canonicalize, from_numpy
 from ...sharding.factor_types import spec_text
 from .. import lax_ops as lax
 from ..operands import canonical_numpy, dtype_of, is_python_scalar, shape_of, x64
-from ..promotion import DType, promote_all
+from ..promotion import DType, is_float, promote_all
 from ...sharding.sharding_types import ShardingType, ShardingTypeError
 from ..trace import Tracer, is_concrete_array, operand_sharding_type
 
@@ -66,7 +66,7 @@ def dtype_argument(dtype, function: str) -> str:
     except TypeError:
         raise TypeError(
             f"{function}: dtype {numpy_dtype} is not supported; meshjit arrays hold bool, int8, int16, "
-            f"int32, int64, uint8, uint16, uint32, uint64, float32 or float64"
+            f"int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32 or float64"
         ) from None
 
 
@@ -203,7 +203,7 @@ def promote_and_broadcast(function: str, *values, dtype: str | None = None):
 def inexact_dtype(dtype: DType) -> DType:
     """JAX's ``to_inexact_dtype``: bool and i32 become f32 and i64 becomes f64, keeping the
     weak flag (so ``sqrt`` of an i32 is f32 even with x64 on, as in JAX)."""
-    if dtype.name in ("f32", "f64"):
+    if is_float(dtype.name):
         return dtype
     return DType("f64" if dtype.name == "i64" else "f32", dtype.weak)
 
@@ -224,7 +224,7 @@ def array_operand(value, function: str):
 
 def check_dtype_kind(function: str, dtype: DType, allowed: str) -> None:
     """Raise a TypeError unless the IR dtype's kind is one of ``allowed`` ("b", "i", "u", "f")."""
-    kind = "b" if dtype.name == "bool" else dtype.name[0]
+    kind = "b" if dtype.name == "bool" else "f" if is_float(dtype.name) else dtype.name[0]
     if kind not in allowed:
         names = {"b": "bool", "i": "integer", "u": "unsigned integer", "f": "floating"}
         accepted = ", ".join(names[letter] for letter in allowed)

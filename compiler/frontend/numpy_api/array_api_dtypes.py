@@ -3,6 +3,7 @@ can_cast isdtype iinfo finfo``, on JAX's promotion lattice (weak Python scalars 
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 from meshjit.ir.dtypes import from_numpy, to_numpy
 
@@ -43,6 +44,11 @@ def _numpy_dtype(value, function: str) -> np.dtype:
         return np.dtype(value if numpy_scalar_type else getattr(value, "dtype", value))
     except TypeError:
         raise TypeError(f"{function}: {value!r} is neither a dtype nor an array") from None
+
+
+def _kind_letter(numpy_dtype: np.dtype) -> str:
+    """numpy's kind letter, with ml_dtypes' bfloat16 (a void-kind extension type) a float."""
+    return "f" if numpy_dtype == to_numpy("bf16") else numpy_dtype.kind
 
 
 def _argument_dtype(value, function: str) -> DType:
@@ -98,7 +104,7 @@ def isdtype(dtype, kind) -> bool:
         if isinstance(entry, str):
             if entry not in _KINDS:
                 raise ValueError(f"isdtype: unknown kind {entry!r}; expected a dtype or one of {', '.join(_KINDS)}")
-            if target.kind in _KINDS[entry]:
+            if _kind_letter(target) in _KINDS[entry]:
                 return True
         elif target == _numpy_dtype(entry, "isdtype"):
             return True
@@ -114,14 +120,15 @@ def iinfo(int_type) -> np.iinfo:
 
 
 class finfo:  # noqa: N801 - jax.numpy's and the standard's name
-    """Machine limits of a floating dtype (or a float array's dtype): numpy's ``finfo`` with
-    ``eps max min smallest_normal tiny`` as Python floats, as the standard asks."""
+    """Machine limits of a floating dtype (or a float array's dtype): ml_dtypes' ``finfo``
+    (numpy's, extended to bfloat16, as JAX's) with ``eps max min smallest_normal tiny`` as
+    Python floats, as the standard asks."""
 
     def __init__(self, dtype):
         numpy_dtype = _numpy_dtype(dtype, "finfo")
-        if numpy_dtype.kind not in "fc":
+        if _kind_letter(numpy_dtype) not in "fc":
             raise ValueError(f"finfo: expected a floating dtype, got {numpy_dtype}")
-        self._info = np.finfo(numpy_dtype)
+        self._info = ml_dtypes.finfo(numpy_dtype)
         self.dtype = self._info.dtype
         self.bits = int(self._info.bits)
         for name in ("eps", "epsneg", "max", "min", "smallest_normal", "smallest_subnormal", "tiny", "resolution"):

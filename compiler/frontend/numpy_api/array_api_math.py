@@ -25,6 +25,7 @@ from .elementwise import (
     right_shift,
 )
 from .elementwise_math import arccos, arcsin, arctan
+from meshjit.ir.dtypes import is_float
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
 __all__ = (
@@ -73,7 +74,7 @@ def _inexact_operand(name: str, x):
 
 def _negative_sign(x):
     """True where ``x`` has its sign bit set (-0.0 and negative NaNs included)."""
-    integer = {"f32": "i32", "f64": "i64"}[dtype_of(x).name]
+    integer = {"f16": "i16", "bf16": "i16", "f32": "i32", "f64": "i64"}[dtype_of(x).name]
     return lax.lt(lax.bitcast_convert_type(x, integer), 0)
 
 
@@ -125,7 +126,7 @@ def signbit(x, /):
     dtype = dtype_of(value)
     check_dtype_kind("signbit", dtype, "biuf")
     operand = convert_operand(value, dtype.name)
-    if dtype.name in ("f32", "f64"):
+    if is_float(dtype.name):
         return _negative_sign(operand)
     if dtype.name[0] == "i":
         return lax.lt(operand, 0)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import builtins
 import math
 
+from meshjit.ir.dtypes import NARROW_FLOATS
+
 from .. import lax_ops as lax
 from .. import sharding_ops
 from ..operands import dtype_of, shape_of, x64
@@ -80,6 +82,14 @@ def _summation_dtype(dtype: DType) -> str:
     return dtype.name
 
 
+def _in_float32(compute, operand, name: str):
+    """``compute(operand, name)``, in f32 for the 16-bit floats and rounded back once (as JAX's
+    sum, prod, mean and var accumulate them, so that sharded partial sums stay f32 too)."""
+    if name not in NARROW_FLOATS:
+        return compute(operand, name)
+    return convert_operand(compute(convert_operand(operand, "f32"), "f32"), name)
+
+
 def _with_initial(result, initial, combine, name: str, function: str):
     if initial is None:
         return result
@@ -91,7 +101,7 @@ def sum(a, axis=None, dtype=None, keepdims: bool = False, *, initial=None, where
     """Sum over ``axis`` (None: every axis) of the elements ``where`` keeps, plus ``initial``;
     bools and narrow ints sum in the default int."""
     operand, axes, name = _prepare("sum", a, axis, dtype, _summation_dtype)
-    result = lax.reduce_sum(with_mask(operand, where, 0, "sum"), axes)
+    result = _in_float32(lambda value, _: lax.reduce_sum(with_mask(value, where, 0, "sum"), axes), operand, name)
     return _keep_dims(_with_initial(result, initial, lax.add, name, "sum"), axes, keepdims)
 
 
@@ -99,7 +109,7 @@ def prod(a, axis=None, dtype=None, keepdims: bool = False, *, initial=None, wher
     """Product over ``axis`` of the elements ``where`` keeps, times ``initial``; bools and
     narrow ints multiply in the default int."""
     operand, axes, name = _prepare("prod", a, axis, dtype, _summation_dtype)
-    result = lax.reduce_prod(with_mask(operand, where, 1, "prod"), axes)
+    result = _in_float32(lambda value, _: lax.reduce_prod(with_mask(value, where, 1, "prod"), axes), operand, name)
     return _keep_dims(_with_initial(result, initial, lax.mul, name, "prod"), axes, keepdims)
 
 
@@ -170,8 +180,11 @@ def mean(a, axis=None, dtype=None, keepdims: bool = False, *, where=None):
     operand, axes, name = _prepare("mean", a, axis, dtype, lambda dtype: inexact_dtype(dtype).name)
     if not is_float(name):
         raise TypeError(f"mean: dtype must be a float dtype, got {name}")
-    total = lax.reduce_sum(with_mask(operand, where, 0, "mean"), axes)
-    result = lax.div(total, _count_of(operand, axes, where, "mean", name))
+    def average(value, dtype: str):
+        total = lax.reduce_sum(with_mask(value, where, 0, "mean"), axes)
+        return lax.div(total, _count_of(value, axes, where, "mean", dtype))
+
+    result = _in_float32(average, operand, name)
     return _keep_dims(result, axes, keepdims)
 
 
@@ -194,11 +207,13 @@ def var(
     operand, axes, name = _prepare("var", a, axis, dtype, lambda dtype: inexact_dtype(dtype).name)
     if not is_float(name):
         raise TypeError(f"var: dtype must be a float dtype, got {name}")
-    centered = subtract(operand, mean(operand, axes, keepdims=True, where=where))
-    squares = lax.reduce_sum(with_mask(lax.mul(centered, centered), where, 0, "var"), axes)
-    # numpy divides by max(n - ddof, 0): too few elements give inf or NaN, not an error.
-    result = lax.div(squares, _count_of(operand, axes, where, "var", name, ddof))
-    return _keep_dims(result, axes, keepdims)
+    def variance(value, dtype: str):
+        centered = subtract(value, mean(value, axes, keepdims=True, where=where))
+        squares = lax.reduce_sum(with_mask(lax.mul(centered, centered), where, 0, "var"), axes)
+        # numpy divides by max(n - ddof, 0): too few elements give inf or NaN, not an error.
+        return lax.div(squares, _count_of(value, axes, where, "var", dtype, ddof))
+
+    return _keep_dims(_in_float32(variance, operand, name), axes, keepdims)
 
 
 def std(

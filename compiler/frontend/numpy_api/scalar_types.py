@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from .creation import array
@@ -11,6 +12,8 @@ from .creation import array
 __all__ = (
     "bool",
     "bool_",
+    "bfloat16",
+    "float16",
     "float32",
     "float64",
     "float_",
@@ -51,6 +54,8 @@ uint8 = _scalar_type("uint8", np.uint8)
 uint16 = _scalar_type("uint16", np.uint16)
 uint32 = _scalar_type("uint32", np.uint32)
 uint64 = _scalar_type("uint64", np.uint64)
+float16 = _scalar_type("float16", np.float16)
+bfloat16 = _scalar_type("bfloat16", ml_dtypes.bfloat16)
 float32 = _scalar_type("float32", np.float32)
 float64 = _scalar_type("float64", np.float64)
 

@@ -12,6 +12,7 @@ from ..operands import dtype_of, shape_of, x64
 from ..promotion import default_int
 from .arguments import as_array_argument, convert_operand, result_dtype
 from .elementwise_math import isnan
+from meshjit.ir.dtypes import is_float
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
 __all__ = (
@@ -23,7 +24,7 @@ _METHODS = ("scan", "scan_unrolled", "sort", "compare_all")
 
 def _before(left, right):
     """``left`` sorts strictly before ``right`` (NaN after every number)."""
-    if dtype_of(left).name not in ("f32", "f64"):
+    if not is_float(dtype_of(left).name):
         return lax.lt(left, right)
     return lax.bitwise_or(lax.lt(left, right), lax.bitwise_and(isnan(right), lax.bitwise_not(isnan(left))))
 

@@ -27,6 +27,7 @@ from .arguments import (
 )
 from .elementwise import not_equal, remainder, subtract
 from .shape_ops import concatenate
+from meshjit.ir.dtypes import is_float
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
 __all__ = (
@@ -147,7 +148,7 @@ def _stat(array, axis: int, rows, mode: str):
     if mode == "mean":
         count = shape_of(rows)[axis]
         kind = dtype_of(array).name
-        if kind in ("f32", "f64"):
+        if is_float(kind):
             total = lax.div(total, lax.full(shape_of(total), count, kind))
         else:
             mean = lax.div(lax.convert_element_type(total, "f64" if kind == "i64" else "f32"), float(count))

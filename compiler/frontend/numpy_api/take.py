@@ -24,6 +24,7 @@ from .arguments import (
     with_weak_type,
 )
 from .elementwise import remainder
+from meshjit.ir.dtypes import is_float
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
 __all__ = (
@@ -45,7 +46,7 @@ def _check_mode(mode, function: str, allowed=_MODES) -> str:
 def _index_operand(indices, function: str):
     """Integer (or bool) indices as a lax operand of the default int dtype."""
     value = as_array_argument(indices, function)
-    if dtype_of(value).name in ("f32", "f64"):
+    if is_float(dtype_of(value).name):
         raise TypeError(f"{function}: indices must be integers, got dtype {dtype_of(value).name}")
     return convert_operand(value, default_int(x64()))
 

@@ -126,9 +126,12 @@ def fold_in(key, data):
     return lax.concatenate([lax.reshape(first, (1,)), lax.reshape(second, (1,))], 0)
 
 
+_NARROW_UNSIGNED = {8: "u8", 16: "u16"}
+
+
 def random_bits(key, bit_width: int, shape):
-    """Uniform random bits of ``shape``: ``u32`` (the xor of the two hashed words) or ``u64``
-    (the high word shifted over the low one)."""
+    """Uniform random bits of ``shape``: ``u32`` (the xor of the two hashed words), its low
+    bits for ``u8`` and ``u16``, or ``u64`` (the high word shifted over the low one)."""
     shape = tuple(shape)
     if not _partitionable():
         return _original_bits(key, bit_width, shape)
@@ -138,6 +141,8 @@ def random_bits(key, bit_width: int, shape):
         wide_first, wide_second = (lax.convert_element_type(word, "u64") for word in (first, second))
         shifted = lax.shift_left(wide_first, lax.full(shape, np.uint64(32), "u64"))
         return lax.bitwise_or(shifted, wide_second)
+    if bit_width in _NARROW_UNSIGNED:
+        return lax.convert_element_type(lax.bitwise_xor(first, second), _NARROW_UNSIGNED[bit_width])
     return lax.bitwise_xor(first, second)
 
 
@@ -162,4 +167,16 @@ def _original_bits(key, bit_width: int, shape):
         high, low = (lax.convert_element_type(lax.slice(bits, (start,), (start + size,)), "u64")
                      for start in (0, size))
         bits = lax.bitwise_or(lax.shift_left(high, lax.full((size,), np.uint64(32), "u64")), low)
+    if bit_width in _NARROW_UNSIGNED:
+        bits = _split_words(bits, bit_width, size)
     return lax.reshape(bits, shape)
+
+
+def _split_words(words, bit_width: int, size: int):
+    """The first ``size`` ``bit_width``-bit pieces of the words, each word's low piece first."""
+    pieces = 32 // bit_width
+    count = shape_of(words)[0]
+    spread = lax.broadcast_in_dim(words, (count, pieces), (0,))
+    amounts = lax.mul(lax.broadcasted_iota("u32", (count, pieces), 1), lax.full((count, pieces), np.uint32(bit_width), "u32"))
+    flat = lax.reshape(lax.shift_right_logical(spread, amounts), (count * pieces,))
+    return lax.convert_element_type(lax.slice(flat, (0,), (size,)), _NARROW_UNSIGNED[bit_width])

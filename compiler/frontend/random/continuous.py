@@ -4,8 +4,9 @@ exponential built on it, each with JAX's algorithm and op order so that the numb
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
-from meshjit.ir.dtypes import to_numpy
+from meshjit.ir.dtypes import NARROW_FLOATS, to_numpy
 
 from .. import lax_ops as lax
 from ..autodiff import stop_gradient
@@ -13,7 +14,7 @@ from ..operands import as_operand, dtype_of, shape_of
 from . import xla_float32
 from .bits import random_bits
 
-_UNSIGNED = {32: "u32", 64: "u64"}
+_UNSIGNED = {16: "u16", 32: "u32", 64: "u64"}
 
 
 def _log(x):
@@ -65,16 +66,25 @@ def uniform(key, shape, dtype: str, minval=0.0, maxval=1.0, function: str = "uni
     """Floats in ``[minval, maxval)``: random mantissa bits under the exponent of 1.0 give
     ``[1, 2)``; minus one, scaled and shifted (one fused multiply-add, as XLA computes it)."""
     shape = tuple(shape)
-    width = np.finfo(to_numpy(dtype)).bits
-    return uniform_from_bits(random_bits(key, width, shape), shape, dtype, minval, maxval, function)
+    return uniform_from_bits(random_bits(key, _drawn_bits(dtype), shape), shape, dtype, minval, maxval, function)
+
+
+def _drawn_bits(dtype: str) -> int:
+    """How many random bits a float of ``dtype`` draws: its width, but 8 for a mantissa of fewer
+    than 8 bits (bf16's 7), as JAX draws."""
+    info = ml_dtypes.finfo(to_numpy(dtype))
+    return 8 if info.nmant < 8 else info.bits
 
 
 def uniform_from_bits(bits, shape, dtype: str, minval=0.0, maxval=1.0, function: str = "uniform"):
-    """``uniform``'s floats from its random ``bits`` (as many bits as ``dtype`` has)."""
-    info = np.finfo(to_numpy(dtype))
+    """``uniform``'s floats from its random ``bits`` (``_drawn_bits(dtype)`` of them)."""
+    info = ml_dtypes.finfo(to_numpy(dtype))
     width, mantissa = info.bits, info.nmant
     unsigned = _UNSIGNED[width]
-    shift = _constant(shape, width - mantissa, unsigned)
+    drawn = _drawn_bits(dtype)
+    if drawn != width:
+        bits = lax.convert_element_type(bits, unsigned)
+    shift = _constant(shape, drawn - mantissa, unsigned)
     one_bits = np.array(1.0, to_numpy(dtype)).view(to_numpy(unsigned))
     float_bits = lax.bitwise_or(lax.shift_right_logical(bits, shift), _constant(shape, one_bits, unsigned))
     floats = lax.sub(lax.bitcast_convert_type(float_bits, dtype), _constant(shape, 1.0, dtype))
@@ -85,6 +95,9 @@ def uniform_from_bits(bits, shape, dtype: str, minval=0.0, maxval=1.0, function:
     low = _bounds_to(minval, shape, dtype, "minval", function)
     high = _bounds_to(maxval, shape, dtype, "maxval", function)
     # NOTE: JAX subtracts the bounds before broadcasting them; the values are the same.
+    if dtype in NARROW_FLOATS:
+        # XLA rounds the 16-bit product before the sum: no fused multiply-add
+        return lax.max(low, lax.add(lax.mul(floats, lax.sub(high, low)), low))
     return lax.max(low, lax.fma(floats, lax.sub(high, low), low))
 
 
@@ -132,7 +145,7 @@ def gumbel(key, shape, dtype: str, mode: str = "low"):
     """Gumbel values: -log(-log(u)) with u uniform in [tiny, 1) ("low"), or u built from two
     uniform draws for twice the resolution near 1 ("high")."""
     shape = tuple(shape)
-    info = np.finfo(to_numpy(dtype))
+    info = ml_dtypes.finfo(to_numpy(dtype))
     if mode == "low":
         u = uniform(key, shape, dtype, info.tiny, 1.0, "gumbel")
         return lax.neg(_log(lax.neg(_log(u))))

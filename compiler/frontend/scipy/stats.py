@@ -287,7 +287,7 @@ def _multivariate_normal_logpdf(x, mean, cov, allow_singular=None):
     """The Gaussian log-density: a scalar ``mean`` is one-dimensional, a scalar ``cov`` a
     multiple of the identity, else ``cov`` is a (batch of) matrices, used through its
     Cholesky factor."""
-    from .linalg_compose import cholesky_lower, solve_lower_triangular
+    from .linalg_solvers import cholesky_lower, solve_lower_triangular
 
     if allow_singular is not None:
         raise NotImplementedError("allow_singular argument of multivariate_normal.logpdf")

@@ -150,11 +150,41 @@ def control_flow() -> dict:
             "newton_steps": steps, "newton_roots": roots, "cond": branch(v)}
 
 
+def half_floats() -> dict:
+    """float16 and bfloat16 through every kind of collective (MPI has no 16-bit float type):
+    psums (bf16 in f32 rounded once, f16 in member order), a sum over a sharded axis, a
+    reshard, a gather and a ring of ppermutes. Results are returned in f32 (exactly) for the
+    npz files."""
+    shard_map = getattr(jax, "shard_map", None)
+    if shard_map is None:
+        from meshjit.shard_map_api import shard_map
+    line, grid = _meshes()
+    outputs = {}
+    for dtype in ("float16", "bfloat16"):
+        x = jax.device_put(_data(16, 8, seed=13).astype(dtype), NamedSharding(line, P("x")))
+        y = jax.device_put(_data(16, 32, seed=14).astype(dtype), NamedSharding(grid, P("x", "y")))
+        psum = shard_map(lambda v: jax.lax.psum(v, "x"), mesh=line, in_specs=P("x"), out_specs=P())
+        ring = shard_map(lambda v: jax.lax.ppermute(v, "x", [(i, (i + 1) % 8) for i in range(8)]), mesh=line,
+                         in_specs=P("x"), out_specs=P("x"))
+        results = {
+            "psum": jax.jit(psum)(x),
+            "sum_axis0": jax.jit(lambda v: jnp.sum(v, axis=0))(y),
+            "raw_sum_axis0": jax.jit(lambda v: jax.lax.reduce_sum(v, (0,)))(y),
+            "to_columns": jax.jit(lambda v: jax.lax.with_sharding_constraint(v * 2, NamedSharding(line, P(None, "x"))))(x),
+            "gathered": jax.jit(lambda v: v + 1, out_shardings=NamedSharding(grid, P()))(y),
+            "ring": jax.jit(ring)(x),
+        }
+        outputs.update({f"{name}_{dtype}": value.astype(jnp.float32) for name, value in results.items()})
+    return outputs
+
+
 CASES = {"megatron_mlp": megatron_mlp, "sharded_reduction": sharded_reduction, "reshards": reshards,
          "ring_all_reduce": ring_all_reduce, "halos_and_lookups": halos_and_lookups,
-         "control_flow": control_flow}
+         "control_flow": control_flow, "half_floats": half_floats}
 
 # Outputs whose collectives move or compare values without adding floats across processes (the
 # ring adds in program order, so it is exact too).
 EXACT = {"max_axis0", "all_to_all_line", "all_to_all_grid", "all_gather_grid", "ring", "all_to_all_two_axes",
-         "axis_index", "roll", "lookup", "newton_steps"}
+         "axis_index", "roll", "lookup", "newton_steps"} | {
+    f"{name}_{dtype}" for name in ("psum", "sum_axis0", "raw_sum_axis0", "to_columns", "gathered", "ring")
+    for dtype in ("float16", "bfloat16")}

@@ -1,0 +1,208 @@
+"""The linear algebra ops' derivative rules, the standard ones JAX uses: each tangent is built
+from the primal results with products, triangular solves and masks, all linear in the tangent,
+so reverse mode transposes them (triangular_solve is linear in its right-hand side; its
+transpose solves with the transposed matrix). Integer results (LU's pivots) carry no tangent.
+QR with full_matrices on a tall matrix and SVD with full_matrices on a non-square one have no
+derivative in JAX either (NotImplementedError, as JAX raises)."""
+
+from __future__ import annotations
+
+from ..frontend import lax_linalg as linalg
+from ..frontend import lax_ops as lax
+from ..frontend.autodiff.evaluate import emit
+from ..frontend.autodiff.registries import LinearInput, add_tangents, type_of
+from ..frontend.lax_linalg import diagonal, identity_like, matmul, transpose_matrix, triangle
+from ..frontend.operands import shape_of
+from ..frontend.trace import bind
+from ..tables import jvp_rules, transpose_rules
+
+
+def _solve(a, b, **flags):
+    attrs = {"left_side": True, "lower": True, "transpose_a": False, "unit_diagonal": False, **flags}
+    return emit_triangular_solve(a, b, attrs)
+
+
+def emit_triangular_solve(a, b, attrs):
+    return bind("triangular_solve", [a, b], attrs)[0]
+
+
+@jvp_rules.register("cholesky")
+def _cholesky(op, primals, tangents):
+    (factor,) = emit(op, primals)
+    (tangent,) = tangents
+    if tangent is None:
+        return [factor], [None]
+    # L^{-1} sym(dA) L^{-T}, of which dL = L phi(.) with phi the lower triangle, diagonal halved
+    middle = _solve(factor, linalg.symmetrize(tangent), left_side=False, transpose_a=True)
+    middle = _solve(factor, middle)
+    phi = lax.add(triangle(middle, lower=True, offset=-1), lax.mul(lax.mul(middle, identity_like(middle)), 0.5))
+    return [factor], [matmul(factor, phi)]
+
+
+@jvp_rules.register("triangular_solve")
+def _triangular_solve(op, primals, tangents):
+    a, b = primals
+    tangent_a, tangent_b = tangents
+    (solution,) = emit(op, primals)
+    attrs = op.attrs
+    from_b = None if tangent_b is None else emit(op, [a, tangent_b])[0]
+    from_a = None
+    if tangent_a is not None:
+        # d(op(a)^{-1} b) = -op(a)^{-1} op(da) x, da restricted to the triangle the op reads
+        read = triangle(tangent_a, attrs["lower"], offset=(-1 if attrs["lower"] else 1) if attrs["unit_diagonal"] else 0)
+        changed = transpose_matrix(read) if attrs["transpose_a"] else read
+        product = matmul(changed, solution) if attrs["left_side"] else matmul(solution, changed)
+        from_a = emit(op, [a, lax.neg(product)])[0]
+    return [solution], [add_tangents(from_b, from_a)]
+
+
+@transpose_rules.register("triangular_solve")
+def _triangular_solve_transpose(op, cotangents, operands):
+    a, b = operands
+    if isinstance(a, LinearInput):
+        raise AssertionError("autodiff internal error: triangular_solve is linear in b only")
+    (cotangent,) = cotangents
+    if cotangent is None:
+        return [None, None]
+    attrs = {**op.attrs, "transpose_a": not op.attrs["transpose_a"]}
+    return [None, emit_triangular_solve(a, cotangent, attrs)]
+
+
+def _permute_rows(permutation, x):
+    """``x[..., permutation, :]`` as a product with the permutation's one-hot matrix."""
+    size = shape_of(permutation)[-1]
+    rank = len(shape_of(x))
+    square = shape_of(permutation) + (size,)
+    spread = lax.broadcast_in_dim(permutation, square, tuple(range(rank - 1)))
+    one_hot = lax.convert_element_type(lax.eq(spread, lax.broadcasted_iota("i32", square, rank - 1)),
+                                       type_of(x).dtype)
+    return matmul(one_hot, x)
+
+
+def _pad_matrix(x, rows: int, columns: int):
+    """``x`` with zero rows and columns appended to make its matrix dims ``rows x columns``."""
+    shape = shape_of(x)
+    config = [(0, 0, 0)] * (len(shape) - 2) + [(0, rows - shape[-2], 0), (0, columns - shape[-1], 0)]
+    return lax.pad(x, 0.0, config)
+
+
+def _sliced(x, rows: int, columns: int):
+    shape = shape_of(x)
+    return lax.slice(x, (0,) * len(shape), shape[:-2] + (rows, columns))
+
+
+@jvp_rules.register("lu")
+def _lu(op, primals, tangents):
+    packed, pivots, permutation = emit(op, primals)
+    (tangent,) = tangents
+    if tangent is None:
+        return [packed, pivots, permutation], [None, None, None]
+    rows, columns = shape_of(packed)[-2:]
+    inner = min(rows, columns)
+    # L (rows x rows, unit lower) and U (columns x columns, the identity past the inner rows)
+    lower = _pad_matrix(triangle(_sliced(packed, rows, inner), lower=True, offset=-1), rows, rows)
+    lower = lax.add(lower, identity_like(lower))
+    upper = _pad_matrix(triangle(_sliced(packed, inner, columns), lower=False), columns, columns)
+    eye = identity_like(upper)
+    tail = lax.sub(eye, _pad_matrix(_sliced(eye, inner, inner), columns, columns))
+    upper = lax.add(upper, tail)
+    # L^{-1} P dA U^{-1}: its strict lower part moves L, the rest moves U
+    scaled = _solve(lower, _permute_rows(permutation, tangent), unit_diagonal=True)
+    scaled = _solve(upper, scaled, left_side=False, lower=False)
+    change = lax.add(matmul(lower, triangle(scaled, lower=True, offset=-1)),
+                     matmul(triangle(scaled, lower=False), upper))
+    return [packed, pivots, permutation], [change, None, None]
+
+
+def _qr_square(q, r, tangent):
+    """dQ, dR of a matrix with at least as many rows as columns (reduced)."""
+    scaled = _solve(r, tangent, left_side=False, lower=False)
+    projected = matmul(transpose_matrix(q), scaled)
+    below = triangle(projected, lower=True, offset=-1)
+    skew = lax.sub(below, transpose_matrix(below))
+    change_q = lax.add(matmul(q, lax.sub(skew, projected)), scaled)
+    change_r = matmul(lax.sub(projected, skew), r)
+    return change_q, change_r
+
+
+@jvp_rules.register("qr")
+def _qr(op, primals, tangents):
+    q, r = emit(op, primals)
+    (tangent,) = tangents
+    if tangent is None:
+        return [q, r], [None, None]
+    rows, columns = shape_of(primals[0])[-2:]
+    if rows >= columns:
+        if op.attrs["full_matrices"] and rows > columns:
+            raise NotImplementedError("qr: the derivative of a QR decomposition with full_matrices=True of a "
+                                      f"matrix with more rows ({rows}) than columns ({columns}) is not defined "
+                                      "(as in JAX); use full_matrices=False")
+        return [q, r], list(_qr_square(q, r, tangent))
+    # a wide matrix [A1 A2] with A1 square: Q and R1 move with A1, R2 = Q^T A2
+    batch = shape_of(tangent)[:-2]
+    left = _sliced(r, rows, rows)
+    change_q, change_left = _qr_square(q, left, _sliced(tangent, rows, rows))
+    start = (0,) * len(batch) + (0, rows)
+    right = lax.slice(r, start, batch + (rows, columns))
+    tangent_right = lax.slice(tangent, start, batch + (rows, columns))
+    change_right = matmul(transpose_matrix(q), lax.sub(tangent_right, matmul(change_q, right)))
+    return [q, r], [change_q, lax.concatenate([change_left, change_right], len(batch) + 1)]
+
+
+def _pairwise_inverse(values, plus: bool):
+    """``F[i, j] = 1 / (v_j - v_i)`` (or ``1 / (v_j^2 - v_i^2)`` when ``plus``) off the diagonal,
+    zero on it."""
+    shape = shape_of(values)
+    rank = len(shape)
+    square = shape + (shape[-1],)
+    by_column = lax.broadcast_in_dim(values, square, tuple(range(rank - 1)) + (rank,))
+    by_row = lax.broadcast_in_dim(values, square, tuple(range(rank)))
+    difference = lax.sub(by_column, by_row)
+    if plus:
+        difference = lax.mul(difference, lax.add(by_column, by_row))
+    eye = identity_like(difference)
+    return lax.sub(lax.div(lax.full(square, 1.0, type_of(values).dtype), lax.add(difference, eye)), eye)
+
+
+@jvp_rules.register("eigh")
+def _eigh(op, primals, tangents):
+    vectors, values = emit(op, primals)
+    (tangent,) = tangents
+    if tangent is None:
+        return [vectors, values], [None, None]
+    rotated = matmul(matmul(transpose_matrix(vectors), tangent), vectors)
+    change_vectors = matmul(vectors, lax.mul(_pairwise_inverse(values, plus=False), rotated))
+    return [vectors, values], [change_vectors, diagonal(rotated)]
+
+
+@jvp_rules.register("svd")
+def _svd(op, primals, tangents):
+    outputs = emit(op, primals)
+    (tangent,) = tangents
+    if tangent is None:
+        return outputs, [None] * len(outputs)
+    rows, columns = shape_of(primals[0])[-2:]
+    compute_uv = op.attrs["compute_uv"]
+    if compute_uv and op.attrs["full_matrices"] and rows != columns:
+        raise NotImplementedError(f"svd: the derivative with full_matrices=True of a {rows} x {columns} matrix "
+                                  "is not defined (as in JAX); use full_matrices=False")
+    reduced = {"full_matrices": False, "compute_uv": True}
+    values, u, vh = outputs if compute_uv else bind("svd", [primals[0]], reduced)
+    v = transpose_matrix(vh)
+    rotated = matmul(matmul(transpose_matrix(u), tangent), v)
+    change_values = diagonal(rotated)
+    if not compute_uv:
+        return outputs, [change_values]
+    pairwise = _pairwise_inverse(values, plus=True)
+    scaled_right, scaled_left = linalg.columns_times(rotated, values), linalg.rows_times(values, rotated)
+    change_u = matmul(u, lax.mul(pairwise, lax.add(scaled_right, transpose_matrix(scaled_right))))
+    change_v = matmul(v, lax.mul(pairwise, lax.add(scaled_left, transpose_matrix(scaled_left))))
+    inverse = lax.div(lax.full(shape_of(values), 1.0, type_of(values).dtype), values)
+    if rows > columns:
+        moved = matmul(tangent, v)
+        change_u = lax.add(change_u, linalg.columns_times(lax.sub(moved, matmul(u, matmul(transpose_matrix(u), moved))),
+                                                         inverse))
+    if columns > rows:
+        moved = matmul(transpose_matrix(tangent), u)
+        change_v = lax.add(change_v, linalg.columns_times(lax.sub(moved, matmul(v, matmul(vh, moved))), inverse))
+    return outputs, [change_values, change_u, transpose_matrix(change_v)]

@@ -1,0 +1,48 @@
+"""The partitioner's op-table rows of the linear algebra ops (imported by partition_cases.py):
+batch dims stay sharded with no collective; a sharded matrix dim is all-gathered first; the free
+dim of a triangular solve's right-hand side stays sharded."""
+
+from __future__ import annotations
+
+import numpy as np
+from meshjit.ir.dtypes import to_numpy
+from partition_cases import Case, Operand, normal, record
+
+
+def symmetric_positive(rng, shape, dtype):
+    a = rng.standard_normal(shape)
+    return (a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])).astype(to_numpy(dtype))
+
+
+def dominant(rng, shape, dtype):
+    a = rng.standard_normal(shape) + 4 * np.eye(shape[-1])
+    return a.astype(to_numpy(dtype))
+
+
+SPD = Operand("f32[8,6,6]", symmetric_positive)
+SQUARE = Operand("f32[8,6,6]", dominant)
+TALL = Operand("f32[8,6,4]", normal)
+LEFT = {"left_side": True, "lower": True, "transpose_a": False, "unit_diagonal": False}
+RIGHT = {"left_side": False, "lower": False, "transpose_a": True, "unit_diagonal": False}
+# NOTE: the free dim (4) divides over x on these meshes, not on (8,)
+FREE_DIVIDES = ("2", "2x2", "2x4")
+BATCH_ONLY = Case(("x,-,-",), None, ())
+GATHERED = Case(("-,x,-",), None, ("all_gather",))
+
+
+def linalg_records() -> list:
+    return [
+        record("cholesky", "", [SPD], {}, [BATCH_ONLY, GATHERED, Case(("x,-,y",), meshes=("2x2", "2x4"))]),
+        record("triangular_solve", "left", [SQUARE, "f32[8,6,4]"], LEFT,
+               [Case(("x,-,-", "x,-,-"), None, ()), Case(("-,-,-", "-,-,x"), "-,-,x", (), meshes=FREE_DIVIDES),
+                Case(("x,y,-", "x,-,-"))]),
+        record("triangular_solve", "right", [SQUARE, "f32[8,4,6]"], RIGHT,
+               [Case(("-,-,-", "-,x,-"), "-,x,-", (), meshes=FREE_DIVIDES), Case(("-,x,-", "-,-,-"))]),
+        record("lu", "", [SQUARE], {}, [BATCH_ONLY, GATHERED]),
+        record("lu", "tall", [TALL], {}, [Case(("y,x,-",), meshes=("2x2", "2x4"))]),
+        record("qr", "", [TALL], {"full_matrices": False}, [BATCH_ONLY, GATHERED]),
+        record("qr", "complete", [TALL], {"full_matrices": True}, [Case(("x,-,y",), meshes=("2x2", "2x4"))]),
+        record("eigh", "", [SPD], {"lower": True}, [BATCH_ONLY, GATHERED]),
+        record("svd", "", [TALL], {"full_matrices": False, "compute_uv": True}, [BATCH_ONLY, GATHERED]),
+        record("svd", "values", [TALL], {"full_matrices": False, "compute_uv": False}, [Case(("-,-,x",))]),
+    ]

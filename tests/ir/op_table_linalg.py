@@ -1,0 +1,102 @@
+"""Op-table rows of the linear algebra ops: batches, empty batches and empty matrices, both
+sides and triangles of the triangular solve, tall and wide QR, LU and SVD."""
+
+from __future__ import annotations
+
+import numpy as np
+import op_oracles_linalg as oracles
+from op_oracles import NUMPY_DTYPES
+from op_records import FLOAT, Bad, Case, OpRecord, finite_operands
+
+
+def symmetric_positive(rng, shapes, dtype, attrs=None):
+    """``a a^T + n I``, with one matrix that is not positive definite (its factor is NaN)."""
+    (shape,) = shapes
+    a = rng.normal(size=shape)
+    matrices = a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
+    if matrices.ndim == 3 and matrices.shape[0] > 1:
+        matrices[-1] = -matrices[-1]
+    return [matrices.astype(NUMPY_DTYPES[dtype])]
+
+
+def symmetric(rng, shapes, dtype, attrs=None):
+    (shape,) = shapes
+    a = rng.normal(size=shape)
+    return [(a + np.swapaxes(a, -1, -2)).astype(NUMPY_DTYPES[dtype])]
+
+
+def well_conditioned(rng, shapes, dtype, attrs=None):
+    """A triangular system's matrix with a dominant diagonal, and a right-hand side."""
+    a, b = (rng.normal(size=shape) for shape in shapes)
+    a = a + 4 * np.sign(np.diagonal(a, axis1=-2, axis2=-1))[..., None] * np.eye(shapes[0][-1])
+    return [a.astype(NUMPY_DTYPES[dtype]), b.astype(NUMPY_DTYPES[dtype])]
+
+
+def _solve_attrs(left: bool, lower: bool, transpose: bool, unit: bool) -> dict:
+    return {"left_side": left, "lower": lower, "transpose_a": transpose, "unit_diagonal": unit}
+
+
+LINALG_RECORDS = [
+    OpRecord(
+        "cholesky", FLOAT,
+        tuple(Case({}, (shape,)) for shape in ((3, 3), (3, 4, 4), (0, 3, 3), (2, 0, 0))),
+        oracles.cholesky,
+        (
+            Bad("f32[2,3]", {}, "cholesky: operand f32[2,3] must be square in its last two dims"),
+            Bad("f32[3]", {}, "cholesky: operand f32[3] must have rank >= 2"),
+            Bad("i32[2,2]", {}, "cholesky: operand has dtype i32, expected f32 or f64"),
+        ),
+        make=symmetric_positive, rtol=2e-5, atol=1e-6,
+    ),
+    OpRecord(
+        "triangular_solve", FLOAT,
+        tuple(Case(_solve_attrs(*flags), shapes) for flags, shapes in (
+            ((True, True, False, False), ((3, 3), (3, 2))),
+            ((True, False, True, False), ((2, 4, 4), (2, 4, 3))),
+            ((False, True, True, True), ((2, 4, 4), (2, 3, 4))),
+            ((False, False, False, False), ((3, 3), (5, 3))),
+            ((True, True, False, False), ((0, 3, 3), (0, 3, 2))),
+            ((True, False, False, False), ((3, 3), (3, 0))),
+        )),
+        oracles.triangular_solve,
+        (
+            Bad("f32[3,3] f32[2,3,2]", _solve_attrs(True, True, False, False),
+                "triangular_solve: b f32[2,3,2] must have the dtype and batch dims of a f32[3,3]"),
+            Bad("f32[3,3] f32[2,2]", _solve_attrs(True, True, False, False),
+                "triangular_solve: b f32[2,2] must have 3 rows to match a f32[3,3]"),
+            Bad("f32[3,3] f32[3,2]", {"left_side": True}, "triangular_solve: missing attribute 'lower'"),
+        ),
+        make=well_conditioned, rtol=1e-4, atol=1e-5,
+    ),
+    OpRecord(
+        "lu", FLOAT,
+        tuple(Case({}, (shape,)) for shape in ((4, 4), (2, 5, 3), (2, 3, 5), (0, 2, 2), (3, 0, 2))),
+        oracles.lu,
+        (Bad("f32[3]", {}, "lu: operand f32[3] must have rank >= 2"),
+         Bad("i32[2,2]", {}, "lu: operand has dtype i32, expected f32 or f64")),
+        make=finite_operands, rtol=1e-4, atol=1e-5,
+    ),
+    OpRecord(
+        "qr", ("f64",),
+        tuple(Case({"full_matrices": full}, (shape,)) for full in (True, False)
+              for shape in ((4, 4), (2, 5, 3), (2, 3, 5), (0, 2, 2))),
+        oracles.qr,
+        (Bad("f32[3,3]", {}, "qr: missing attribute 'full_matrices'"),),
+        make=finite_operands,
+    ),
+    OpRecord(
+        "eigh", ("f64",),
+        tuple(Case({"lower": lower}, (shape,)) for lower in (True, False) for shape in ((4, 4), (3, 3, 3), (0, 2, 2))),
+        oracles.eigh,
+        (Bad("f64[3,2]", {"lower": True}, "eigh: operand f64[3,2] must be square in its last two dims"),),
+        make=symmetric,
+    ),
+    OpRecord(
+        "svd", ("f64",),
+        tuple(Case({"full_matrices": full, "compute_uv": uv}, (shape,)) for full, uv in
+              ((True, True), (False, True), (False, False)) for shape in ((4, 4), (2, 5, 3), (2, 3, 5), (0, 2, 2))),
+        oracles.svd,
+        (Bad("f64[3,2]", {"full_matrices": True}, "svd: missing attribute 'compute_uv'"),),
+        make=finite_operands,
+    ),
+]
