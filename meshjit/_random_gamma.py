@@ -4,6 +4,8 @@ and broadcasting; the samplers are compiler/frontend/random/gamma_family.py and 
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from meshjit.compiler.frontend import numpy_api as jnp
@@ -190,3 +192,17 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
         shape = _shape(shape, "normal")
         _check_broadcast("normal", shape, mean_shape[:-1], cov_shape[:-2])
     return _multivariate_normal(data, mean, cov, shape, name, method, out_sharding)
+
+
+_orthogonal = _sampler(_random.orthogonal, (1, 2, 3, 4, 5))
+
+
+def orthogonal(key, n, shape=(), dtype=None, m=None, *, out_sharding=None):
+    """Matrices of shape ``shape + (n, m)`` (m = n by default) uniform on the orthogonal group:
+    orthonormal columns, or rows when n < m."""
+    data, _ = key_argument("orthogonal", key)
+    name = _float_dtype(dtype, "orthogonal")
+    shape = _shape(shape, "orthogonal")
+    n = operator.index(n)
+    m = n if m is None else operator.index(m)
+    return _orthogonal(data, n, m, shape, name, out_sharding)

@@ -8,6 +8,7 @@ from ._random_gamma import beta as beta
 from ._random_gamma import binomial as binomial
 from ._random_gamma import multinomial as multinomial
 from ._random_gamma import multivariate_normal as multivariate_normal
+from ._random_gamma import orthogonal as orthogonal
 from ._random_gamma import poisson as poisson
 from ._random_gamma import chisquare as chisquare
 from ._random_gamma import dirichlet as dirichlet

@@ -63,6 +63,18 @@ CLOSE_DRAWS = {
 }
 
 CASES = {name: (lambda call: lambda jax: call(jax))(call) for name, call in DRAWS.items()}
+# through QR, eigh and SVD (LAPACK's in both, in other orders): within this absolute tolerance
+_MEAN, _COV = np.array([1.0, -1.0, 0.5]), np.array([[2.0, 0.3, 0.1], [0.3, 1.0, 0.2], [0.1, 0.2, 0.5]])
+DECOMPOSITION_DRAWS = {
+    "orthogonal": lambda jax: jax.random.orthogonal(_key(jax, 24), 4),
+    "orthogonal_wide": lambda jax: jax.random.orthogonal(_key(jax, 25), 2, (3,), m=5),
+    "orthogonal_tall": lambda jax: jax.random.orthogonal(_key(jax, 26), 5, m=3),
+    "multivariate_normal_eigh": lambda jax: jax.random.multivariate_normal(_key(jax, 27), _MEAN, _COV, (4,),
+                                                                           method="eigh"),
+    "multivariate_normal_svd": lambda jax: jax.random.multivariate_normal(_key(jax, 28), _MEAN, _COV, (4,),
+                                                                          method="svd"),
+}
+
 # gradients of the samples in the shape parameter (implicit reparameterisation), within the
 # relative tolerance of float32 gammainc (the derivative comes from its derivative in a)
 _GRAD_ALPHAS = np.array([0.3, 0.9, 1.5, 4.0, 20.0, 150.0], np.float32)

@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 import pytest
-from gamma_cases import CASES, CLOSE_DRAWS, GRADIENTS, X64_CLOSE_CASES
+from gamma_cases import CASES, CLOSE_DRAWS, DECOMPOSITION_DRAWS, GRADIENTS, X64_CLOSE_CASES
 
 import meshjit
 
@@ -29,6 +29,13 @@ def test_close_to_jax(name):
     actual, expected = np.asarray(call(meshjit)), TABLE[name]
     assert actual.dtype == expected.dtype and actual.shape == expected.shape, name
     np.testing.assert_array_max_ulp(actual, expected, maxulp=ulps)
+
+
+@pytest.mark.parametrize("name", sorted(DECOMPOSITION_DRAWS))
+def test_draws_through_decompositions_close_to_jax(name):
+    actual, expected = np.asarray(DECOMPOSITION_DRAWS[name](meshjit)), TABLE[name]
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape, name
+    np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("name", sorted(GRADIENTS))

@@ -22,6 +22,7 @@ from .gamma_family import f as f
 from .gamma_family import gamma as gamma
 from .gamma_family import loggamma as loggamma
 from .gamma_family import multivariate_normal as multivariate_normal
+from .gamma_family import orthogonal as orthogonal
 from .counts import binomial as binomial
 from .counts import multinomial as multinomial
 from .counts import poisson as poisson

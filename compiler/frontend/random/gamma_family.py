@@ -146,23 +146,32 @@ def t(key, df, shape, dtype: str):
 
 def multivariate_normal(key, mean, cov, shape, dtype: str, method: str):
     """Normal vectors ``mean + factor @ z`` for z standard normal of ``shape + mean.shape[-1:]``,
-    the factor of ``cov`` by ``method`` (cholesky; eigh and svd through jnp.linalg)."""
+    the factor of ``cov`` by ``method`` (cholesky, eigh or svd, through jnp.linalg)."""
     from .. import numpy_api as jnp
     from ..scipy import numpy_linalg
 
     mean = lax.convert_element_type(as_operand(mean, dtype), dtype)
     cov = lax.convert_element_type(as_operand(cov, dtype), dtype)
-    if method == "cholesky":
-        factor = numpy_linalg.cholesky(cov)
-    elif not hasattr(numpy_linalg, method):
-        # NOTE: eigh and svd come with the linalg family; until then only cholesky factors
-        raise ValueError(f"multivariate_normal method={method!r} needs jnp.linalg.{method}, which this "
-                         f"meshjit does not have yet; use method='cholesky'")
-    elif method == "svd":
+    if method == "svd":
         u, s, _ = numpy_linalg.svd(cov)
         factor = u * jnp.sqrt(s[..., None, :])
-    else:
+    elif method == "eigh":
         w, v = numpy_linalg.eigh(cov)
         factor = v * jnp.sqrt(w[..., None, :])
+    else:
+        factor = numpy_linalg.cholesky(cov)
     samples = normal(key, tuple(shape) + shape_of(mean)[-1:], dtype)
     return mean + jnp.einsum("...ij,...j->...i", factor, samples)
+
+
+def orthogonal(key, n: int, m: int, shape, dtype: str):
+    """Haar-random matrices of ``shape + (n, m)`` with orthonormal columns (rows when n < m): Q of
+    a normal matrix's QR, its columns' signs those of R's diagonal (Mezzadri's correction)."""
+    from .. import numpy_api as jnp
+    from ..scipy import numpy_linalg
+
+    z = normal(key, tuple(shape) + (max(n, m), min(n, m)), dtype)
+    q, r = numpy_linalg.qr(z)
+    signs = jnp.sign(numpy_linalg.diagonal(r))
+    x = q * jnp.expand_dims(signs, -2)
+    return jnp.swapaxes(x, -1, -2) if n < m else x
