@@ -1,7 +1,8 @@
 """The text form of dense constants, shared by the printer and the parser.
 
 Small constants print as nested lists whose float elements keep their exact bits (a decimal that
-reads back to the same bits, else the bits in hex); large ones print as a hex byte string.
+reads back to the same bits, else the bits in hex); large ones print as a hex byte string. A
+complex element prints as the pair ``[real, imaginary]`` (one more list level).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import math
 import numpy as np
 
 from .core import DenseAttr
-from .dtypes import is_int, to_numpy
+from .dtypes import COMPONENT_DTYPE, is_int, to_numpy
 from .types import TensorType
 
 # NOTE: constants with more list entries than this print as one hex byte string.
@@ -36,6 +37,10 @@ def format_dense(attr: DenseAttr) -> str:
     if _list_entries(attr.type.shape) > MAX_LISTED_ELEMENTS:
         little_endian = array.astype(array.dtype.newbyteorder("<"), copy=False)
         body = '"0x' + little_endian.tobytes().hex().upper() + '"'
+    elif attr.type.dtype in COMPONENT_DTYPE:
+        parts = np.stack([array.real, array.imag], axis=-1)
+        elements = [format_element(element, COMPONENT_DTYPE[attr.type.dtype]) for element in parts.ravel()]
+        body = _nest(elements, attr.type.shape + (2,))
     else:
         elements = [format_element(element, attr.type.dtype) for element in array.ravel()]
         body = _nest(elements, attr.type.shape)
@@ -114,6 +119,12 @@ def parse_dense(body, type: TensorType, is_list) -> DenseAttr:
     if not is_list(body) and getattr(body, "type", None) == "STRING":
         return _parse_hex_bytes(body, type)
     flat: list = []
+    if type.dtype in COMPONENT_DTYPE:  # [real, imaginary] pairs, each part a float's bits
+        _flatten(body, type.shape + (2,), 0, flat, is_list)
+        part = COMPONENT_DTYPE[type.dtype]
+        values = [parse_element(token, part) for token in flat]
+        array = np.array(values, dtype=_BITS[part]).view(to_numpy(part)).view(to_numpy(type.dtype))
+        return DenseAttr(type, array.reshape(type.shape).tobytes())
     _flatten(body, type.shape, 0, flat, is_list)
     values = [parse_element(token, type.dtype) for token in flat]
     if type.dtype in _BITS:

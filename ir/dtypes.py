@@ -14,6 +14,9 @@ DTYPES: tuple[str, ...] = ("bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32"
 
 # NOTE: XLA's CPU backend computes every op on these in f32 and rounds its result back.
 NARROW_FLOATS: tuple[str, ...] = ("f16", "bf16")
+# Complex numbers: a (real, imaginary) pair of f32 or f64 (docs/complex.md).
+COMPLEX_DTYPES: tuple[str, ...] = ("c64", "c128")
+DTYPES += COMPLEX_DTYPES
 
 _TO_NUMPY = {
     "bool": np.dtype(np.bool_),
@@ -29,6 +32,8 @@ _TO_NUMPY = {
     "f64": np.dtype(np.float64),
     "f16": np.dtype(np.float16),
     "bf16": np.dtype(ml_dtypes.bfloat16),
+    "c64": np.dtype(np.complex64),
+    "c128": np.dtype(np.complex128),
 }
 _FROM_NUMPY = {value: key for key, value in _TO_NUMPY.items()}
 
@@ -57,7 +62,8 @@ def from_numpy(dtype) -> str:
     except KeyError:
         raise TypeError(
             f"dtype {numpy_dtype} is not supported by meshjit programs; "
-            f"expected one of bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64"
+            f"expected one of bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, "
+            f"float32, float64, complex64, complex128"
         ) from None
 
 
@@ -86,3 +92,15 @@ def kind_of(dtype) -> str:
     """numpy's kind letter of a dtype, with ml_dtypes' bfloat16 (kind "V") a float "f"."""
     numpy_dtype = np.dtype(dtype)
     return "f" if numpy_dtype == _TO_NUMPY["bf16"] else numpy_dtype.kind
+def is_complex(dtype: str) -> bool:
+    return dtype in COMPLEX_DTYPES
+
+
+# The real type of a complex one's parts, and the complex type of a real float's pairs.
+COMPONENT_DTYPE = {"c64": "f32", "c128": "f64"}
+COMPLEX_OF = {"f32": "c64", "f64": "c128"}
+
+
+def real_dtype(dtype: str) -> str:
+    """The dtype of ``real(x)`` and ``abs(x)``: a complex type's parts, any other type itself."""
+    return COMPONENT_DTYPE.get(dtype, dtype)

@@ -24,6 +24,10 @@ UNSIGNED_INTS = ("u8", "u16", "u32", "u64")
 INTS = SIGNED_INTS + UNSIGNED_INTS
 NUMERIC = INTS + FLOATS
 BOOL_OR_INT = ("bool",) + INTS
+# complex64/complex128, and the types that take them besides the real numbers
+COMPLEX = ("c64", "c128")
+INEXACT = FLOATS + COMPLEX
+NUMERIC_OR_COMPLEX = NUMERIC + COMPLEX
 
 _MISSING = object()
 

@@ -24,10 +24,12 @@ _KIND_NAMES = {
     "signed integer": ("int8", "int16", "int32", "int64"),
     "unsigned integer": ("uint8", "uint16", "uint32", "uint64"),
     "real floating": ("float32", "float64"),
-    "complex floating": (),
+    "complex floating": ("complex64", "complex128"),
 }
 _KIND_NAMES["integral"] = _KIND_NAMES["signed integer"] + _KIND_NAMES["unsigned integer"]
-_KIND_NAMES["numeric"] = _KIND_NAMES["integral"] + _KIND_NAMES["real floating"]
+_KIND_NAMES["numeric"] = _KIND_NAMES["integral"] + _KIND_NAMES["real floating"] + _KIND_NAMES["complex floating"]
+# The types JAX holds in their 32-bit siblings without x64.
+_NEEDS_X64 = ("int64", "uint64", "float64", "complex128")
 
 
 class ArrayNamespaceInfo:
@@ -47,13 +49,14 @@ class ArrayNamespaceInfo:
     def default_dtypes(self, *, device=None) -> dict:
         x64 = config.read("jax_enable_x64")
         integer = np.dtype(np.int64 if x64 else np.int32)
-        return {"real floating": np.dtype(np.float64 if x64 else np.float32), "complex floating": None,
+        return {"real floating": np.dtype(np.float64 if x64 else np.float32),
+                "complex floating": np.dtype(np.complex128 if x64 else np.complex64),
                 "integral": integer, "indexing": integer}
 
     def dtypes(self, *, device=None, kind=None) -> dict:
         names = _names_of_kind(kind)
         if not config.read("jax_enable_x64"):
-            names = [name for name in names if not name.endswith("64")]
+            names = [name for name in names if name not in _NEEDS_X64]
         return {name: np.dtype(name) for name in names}
 
 

@@ -15,11 +15,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import optree
 
-from meshjit.compiler.frontend import autodiff
+from meshjit.compiler.frontend import autodiff, lax_ops
 from meshjit.compiler.frontend.concrete_values import attach_concrete
 from meshjit.compiler.frontend.operands import dtype_of, is_array_like, is_python_scalar, shape_of
 from meshjit.compiler.frontend.trace import Tracer, current_trace
-from meshjit.ir.dtypes import is_float, to_numpy
+from meshjit.ir.dtypes import to_numpy
 
 from ._float0 import as_float0, from_float0, has_tangent_space
 from .jit_api import Jitted
@@ -110,7 +110,11 @@ def _check_callable(fun, function: str) -> None:
 # --- grad and value_and_grad -------------------------------------------------------------------
 
 
-def _check_inputs(leaves, allow_int: bool, function: str) -> None:
+_REAL = ("f32", "f64", "f16", "bf16")
+_COMPLEX = ("c64", "c128")
+
+
+def _check_inputs(leaves, allow_int: bool, function: str, holomorphic: bool = False) -> None:
     for leaf in leaves:
         if not is_array_like(leaf):
             raise TypeError(
@@ -118,10 +122,13 @@ def _check_inputs(leaves, allow_int: bool, function: str) -> None:
                 f"{leaf!r}"
             )
         name = dtype_of(leaf).name
+        if holomorphic and name not in _COMPLEX:
+            raise TypeError(f"{function} with holomorphic=True requires inputs with complex dtype, "
+                            f"but got {_numpy_name(name)}.")
         if not has_tangent_space(name) and not allow_int:
             raise TypeError(
-                f"{function} requires real-valued inputs (input dtype that is a sub-dtype of "
-                f"np.inexact), but got {_numpy_name(name)}. If you want to use Boolean- or "
+                f"{function} requires real- or complex-valued inputs (input dtype that is a sub-dtype "
+                f"of np.inexact), but got {_numpy_name(name)}. If you want to use Boolean- or "
                 f"integer-valued inputs, use vjp or set allow_int to True."
             )
 
@@ -130,7 +137,7 @@ def _numpy_name(ir_dtype: str) -> str:
     return to_numpy(ir_dtype).name
 
 
-def _check_scalar_output(output, function: str) -> None:
+def _check_scalar_output(output, function: str, holomorphic: bool = False) -> None:
     if not is_array_like(output):
         raise TypeError(
             f"{function} needs the function to return an array, got {type(output).__name__}"
@@ -140,18 +147,27 @@ def _check_scalar_output(output, function: str) -> None:
             f"Gradient only defined for scalar-output functions. Output had shape: {shape_of(output)}."
         )
     name = dtype_of(output).name
-    if not is_float(name):
+    if holomorphic and name not in _COMPLEX:
+        raise TypeError(f"{function} with holomorphic=True requires outputs with complex dtype, "
+                        f"but got {_numpy_name(name)}.")
+    if not holomorphic and name not in _REAL:
+        hint = (" For holomorphic differentiation, pass holomorphic=True. For differentiation of "
+                "non-holomorphic functions involving complex outputs, use jax.vjp directly."
+                if name in _COMPLEX else "")
         raise TypeError(
             f"{function} requires real-valued outputs (output dtype that is a sub-dtype of "
-            f"np.floating), but got {_numpy_name(name)}."
+            f"np.floating), but got {_numpy_name(name)}.{hint}"
         )
 
 
 def value_and_grad(
-    fun: Callable, argnums=0, has_aux: bool = False, allow_int: bool = False
+    fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False, allow_int: bool = False
 ) -> Callable:
     """A function returning ``fun``'s value and its gradient with respect to the positional
-    arguments ``argnums`` (``((value, aux), grad)`` with ``has_aux``), as ``jax.value_and_grad``."""
+    arguments ``argnums`` (``((value, aux), grad)`` with ``has_aux``), as ``jax.value_and_grad``.
+    ``holomorphic=True`` differentiates a complex function of complex inputs (its derivative
+    ``f'(z)``); without it the output must be real, and the gradient with respect to a complex
+    input is JAX's (the conjugate of twice the Wirtinger derivative)."""
     _check_callable(fun, "value_and_grad")
     numbers, single = _argnums(argnums, "value_and_grad")
 
@@ -166,7 +182,7 @@ def value_and_grad(
         call = _Call(args, kwargs, numbers)
         boxes: dict = {}
         outputs = _run(
-            functools.partial(_value_and_grad_flat, fun, numbers, has_aux, allow_int, call, boxes),
+            functools.partial(_value_and_grad_flat, fun, numbers, (has_aux, holomorphic), allow_int, call, boxes),
             call.dynamic_leaves,
             _name("value_and_grad", fun),
         )
@@ -176,19 +192,20 @@ def value_and_grad(
 
 
 def _value_and_grad_flat(
-    fun, numbers, has_aux, allow_int, call: _Call, boxes: dict, *values
+    fun, numbers, flags, allow_int, call: _Call, boxes: dict, *values
 ) -> list:
+    has_aux, holomorphic = flags
     args, kwargs = call.rebuild(values)
     differentiated = tuple(args[number] for number in numbers)
     leaves, in_tree = _flatten(differentiated)
-    _check_inputs(leaves, allow_int, "grad")
+    _check_inputs(leaves, allow_int, "grad", holomorphic)
 
     def flat_fun(*new_leaves):
         new_args = list(args)
         for number, value in zip(numbers, optree.tree_unflatten(in_tree, list(new_leaves))):
             new_args[number] = value
         output, aux = _split_aux(fun(*new_args, **kwargs), has_aux, "grad")
-        _check_scalar_output(output, "grad")
+        _check_scalar_output(output, "grad", holomorphic)
         aux_leaves, boxes["aux_tree"] = _flatten(aux)
         return [output] + aux_leaves
 
@@ -199,7 +216,16 @@ def _value_and_grad_flat(
         + [None] * (len(linearized.outputs) - 1),
     )
     boxes["in_tree"] = in_tree
+    if not holomorphic:
+        # NOTE: a complex input's gradient comes from the real output through complex(...) of
+        # real parts, a strongly typed value in JAX even for a weak (Python) complex input
+        gradients = [_strong(gradient) if dtype_of(leaf).name in _COMPLEX else gradient
+                     for gradient, leaf in zip(gradients, leaves)]
     return linearized.outputs + gradients
+
+
+def _strong(value):
+    return lax_ops._convert_element_type(value, dtype_of(value).name, weak_type=False)
 
 
 def _assemble(outputs: list, boxes: dict, single: bool, has_aux: bool):
@@ -211,11 +237,14 @@ def _assemble(outputs: list, boxes: dict, single: bool, has_aux: bool):
     return ((value, aux), gradient) if has_aux else (value, gradient)
 
 
-def grad(fun: Callable, argnums=0, has_aux: bool = False, allow_int: bool = False) -> Callable:
+def grad(
+    fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False, allow_int: bool = False
+) -> Callable:
     """A function returning the gradient of scalar-valued ``fun`` with respect to the positional
-    arguments ``argnums`` (``(grad, aux)`` with ``has_aux``), as ``jax.grad``."""
+    arguments ``argnums`` (``(grad, aux)`` with ``has_aux``), as ``jax.grad`` (``holomorphic``
+    as in ``value_and_grad``)."""
     _check_callable(fun, "grad")
-    value_and_grad_fun = value_and_grad(fun, argnums, has_aux, allow_int)
+    value_and_grad_fun = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
     @functools.wraps(fun)
     def grad_fun(*args, **kwargs):

@@ -14,7 +14,7 @@ import numpy as np
 import optree
 
 from meshjit.compiler.frontend.operands import dtype_of, is_array_like, shape_of
-from meshjit.ir.dtypes import is_float, to_numpy
+from meshjit.ir.dtypes import to_numpy
 
 from . import numpy as jnp
 from .ad_api import _argnums, _check_callable, jvp, vjp
@@ -43,12 +43,21 @@ def _differentiated(args, numbers, single):
     return (chosen[0] if single else chosen), with_values
 
 
-def _check_real(leaves, function: str, message: str) -> None:
+_REAL, _COMPLEX = ("f32", "f64", "f16", "bf16"), ("c64", "c128")
+
+
+def _check_real(leaves, function: str, message: str, allowed=_REAL) -> None:
     for leaf in leaves:
         if not is_array_like(leaf):
             raise TypeError(f"{function} differentiates arrays, got {type(leaf).__name__}: {leaf!r}")
-        if not is_float(dtype_of(leaf).name):
+        if dtype_of(leaf).name not in allowed:
             raise TypeError(message.format(to_numpy(dtype_of(leaf).name).name))
+
+
+def _check_holomorphic(leaves, function: str, what: str) -> None:
+    """holomorphic=True: complex inputs and outputs only, as JAX checks them."""
+    _check_real(leaves, function, f"{function} with holomorphic=True requires {what} with complex dtype, "
+                "but got {}.", _COMPLEX)
 
 
 def _basis(leaves) -> list:
@@ -79,16 +88,18 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
     """The Jacobian of ``fun`` by forward mode: one JVP per input basis vector, vmapped."""
     _check_callable(fun, "jacfwd")
     numbers, single = _argnums(argnums, "jacfwd")
-    if holomorphic:
-        raise TypeError("jacfwd: holomorphic=True needs complex inputs, which meshjit does not have")
 
     @functools.wraps(fun)
     def jacobian(*args, **kwargs):
         chosen, with_values = _differentiated(args, numbers, single)
         in_leaves, in_tree = _flatten(chosen)
-        _check_real(in_leaves, "jacfwd", "jacfwd requires real-valued inputs (input dtype that is a "
-                    "sub-dtype of np.floating), but got {}. For differentiation of functions with "
-                    "integer inputs, use jax.jvp directly.")
+        if holomorphic:
+            _check_holomorphic(in_leaves, "jacfwd", "inputs")
+        else:
+            _check_real(in_leaves, "jacfwd", "jacfwd requires real-valued inputs (input dtype that is a "
+                        "sub-dtype of np.floating), but got {}. For holomorphic differentiation, pass "
+                        "holomorphic=True. For differentiation of non-holomorphic functions involving "
+                        "complex inputs or integer inputs, use jax.jvp directly.")
         boxes: dict = {}
 
         def partial_fun(*values):
@@ -104,6 +115,8 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
             else:
                 (output, tangent), aux = jvp(partial_fun, primals, tangents), None
             out_leaves, boxes["out_tree"] = _flatten(output)
+            if holomorphic:
+                _check_holomorphic(out_leaves, "jacfwd", "outputs")
             return _flatten(tangent)[0], out_leaves, aux
 
         tangents, outputs, aux = vmap(push_forward, out_axes=(0, None, None))(*_basis(in_leaves))
@@ -119,17 +132,17 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
     """The Jacobian of ``fun`` by reverse mode: one VJP per output basis vector, vmapped."""
     _check_callable(fun, "jacrev")
     numbers, single = _argnums(argnums, "jacrev")
-    if holomorphic:
-        raise TypeError("jacrev: holomorphic=True needs complex inputs, which meshjit does not have")
 
     @functools.wraps(fun)
     def jacobian(*args, **kwargs):
         chosen, with_values = _differentiated(args, numbers, single)
         in_leaves, in_tree = _flatten(chosen)
-        if not allow_int:
+        if holomorphic:
+            _check_holomorphic(in_leaves, "jacrev", "inputs")
+        elif not allow_int:
             _check_real(in_leaves, "jacrev", "jacrev requires real- or complex-valued inputs (input "
                         "dtype that is a sub-dtype of np.inexact), but got {}. If you want to use "
-                        "Boolean- or integer-valued inputs, use vjp or set allow_int to True.")
+                        "Boolean- or integer-valued inputs, use vjp or set allow_int to True.", _REAL + _COMPLEX)
 
         def partial_fun(*values):
             return fun(*with_values(values), **kwargs)
@@ -140,6 +153,13 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
         else:
             output, pullback = vjp(partial_fun, *primals)
         out_leaves, out_tree = _flatten(output)
+        if holomorphic:
+            _check_holomorphic(out_leaves, "jacrev", "outputs")
+        else:
+            _check_real(out_leaves, "jacrev", "jacrev requires real-valued outputs (output dtype that is a "
+                        "sub-dtype of np.floating), but got {}. For holomorphic differentiation, pass "
+                        "holomorphic=True. For differentiation of non-holomorphic functions involving "
+                        "complex outputs, use jax.vjp directly.")
 
         def pull_back(*basis_leaves):
             cotangents = pullback(optree.tree_unflatten(out_tree, list(basis_leaves)))

@@ -9,6 +9,7 @@ from meshjit.compiler.frontend.lax_collectives import *  # noqa: F403
 from meshjit.compiler.frontend.lax_extras import *  # noqa: F403
 from meshjit.compiler.frontend.lax_loops import *  # noqa: F403
 from meshjit.compiler.frontend.lax_ops import *  # noqa: F403
+from meshjit.compiler.frontend.lax_complex import *  # noqa: F403
 from meshjit.compiler.frontend.lax_slicing import *  # noqa: F403
 from meshjit.compiler.frontend.lax_windows import *  # noqa: F403
 from meshjit.constraint_api import with_sharding_constraint as with_sharding_constraint

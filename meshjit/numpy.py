@@ -11,6 +11,7 @@ from meshjit.compiler.frontend.numpy_api.arguments import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.array_api_dtypes import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.array_api_functions import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.array_api_math import *  # noqa: F403
+from meshjit.compiler.frontend.numpy_api.complex_functions import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.creation import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.data_dependent import *  # noqa: F403
 from meshjit.compiler.frontend.numpy_api.einsum import *  # noqa: F403
@@ -42,3 +43,4 @@ inf = _numpy.inf
 nan = _numpy.nan
 newaxis = None
 from meshjit import numpy_linalg as linalg  # noqa: E402, F401 - jnp.linalg
+from meshjit import numpy_fft as fft  # noqa: E402, F401 - jnp.fft

@@ -132,6 +132,12 @@ def programs(jax, jnp, mesh, P, NamedSharding):
         return jax.shard_map(body, mesh=mesh, in_specs=(P("x", None), P()), out_specs=(P("x", None), P("x", None)),
                              axis_names={"x"}, check_vma=False)(x, w)
 
+    def complex_fft(z, r):
+        """Complex arithmetic, parts and transforms: the batch dim sharded, a transform dim too."""
+        spectrum = jnp.fft.fft(z) * (1 + 2j) + jnp.conj(z)
+        parts = jnp.real(z) * jnp.imag(z) + jnp.abs(z)
+        return spectrum, parts, jnp.fft.rfft(r), jnp.fft.irfft(spectrum), jnp.sum(z * z, axis=0), jax.lax.complex(r, r)
+
     def seeded(build):
         """A program's arrays from its own generator, so each is the same whichever others exist."""
         nonlocal rng
@@ -144,6 +150,8 @@ def programs(jax, jnp, mesh, P, NamedSharding):
         "shard_map_partial": lambda: (partial_manual, (normal(16, 32), normal(32, 32, scale=0.2)),
                                       (sharding("x", None), sharding(None, "y")), None),
         "collectives": lambda: (collectives, (normal(8, 32),), (sharding("x", "y"),), None),
+        "complex_fft": lambda: (complex_fft, ((normal(8, 16) + 1j * normal(8, 16)).astype(np.complex64), normal(8, 16)),
+                                (sharding("x", None), sharding("x", "y")), None),
         "mlp": lambda: (mlp, (normal(16, 32), normal(32, 64, scale=0.2), normal(64, 32, scale=0.2)),
                 (sharding("x", None), sharding(None, "y"), sharding("y", None)), sharding("x", None)),
         "transformer": lambda: (transformer, (normal(4, 8, 32),) + tuple(normal(32, 32, scale=0.2) for _ in range(4))

@@ -13,6 +13,7 @@ import numpy as np
 from meshjit.ir import DenseAttr
 from meshjit.ir.dtypes import DTYPES, from_numpy
 
+from . import lax_complex
 from .precision import Precision as Precision
 from .precision import check_precision
 from .operands import as_operand, canonical_numpy, dtype_of, is_python_scalar, shape_of
@@ -40,6 +41,8 @@ def _ir_dtype(dtype) -> str:
 def _unary(name: str):
     def apply(x):
         x = as_operand(x)
+        if name in lax_complex.UNARY and lax_complex.is_complex_operand(x):  # complex: real ops
+            return lax_complex.UNARY[name](x)
         return _single(name, [x], weak_type=dtype_of(x).weak)
 
     apply.__name__ = name
@@ -68,6 +71,8 @@ def _binary(name: str, op_name: str | None = None):
     def apply(x, y):
         weak = dtype_of(x).weak and dtype_of(y).weak
         x, y = _match_scalars(name, x, y)
+        if op_name == "pow" and lax_complex.is_complex_operand(x):
+            return lax_complex.power(x, y)
         return _single(op_name, [x, y], weak_type=weak)
 
     apply.__name__ = name

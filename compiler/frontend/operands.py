@@ -15,7 +15,7 @@ def x64() -> bool:
 
 
 def is_python_scalar(value) -> bool:
-    return type(value) in (bool, int, float)
+    return type(value) in (bool, int, float, complex)
 
 
 def dtype_of(value) -> DType:
@@ -47,7 +47,7 @@ def canonical_numpy(value, dtype: str | None = None) -> np.ndarray:
         array = np.asarray(value)
     except (TypeError, ValueError) as error:
         raise TypeError(f"cannot interpret {type(value).__name__} as an array: {error}") from None
-    if kind_of(array.dtype) not in "biuf":
+    if kind_of(array.dtype) not in "biufc":
         raise TypeError(f"dtype {array.dtype} of {type(value).__name__} is not supported; expected a numeric or bool array")
     if dtype is not None:
         return array.astype(to_numpy(dtype), copy=False)

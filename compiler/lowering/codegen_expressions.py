@@ -43,6 +43,8 @@ def expression(op: Op, args: list[str]) -> str | None:
         return None  # Numba has no 16-bit floats: these run as f32 kernels one op at a time
     result = op.result.type.dtype
     operand = op.operands[0].type.dtype if op.operands else result
+    if any(value.type.dtype in ("c64", "c128") for value in op.operands + op.results):
+        return None  # complex values run through their numpy kernels
     cast = _numpy_name(result)
     if op.name == "compare":
         return f"{args[0]} {_COMPARE[op.attrs['direction']]} {args[1]}"

@@ -179,6 +179,8 @@ class _Grouper:
             return None
         if op.name in REDUCERS:
             return op.operands[0].type.shape
+        if any(value.type.dtype in ("c64", "c128") for value in op.operands + op.results):
+            return None  # NOTE: complex values run through their numpy kernels, never fused
         if op.name == "broadcast_in_dim" or self.expression_of(op) is not None:
             return op.result.type.shape
         return None

@@ -16,7 +16,6 @@ from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.jvp import no_tangent
 from ..tables import jvp_rules
-from ..frontend.autodiff.registries import full, type_of
 from ..sharding.sharding_types import ShardingTypeError, named_sharding_text
 from ..frontend.vmap.batching import batch_elementwise, shift_attrs
 from ..sharding.partial_sums import (
@@ -181,12 +180,6 @@ def _scaled_by(derivative):
     return rule
 
 
-def _sign_factor(x):
-    """1 where ``x >= 0``, else -1 (abs's derivative, taking +1 at zero as JAX does)."""
-    x_type = type_of(x)
-    return lax.select(lax.ge(x, 0.0), full(x_type, 1), full(x_type, -1))
-
-
 _DERIVATIVES = {
     "exp": lambda x, y: y,
     "exp2": lambda x, y: lax.mul(y, math.log(2.0)),
@@ -202,7 +195,6 @@ _DERIVATIVES = {
     "rsqrt": lambda x, y: lax.mul(lax.div(y, x), -0.5),
     "cbrt": lambda x, y: lax.mul(lax.integer_pow(y, -2), 1.0 / 3.0),
     "erf": lambda x, y: lax.mul(lax.exp(lax.neg(lax.mul(x, x))), 2.0 / math.sqrt(math.pi)),
-    "abs": lambda x, y: _sign_factor(x),
     "square": lambda x, y: lax.mul(x, 2.0),
     "erf_inv": lambda x, y: lax.mul(lax.exp(lax.mul(y, y)), math.sqrt(math.pi) / 2.0),
 }

@@ -62,7 +62,7 @@ def _elementwise(op: Op, lead: int):
         if function is not None and len(op.operands) in (1, 2):
             # NOTE: a buffer with a leading mesh dim or a dim of its own is never 0-d, so a
             # ufunc gives an array, not a numpy scalar
-            return _direct(function, len(op.operands), to_numpy(op.operands[0].type.dtype), lead + rank > 0)
+            return _direct(function, len(op.operands), to_numpy(op.result.type.dtype), lead + rank > 0)
         return lambda *operands: impl(attrs, *operands)
 
     def run(*operands):

@@ -11,7 +11,7 @@ import numpy as np
 from ..core import SymbolRef
 from ..registry import Registry
 from ..shape_rules import (
-    NUMERIC,
+    NUMERIC_OR_COMPLEX,
     check_dim,
     choice_attr,
     expect_dtype,
@@ -77,7 +77,7 @@ def _all_reduce(op, operands, attrs, regions, meshes):
     expect_operand_count(op, operands, 1)
     _group_size(op, attrs, meshes)
     choice_attr(op, attrs, "reduction", REDUCTIONS)
-    expect_dtype(op, "operand 0", operands[0], NUMERIC)
+    expect_dtype(op, "operand 0", operands[0], NUMERIC_OR_COMPLEX)
     return (operands[0],)
 
 
@@ -95,7 +95,7 @@ def _reduce_scatter(op, operands, attrs, regions, meshes):
     expect_operand_count(op, operands, 1)
     size = _group_size(op, attrs, meshes)
     choice_attr(op, attrs, "reduction", REDUCTIONS)
-    expect_dtype(op, "operand 0", operands[0], NUMERIC)
+    expect_dtype(op, "operand 0", operands[0], NUMERIC_OR_COMPLEX)
     return (_split_dim(op, "dim", operands[0], int_attr(op, attrs, "dim"), size),)
 
 

@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 
-from ..dtypes import from_numpy, is_float, to_numpy
+from ..dtypes import from_numpy, is_complex, is_float, to_numpy
 from ..reference import reference_impls
 from ..shape_rules import (
-    NUMERIC,
+    NUMERIC_OR_COMPLEX,
     check_dims,
     expect_dtype,
     expect_operand_count,
@@ -40,9 +40,11 @@ def _dims_pair(op: str, attrs, name: str) -> tuple[tuple[int, ...], tuple[int, .
 
 def _dot_result_dtype(op: str, operand_dtype: str, attrs) -> str:
     preferred = attrs.get("preferred_element_type", operand_dtype)
-    if preferred not in NUMERIC:
-        fail(op, f"preferred_element_type must be one of {', '.join(NUMERIC)}, got {preferred!r}")
+    if preferred not in NUMERIC_OR_COMPLEX:
+        fail(op, f"preferred_element_type must be one of {', '.join(NUMERIC_OR_COMPLEX)}, got {preferred!r}")
     if is_float(operand_dtype) and not is_float(preferred):
+        fail(op, f"preferred_element_type {preferred} cannot hold {operand_dtype} products")
+    if is_complex(operand_dtype) and not is_complex(preferred):
         fail(op, f"preferred_element_type {preferred} cannot hold {operand_dtype} products")
     return preferred
 
@@ -51,7 +53,7 @@ def _dot_result_dtype(op: str, operand_dtype: str, attrs) -> str:
 def _dot_general(op, operands, attrs, regions, meshes):
     expect_operand_count(op, operands, 2)
     lhs, rhs = operands
-    expect_dtype(op, "lhs", lhs, NUMERIC)
+    expect_dtype(op, "lhs", lhs, NUMERIC_OR_COMPLEX)
     if rhs.dtype != lhs.dtype:
         fail(op, f"operands must have equal dtypes, got lhs {lhs} and rhs {rhs}")
     contracting = _dims_pair(op, attrs, "contracting_dims")

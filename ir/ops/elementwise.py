@@ -8,14 +8,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..dtypes import DTYPES, NARROW_FLOATS, to_numpy
+from ..dtypes import DTYPES, NARROW_FLOATS, real_dtype, to_numpy
 from ..float_math import erf_inv, fma
 from ..reference import reference_impls
+from .elementwise_complex import COMPLEX_PART_OPS, complex_abs, complex_sign
 from ..shape_rules import (
     BOOL_OR_INT,
     FLOATS,
+    INEXACT,
     INTS,
     NUMERIC,
+    NUMERIC_OR_COMPLEX,
     choice_attr,
     expect_dtype,
     expect_operand_count,
@@ -32,6 +35,8 @@ UNARY_FLOAT_OPS = (
 )
 UNARY_NUMERIC_OPS = ("neg", "abs", "sign", "square")
 BINARY_NUMERIC_OPS = ("add", "sub", "mul", "div", "rem", "max", "min")
+# The ops that also take complex operands: the field's arithmetic, on (re, im) pairs.
+COMPLEX_ARITHMETIC_OPS = ("neg", "sign", "square", "add", "sub", "mul", "div")
 BINARY_FLOAT_OPS = ("pow", "atan2", "nextafter")
 BINARY_BOOL_OR_INT_OPS = ("and", "or", "xor")
 SHIFT_OPS = ("shift_left", "shift_right_arithmetic", "shift_right_logical")
@@ -40,6 +45,7 @@ OPS = (
     + BINARY_BOOL_OR_INT_OPS + SHIFT_OPS
     + ("round", "is_finite", "not", "compare", "select", "clamp", "convert", "integer_pow")
     + ("fma", "bitcast_convert_type")
+    + COMPLEX_PART_OPS
 )
 # fmt: on
 COMPARE_DIRECTIONS = ("eq", "ne", "lt", "le", "gt", "ge")
@@ -71,10 +77,11 @@ def _elementwise_rule(arity: int, allowed: tuple[str, ...], result_dtype: str | 
 # (op names, operand count, allowed dtypes, result dtype or None for the operands' dtype)
 _ELEMENTWISE_FAMILIES = (
     (UNARY_FLOAT_OPS, 1, FLOATS, None),
-    (UNARY_NUMERIC_OPS, 1, NUMERIC, None),
+    (("neg", "sign", "square"), 1, NUMERIC_OR_COMPLEX, None),
     (("is_finite",), 1, FLOATS, "bool"),
     (("not",), 1, BOOL_OR_INT, None),
-    (BINARY_NUMERIC_OPS, 2, NUMERIC, None),
+    (("rem", "max", "min"), 2, NUMERIC, None),
+    (("add", "sub", "mul", "div"), 2, NUMERIC_OR_COMPLEX, None),
     (BINARY_FLOAT_OPS, 2, FLOATS, None),
     (("fma",), 3, FLOATS, None),
     (BINARY_BOOL_OR_INT_OPS, 2, BOOL_OR_INT, None),
@@ -84,6 +91,14 @@ for _names, _arity, _allowed, _result_dtype in _ELEMENTWISE_FAMILIES:
     shape_rules.register(*_names)(_elementwise_rule(_arity, _allowed, _result_dtype))
 
 _unary_float = _elementwise_rule(1, FLOATS)
+
+
+@shape_rules.register("abs")
+def _abs(op, operands, attrs, regions, meshes):
+    # |x| of a complex number is real (of its parts' type), as in XLA
+    expect_operand_count(op, operands, 1)
+    expect_dtype(op, "operand 0", operands[0], NUMERIC_OR_COMPLEX)
+    return (operands[0].with_dtype(real_dtype(operands[0].dtype)),)
 
 
 @shape_rules.register("round")
@@ -134,10 +149,10 @@ def _convert(op, operands, attrs, regions, meshes):
 def _bitcast_convert_type(op, operands, attrs, regions, meshes):
     # Reinterpret the bits: equal widths keep the shape; a narrower type adds a minor dim of
     # the width ratio, a wider one consumes it (as XLA's bitcast-convert).
-    new_dtype = choice_attr(op, attrs, "new_dtype", NUMERIC)
+    new_dtype = choice_attr(op, attrs, "new_dtype", NUMERIC_OR_COMPLEX)
     expect_operand_count(op, operands, 1)
     (operand,) = operands
-    expect_dtype(op, "operand", operand, NUMERIC)
+    expect_dtype(op, "operand", operand, NUMERIC_OR_COMPLEX)
     width, new_width = to_numpy(operand.dtype).itemsize, to_numpy(new_dtype).itemsize
     if new_width == width:
         return (operand.with_dtype(new_dtype),)
@@ -153,8 +168,8 @@ def _bitcast_convert_type(op, operands, attrs, regions, meshes):
 def _integer_pow(op, operands, attrs, regions, meshes):
     exponent = int_attr(op, attrs, "y")
     expect_operand_count(op, operands, 1)
-    expect_dtype(op, "operand 0", operands[0], NUMERIC)
-    if exponent < 0 and operands[0].dtype not in FLOATS:
+    expect_dtype(op, "operand 0", operands[0], NUMERIC_OR_COMPLEX)
+    if exponent < 0 and operands[0].dtype not in INEXACT:
         fail(op, f"negative exponent {exponent} needs a float operand, got {operands[0]}")
     return (operands[0],)
 
@@ -208,8 +223,14 @@ def _erf(operand):
 
 
 def _sign(operand):
+    if operand.dtype.kind == "c":
+        return complex_sign(operand)
     # XLA keeps the sign of zero: sign(-0.0) is -0.0, where numpy gives +0.0.
     return np.where(operand == 0, operand, np.sign(operand))
+
+
+def _abs(operand):
+    return complex_abs(operand) if operand.dtype.kind == "c" else np.abs(operand)
 
 
 _UNARY = {
@@ -231,7 +252,6 @@ _UNARY = {
     "floor": np.floor,
     "ceil": np.ceil,
     "neg": np.negative,
-    "abs": np.abs,
     "square": np.square,
     "sign": _sign,
     "not": np.invert,  # logical not on bool, bitwise not on ints
@@ -244,6 +264,15 @@ def _round_half_away_from_zero(operand):
     truncated = np.trunc(operand)
     # NOTE: operand - truncated is exact, so halves are detected without rounding error.
     return np.where(np.abs(operand - truncated) >= 0.5, truncated + np.sign(operand), truncated)
+
+
+@reference_impls.register("abs")
+def _abs_impl(attrs, operand):
+    with np.errstate(all="ignore"):
+        return (np.asarray(_abs(operand)),)
+
+
+_abs_impl.numpy_function = _abs
 
 
 @reference_impls.register("round")
@@ -262,7 +291,7 @@ def _is_finite(attrs, operand):
 
 
 def _divide(lhs, rhs):
-    if lhs.dtype.kind == "f":
+    if lhs.dtype.kind in "fc":
         return np.divide(lhs, rhs)
     if lhs.dtype.kind == "u":
         # XLA: unsigned x / 0 is all ones.
@@ -382,6 +411,8 @@ def _convert(attrs, operand):
         operand = operand.astype(np.float32)  # exact; numpy's kind letter of bfloat16 is not "f"
     if target == np.bool_:
         return (np.asarray(operand != 0),)
+    if operand.dtype.kind == "c" and target.kind != "c":
+        operand = np.real(operand)  # XLA: a complex number converts to a real type by its real part
     if operand.dtype.kind == "f" and target.kind in "iu":
         return (_float_to_int(operand, target),)
     with np.errstate(all="ignore"):

@@ -11,6 +11,7 @@ from ..shape_rules import (
     BOOL_OR_INT,
     INTS,
     NUMERIC,
+    NUMERIC_OR_COMPLEX,
     bool_attr,
     check_dim,
     check_dims,
@@ -46,9 +47,8 @@ def _reduction_rule(allowed: tuple[str, ...]):
     return rule
 
 
-shape_rules.register("reduce_sum", "reduce_max", "reduce_min", "reduce_prod")(
-    _reduction_rule(NUMERIC)
-)
+shape_rules.register("reduce_max", "reduce_min")(_reduction_rule(NUMERIC))
+shape_rules.register("reduce_sum", "reduce_prod")(_reduction_rule(NUMERIC_OR_COMPLEX))
 shape_rules.register("reduce_and", "reduce_or")(_reduction_rule(BOOL_OR_INT))
 
 
@@ -68,7 +68,7 @@ def _arg_reduction(op, operands, attrs, regions, meshes):
 @shape_rules.register("cumsum", "cumprod", "cummax", "cummin")
 def _cumulative(op, operands, attrs, regions, meshes):
     expect_operand_count(op, operands, 1)
-    expect_dtype(op, "operand 0", operands[0], NUMERIC)
+    expect_dtype(op, "operand 0", operands[0], NUMERIC_OR_COMPLEX if op in ("cumsum", "cumprod") else NUMERIC)
     check_dim(op, "axis", int_attr(op, attrs, "axis"), operands[0].rank)
     bool_attr(op, attrs, "reverse")
     return (operands[0],)

@@ -39,6 +39,7 @@ _ELEMENTWISE = {
     "chlo.erf": ("erf", {}), "chlo.erf_inv": ("erf_inv", {}), "chlo.tan": ("tan", {}),
     "chlo.next_after": ("nextafter", {}),
     "stablehlo.optimization_barrier": ("optimization_barrier", {}),
+    "stablehlo.real": ("real", {}), "stablehlo.imag": ("imag", {}), "stablehlo.complex": ("complex", {}),
 }
 _DIRECTIONS = {"EQ": "eq", "NE": "ne", "LT": "lt", "LE": "le", "GT": "gt", "GE": "ge"}
 
@@ -232,6 +233,14 @@ def _top_k(c: Context):
     return c.b.emit("top_k", c.operands(), {"k": single_int(found["k"], c.op)})
 
 
+def _fft(c: Context):
+    # stablehlo.fft %x, type = FFT, length = [8]
+    fft_type = c.op.require("type")
+    if not fft_type or str(fft_type[0]) not in ("FFT", "IFFT", "RFFT", "IRFFT"):
+        c.op.fail("expected type = FFT, IFFT, RFFT or IRFFT")
+    return c.b.emit("fft", c.operands(), {"fft_type": str(fft_type[0]), "fft_lengths": c.ints("length")})
+
+
 def _convolution(c: Context):
     from .ops_windows import convolution
 
@@ -247,7 +256,7 @@ _TABLE = {
     "stablehlo.concatenate": _concatenate, "stablehlo.reverse": _reverse,
     "stablehlo.dot_general": _dot_general, "func.call": _call, "call": _call,
     "sdy.sharding_constraint": _sharding_constraint, "chlo.top_k": _top_k,
-    "stablehlo.convolution": _convolution,
+    "stablehlo.convolution": _convolution, "stablehlo.fft": _fft,
 }
 
 

@@ -17,8 +17,9 @@ from .syntax import Group, is_token, position, render, split_commas
 
 # MLIR element types and the IR's names for them.
 ELEMENT_TYPES = {"i1": "bool", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64", "ui8": "u8", "ui16": "u16",
-                 "ui32": "u32", "ui64": "u64", "f32": "f32", "f64": "f64", "f16": "f16", "bf16": "bf16"}
-_TENSOR = re.compile(r"tensor<((?:[0-9]+x)*)([a-z][a-z0-9]*)>\Z")
+                 "ui32": "u32", "ui64": "u64", "f32": "f32", "f64": "f64", "f16": "f16", "bf16": "bf16", "complex<f32>": "c64",
+                 "complex<f64>": "c128"}
+_TENSOR = re.compile(r"tensor<((?:[0-9]+x)*)([a-z][a-z0-9]*|complex<[a-z0-9]+>)>\Z")
 
 
 def fail(message: str, where) -> ParseError:
@@ -90,6 +91,13 @@ def dense_array(value: tuple, where) -> np.ndarray:
 
 
 def _elements(item, dtype: np.dtype):
+    if isinstance(item, Group) and item.kind == "paren" and dtype.kind == "c":
+        # a complex element: (real, imaginary), each read as the parts' float type
+        part_type = np.zeros((), dtype).real.dtype
+        parts = [_elements(child, part_type) for child in item.items if not is_token(child, "PUNCT", ",")]
+        if len(parts) != 2:
+            fail(f"a complex element has two parts, (real, imaginary), found {render(item)!r}", item)
+        return complex(parts[0], parts[1])
     if isinstance(item, Group) and item.kind == "bracket":
         return [_elements(child, dtype) for child in item.items if not is_token(child, "PUNCT", ",")]
     text = str(item)

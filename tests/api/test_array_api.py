@@ -30,7 +30,8 @@ def test_namespace_info_follows_x64():
     assert info.capabilities()["max dimensions"] == 64
     assert info.default_device() == meshjit.devices()[0] and info.devices() == list(meshjit.devices())
     assert info.default_dtypes()["integral"] == np.int32
-    assert set(info.dtypes()) == {"bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float32"}
+    assert set(info.dtypes()) == {"bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float32",
+                                  "complex64"}
     assert set(info.dtypes(kind=("bool", "real floating"))) == {"bool", "float32"}
     meshjit.config.update("jax_enable_x64", True)
     assert info.default_dtypes()["real floating"] == np.float64

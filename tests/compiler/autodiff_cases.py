@@ -446,3 +446,25 @@ CASES += [
 from autodiff_cases_linalg import linalg_cases  # noqa: E402
 
 CASES += linalg_cases(Case)
+
+# Complex values inside real functions: the part ops, complex arithmetic and abs, and the fft
+# transforms (real in, real out, so central differences of the real arguments check the rules).
+def _complex_parts(x, y):
+    z = lax.complex(x, y)
+    w = lax.complex(y, x * x)
+    return lax.real(z * w) + lax.imag(lax.conj(z) / (w + 3.0)) + lax.abs(z * z)
+
+
+def _transforms(x, y):
+    import meshjit.numpy as jnp
+
+    z = lax.complex(x, y)
+    spectrum = jnp.fft.fft2(z) * lax.complex(y, x)
+    halves = jnp.fft.rfft(x, axis=0) * 2j + jnp.fft.ihfft(y, axis=0)
+    return lax.real(jnp.fft.ifft(spectrum)) + jnp.fft.irfft(halves, n=4, axis=0)[:, :3] * lax.imag(spectrum)
+
+
+CASES += [
+    Case("complex_parts", ("complex", "real", "imag", "conj"), _complex_parts, _pair(0.5, 1.5, 3, 4)),
+    Case("fft", ("fft",), _transforms, _pair(-1, 1, 4, 3)),
+]

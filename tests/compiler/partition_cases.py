@@ -499,11 +499,18 @@ def window_records() -> list[Record]:
     ]
 
 
+def _complex_and_fft_records() -> list[Record]:
+    from partition_cases_complex import complex_records, fft_records  # it builds on this module
+
+    return complex_records() + fft_records()
+
+
 # NOTE: imported here, after the helpers it uses are defined
 from partition_cases_linalg import linalg_records  # noqa: E402
 
 RECORDS = (elementwise_records() + random_records() + creation_records() + layout_records() + contraction_records()
-           + reduction_records() + indexing_records() + window_records() + constraint_records() + linalg_records())
+           + reduction_records() + indexing_records() + window_records() + constraint_records() + linalg_records()
+           + _complex_and_fft_records())
 
 
 def cases_for(record: Record, mesh_name: str) -> list[Case]:

@@ -279,7 +279,7 @@ def test_stop_gradient():
 
 
 def test_grad_errors():
-    with pytest.raises(TypeError, match="grad requires real-valued inputs.*int"):
+    with pytest.raises(TypeError, match="grad requires real- or complex-valued inputs.*int"):
         grad(lambda x: x * 1.0)(3)
     with pytest.raises(
         TypeError,

@@ -138,7 +138,7 @@ def operand_values(op_record: Record, test_id: str) -> list[np.ndarray]:
 
 def assert_same(got: np.ndarray, expected: np.ndarray, what: str) -> None:
     assert got.dtype == expected.dtype, f"{what}: dtype {got.dtype}, expected {expected.dtype}"
-    if expected.dtype.kind == "f":
+    if expected.dtype.kind in "fc":
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6, err_msg=what)
     else:
         np.testing.assert_array_equal(got, expected, err_msg=what)

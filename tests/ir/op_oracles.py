@@ -24,6 +24,8 @@ NUMPY_DTYPES = {
     "f64": np.dtype(np.float64),
     "f16": np.dtype(np.float16),
     "bf16": np.dtype(ml_dtypes.bfloat16),
+    "c64": np.dtype(np.complex64),
+    "c128": np.dtype(np.complex128),
 }
 
 

@@ -167,7 +167,7 @@ def dtype_error(op: str, dtype: str, allowed, operand_text: str, attrs=None) -> 
 
 _NARROW = (NUMPY_DTYPES["f16"], NUMPY_DTYPES["bf16"])
 # NOTE: two ulps for the 16-bit floats: integer_pow rounds after each multiply, as XLA does
-_RTOL = {"float64": 1e-12, "float16": 2e-3, "bfloat16": 1.6e-2}
+_RTOL = {"float64": 1e-12, "complex128": 1e-12, "float16": 2e-3, "bfloat16": 1.6e-2}
 
 
 def assert_results_match(actual, expected, record: OpRecord) -> None:
@@ -188,13 +188,13 @@ def assert_results_match(actual, expected, record: OpRecord) -> None:
             # computed in f32 and rounded once: within an ulp of the oracle's rounding
             rtol = max(rtol, _RTOL[str(result.dtype)])
             result, oracle = result.astype(np.float32), oracle.astype(np.float32)
-        elif result.dtype.kind != "f":
+        elif result.dtype.kind not in "fc":
             np.testing.assert_array_equal(result, oracle, err_msg=record.name)
             continue
         np.testing.assert_allclose(
             result, oracle, rtol=rtol, atol=record.atol, equal_nan=True, err_msg=record.name
         )
-        if record.signed_zeros:
+        if record.signed_zeros and result.dtype.kind == "f":
             numbers = ~np.isnan(oracle)
             np.testing.assert_array_equal(
                 np.signbit(result[numbers]), np.signbit(oracle[numbers]), err_msg=record.name

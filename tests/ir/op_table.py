@@ -6,6 +6,7 @@ one record to its family's ``op_table_*`` file.
 
 from __future__ import annotations
 
+from op_table_complex import COMPLEX_CAPABLE, COMPLEX_RECORDS, with_complex_cases
 from op_table_elementwise import ELEMENTWISE_RECORDS
 from op_table_indexing import INDEXING_RECORDS
 from op_table_layout import CREATION_AND_SHAPE_RECORDS
@@ -16,7 +17,8 @@ from op_table_spmd import SPMD_RECORDS
 from op_table_windows import WINDOW_RECORDS
 
 RECORDS = (
-    ELEMENTWISE_RECORDS
+    [with_complex_cases(record) if record.name in COMPLEX_CAPABLE else record for record in ELEMENTWISE_RECORDS]
+    + COMPLEX_RECORDS
     + CREATION_AND_SHAPE_RECORDS
     + CONTRACTION_RECORDS
     + REDUCTION_RECORDS

@@ -338,7 +338,7 @@ ELEMENTWISE_RECORDS = [
             Bad(
                 "f32[2]",
                 {"new_dtype": "f8"},
-                "convert: attribute 'new_dtype' must be one of 'bool', 'i8', 'i16', 'i32', 'i64', 'u8', 'u16', 'u32', 'u64', 'f32', 'f64', 'f16', 'bf16', got 'f8'",
+                "convert: attribute 'new_dtype' must be one of 'bool', 'i8', 'i16', 'i32', 'i64', 'u8', 'u16', 'u32', 'u64', 'f32', 'f64', 'f16', 'bf16', 'c64', 'c128', got 'f8'",
             ),
             Bad("f32[2]", {}, "convert: missing attribute 'new_dtype'"),
         ),

@@ -47,6 +47,7 @@ SPEC_OPS = {
         "round",
     ],
     *["nextafter", "fma", "bitcast_convert_type", "threefry2x32"],
+    *["complex", "real", "imag", "conj", "fft"],
     *[
         "neg",
         "abs",

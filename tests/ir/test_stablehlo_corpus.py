@@ -33,7 +33,7 @@ def load(name: str):
 
 
 def test_the_corpus_has_every_program():
-    assert NAMES == ["collectives", "convnet", "mlp", "mlp_gspmd", "moe", "ops_tour", "scan", "shard_map",
+    assert NAMES == ["collectives", "complex_fft", "convnet", "mlp", "mlp_gspmd", "moe", "ops_tour", "scan", "shard_map",
                      "shard_map_gspmd", "shard_map_partial", "train_step", "transformer", "transformer_gspmd"]
     assert set(XLA) == set(NAMES)
 
@@ -47,7 +47,7 @@ def test_interprets_to_jax_outputs(name):
     for index, (result, want) in enumerate(zip(results, expected)):
         result = np.asarray(result)
         assert result.shape == want.shape, f"output {index}"
-        if want.dtype.kind == "f":
+        if want.dtype.kind in "fc":
             # float32 sums in another order than XLA's: a few ulps of the largest magnitude
             np.testing.assert_allclose(result, want, rtol=1e-5, atol=1e-5 * max(1.0, float(np.abs(want).max())),
                                        err_msg=f"output {index}")

@@ -36,7 +36,8 @@ class LinearInput:
 
 
 def is_float(dtype: str) -> bool:
-    return dtype in ("f32", "f64", "f16", "bf16")
+    """Whether values of ``dtype`` carry tangents: the real floats and the complex types."""
+    return dtype in ("f32", "f64", "f16", "bf16", "c64", "c128")
 
 
 def type_of(value) -> TensorType:

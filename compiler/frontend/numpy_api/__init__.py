@@ -8,6 +8,7 @@ from .arguments import *  # noqa: F403
 from .array_api_dtypes import *  # noqa: F403
 from .array_api_functions import *  # noqa: F403
 from .array_api_math import *  # noqa: F403
+from .complex_functions import *  # noqa: F403
 from .convolution import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .data_dependent import *  # noqa: F403

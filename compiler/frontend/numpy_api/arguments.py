@@ -203,7 +203,7 @@ def promote_and_broadcast(function: str, *values, dtype: str | None = None):
 def inexact_dtype(dtype: DType) -> DType:
     """JAX's ``to_inexact_dtype``: bool and i32 become f32 and i64 becomes f64, keeping the
     weak flag (so ``sqrt`` of an i32 is f32 even with x64 on, as in JAX)."""
-    if is_float(dtype.name):
+    if is_float(dtype.name) or dtype.name in ("c64", "c128"):
         return dtype
     return DType("f64" if dtype.name == "i64" else "f32", dtype.weak)
 
@@ -223,10 +223,10 @@ def array_operand(value, function: str):
 
 
 def check_dtype_kind(function: str, dtype: DType, allowed: str) -> None:
-    """Raise a TypeError unless the IR dtype's kind is one of ``allowed`` ("b", "i", "u", "f")."""
+    """Raise a TypeError unless the IR dtype's kind is one of ``allowed`` ("b", "i", "u", "f", "c")."""
     kind = "b" if dtype.name == "bool" else "f" if is_float(dtype.name) else dtype.name[0]
     if kind not in allowed:
-        names = {"b": "bool", "i": "integer", "u": "unsigned integer", "f": "floating"}
+        names = {"b": "bool", "i": "integer", "u": "unsigned integer", "f": "floating", "c": "complex"}
         accepted = ", ".join(names[letter] for letter in allowed)
         raise TypeError(
             f"{function} does not accept dtype {dtype.name}; accepted kinds: {accepted}"

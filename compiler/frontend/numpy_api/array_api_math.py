@@ -1,6 +1,6 @@
 """The Python Array API standard's (2024.12) elementwise names: the aliases it spells apart from
 numpy (``acos``, ``atan2``, ``pow``, ``bitwise_invert``, ...), the inverse hyperbolic functions,
-``copysign hypot nextafter signbit``, and ``real imag conj`` of real arrays."""
+``copysign hypot nextafter signbit`` (``real imag conj`` are in complex_functions.py)."""
 
 from __future__ import annotations
 
@@ -42,14 +42,10 @@ __all__ = (
     "bitwise_invert",
     "bitwise_left_shift",
     "bitwise_right_shift",
-    "conj",
-    "conjugate",
     "copysign",
     "hypot",
-    "imag",
     "nextafter",
     "pow",
-    "real",
     "signbit",
 )
 
@@ -160,25 +156,3 @@ def nextafter(x1, x2, /):
     dtype = inexact_dtype(result_dtype(as_array_argument(x1, "nextafter"), as_array_argument(x2, "nextafter")))
     (first, second), _ = promote_and_broadcast("nextafter", x1, x2, dtype=dtype.name)
     return with_weak_type(lax.nextafter(first, second), dtype.weak)
-
-
-def real(val, /):
-    """The real part: a real array itself (meshjit arrays hold no complex numbers)."""
-    value = as_array_argument(val, "real")
-    dtype = dtype_of(value)
-    return with_weak_type(convert_operand(value, dtype.name), dtype.weak)
-
-
-def imag(val, /):
-    """The imaginary part: zeros of ``val``'s shape and dtype for a real array."""
-    value = as_array_argument(val, "imag")
-    dtype = dtype_of(value)
-    return with_weak_type(lax.full(shape_of(value), 0, dtype.name), dtype.weak)
-
-
-def conj(x, /):
-    """The complex conjugate: a real array itself."""
-    return real(x)
-
-
-conjugate = conj

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from meshjit.ir.dtypes import is_unsigned
 
+from .. import lax_complex
 from .. import lax_ops as lax
 from ..operands import dtype_of, shape_of, x64
-from ..promotion import DType, default_int, is_float
+from ..promotion import DType, default_int, is_complex, is_float
 from .arguments import (
     as_array_argument,
     broadcast_shapes,
@@ -91,11 +92,27 @@ def _binary(name: str, kernel, allowed: str = "iuf", bool_kernel=None):
 
 
 # On bools, addition and maximum are logical or, multiplication and minimum logical and (numpy).
-add = _binary("add", lax.add, bool_kernel=lax.bitwise_or)
-subtract = _binary("subtract", lax.sub)
-multiply = _binary("multiply", lax.mul, bool_kernel=lax.bitwise_and)
-maximum = _binary("maximum", lax.max, bool_kernel=lax.bitwise_or)
-minimum = _binary("minimum", lax.min, bool_kernel=lax.bitwise_and)
+add = _binary("add", lax.add, "iufc", bool_kernel=lax.bitwise_or)
+subtract = _binary("subtract", lax.sub, "iufc")
+multiply = _binary("multiply", lax.mul, "iufc", bool_kernel=lax.bitwise_and)
+
+
+def _complex_extremum(real_kernel, ordered):
+    """max or min of complex numbers in lexicographic order (real part, then imaginary), as
+    JAX's; real operands go to ``real_kernel``."""
+    def kernel(x1, x2):
+        if not is_complex(dtype_of(x1).name):
+            return real_kernel(x1, x2)
+        (real1, imaginary1), (real2, imaginary2) = lax_complex.parts(x1), lax_complex.parts(x2)
+        first = lax.bitwise_or(ordered(real1, real2),
+                               lax.bitwise_and(lax.eq(real1, real2), ordered(imaginary1, imaginary2)))
+        return lax.select(first, x1, x2)
+
+    return kernel
+
+
+maximum = _binary("maximum", _complex_extremum(lax.max, lax.gt), "iufc", bool_kernel=lax.bitwise_or)
+minimum = _binary("minimum", _complex_extremum(lax.min, lax.lt), "iufc", bool_kernel=lax.bitwise_and)
 
 
 def _nonzero_int_divisor(x2):
@@ -193,7 +210,7 @@ def _integer_power(x1, exponent: int):
     """``x1 ** exponent`` for a Python int exponent, as lax.integer_pow (repeated multiplies)."""
     value = as_array_argument(x1, "power")
     dtype = _strong_int_if_bool(result_dtype(value, exponent))
-    if not is_float(dtype.name) and exponent < 0:
+    if not (is_float(dtype.name) or is_complex(dtype.name)) and exponent < 0:
         raise ValueError(
             f"power: integers cannot be raised to negative powers, got exponent {exponent}"
         )
@@ -202,7 +219,7 @@ def _integer_power(x1, exponent: int):
 
 def _integer_power_by_squaring(base, exponent, dtype: str):
     # lax.pow is float only: square-and-multiply over every bit an exponent of this type can set.
-    result = lax.full(shape_of(base), 1, dtype)
+    result = lax.full(shape_of(base), 1, dtype_of(base).name)
     for bit in range(63 if dtype == "i64" else 31):
         bit_is_set = lax.ne(lax.bitwise_and(lax.shift_right_arithmetic(exponent, bit), 1), 0)
         result = lax.select(bit_is_set, lax.mul(result, base), result)
@@ -224,14 +241,25 @@ def _integer_power_array(x1, x2, dtype: str):
     return lax.select(lax.lt(x2, 0), negative, positive)
 
 
+def _complex_integer_power(base, exponent, exponent_dtype: str):
+    magnitude = lax.select(lax.lt(exponent, 0), lax.neg(exponent), exponent)
+    positive = _integer_power_by_squaring(base, magnitude, exponent_dtype)
+    return lax.select(lax.lt(exponent, 0), lax.div(lax.full(shape_of(base), 1, dtype_of(base).name), positive), positive)
+
+
 def power(x1, x2, /):
     """``x1 ** x2``; a Python int exponent becomes lax.integer_pow, as in JAX."""
     if type(x2) is int:
         return _integer_power(x1, x2)
     values = [as_array_argument(value, "power") for value in (x1, x2)]
     dtype = _strong_int_if_bool(result_dtype(*values))
+    exponent_dtype = dtype_of(values[1]).name
     (x1, x2), dtype = promote_and_broadcast("power", *values, dtype=dtype.name)
-    if is_float(dtype.name):
+    if is_complex(dtype.name) and exponent_dtype in ("i32", "i64"):
+        # an integer exponent multiplies, as JAX's x ** 2 does, instead of exp(2 log x)
+        exponent = lax.convert_element_type(lax_complex.real(x2), exponent_dtype)
+        return with_weak_type(_complex_integer_power(x1, exponent, exponent_dtype), dtype.weak)
+    if is_float(dtype.name) or is_complex(dtype.name):
         return with_weak_type(lax.pow(x1, x2), dtype.weak)
     return with_weak_type(_integer_power_array(x1, x2, dtype.name), dtype.weak)
 
@@ -293,17 +321,17 @@ def _unary_argument(name: str, x, allowed: str):
 
 
 def negative(x, /):
-    operand, dtype = _unary_argument("negative", x, "iuf")
+    operand, dtype = _unary_argument("negative", x, "iufc")
     return with_weak_type(lax.neg(operand), dtype.weak)
 
 
 def positive(x, /):
-    operand, dtype = _unary_argument("positive", x, "biuf")
+    operand, dtype = _unary_argument("positive", x, "biufc")
     return with_weak_type(operand, dtype.weak)
 
 
 def absolute(x, /):
-    operand, dtype = _unary_argument("absolute", x, "biuf")
+    operand, dtype = _unary_argument("absolute", x, "biufc")
     # NOTE: bools and unsigned ints are their own absolute value
     result = operand if dtype.name == "bool" or is_unsigned(dtype.name) else lax.abs(operand)
     return with_weak_type(result, dtype.weak)
@@ -313,7 +341,7 @@ abs = absolute
 
 
 def sign(x, /):
-    operand, dtype = _unary_argument("sign", x, "iuf")
+    operand, dtype = _unary_argument("sign", x, "iufc")
     if is_unsigned(dtype.name):  # 1 where nonzero: an unsigned value has no sign to take
         return with_weak_type(lax.convert_element_type(lax.ne(operand, 0), dtype.name), dtype.weak)
     return with_weak_type(lax.sign(operand), dtype.weak)

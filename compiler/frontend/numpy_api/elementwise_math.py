@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 
+from .. import lax_complex
 from .. import lax_ops as lax
 from ..operands import dtype_of, shape_of
-from ..promotion import is_float
+from ..promotion import is_complex, is_float
 from .arguments import (
     as_array_argument,
     check_dtype_kind,
@@ -164,7 +165,12 @@ def _float_class(name: str, kernel, default: bool):
     def apply(x, /):
         value = as_array_argument(x, name)
         dtype = dtype_of(value)
-        check_dtype_kind(name, dtype, "biuf")
+        check_dtype_kind(name, dtype, "biufc")
+        if is_complex(dtype.name):
+            # a complex number is finite when both parts are, NaN or infinite when either is
+            operand = convert_operand(value, dtype.name)
+            parts = kernel(lax_complex.real(operand)), kernel(lax_complex.imag(operand))
+            return lax.bitwise_and(*parts) if default else lax.bitwise_or(*parts)
         if not is_float(dtype.name):
             return lax.full(shape_of(value), default, "bool")
         return kernel(convert_operand(value, dtype.name))

@@ -34,6 +34,7 @@ from .elementwise import (
     subtract,
     true_divide,
 )
+from .complex_functions import conjugate, imag, real
 from .elementwise import clip as _clip
 from .elementwise_math import round as _round
 from .index_update import IndexUpdateHelper
@@ -151,12 +152,14 @@ METHODS = {
     "round": _round,
     "dot": dot,
     "repeat": repeat,
+    "conj": conjugate,
+    "conjugate": conjugate,
     "copy": _copy,
     "nonzero": nonzero,
     "searchsorted": searchsorted,
 }
 
-PROPERTIES = {"T": transpose, "mT": matrix_transpose, "at": IndexUpdateHelper}
+PROPERTIES = {"T": transpose, "mT": matrix_transpose, "at": IndexUpdateHelper, "real": real, "imag": imag}
 
 
 def install_array_methods(cls) -> None:

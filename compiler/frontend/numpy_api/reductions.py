@@ -10,11 +10,12 @@ import builtins
 import math
 
 from meshjit.ir.dtypes import NARROW_FLOATS
+from meshjit.ir.dtypes import real_dtype
 
 from .. import lax_ops as lax
 from .. import sharding_ops
 from ..operands import dtype_of, shape_of, x64
-from ..promotion import DType, default_int, is_float, is_int
+from ..promotion import DType, default_int, is_complex, is_float, is_int
 from .arguments import (
     as_array_argument,
     broadcast_to_shape,
@@ -29,7 +30,7 @@ from .arguments import (
 )
 from .creation import asarray
 from .elementwise import equal, logical_and, logical_or, subtract
-from .elementwise_math import isnan, sqrt
+from .elementwise_math import isfinite, isnan, sqrt
 from .reduction_masks import highest, lowest, masked_count, with_mask
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
@@ -178,8 +179,9 @@ def mean(a, axis=None, dtype=None, keepdims: bool = False, *, where=None):
     """Arithmetic mean over ``axis`` of the elements ``where`` keeps, in a float dtype (NaN for
     empty reductions, as numpy)."""
     operand, axes, name = _prepare("mean", a, axis, dtype, lambda dtype: inexact_dtype(dtype).name)
-    if not is_float(name):
-        raise TypeError(f"mean: dtype must be a float dtype, got {name}")
+    if not (is_float(name) or is_complex(name)):
+        raise TypeError(f"mean: dtype must be a float or complex dtype, got {name}")
+
     def average(value, dtype: str):
         total = lax.reduce_sum(with_mask(value, where, 0, "mean"), axes)
         return lax.div(total, _count_of(value, axes, where, "mean", dtype))
@@ -338,11 +340,12 @@ def _isclose(function: str, a, b, rtol, atol, equal_nan: bool):
     values = [as_array_argument(value, function) for value in (a, b)]
     dtype = inexact_dtype(result_dtype(*values)).name
     (a, b), _ = promote_and_broadcast(function, *values, dtype=dtype)
-    # NOTE: the tolerances take the operands' dtype, as in JAX (an f64 rtol does not widen f32).
-    rtol, atol = (broadcast_to_shape(convert_operand(as_array_argument(tolerance, function), dtype),
+    # NOTE: the tolerances take the operands' dtype, as in JAX (an f64 rtol does not widen f32);
+    # for complex operands that of their parts, which |a - b| has
+    rtol, atol = (broadcast_to_shape(convert_operand(as_array_argument(tolerance, function), real_dtype(dtype)),
                                      shape_of(a), function) for tolerance in (rtol, atol))
     within = lax.le(lax.abs(lax.sub(a, b)), lax.add(atol, lax.mul(rtol, lax.abs(b))))
-    close = lax.bitwise_or(lax.eq(a, b), lax.bitwise_and(lax.is_finite(b), within))
+    close = lax.bitwise_or(lax.eq(a, b), lax.bitwise_and(isfinite(b), within))
     if equal_nan:
         close = lax.bitwise_or(close, lax.bitwise_and(lax.ne(a, a), lax.ne(b, b)))
     return with_weak_type(close, False)

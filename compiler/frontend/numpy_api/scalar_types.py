@@ -16,6 +16,8 @@ __all__ = (
     "float16",
     "float32",
     "float64",
+    "complex64",
+    "complex128",
     "float_",
     "int8",
     "int16",
@@ -58,6 +60,8 @@ float16 = _scalar_type("float16", np.float16)
 bfloat16 = _scalar_type("bfloat16", ml_dtypes.bfloat16)
 float32 = _scalar_type("float32", np.float32)
 float64 = _scalar_type("float64", np.float64)
+complex64 = _scalar_type("complex64", np.complex64)
+complex128 = _scalar_type("complex128", np.complex128)
 
 # numpy's default-width aliases, as in JAX (64-bit; stored in 32 bits without x64).
 float_ = float64

@@ -176,15 +176,30 @@ def half_floats() -> dict:
         }
         outputs.update({f"{name}_{dtype}": value.astype(jnp.float32) for name, value in results.items()})
     return outputs
+def complex_values() -> dict:
+    """complex64 across processes: a psum in shard_map, a contraction over a sharded dim (an
+    all_reduce of complex partial sums), an fft whose sharded transform dim is all-gathered, and
+    an all_to_all of complex rows."""
+    line, grid = _meshes()
+    z = (_data(16, 32, seed=11) + 1j * _data(16, 32, seed=12)).astype(np.complex64)
+    rows = jax.device_put(z, NamedSharding(line, P("x", None)))
+    blocks = jax.device_put(z, NamedSharding(grid, P("x", "y")))
+    psum = jax.shard_map(lambda v: jax.lax.psum(v, "x"), mesh=line, in_specs=P("x", None), out_specs=P())
+    return {
+        "complex_psum": jax.jit(psum)(rows),
+        "complex_matmul": jax.jit(lambda v: v @ jnp.conj(v).T)(blocks),
+        "complex_fft": jax.jit(jnp.fft.fft)(blocks),
+        "complex_columns": jax.jit(lambda v: v * 1j, out_shardings=NamedSharding(line, P(None, "x")))(rows),
+    }
 
 
 CASES = {"megatron_mlp": megatron_mlp, "sharded_reduction": sharded_reduction, "reshards": reshards,
          "ring_all_reduce": ring_all_reduce, "halos_and_lookups": halos_and_lookups,
-         "control_flow": control_flow, "half_floats": half_floats}
+         "control_flow": control_flow, "half_floats": half_floats, "complex_values": complex_values}
 
 # Outputs whose collectives move or compare values without adding floats across processes (the
 # ring adds in program order, so it is exact too).
 EXACT = {"max_axis0", "all_to_all_line", "all_to_all_grid", "all_gather_grid", "ring", "all_to_all_two_axes",
-         "axis_index", "roll", "lookup", "newton_steps"} | {
+         "axis_index", "roll", "lookup", "newton_steps", "complex_fft", "complex_columns"} | {
     f"{name}_{dtype}" for name in ("psum", "sum_axis0", "raw_sum_axis0", "to_columns", "gathered", "ring")
     for dtype in ("float16", "bfloat16")}

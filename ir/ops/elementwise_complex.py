@@ -1,0 +1,79 @@
+"""The ops between complex numbers and their (real, imaginary) parts, as ``jax.lax`` names them:
+``complex(re, im)``, ``real``, ``imag`` and ``conj``; shape rules and numpy reference
+implementations. They belong to the elementwise family (its sharding, kernel, batching rules).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..dtypes import COMPLEX_OF, COMPONENT_DTYPE
+from ..reference import reference_impls
+from ..shape_rules import COMPLEX, FLOATS, expect_dtype, expect_operand_count, fail, shape_rules
+
+COMPLEX_PART_OPS = ("complex", "real", "imag", "conj")
+
+
+@shape_rules.register("complex")
+def _complex(op, operands, attrs, regions, meshes):
+    expect_operand_count(op, operands, 2)
+    real, imaginary = operands
+    expect_dtype(op, "operand 0", real, FLOATS)
+    if imaginary != real:
+        fail(op, f"real and imaginary parts must have equal types, got {real} and {imaginary}")
+    return (real.with_dtype(COMPLEX_OF[real.dtype]),)
+
+
+@shape_rules.register("real", "imag")
+def _part(op, operands, attrs, regions, meshes):
+    expect_operand_count(op, operands, 1)
+    expect_dtype(op, "operand 0", operands[0], COMPLEX)
+    return (operands[0].with_dtype(COMPONENT_DTYPE[operands[0].dtype]),)
+
+
+@shape_rules.register("conj")
+def _conj(op, operands, attrs, regions, meshes):
+    expect_operand_count(op, operands, 1)
+    expect_dtype(op, "operand 0", operands[0], COMPLEX)
+    return (operands[0],)
+
+
+def _parts_function(function):
+    def impl(attrs, *operands):
+        return (np.asarray(function(*operands)),)
+
+    impl.numpy_function = function
+    return impl
+
+
+def _make_complex(real, imaginary):
+    result = np.empty(np.shape(real), COMPLEX_NUMPY[real.dtype])
+    result.real, result.imag = real, imaginary
+    return result
+
+
+COMPLEX_NUMPY = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
+
+for _name, _function in (("complex", _make_complex), ("real", np.real), ("imag", np.imag), ("conj", np.conjugate)):
+    reference_impls.register(_name)(_parts_function(_function))
+
+
+def complex_abs(operand: np.ndarray) -> np.ndarray:
+    """|re + i im| as XLA computes it: the larger part times sqrt(1 + (smaller / larger)^2),
+    exact for a zero or infinite larger part (numpy's hypot rounds differently)."""
+    real, imaginary = np.abs(operand.real), np.abs(operand.imag)
+    larger, smaller = np.maximum(real, imaginary), np.minimum(real, imaginary)
+    with np.errstate(all="ignore"):
+        ratio = smaller / larger
+        scaled = larger * np.sqrt(larger.dtype.type(1) + ratio * ratio)
+    special = (larger == 0) | np.isinf(larger)
+    return np.asarray(np.where(special, larger, scaled), dtype=real.dtype)
+
+
+def complex_sign(operand: np.ndarray) -> np.ndarray:
+    """z / |z|, and 0 for 0 (XLA's sign of a complex number)."""
+    magnitude = complex_abs(operand)
+    safe = np.where(magnitude == 0, 1, magnitude).astype(magnitude.dtype)
+    with np.errstate(all="ignore"):
+        unit = _make_complex(np.asarray(operand.real / safe), np.asarray(operand.imag / safe))
+    return np.asarray(np.where(magnitude == 0, 0, unit), dtype=operand.dtype)
