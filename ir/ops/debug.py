@@ -13,7 +13,7 @@ import itertools
 from collections.abc import Callable
 
 from ..reference import reference_impls
-from ..shape_rules import fail, shape_rules
+from ..shape_rules import int_attr, shape_rules
 
 OPS = ("debug_callback",)
 
@@ -62,8 +62,7 @@ def without_effects(op):
 
 @shape_rules.register("debug_callback")
 def _debug_callback(op, operands, attrs, regions, meshes):
-    if not isinstance(attrs.get("callback"), int):
-        fail(op, "expected an integer attribute 'callback'")
+    int_attr(op, attrs, "callback")
     return ()
 
 

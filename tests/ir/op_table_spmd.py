@@ -92,7 +92,8 @@ SPMD_RECORDS = [
         ALL,
         (Case({"callback": _IGNORED_CALLBACK}, ((2, 3),)), Case({"callback": _IGNORED_CALLBACK}, ((), (4,)))),
         lambda attrs, *operands: (),
-        (Bad("f32[4]", {}, "debug_callback: expected an integer attribute 'callback'"),),
+        (Bad("f32[4]", {}, "debug_callback: missing attribute 'callback'"),
+         Bad("f32[4]", {"callback": "print"}, "debug_callback: attribute 'callback' must be"),),
     ),
     # Control flow ops: their regions make them a poor fit for rows too; test_control_flow_ops
     # covers their shape rules, verifier messages and interpretation.
