@@ -19,6 +19,8 @@ class ShapeError(TypeError):
 shape_rules = Registry("shape rule")
 
 FLOATS = ("f32", "f64", "f16", "bf16")
+# The floats complex numbers, transforms and LAPACK work in (the 16-bit ones have none, as in JAX).
+WIDE_FLOATS = ("f32", "f64")
 SIGNED_INTS = ("i8", "i16", "i32", "i64")
 UNSIGNED_INTS = ("u8", "u16", "u32", "u64")
 INTS = SIGNED_INTS + UNSIGNED_INTS

@@ -1,11 +1,14 @@
-"""meshjit.debug: look at how arrays are laid out over devices, inside and outside jit, and
-compare propagation strategies on one program."""
+"""meshjit.debug: print values and call back into Python from inside jitted programs, look at
+how arrays are laid out over devices, inside and outside jit, and compare propagation
+strategies on one program."""
 
 from __future__ import annotations
 
 from meshjit.runtime.array import Array
 from meshjit.runtime.visualize import visualize_sharding as visualize_sharding
 
+from ._debug_callbacks import callback as callback
+from ._debug_callbacks import debug_print as print  # noqa: A001, F401 - JAX's name
 from ._inspection import inspect_array_sharding as inspect_array_sharding
 from ._strategy_comparison import StrategyReport as StrategyReport
 from ._strategy_comparison import compare_propagation as compare_propagation

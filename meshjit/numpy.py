@@ -43,4 +43,17 @@ inf = _numpy.inf
 nan = _numpy.nan
 newaxis = None
 from meshjit import numpy_linalg as linalg  # noqa: E402, F401 - jnp.linalg
+from meshjit.compiler.frontend.numpy_api.float_math import *  # noqa: F403, E402
+from meshjit.compiler.frontend.numpy_api.diagonals import *  # noqa: F403, E402
+from meshjit.compiler.frontend.numpy_api.rearranging import *  # noqa: F403, E402
+from meshjit.compiler.frontend.numpy_api.quantiles import *  # noqa: F403, E402
+from meshjit.compiler.frontend.numpy_api.statistics import *  # noqa: F403, E402
+from meshjit.compiler.frontend.numpy_api.numerical import *  # noqa: F403, E402
+from meshjit.compiler.frontend.numpy_api.set_ops import *  # noqa: F403, E402
+from meshjit.compiler.frontend.numpy_api.index_tricks import *  # noqa: F403, E402
+from meshjit.compiler.frontend.numpy_api.bit_packing import *  # noqa: F403, E402
+from meshjit.compiler.frontend.numpy_api.polynomials import *  # noqa: F403, E402
+from meshjit.compiler.frontend.numpy_api.windows import *  # noqa: F403, E402
+from meshjit.compiler.frontend.numpy_api.creation_extras import *  # noqa: F403, E402
+from meshjit.numpy_vectorize import apply_along_axis, apply_over_axes, vectorize  # noqa: E402, F401
 from meshjit import numpy_fft as fft  # noqa: E402, F401 - jnp.fft

@@ -4,6 +4,18 @@ arrays (``PRNGKey``), as in JAX."""
 
 from ._prng_keys import PRNGKeyArray as PRNGKeyArray
 from ._random import bernoulli as bernoulli
+from ._random_gamma import beta as beta
+from ._random_gamma import binomial as binomial
+from ._random_gamma import multinomial as multinomial
+from ._random_gamma import multivariate_normal as multivariate_normal
+from ._random_gamma import orthogonal as orthogonal
+from ._random_gamma import poisson as poisson
+from ._random_gamma import chisquare as chisquare
+from ._random_gamma import dirichlet as dirichlet
+from ._random_gamma import f as f
+from ._random_gamma import gamma as gamma
+from ._random_gamma import loggamma as loggamma
+from ._random_gamma import t as t
 from ._random import bits as bits
 from ._random import categorical as categorical
 from ._random_transformed import cauchy as cauchy

@@ -17,6 +17,7 @@ import numpy as np
 
 from meshjit.ir import Block, Func, Module, Op, Value
 from meshjit.ir.dtypes import to_numpy
+from meshjit.ir.ops.debug import EFFECT_OPS, without_effects
 
 # NOTE: marker ops (autodiff's, see autodiff/markers.py) mean their region's body
 _REGION_MEANING = ("stop_gradient", "custom_jvp_call", "custom_vjp_call", "checkpoint")
@@ -86,8 +87,12 @@ def _evaluate_ops(trace, wanted: Value) -> None:
     """Run the trace's not yet evaluated ops in order until ``wanted`` is produced."""
     ops = trace.ops
     while trace.concrete_done < len(ops):
-        op = ops[trace.concrete_done]
+        # NOTE: computing values for Python must not run the program's effects (a debug print
+        # runs when the staged program does, once)
+        op = without_effects(ops[trace.concrete_done])
         trace.concrete_done += 1
+        if op.name in EFFECT_OPS:
+            continue
         operands = [_value_in(trace, operand) for operand in op.operands]
         if all(operand is not None for operand in operands):
             results = _run(op, operands, trace.meshes)

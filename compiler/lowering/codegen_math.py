@@ -15,8 +15,11 @@ from .codegen_xla_math import xla_float32_math
 #   |k| < 2^51, k + 1.5*2^52 holds k in the low bits of its mantissa, so 2^k is one integer add
 #   and shift of those bits, and the reverse (small int -> float64) is a subtraction;
 # - clamps and special cases are `if` statements that LLVM turns into selects;
-# - helpers carry fastmath={"contract"} so their a*b+c become FMAs; the kernels' own
-#   arithmetic (the user's ops) is never contracted, so it rounds exactly as numpy does;
+# - a fused multiply-add is an explicit ``_fma`` (llvm.fma, one rounding on every CPU), never
+#   LLVM's choice: no helper carries fastmath "contract", so every other product and sum rounds
+#   on its own, and numpy can repeat the whole helper bit for bit (tier_math.py, the first
+#   tier); the FMAs sit where "contract" used to put them, so no value changed. The kernels'
+#   own arithmetic (the user's ops) is never contracted either;
 # - ``error_model="numpy"`` drops Python's division-by-zero check and its branch.
 # With NUMBA_DISABLE_JIT the same helpers run as plain Python through numpy scalars.
 INTRINSICS = '''
@@ -121,7 +124,7 @@ def _small_int_as_float64(k):
     return _int64_as_float64(_SHIFTER_BITS + k) - _SHIFTER
 
 
-@numba.njit(cache=True, nogil=True, fastmath={"contract"})
+@numba.njit(cache=True, nogil=True, )
 def _exp2_int(n):
     # 2^n for an integral float64 n in [-1022, 1023]
     return _int64_as_float64((_float64_as_int64(n + _SHIFTER) + 1023) << 52)
@@ -136,20 +139,21 @@ def _exp2_int(n):
 # its comment describes.
 FLOAT32_MATH = '''
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
+@numba.njit(cache=True, nogil=True, error_model="numpy", )
 def _expm1_reduced(z):
     # e^z = scale * (1 + p) for float64 z in [-200, 200]: z = n*ln2 + r with |r| <= ln2/2 and
     # p = e^r - 1 by its Taylor series to r^7/7! (truncation under 6e-9 relative)
-    shifted = z * 1.4426950408889634 + _SHIFTER
+    shifted = _fma(z, 1.4426950408889634, _SHIFTER)
     n = shifted - _SHIFTER
-    r = z - n * 0.6931471805599453
-    p = r * (1.0 + r * (0.5 + r * (0.16666666666666666 + r * (0.041666666666666664 + r * (
-        0.008333333333333333 + r * (0.001388888888888889 + r * 0.0001984126984126984))))))
+    r = _fma(-n, 0.6931471805599453, z)
+    p = r * _fma(r, _fma(r, _fma(r, _fma(r, _fma(r, _fma(r, 0.0001984126984126984, 0.001388888888888889),
+                                                    0.008333333333333333), 0.041666666666666664),
+                                     0.16666666666666666), 0.5), 1.0)
     scale = _int64_as_float64((_float64_as_int64(shifted) + 1023) << 52)
     return p, scale
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
+@numba.njit(cache=True, nogil=True, error_model="numpy", )
 def _exp_f32(x):
     # In float32 arithmetic, 8 lanes to a vector (the hot function of softmax and its kin):
     # x = n*ln2 + r with ln2 split in two (the high part has 9 significant bits, so n*high is
@@ -169,24 +173,25 @@ def _exp_f32(x):
         z = np.float32(88.8)
     if z < np.float32(-103.99):
         z = np.float32(-103.99)
-    shifted = z * np.float32(1.4426950408889634) + np.float32(12582912.0)  # 1.5 * 2^23
+    shifted = _fma(z, np.float32(1.4426950408889634), np.float32(12582912.0))  # 1.5 * 2^23
     n = shifted - np.float32(12582912.0)
-    reduced = z - n * np.float32(0.693359375)
-    r = reduced - n * np.float32(-0.00021219444)
-    r_error = (reduced - r) - n * np.float32(-0.00021219444)
-    q = np.float32(0.49999994) + r * (np.float32(0.16666521) + r * (np.float32(0.041668393) + r * (
-        np.float32(0.008368745) + r * np.float32(0.0013814536))))
-    t = r + ((r * r) * q + r_error)
+    reduced = _fma(-n, np.float32(0.693359375), z)
+    low = n * np.float32(-0.00021219444)
+    r = reduced - low
+    r_error = (reduced - r) - low
+    q = _fma(r, _fma(r, _fma(r, _fma(r, np.float32(0.0013814536), np.float32(0.008368745)),
+                             np.float32(0.041668393)), np.float32(0.16666521)), np.float32(0.49999994))
+    t = r + _fma(r * r, q, r_error)
     exponent = _float32_as_int32(shifted) - np.int32(0x4B400000)
     half = exponent >> np.int32(1)
     first = _int32_as_float32((half + np.int32(127)) << np.int32(23))
     second = _int32_as_float32((exponent - half + np.int32(127)) << np.int32(23))
     if x < np.float32(-103.99):
         second = np.float32(0.0)
-    return np.float32((first + first * t) * second)
+    return np.float32(_fma(first, t, first) * second)
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
+@numba.njit(cache=True, nogil=True, error_model="numpy", )
 def _tanh_f32(x):
     # tanh|x| = |x| P(x^2) / Q(x^2), a rational fit of degree 9 over 10 (tools/fit_tanh_f32.py:
     # relative error 1.1e-9 on [0, 9.1], every coefficient positive, so neither polynomial
@@ -199,14 +204,14 @@ def _tanh_f32(x):
     if a > 9.1:
         a = 9.1  # NaN passes, and stays NaN to the end
     s = a * a
-    p = a * (1.0 + s * (0.1378314749955113 + s * (0.004005656301607511 + s * (
-        3.1525211151804606e-05 + s * 5.052726596970363e-08))))
-    q = 1.0 + s * (0.4711648015484025 + s * (0.027727269961379142 + s * (0.0004202187963782826 + s * (
-        1.6124277261222673e-06 + s * 7.325874609323423e-10))))
+    p = a * _fma(s, _fma(s, _fma(s, _fma(s, 5.052726596970363e-08, 3.1525211151804606e-05),
+                                 0.004005656301607511), 0.1378314749955113), 1.0)
+    q = _fma(s, _fma(s, _fma(s, _fma(s, _fma(s, 7.325874609323423e-10, 1.6124277261222673e-06),
+                                     0.0004202187963782826), 0.027727269961379142), 0.4711648015484025), 1.0)
     return np.float32(math.copysign(p / q, z))
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
+@numba.njit(cache=True, nogil=True, error_model="numpy", )
 def _logistic_f32(x):
     # with E = e^-|x|: 1 / (1 + E) for x >= 0 and E / (1 + E) for x < 0, so neither side
     # overflows and the denormal results of large negative x keep their digits
@@ -214,13 +219,13 @@ def _logistic_f32(x):
     if not a <= 120.0:
         a = 120.0
     p, scale = _expm1_reduced(-a)
-    tail = scale + scale * p
+    tail = _fma(scale, p, scale)
     numerator = tail if x < 0 else 1.0
     result = np.float32(numerator / (1.0 + tail))
     return result if x == x else x
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
+@numba.njit(cache=True, nogil=True, error_model="numpy", )
 def _log_f32(x):
     # x = m * 2^e with m in [sqrt(1/2), sqrt(2)) read from the float64 bits (every float32,
     # denormals included, is a normal float64); log m = 2 atanh(s) with s = (m-1)/(m+1),
@@ -234,9 +239,9 @@ def _log_f32(x):
         exponent = exponent + 1.0
     s = (m - 1.0) / (m + 1.0)
     s2 = s * s
-    series = 1.0 + s2 * (0.3333333333333333 + s2 * (0.2 + s2 * (0.14285714285714285 + s2 * (
-        0.1111111111111111 + s2 * 0.09090909090909091))))
-    result = np.float32(exponent * 0.6931471805599453 + 2.0 * s * series)
+    series = _fma(s2, _fma(s2, _fma(s2, _fma(s2, _fma(s2, 0.09090909090909091, 0.1111111111111111),
+                                           0.14285714285714285), 0.2), 0.3333333333333333), 1.0)
+    result = np.float32(_fma(exponent, 0.6931471805599453, 2.0 * s * series))
     if z == 0.0:
         result = np.float32(-np.inf)
     if z < 0.0:
@@ -257,26 +262,34 @@ _LN2_HIGH = 0.6931467056274414
 _LN2_LOW = 4.7493250390316726e-07
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
+@numba.njit(cache=True, nogil=True, error_model="numpy", )
 def _expm1_reduced_f64(z):
     # e^z = 2^n * (1 + p): z = n*ln2 + r, |r| <= ln2/2, p = e^r - 1 to r^13/13! (truncation
     # under 5e-18 relative); returns p as an unevaluated sum high + low (low: the rounding
     # errors of r and of the last addition, each exact or nearly) and n
-    n = (z * 1.4426950408889634 + _SHIFTER) - _SHIFTER
-    reduced = z - n * _LN2_HIGH
-    r = reduced - n * _LN2_LOW
-    r_error = (reduced - r) - n * _LN2_LOW
-    q = 0.5 + r * (0.16666666666666666 + r * (0.041666666666666664 + r * (0.008333333333333333 + r * (
-        0.001388888888888889 + r * (0.0001984126984126984 + r * (2.48015873015873e-05 + r * (
-            2.7557319223985893e-06 + r * (2.755731922398589e-07 + r * (2.505210838544172e-08 + r * (
-                2.08767569878681e-09 + r * 1.6059043836821613e-10))))))))))
+    n = _fma(z, 1.4426950408889634, _SHIFTER) - _SHIFTER
+    reduced = _fma(-n, _LN2_HIGH, z)
+    low = n * _LN2_LOW
+    r = reduced - low
+    r_error = (reduced - r) - low
+    q = _fma(r, 1.6059043836821613e-10, 2.08767569878681e-09)
+    q = _fma(r, q, 2.505210838544172e-08)
+    q = _fma(r, q, 2.755731922398589e-07)
+    q = _fma(r, q, 2.7557319223985893e-06)
+    q = _fma(r, q, 2.48015873015873e-05)
+    q = _fma(r, q, 0.0001984126984126984)
+    q = _fma(r, q, 0.001388888888888889)
+    q = _fma(r, q, 0.008333333333333333)
+    q = _fma(r, q, 0.041666666666666664)
+    q = _fma(r, q, 0.16666666666666666)
+    q = _fma(r, q, 0.5)
     tail = r * r * q
     high = r + tail
     # e^(r + r_error) - 1 = p + (1 + p) * r_error to first order
-    return high, (tail - (high - r)) + (r_error + r_error * high), n
+    return high, (tail - (high - r)) + _fma(r_error, high, r_error), n
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
+@numba.njit(cache=True, nogil=True, error_model="numpy", )
 def _divide_exactly(numerator, numerator_low, small, small_low, large):
     # (numerator + numerator_low) / (small + small_low + large), each + low an unevaluated
     # sum: d = small + large has the exact error of a two-sum (either may be the larger), the
@@ -287,11 +300,11 @@ def _divide_exactly(numerator, numerator_low, small, small_low, large):
     d_error = ((small - (d - large_part)) + (large - large_part)) + small_low
     inverse = 1.0 / d
     quotient = numerator * inverse
-    residual = ((numerator - quotient * d) + numerator_low) - quotient * d_error
-    return quotient + residual * inverse
+    residual = _fma(-quotient, d_error, _fma(-quotient, d, numerator) + numerator_low)
+    return _fma(residual, inverse, quotient)
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
+@numba.njit(cache=True, nogil=True, error_model="numpy", )
 def _exp_f64(x):
     # 2^n applied in two halves so that overflow (n = 1024) and denormal results (n down to
     # -1076) come out of ordinary multiplications
@@ -303,11 +316,11 @@ def _exp_f64(x):
     high, low, n = _expm1_reduced_f64(z)
     half = np.floor(n * 0.5)
     first = _exp2_int(half)
-    result = (first + first * (high + low)) * _exp2_int(n - half)
+    result = _fma(first, high + low, first) * _exp2_int(n - half)
     return result if x == x else x
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
+@numba.njit(cache=True, nogil=True, error_model="numpy", )
 def _tanh_f64(x):
     # as _tanh_f32, in float64: t = e^(2|x|) - 1 = scale*p + (scale - 1) with 2^n - 1 exact
     # (0 <= n <= 64), the sum's rounding error recovered exactly (|scale - 1| >= |scale*p|
@@ -320,12 +333,12 @@ def _tanh_f64(x):
     scale = _exp2_int(n)
     scaled = scale * high
     t = scaled + (scale - 1.0)
-    t_low = (((scale - 1.0) - t) + scaled) + scale * low
+    t_low = _fma(scale, low, ((scale - 1.0) - t) + scaled)
     result = math.copysign(_divide_exactly(t, t_low, t, t_low, 2.0), x)
     return result if x == x else x
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
+@numba.njit(cache=True, nogil=True, error_model="numpy", )
 def _logistic_f64(x):
     # as _logistic_f32: E = e^-|x| never overflows and keeps denormal results
     a = abs(np.float64(x))
@@ -337,7 +350,7 @@ def _logistic_f64(x):
     second = _exp2_int(n - half)
     scaled = first * high  # exact: first is a power of 2
     tail = first + scaled
-    tail_low = ((first - tail) + scaled) + first * low
+    tail_low = _fma(first, low, (first - tail) + scaled)
     tail, tail_low = tail * second, tail_low * second
     numerator = tail if x < 0 else 1.0
     numerator_low = tail_low if x < 0 else 0.0
@@ -345,7 +358,7 @@ def _logistic_f64(x):
     return result if x == x else x
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
+@numba.njit(cache=True, nogil=True, error_model="numpy", )
 def _log_f64(x):
     # x = m * 2^e, m in [sqrt(1/2), sqrt(2)) (denormals scaled by 2^54 first); with f = m - 1
     # (exact) and s = f / (2 + f): log m = 2 atanh(s) = f - s*f + s*R, R = sum 2 s^2k / (2k+1)
@@ -363,11 +376,18 @@ def _log_f64(x):
     f = m - 1.0
     s = f / (2.0 + f)
     w = s * s
-    series = w * (0.6666666666666666 + w * (0.4 + w * (0.2857142857142857 + w * (0.2222222222222222 + w * (
-        0.18181818181818182 + w * (0.15384615384615385 + w * (0.13333333333333333 + w * (
-            0.11764705882352941 + w * (0.10526315789473684 + w * 0.09523809523809523)))))))))
+    series = _fma(w, 0.09523809523809523, 0.10526315789473684)
+    series = _fma(w, series, 0.11764705882352941)
+    series = _fma(w, series, 0.13333333333333333)
+    series = _fma(w, series, 0.15384615384615385)
+    series = _fma(w, series, 0.18181818181818182)
+    series = _fma(w, series, 0.2222222222222222)
+    series = _fma(w, series, 0.2857142857142857)
+    series = _fma(w, series, 0.4)
+    series = _fma(w, series, 0.6666666666666666)
     h = 0.5 * f * f
-    result = exponent * _LN2_HIGH - ((h - (s * (h + series) + exponent * _LN2_LOW)) - f)
+    # h + w * series: R's sum with h, one rounding
+    result = exponent * _LN2_HIGH - ((h - _fma(exponent, _LN2_LOW, s * _fma(w, series, h))) - f)
     if z == 0.0:
         result = -np.inf
     if z < 0.0:

@@ -2,8 +2,8 @@
 
 An op in a scan or while body whose operands are all loop-invariant (the loop's consts, or
 results of other invariant ops) computes the same value on every trip: constants and their
-broadcasts, partition offsets from axis_index, a collective on a const. Every IR op is pure, so
-it runs once before the loop instead, and its result enters the body as a new const. A cond's
+broadcasts, partition offsets from axis_index, a collective on a const. Every IR op but an
+effect (a debug callback, which must run on every trip) is pure, so it runs once before the loop instead, and its result enters the body as a new const. A cond's
 branches are left alone (they run at most once). The body keeps the hoisted values' ids as its
 new arguments, so nothing inside it is renamed.
 """
@@ -11,6 +11,7 @@ new arguments, so nothing inside it is renamed.
 from __future__ import annotations
 
 from meshjit.ir import Block, Op, Value
+from meshjit.ir.ops import EFFECT_OPS
 
 
 def hoist_loop_invariants(ops) -> list[Op]:
@@ -30,7 +31,7 @@ def _hoist(op: Op) -> tuple[list[Op], Op]:
     outer = {arg.id: operand for arg, operand in zip(body.args[:num_consts], op.operands[:num_consts])}
     hoisted, kept, new_args, new_operands = [], [], [], []
     for inner in body.ops:
-        if inner.regions or not all(operand.id in outer for operand in inner.operands):
+        if inner.regions or inner.name in EFFECT_OPS or not all(operand.id in outer for operand in inner.operands):
             kept.append(inner)
             continue
         results = tuple(Value.fresh(value.type, value.hint) for value in inner.results)

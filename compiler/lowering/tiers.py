@@ -1,12 +1,13 @@
 """Tiered fused kernels: a kernel step runs at once on a first tier that needs no compilation
 while its kernel compiles in a worker process (compile_service.py), and switches to the kernel
-between two of its calls. The first tier is the group's ops run one by one as the numpy steps
-small groups already are, and it is only used where that gives the kernel's bits exactly
-(``identical``): IEEE-rounded arithmetic, comparisons, selects and exact conversions, which
-Numba (no fast-math in the user's ops) and numpy round the same way. A group with a reduction
-(its sums reassociate in vector lanes), a transcendental function (meshjit's own helpers, with
-FMAs) or any other op has no first tier: its kernel is queued when the plan is built and its
-first call waits for it. docs/execution.md "Tiered execution" has the whole design.
+between two of its calls. The first tier is the group's ops run one by one in numpy, and it is
+only used where that gives the kernel's bits exactly (``has_first_tier``): ops whose numpy
+kernel rounds as the fused expression does, the others spelled as the kernel computes them
+(tier_ops.py: the transcendental helpers, tier_math.py, with exact FMAs), and reductions in
+their kernel's order (tier_reductions.py). A group with a float sum or product over its trailing
+dims (its kernel's partial sums follow the CPU's vector lanes), or an op calling libm, has no
+first tier: its kernel is queued when the plan is built and its first call waits for it.
+docs/execution.md "Tiered execution" has the whole design.
 """
 
 from __future__ import annotations
@@ -16,40 +17,19 @@ import math
 import os
 
 import numpy as np
-from meshjit.ir import Op, Value
+from meshjit.ir import Value
 from meshjit.ir.dtypes import to_numpy
 
 from . import kernel_objects
 from .compile_service import compile_mode, service
-from ..tables import kernel_rules
+from .tier_ops import costly, identical, tier_kernel
+from .tier_reductions import reproducible
 
-_FLOATS, _SIGNED, _UNSIGNED = ("f32", "f64"), ("i32", "i64"), ("u32", "u64")
-# NOTE: the ops whose fused expression (codegen_expressions.py) rounds exactly as their numpy
-# kernel: float max/min are not here (llvm.maximum orders -0 below +0, np.maximum returns the
-# first of two equal zeros), nor rsqrt (a float64 division), integer_pow 4 ((x*x)*x*x against
-# the reference's (x*x)*(x*x)), float-to-int conversions (XLA's saturation) or anything calling
-# a helper or libm
-_IDENTICAL = {
-    "f32": {"add", "sub", "mul", "div", "neg", "abs", "sqrt", "floor", "ceil"},
-    "i32": {"add", "sub", "mul", "neg", "max", "min", "abs"},
-    "u32": {"add", "sub", "mul", "max", "min", "and", "or", "xor"},
-    "bool": {"and", "or", "xor", "not"},
-}
-_IDENTICAL["f64"], _IDENTICAL["i64"], _IDENTICAL["u64"] = _IDENTICAL["f32"], _IDENTICAL["i32"], _IDENTICAL["u32"]
 _ORDER = itertools.count()
-
-
-def identical(op: Op) -> bool:
-    """Whether ``op``'s numpy kernel gives the bits its fused expression gives."""
-    result = op.result.type.dtype
-    if op.name in ("broadcast_in_dim", "compare", "select", "is_finite"):
-        return True
-    if op.name == "convert":
-        source = op.operands[0].type.dtype
-        return not (source in _FLOATS and result != "bool" and result not in _FLOATS) and source not in _UNSIGNED
-    if op.name == "integer_pow":
-        return result in _FLOATS and 0 <= op.attrs["y"] <= 3
-    return op.name in _IDENTICAL.get(result, ())
+# NOTE: a helper spelled in numpy with emulated FMAs costs 2.3-10 us an element on the first
+# tier (hundreds of array passes; float32 tanh, 2^17 elements: 0.8 s on the loaded 2-core
+# machine, float64 exp 1.3 s): above this many elements a call on it costs more than compiling
+FIRST_TIER_MATH_MAX_ELEMENTS = 1 << 15
 
 
 def _dtype_text(value: Value) -> str:
@@ -90,6 +70,16 @@ def _compile_elsewhere(kernel, signature, stem: str) -> bool:
 kernel_objects.compile_elsewhere = _compile_elsewhere
 
 
+def has_first_tier(group) -> bool:
+    """Whether the first tier gives ``group``'s kernel bits: every op's numpy step does
+    (tier_ops.py), and its reductions run in the kernel's order (tier_reductions.py); and, for a
+    group calling a helper the first tier emulates with FMAs, whether it is small enough that
+    the first tier costs less than compiling (``FIRST_TIER_MATH_MAX_ELEMENTS``)."""
+    if not all(identical(op) for op in group.ops) or not (group.split is None or reproducible(group)):
+        return False
+    return math.prod(group.shape) <= FIRST_TIER_MATH_MAX_ELEMENTS or not any(costly(op) for op in group.ops)
+
+
 def tiered(kernel, signature: tuple, launcher, group, inputs: list[Value], outputs: list[Value]):
     """The step function of a fused kernel under ``MESHJIT_COMPILE``: the launcher itself when
     the kernel is in the cache or compiles at its first call (sync, and groups without a first
@@ -99,7 +89,7 @@ def tiered(kernel, signature: tuple, launcher, group, inputs: list[Value], outpu
         return launcher  # NOTE: without Numba's compiler the kernel is its Python source: no tiers
     stem = kernel.stem(signature)
     cached = os.path.exists(stem + ".json")
-    if group.split is not None or not all(identical(op) for op in group.ops):
+    if not has_first_tier(group):
         if mode == "background" and not cached:
             service().submit(kernel.request(signature), (0, next(_ORDER)))
         return launcher
@@ -150,20 +140,21 @@ def _lifted(buffer: np.ndarray, rank: int) -> np.ndarray:
 def first_tier(group, inputs: list[Value], outputs: list[Value]):
     """``run(*input buffers) -> output buffers``: the group's ops as their numpy kernels."""
     functions: dict[int, list] = {}
-    rank = len(group.shape)
+    # a scalar broadcast's rank: the group's, or a row value's in a rows group
+    ranks = {operand.id: operand.type.rank for op in group.ops for operand in op.operands if operand.id in group.aliases}
 
     def kernels(lead: int) -> list:
         found = functions.get(lead)
         if found is None:
-            found = functions[lead] = [kernel_rules[op.name](op, lead) for op in group.ops]
+            found = functions[lead] = [tier_kernel(op, lead, group.leading) for op in group.ops]
         return found
 
     def run(*buffers):
         lead = buffers[0].ndim - inputs[0].type.rank
         values = {value.id: buffer for value, buffer in zip(inputs, buffers)}
         for alias, source in group.aliases.items():
-            if source.id in values:
-                values[alias] = _lifted(values[source.id], rank)
+            if source.id in values and alias in ranks:
+                values[alias] = _lifted(values[source.id], ranks[alias])
         for op, function in zip(group.ops, kernels(lead)):
             (values[op.result.id],) = function(*(values[operand.id] for operand in op.operands))
         results = []

@@ -1,6 +1,6 @@
 """Common-subexpression elimination: identical ops on identical operands are computed once.
 
-Every IR op is pure, so two ops with the same name, operands and attributes (and no regions)
+Every IR op but an effect (a debug callback) is pure, so two ops with the same name, operands and attributes (and no regions)
 always give the same results. Each region body (a loop body, a branch) is a scope of its own:
 its values are never visible outside it, and it sees no outer values.
 """
@@ -8,6 +8,7 @@ its values are never visible outside it, and it sees no outer values.
 from __future__ import annotations
 
 from meshjit.ir import Block, Module, Value
+from meshjit.ir.ops import EFFECT_OPS
 
 from .rewrite_util import rename_operands, with_ops, with_regions
 
@@ -31,6 +32,9 @@ def _unique_ops(source) -> tuple[list, dict[int, Value]]:
         op = rename_operands(op, renamed)
         if op.regions:
             ops.append(with_regions(op, _in_region))
+            continue
+        if op.name in EFFECT_OPS:
+            ops.append(op)
             continue
         key = (op.name, tuple(operand.id for operand in op.operands), op.attrs, op.shardings,
                tuple(result.type for result in op.results))

@@ -1,6 +1,7 @@
 """Dead-code elimination: ops none of whose results reach a returned value are dropped, in the
 function and inside every region body (whose returned values are all live: they are the
-region's results). A scan also loses the stacked results nobody reads, then the consts and
+region's results); an op with an effect (a debug callback, or a loop holding one) always
+lives. A scan also loses the stacked results nobody reads, then the consts and
 scanned operands its body no longer reads: reverse mode's backward loop often needs fewer of
 the forward loop's saved residuals than partial evaluation planned for (a tangent that a
 stop_gradient drops), and those go with the loop computing them."""
@@ -10,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from meshjit.ir import Block, Module, Op
+from meshjit.ir.ops import has_effect
 
 from .rewrite_util import with_ops, with_regions
 
@@ -27,7 +29,7 @@ def _live_ops(ops, returns) -> list:
     live = {value.id for value in returns}
     kept = []
     for op in reversed(ops):
-        if not any(result.id in live for result in op.results):
+        if not any(result.id in live for result in op.results) and not has_effect(op):
             continue
         kept.append(_pruned_scan(op, live) if op.name == "scan" else with_regions(op, _in_region))
         live.update(operand.id for operand in kept[-1].operands)

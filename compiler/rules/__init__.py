@@ -17,6 +17,7 @@ from . import (  # noqa: E402, F401, I001  # noqa: E402, F401, I001
     collectives,
     elementwise_complex,
     creation,
+    debug,
     dot,
     elementwise,
     elementwise_autodiff,

@@ -8,14 +8,14 @@ for the same names live in ``compiler/rules/<family>.py``.
 from __future__ import annotations
 
 from . import (
-    barriers, collectives, creation, dot, elementwise, fft, indexing, layout, linalg, random, reductions, regions,
-    windows,
+    barriers, collectives, creation, debug, dot, elementwise, fft, indexing, layout, linalg, random,
+    reductions, regions, windows,
 )
 
 FAMILIES: dict[str, tuple[str, ...]] = {
     module.__name__.rsplit(".", 1)[1]: module.OPS
     for module in (elementwise, creation, layout, dot, reductions, indexing, windows, random,
-                   regions, collectives, barriers, linalg, fft)
+                   regions, collectives, barriers, linalg, fft, debug)
 }
 
 # NOTE: the 16-bit floats compute in f32 in every family's arithmetic (imported last: it
@@ -29,6 +29,10 @@ ALL_OPS: tuple[str, ...] = tuple(sorted(name for names in FAMILIES.values() for 
 
 # Ops that own regions; every other op must come without them.
 REGION_OPS: tuple[str, ...] = regions.OPS
+
+# Ops that do something besides computing their results (debug.has_effect also looks into regions).
+EFFECT_OPS = debug.EFFECT_OPS
+has_effect = debug.has_effect
 
 # Ops that exist only in per-device (partitioned) programs.
 COLLECTIVE_OPS: tuple[str, ...] = collectives.OPS

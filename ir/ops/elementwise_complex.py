@@ -9,7 +9,7 @@ import numpy as np
 
 from ..dtypes import COMPLEX_OF, COMPONENT_DTYPE
 from ..reference import reference_impls
-from ..shape_rules import COMPLEX, FLOATS, expect_dtype, expect_operand_count, fail, shape_rules
+from ..shape_rules import COMPLEX, WIDE_FLOATS, expect_dtype, expect_operand_count, fail, shape_rules
 
 COMPLEX_PART_OPS = ("complex", "real", "imag", "conj")
 
@@ -18,7 +18,7 @@ COMPLEX_PART_OPS = ("complex", "real", "imag", "conj")
 def _complex(op, operands, attrs, regions, meshes):
     expect_operand_count(op, operands, 2)
     real, imaginary = operands
-    expect_dtype(op, "operand 0", real, FLOATS)
+    expect_dtype(op, "operand 0", real, WIDE_FLOATS)
     if imaginary != real:
         fail(op, f"real and imaginary parts must have equal types, got {real} and {imaginary}")
     return (real.with_dtype(COMPLEX_OF[real.dtype]),)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..dtypes import COMPLEX_OF, COMPONENT_DTYPE, from_numpy, to_numpy
 from ..reference import reference_impls
-from ..shape_rules import COMPLEX, FLOATS, choice_attr, expect_dtype, expect_operand_count, fail, ints_attr, shape_rules
+from ..shape_rules import COMPLEX, WIDE_FLOATS, choice_attr, expect_dtype, expect_operand_count, fail, ints_attr, shape_rules
 
 OPS = ("fft",)
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
@@ -35,7 +35,7 @@ def _fft(op, operands, attrs, regions, meshes):
     expect_operand_count(op, operands, 1)
     (operand,) = operands
     fft_type, lengths = fft_attrs(op, attrs, operand)
-    expect_dtype(op, "operand 0", operand, FLOATS if fft_type == "RFFT" else COMPLEX)
+    expect_dtype(op, "operand 0", operand, WIDE_FLOATS if fft_type == "RFFT" else COMPLEX)
     trailing = operand.shape[operand.rank - len(lengths):]
     expected = lengths
     if fft_type == "IRFFT":

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ..reference import reference_impls
-from ..shape_rules import FLOATS, bool_attr, expect_dtype, expect_operand_count, fail, shape_rules
+from ..shape_rules import WIDE_FLOATS, bool_attr, expect_dtype, expect_operand_count, fail, shape_rules
 from ..types import TensorType
 
 OPS = ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd")
@@ -21,7 +21,7 @@ OPS = ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd")
 
 def _matrix(op: str, operand: TensorType, square: bool) -> tuple[int, int]:
     """The operand's matrix dims, checked: a float of rank >= 2 (and square when asked)."""
-    expect_dtype(op, "operand", operand, FLOATS)
+    expect_dtype(op, "operand", operand, WIDE_FLOATS)
     if operand.rank < 2:
         fail(op, f"operand {operand} must have rank >= 2 (a matrix, or a batch of them)")
     rows, columns = operand.shape[-2:]

@@ -195,3 +195,18 @@ def test_jacobians_of_complex_functions():
         jax.jacrev(lambda v: v * v)(z)
     with pytest.raises(TypeError, match="jacfwd requires real-valued inputs .* but got complex64. For holomorphic"):
         jax.jacfwd(jnp.abs)(z)
+
+
+def test_sixteen_bit_floats_have_no_complex_transform_or_lapack_form():
+    """As in JAX: lax.complex, the real FFTs and the decompositions take float32/float64 only."""
+    import meshjit as jax
+    import meshjit.numpy as jnp
+
+    half = np.ones((2, 2), np.float16)
+    with pytest.raises(TypeError, match="expected f32 or f64"):
+        jax.lax.complex(half, half)
+    with pytest.raises(ValueError, match="RFFT input must be float32 or float64, got float16"):
+        jnp.fft.rfft(half)
+    with pytest.raises(TypeError, match="cholesky"):
+        jnp.linalg.cholesky(half)
+    assert jnp.fft.fft(half).dtype == np.complex64  # the complex transforms widen, as JAX's

@@ -61,6 +61,12 @@ FLOAT_OPS = {
     "is_finite": lambda x, y: jnp.where(jnp.isfinite(x + y), x, y),
     "square": lambda x, y: lax.integer_pow(x, 2) + y, "cube": lambda x, y: lax.integer_pow(x - y, 3),
     "scalar": lambda x, y: (x * 3.0 + 1.0) / y, "via_f32": lambda x, y: (x.astype(jnp.float32) * y.astype(jnp.float32)).astype(x.dtype) + y,
+    # the helpers (tier_math.py) and the ops spelled in numpy (tier_ops.py)
+    "exp": lambda x, y: jnp.exp(x * y), "log": lambda x, y: jnp.log(x + y), "tanh": lambda x, y: jnp.tanh(x - y),
+    "logistic": lambda x, y: jax.nn.sigmoid(x * y), "exp_scaled": lambda x, y: jnp.exp(x * 1e-30 * y) + jnp.log(x * 1e30),
+    "max": lambda x, y: jnp.maximum(x, y) * 2, "min": lambda x, y: jnp.minimum(x * y, y),
+    "relu": lambda x, y: jnp.maximum(x * y, 0.0), "rsqrt": lambda x, y: lax.rsqrt(x * y),
+    "pow4": lambda x, y: lax.integer_pow(x + y, 4),
 }
 INT_OPS = {
     "add": lambda x, y: (x + y) - x, "sub": lambda x, y: (x - y) * x, "mul": lambda x, y: x * y + x,
@@ -80,11 +86,66 @@ def test_first_tier_gives_the_kernels_bits_float(monkeypatch, name, dtype):
     _bits_on_both_tiers(monkeypatch, FLOAT_OPS[name], x, y)
 
 
+# reductions in their kernels' order (tier_reductions.py): over the leading dims (columns
+# kernels: each column's rows in order), and the order-free ones over the trailing dims
+REDUCTIONS = {
+    "col_sum": lambda x, y: (x * y).sum(axis=0), "col_mean_square": lambda x, y: ((x - y) ** 2).mean(axis=0),
+    "col_prod": lambda x, y: (x * 0.25 + y).prod(axis=0), "col_max": lambda x, y: jnp.maximum(x, y).max(axis=0),
+    "col_min": lambda x, y: (x - y).min(axis=0), "col_zeros": lambda x, y: (x * 0.0 * y).sum(axis=0),
+    "col_zero_max": lambda x, y: (x * 0.0 * y).max(axis=0), "col_zero_min": lambda x, y: (x * 0.0 + y * 0.0).min(axis=0),
+    "col_sum_and_max": lambda x, y: ((x + y).sum(axis=0), (x + y).max(axis=0)),
+    "row_max": lambda x, y: (x * y).max(axis=-1), "row_min_shifted": lambda x, y: x - (x * y).min(axis=-1, keepdims=True),
+    "row_zero_max": lambda x, y: (x * 0.0 * y).max(axis=-1), "row_zero_min": lambda x, y: (x * 0.0 + y).min(axis=-1),
+    "row_any": lambda x, y: jnp.any(x * y > 1.0, axis=-1), "row_all": lambda x, y: jnp.all(x + y > -1.0, axis=-1),
+    "row_max_scaled": lambda x, y: (x * y).max(axis=-1) / 3.0,
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_first_tier_reductions_give_the_kernels_bits(monkeypatch, name, dtype):
+    if dtype == "float64":
+        jax.config.update("jax_enable_x64", True)
+    rng = np.random.default_rng(len(name) + 7)
+    x, y = _special(np.dtype(dtype), rng), _special(np.dtype(dtype), rng)[::-1].copy()
+    _bits_on_both_tiers(monkeypatch, REDUCTIONS[name], x, y)
+
+
+@pytest.mark.parametrize("name", ["col_sum", "col_max", "row_max"])
+def test_first_tier_int_reductions_give_the_kernels_bits(monkeypatch, name):
+    rng = np.random.default_rng(5)
+    x, y = _special(np.dtype(np.int32), rng), _special(np.dtype(np.int32), rng)[::-1].copy()
+    _bits_on_both_tiers(monkeypatch, REDUCTIONS[name], x, y)
+
+
+def test_first_tier_reductions_on_sharded_buffers(monkeypatch):
+    mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("x", "y"))
+    rng = np.random.default_rng(1)
+    x = jax.device_put(_special(np.dtype(np.float32), rng), NamedSharding(mesh, P("x", "y")))
+    y = jax.device_put(rng.standard_normal(SHAPE).astype(np.float32), NamedSharding(mesh, P(None, "y")))
+    _bits_on_both_tiers(monkeypatch, lambda x, y: ((x * y).sum(axis=0), jnp.exp(x - y).max(axis=-1)), x, y)
+
+
 @pytest.mark.parametrize("name", sorted(INT_OPS))
 def test_first_tier_gives_the_kernels_bits_int(monkeypatch, name):
     rng = np.random.default_rng(len(name))
     x, y = _special(np.dtype(np.int32), rng), _special(np.dtype(np.int32), rng)[::-1].copy()
     _bits_on_both_tiers(monkeypatch, INT_OPS[name], x, y)
+
+
+def test_first_tier_gives_the_kernels_bits_unsigned(monkeypatch):
+    """Random bits' arithmetic: wrapping products and sums, shifts by amounts up to and past
+    the width (XLA: every bit shifted out)."""
+    rng = np.random.default_rng(9)
+    x = rng.integers(0, 2**32, SHAPE, dtype=np.uint32)
+    amounts = rng.integers(0, 40, SHAPE, dtype=np.uint32)
+    amounts.flat[:4] = [0, 31, 32, 39]
+
+    def program(x, amounts):
+        mixed = (x * np.uint32(0x9E3779B9) + amounts) ^ x
+        return (mixed >> amounts) | (x << (amounts + np.uint32(1))), lax.shift_right_logical(mixed, jnp.full(SHAPE, 9, jnp.uint32))
+
+    _bits_on_both_tiers(monkeypatch, program, x, amounts)
 
 
 def test_first_tier_on_sharded_buffers(monkeypatch):
@@ -95,9 +156,17 @@ def test_first_tier_on_sharded_buffers(monkeypatch):
     _bits_on_both_tiers(monkeypatch, lambda x, y: (x * y + 2.0) * x - y, x, y)
 
 
+def test_erf_inv_first_tier_gives_the_kernels_bits(monkeypatch):
+    rng = np.random.default_rng(3)
+    x = (_special(np.dtype(np.float32), rng) * 1e-30).clip(-1.5, 1.5)
+    x.flat[11:17] = [1.0, -1.0, 0.999999, -0.9999999, 0.5, 2.0]
+    _bits_on_both_tiers(monkeypatch, lambda x: lax.erf_inv(x * 0.999), x)
+
+
 def test_ops_without_an_identical_first_tier_wait_for_their_kernel(monkeypatch):
     monkeypatch.setenv("MESHJIT_COMPILE", "never")
     x = np.ones(SHAPE, np.float32)
-    for program in (lambda x: jnp.tanh(x * 2.0), lambda x: jnp.exp(x - x.max(axis=-1, keepdims=True)),
-                    lambda x: jnp.maximum(x * 2.0, 0.0), lambda x: lax.integer_pow(x * 2.0, 4)):
+    for program in (lambda x: lax.erf(x * 2.0), lambda x: (x * 2.0).astype(jnp.int32),
+                    lambda x: jnp.cbrt(x * 2.0), lambda x: lax.pow(x * 2.0, x),
+                    lambda x: (x * 2.0).sum(axis=-1), lambda x: jax.nn.softmax(x * 2.0, axis=-1)):
         assert not tiered_steps(jax.jit(program), x)

@@ -17,6 +17,8 @@ from op_oracles import NUMPY_DTYPES
 # (shifts, convert, bitcast_convert_type) to keep the table's size in check.
 ALL = ("bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "f32", "f64", "f16", "bf16")
 FLOAT = ("f32", "f64", "f16", "bf16")
+# The floats of complex numbers, transforms and LAPACK (no 16-bit forms, as in JAX).
+WIDE_FLOAT = ("f32", "f64")
 INT = ("i8", "i16", "i32", "i64", "u8", "u16", "u32")
 EVERY_INT = INT + ("u64",)
 NUMERIC = INT + FLOAT

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 from op_oracles import NUMPY_DTYPES, elementwise
-from op_records import FLOAT, SHAPES, Bad, Case, OpRecord, dtype_error, random_array, random_operands, same_shapes
+from op_records import WIDE_FLOAT, SHAPES, Bad, Case, OpRecord, dtype_error, random_array, random_operands, same_shapes
 
 COMPLEX = ("c64", "c128")
 _PARTS = {"c64": "f32", "c128": "f64"}
@@ -63,9 +63,9 @@ def _part_oracle(function):
 _PARTS_NUMPY = {np.dtype(np.complex64): np.float32, np.dtype(np.complex128): np.float64}
 
 COMPLEX_RECORDS = [
-    OpRecord("complex", FLOAT, same_shapes(2), _complex_oracle,
+    OpRecord("complex", WIDE_FLOAT, same_shapes(2), _complex_oracle,
              (Bad("f32[2] f64[2]", {}, "complex: real and imaginary parts must have equal types"),
-              dtype_error("complex", "i32", FLOAT, "i32[2] i32[2]"))),
+              dtype_error("complex", "i32", WIDE_FLOAT, "i32[2] i32[2]"))),
     OpRecord("real", COMPLEX, same_shapes(1), _part_oracle(lambda z: z.real),
              (Bad("f32[2]", {}, "real: operand 0 has dtype f32, expected c64 or c128"),)),
     OpRecord("imag", COMPLEX, same_shapes(1), _part_oracle(lambda z: z.imag),
@@ -117,7 +117,9 @@ def _with_complex_in_message(entry: Bad) -> Bad:
     """The ops now also accept c64 and c128: their dtype errors list them."""
     if "has dtype" not in entry.message or "or f64" not in entry.message:
         return entry
-    return dataclasses.replace(entry, message=entry.message.replace("or f64", "or f64 or c64 or c128"))
+    # the complex types follow every real float in the message (the 16-bit ones included)
+    last = "or bf16" if "or bf16" in entry.message else "or f64"
+    return dataclasses.replace(entry, message=entry.message.replace(last, f"{last} or c64 or c128"))
 
 
 COMPLEX_CAPABLE = tuple(ARITHMETIC) + ("abs",)
@@ -179,7 +181,7 @@ def _fft_operands(rng, shapes, dtype, attrs=None):
 
 def _fft_cases():
     cases = []
-    for fft_type, dtypes in (("FFT", COMPLEX), ("IFFT", COMPLEX), ("RFFT", FLOAT), ("IRFFT", COMPLEX)):
+    for fft_type, dtypes in (("FFT", COMPLEX), ("IFFT", COMPLEX), ("RFFT", WIDE_FLOAT), ("IRFFT", COMPLEX)):
         for lengths, shape in (((5,), (3, 5)), ((4, 6), (2, 4, 6)), ((2, 3, 4), (2, 3, 4)), ((0,), (2, 0))):
             if fft_type == "IRFFT":
                 shape = shape[:-1] + (lengths[-1] // 2 + 1,)

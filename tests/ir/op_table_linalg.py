@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import op_oracles_linalg as oracles
 from op_oracles import NUMPY_DTYPES
-from op_records import FLOAT, Bad, Case, OpRecord, finite_operands
+from op_records import WIDE_FLOAT, Bad, Case, OpRecord, finite_operands
 
 
 def symmetric_positive(rng, shapes, dtype, attrs=None):
@@ -38,7 +38,7 @@ def _solve_attrs(left: bool, lower: bool, transpose: bool, unit: bool) -> dict:
 
 LINALG_RECORDS = [
     OpRecord(
-        "cholesky", FLOAT,
+        "cholesky", WIDE_FLOAT,
         tuple(Case({}, (shape,)) for shape in ((3, 3), (3, 4, 4), (0, 3, 3), (2, 0, 0))),
         oracles.cholesky,
         (
@@ -49,7 +49,7 @@ LINALG_RECORDS = [
         make=symmetric_positive, rtol=2e-5, atol=1e-6,
     ),
     OpRecord(
-        "triangular_solve", FLOAT,
+        "triangular_solve", WIDE_FLOAT,
         tuple(Case(_solve_attrs(*flags), shapes) for flags, shapes in (
             ((True, True, False, False), ((3, 3), (3, 2))),
             ((True, False, True, False), ((2, 4, 4), (2, 4, 3))),
@@ -69,7 +69,7 @@ LINALG_RECORDS = [
         make=well_conditioned, rtol=1e-4, atol=1e-5,
     ),
     OpRecord(
-        "lu", FLOAT,
+        "lu", WIDE_FLOAT,
         tuple(Case({}, (shape,)) for shape in ((4, 4), (2, 5, 3), (2, 3, 5), (0, 2, 2), (3, 0, 2))),
         oracles.lu,
         (Bad("f32[3]", {}, "lu: operand f32[3] must have rank >= 2"),

@@ -4,6 +4,7 @@ values are checked by the interpreter tests."""
 from __future__ import annotations
 
 from meshjit.ir import SymbolRef, TensorSharding
+from meshjit.ir.ops.debug import register_callback
 from op_records import (
     ALL,
     MESH,
@@ -14,6 +15,8 @@ from op_records import (
 )
 
 # --- sharding, manual regions and per-device ops ---------------------------------------------
+
+_IGNORED_CALLBACK = register_callback(lambda *operands: None)
 
 
 def _sharding(*dims) -> TensorSharding:
@@ -82,6 +85,15 @@ SPMD_RECORDS = [
         (Case({}, ((2, 3), (4,))), Case({}, ((),))),
         lambda attrs, *operands: tuple(operands),
         (Bad("", {}, "optimization_barrier: expected at least one operand"),),
+    ),
+    # An effect with no results (what it calls back is checked by tests/api/test_debug_callbacks.py)
+    OpRecord(
+        "debug_callback",
+        ALL,
+        (Case({"callback": _IGNORED_CALLBACK}, ((2, 3),)), Case({"callback": _IGNORED_CALLBACK}, ((), (4,)))),
+        lambda attrs, *operands: (),
+        (Bad("f32[4]", {}, "debug_callback: missing attribute 'callback'"),
+         Bad("f32[4]", {"callback": "print"}, "debug_callback: attribute 'callback' must be"),),
     ),
     # Control flow ops: their regions make them a poor fit for rows too; test_control_flow_ops
     # covers their shape rules, verifier messages and interpretation.

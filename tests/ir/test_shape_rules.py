@@ -132,6 +132,7 @@ SPEC_OPS = {
     "partition_id",
     "pvary",
     "optimization_barrier",
+    "debug_callback",
     *["cholesky", "triangular_solve", "lu", "qr", "eigh", "svd"],
 }
 NUMPY_TO_IR = {numpy_dtype: name for name, numpy_dtype in NUMPY_DTYPES.items()}

@@ -231,3 +231,9 @@ def check_dtype_kind(function: str, dtype: DType, allowed: str) -> None:
         raise TypeError(
             f"{function} does not accept dtype {dtype.name}; accepted kinds: {accepted}"
         )
+
+
+def is_inexact_dtype(dtype) -> bool:
+    """A floating or complex numpy dtype, counting ml_dtypes' bfloat16 (numpy files it as void)."""
+    dtype = np.dtype(dtype)
+    return dtype.kind in "fc" or dtype.name == "bfloat16"

@@ -48,6 +48,8 @@ def _real_name(value, function: str) -> str:
     name = dtype_of(value).name
     if is_complex(name):
         raise ValueError(f"{function}: only real valued inputs are supported, got {to_numpy(name)}")
+    if name in ("f16", "bf16"):  # JAX's error: its real transforms take f32 and f64 only
+        raise ValueError(f"RFFT input must be float32 or float64, got {to_numpy(name)}")
     return "f64" if name == "f64" or (x64() and name in ("i64", "u64")) else "f32"
 
 

@@ -66,12 +66,22 @@ def uniform(key, shape, dtype: str, minval=0.0, maxval=1.0, function: str = "uni
     """Floats in ``[minval, maxval)``: random mantissa bits under the exponent of 1.0 give
     ``[1, 2)``; minus one, scaled and shifted (one fused multiply-add, as XLA computes it)."""
     shape = tuple(shape)
+    return uniform_from_bits(random_bits(key, _drawn_bits(dtype), shape), shape, dtype, minval, maxval, function)
+
+
+def _drawn_bits(dtype: str) -> int:
+    """How many random bits a float of ``dtype`` draws: its width, but 8 for a mantissa of fewer
+    than 8 bits (bf16's 7), as JAX draws."""
+    info = ml_dtypes.finfo(to_numpy(dtype))
+    return 8 if info.nmant < 8 else info.bits
+
+
+def uniform_from_bits(bits, shape, dtype: str, minval=0.0, maxval=1.0, function: str = "uniform"):
+    """``uniform``'s floats from its random ``bits`` (``_drawn_bits(dtype)`` of them)."""
     info = ml_dtypes.finfo(to_numpy(dtype))
     width, mantissa = info.bits, info.nmant
     unsigned = _UNSIGNED[width]
-    # NOTE: a mantissa of fewer than 8 bits (bf16's 7) draws 8 random bits, not the type's 16 (JAX)
-    drawn = 8 if mantissa < 8 else width
-    bits = random_bits(key, drawn, shape)
+    drawn = _drawn_bits(dtype)
     if drawn != width:
         bits = lax.convert_element_type(bits, unsigned)
     shift = _constant(shape, drawn - mantissa, unsigned)

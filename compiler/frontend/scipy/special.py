@@ -21,8 +21,8 @@ from ..numpy_api.arguments import as_array_argument, convert_operand, inexact_dt
 
 # NOTE: the public names, re-exported by the facade (``meshjit.scipy.special``).
 __all__ = (
-    "betaln", "digamma", "entr", "erf", "erfc", "erfinv", "expit", "factorial", "gamma", "gammaln",
-    "gammasgn", "kl_div", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri",
+    "betainc", "betaln", "digamma", "entr", "erf", "erfc", "erfinv", "expit", "factorial", "gamma",
+    "gammainc", "gammaincc", "gammaln", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri",
     "rel_entr", "softmax", "xlog1py", "xlogy",
 )
 
@@ -259,3 +259,8 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
 
 softmax = nn.softmax
 log_softmax = nn.log_softmax
+
+
+# NOTE: the incomplete gamma and beta functions and the Bessel functions live in their own file,
+# which reads the log-gamma family above
+from .special_incomplete import betainc, gammainc, gammaincc, i0, i0e, i1, i1e  # noqa: E402, F401

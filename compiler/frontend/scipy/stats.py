@@ -1,6 +1,6 @@
-"""jax.scipy.stats' distributions (log-densities, densities and the distribution functions that
-need no incomplete gamma or beta function), written with meshjit.numpy and scipy.special, as
-JAX writes them: outside the support a log-density is -inf, a distribution function 0 or 1.
+"""jax.scipy.stats' distributions (log-densities, densities and distribution functions; those
+needing an incomplete gamma or beta function are in stats_incomplete.py), written with
+meshjit.numpy and scipy.special, as JAX writes them: outside the support a log-density is -inf, a distribution function 0 or 1.
 
 Each distribution is a namespace (``norm.logpdf``), as JAX's modules are used.
 """
@@ -310,3 +310,12 @@ def _multivariate_normal_logpdf(x, mean, cov, allow_singular=None):
 
 multivariate_normal = SimpleNamespace(logpdf=_multivariate_normal_logpdf,
                                       pdf=_exp_of(_multivariate_normal_logpdf))
+
+
+# NOTE: the distribution functions needing incomplete gamma or beta functions join their
+# namespaces from their own file
+from .stats_incomplete import FUNCTIONS as _INCOMPLETE  # noqa: E402
+
+for _name, _functions in _INCOMPLETE.items():
+    for _function_name, _function in _functions.items():
+        setattr(globals()[_name], _function_name, _function)

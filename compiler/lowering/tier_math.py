@@ -1,0 +1,201 @@
+"""The kernels' transcendental helpers (codegen_math.py: exp, log, tanh, logistic in float32 and
+float64) as numpy over whole arrays, for the first tier (tiers.py): the same constants, the same
+operations in the same order and a fused multiply-add (``float_math.fma``, exact in numpy too)
+wherever the helper calls ``_fma``, so every element gets the kernel's bits on any CPU.
+tests/compiler/test_tier_math.py compares the two over edge cases and random bit patterns.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from meshjit.ir.float_math import fma as _exact_fma
+
+_SHIFTER = 6755399441055744.0  # 1.5 * 2**52
+_SHIFTER_F32 = np.float32(12582912.0)  # 1.5 * 2**23
+_LN2_HIGH = 0.6931467056274414
+_LN2_LOW = 4.7493250390316726e-07
+
+
+def _fma(a, b, c):
+    """``a * b + c`` rounded once, in the dtype of ``a`` (the others broadcast to it)."""
+    a = np.asarray(a)
+    a, b, c = np.broadcast_arrays(a, np.asarray(b, a.dtype), np.asarray(c, a.dtype))
+    return _exact_fma(a, b, c)
+
+
+def _horner(variable, coefficients):
+    """``c0 + v*(c1 + v*(c2 + ...))`` with every level one fma (highest degree first in the
+    source's nesting, so ``coefficients`` are listed from c0)."""
+    value = _fma(variable, coefficients[-1], coefficients[-2])
+    for coefficient in reversed(coefficients[:-2]):
+        value = _fma(variable, value, coefficient)
+    return value
+
+
+def _int64_as_float64(bits):
+    return np.asarray(bits, np.int64).view(np.float64)
+
+
+def _exp2_int(n):
+    """2^n for integral float64 ``n`` in [-1022, 1023] (the kernel's shifter trick)."""
+    return _int64_as_float64((np.asarray(n + _SHIFTER).view(np.int64) + 1023) << 52)
+
+
+def exp_f32(x):
+    z = np.where(x > np.float32(88.8), np.float32(88.8), x)
+    z = np.where(z < np.float32(-103.99), np.float32(-103.99), z)
+    shifted = _fma(z, np.float32(1.4426950408889634), _SHIFTER_F32)
+    n = shifted - _SHIFTER_F32
+    reduced = _fma(-n, np.float32(0.693359375), z)
+    low = n * np.float32(-0.00021219444)
+    r = reduced - low
+    r_error = (reduced - r) - low
+    q = _horner(r, [np.float32(c) for c in (0.49999994, 0.16666521, 0.041668393, 0.008368745, 0.0013814536)])
+    t = r + _fma(r * r, q, r_error)
+    exponent = shifted.view(np.int32) - np.int32(0x4B400000)
+    half = exponent >> np.int32(1)
+    first = ((half + np.int32(127)) << np.int32(23)).view(np.float32)
+    second = ((exponent - half + np.int32(127)) << np.int32(23)).view(np.float32)
+    second = np.where(x < np.float32(-103.99), np.float32(0.0), second)
+    return _fma(first, t, first) * second
+
+
+def tanh_f32(x):
+    z = x.astype(np.float64)
+    a = np.abs(z)
+    a = np.where(a > 9.1, 9.1, a)
+    s = a * a
+    p = a * _horner(s, [1.0, 0.1378314749955113, 0.004005656301607511, 3.1525211151804606e-05,
+                        5.052726596970363e-08])
+    q = _horner(s, [1.0, 0.4711648015484025, 0.027727269961379142, 0.0004202187963782826,
+                    1.6124277261222673e-06, 7.325874609323423e-10])
+    return np.copysign(p / q, z).astype(np.float32)
+
+
+def _expm1_reduced(z):
+    shifted = _fma(z, 1.4426950408889634, _SHIFTER)
+    n = shifted - _SHIFTER
+    r = _fma(-n, 0.6931471805599453, z)
+    p = r * _horner(r, [1.0, 0.5, 0.16666666666666666, 0.041666666666666664, 0.008333333333333333,
+                        0.001388888888888889, 0.0001984126984126984])
+    scale = _int64_as_float64((shifted.view(np.int64) + 1023) << 52)
+    return p, scale
+
+
+def logistic_f32(x):
+    a = np.abs(x.astype(np.float64))
+    a = np.where(a <= 120.0, a, 120.0)
+    p, scale = _expm1_reduced(-a)
+    tail = _fma(scale, p, scale)
+    numerator = np.where(x < 0, tail, 1.0)
+    result = (numerator / (1.0 + tail)).astype(np.float32)
+    return np.where(x == x, result, x)
+
+
+def _mantissa_and_exponent(z, bias):
+    bits = z.view(np.int64)
+    m = _int64_as_float64((bits & 0x000FFFFFFFFFFFFF) | 0x3FF0000000000000)
+    exponent = ((bits >> 52) & 0x7FF).astype(np.float64) - bias
+    big = m > 1.4142135623730951
+    return np.where(big, m * 0.5, m), np.where(big, exponent + 1.0, exponent)
+
+
+def _log_specials(z, result, x):
+    result = np.where(z == 0.0, result.dtype.type(-np.inf), result)
+    result = np.where(z < 0.0, result.dtype.type(np.nan), result)
+    result = np.where(z == np.inf, result.dtype.type(np.inf), result)
+    return np.where(x == x, result, x)
+
+
+def log_f32(x):
+    z = x.astype(np.float64)
+    m, exponent = _mantissa_and_exponent(z, 1023.0)
+    s = (m - 1.0) / (m + 1.0)
+    s2 = s * s
+    series = _horner(s2, [1.0, 0.3333333333333333, 0.2, 0.14285714285714285, 0.1111111111111111,
+                          0.09090909090909091])
+    result = _fma(exponent, 0.6931471805599453, (2.0 * s) * series).astype(np.float32)
+    return _log_specials(z, result, x)
+
+
+def _expm1_reduced_f64(z):
+    n = _fma(z, 1.4426950408889634, _SHIFTER) - _SHIFTER
+    reduced = _fma(-n, _LN2_HIGH, z)
+    low_product = n * _LN2_LOW
+    r = reduced - low_product
+    r_error = (reduced - r) - low_product
+    q = _horner(r, [0.5, 0.16666666666666666, 0.041666666666666664, 0.008333333333333333,
+                    0.001388888888888889, 0.0001984126984126984, 2.48015873015873e-05,
+                    2.7557319223985893e-06, 2.755731922398589e-07, 2.505210838544172e-08,
+                    2.08767569878681e-09, 1.6059043836821613e-10])
+    tail = (r * r) * q
+    high = r + tail
+    return high, (tail - (high - r)) + _fma(r_error, high, r_error), n
+
+
+def _divide_exactly(numerator, numerator_low, small, small_low, large):
+    d = small + large
+    large_part = d - small
+    d_error = ((small - (d - large_part)) + (large - large_part)) + small_low
+    inverse = 1.0 / d
+    quotient = numerator * inverse
+    residual = _fma(-quotient, d_error, _fma(-quotient, d, numerator) + numerator_low)
+    return _fma(residual, inverse, quotient)
+
+
+def exp_f64(x):
+    z = np.where(x > 710.0, 710.0, x)
+    z = np.where(z >= -746.0, z, -746.0)
+    high, low, n = _expm1_reduced_f64(z)
+    half = np.floor(n * 0.5)
+    first = _exp2_int(half)
+    result = _fma(first, high + low, first) * _exp2_int(n - half)
+    return np.where(x == x, result, x)
+
+
+def tanh_f64(x):
+    a = np.abs(x)
+    a = np.where(a <= 22.0, a, 22.0)
+    high, low, n = _expm1_reduced_f64(2.0 * a)
+    scale = _exp2_int(n)
+    scaled = scale * high
+    t = scaled + (scale - 1.0)
+    t_low = _fma(scale, low, ((scale - 1.0) - t) + scaled)
+    result = np.copysign(_divide_exactly(t, t_low, t, t_low, 2.0), x)
+    return np.where(x == x, result, x)
+
+
+def logistic_f64(x):
+    a = np.abs(x)
+    a = np.where(a <= 746.0, a, 746.0)
+    high, low, n = _expm1_reduced_f64(-a)
+    half = np.floor(n * 0.5)
+    first = _exp2_int(half)
+    second = _exp2_int(n - half)
+    scaled = first * high
+    tail = first + scaled
+    tail_low = _fma(first, low, (first - tail) + scaled)
+    tail, tail_low = tail * second, tail_low * second
+    numerator = np.where(x < 0, tail, 1.0)
+    numerator_low = np.where(x < 0, tail_low, 0.0)
+    result = _divide_exactly(numerator, numerator_low, tail, tail_low, 1.0)
+    return np.where(x == x, result, x)
+
+
+def log_f64(x):
+    tiny = x < 2.2250738585072014e-308
+    m, exponent = _mantissa_and_exponent(np.where(tiny, x * 18014398509481984.0, x), 0.0)
+    exponent = exponent - np.where(tiny, 1077.0, 1023.0)
+    f = m - 1.0
+    s = f / (2.0 + f)
+    w = s * s
+    series = _horner(w, [0.6666666666666666, 0.4, 0.2857142857142857, 0.2222222222222222,
+                             0.18181818181818182, 0.15384615384615385, 0.13333333333333333,
+                             0.11764705882352941, 0.10526315789473684, 0.09523809523809523])
+    h = 0.5 * f * f
+    result = _fma(exponent, _LN2_HIGH, -((h - _fma(exponent, _LN2_LOW, s * _fma(w, series, h))) - f))
+    return _log_specials(x, result, x)
+
+
+HELPERS = {"_exp_f32": exp_f32, "_tanh_f32": tanh_f32, "_logistic_f32": logistic_f32, "_log_f32": log_f32,
+           "_exp_f64": exp_f64, "_tanh_f64": tanh_f64, "_logistic_f64": logistic_f64, "_log_f64": log_f64}
