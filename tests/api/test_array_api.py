@@ -138,3 +138,15 @@ def test_small_integers_keep_their_dtype_and_wrap_as_jax():
     np.testing.assert_array_equal(meshjit.jit(lambda v: (v.astype(jnp.float32) * 1000).astype(jnp.int8))(x),
                                   [127, -128, 127, -128])  # float to int saturates, as XLA
     assert jnp.zeros(2, jnp.uint16).dtype == np.uint16 and jnp.int16(3).dtype == np.int16
+
+
+def test_cumulative_sum_widens_narrow_integers_as_jax():
+    """JAX 0.10.2: cumulative_sum of u8/i8/i16 accumulates in u32/i32 (cumsum and
+    cumulative_prod keep the dtype)."""
+    import meshjit.numpy as jnp
+
+    for dtype, expected in ((np.uint8, np.uint32), (np.int8, np.int32), (np.int16, np.int32), (np.float16, np.float16)):
+        values = np.ones(3, dtype)
+        assert jnp.cumulative_sum(values).dtype == expected
+        assert jnp.cumsum(values).dtype == dtype and jnp.cumulative_prod(values).dtype == dtype
+    np.testing.assert_array_equal(np.asarray(jnp.cumulative_sum(np.full(300, 1, np.uint8))), np.arange(1, 301))

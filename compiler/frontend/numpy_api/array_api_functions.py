@@ -18,7 +18,7 @@ from .arguments import (
 )
 from .creation import _placing
 from .elementwise import multiply, not_equal
-from .reductions import cumprod, cumsum
+from .reductions import _summation_dtype, cumprod, cumsum
 from .reductions import sum as _sum
 from .shape_ops import concatenate, reshape, transpose
 
@@ -99,9 +99,12 @@ def count_nonzero(a, axis=None, keepdims: bool = False):
     return _sum(not_equal(value, 0), axis=axis, dtype=default_int(x64()), keepdims=keepdims)
 
 
-def _cumulative(name: str, scan, identity: int):
+def _cumulative(name: str, scan, identity: int, widen_integers: bool = False):
     def apply(x, /, *, axis: int | None = None, dtype=None, include_initial: bool = False):
         operand = array_operand(x, name)
+        if dtype is None and widen_integers:
+            # as JAX's cumulative_sum (not its cumsum): narrow ints accumulate as sum's do
+            dtype = _summation_dtype(dtype_of(operand))
         rank = len(shape_of(operand))
         if axis is None:
             if rank > 1:
@@ -123,7 +126,7 @@ def _cumulative(name: str, scan, identity: int):
     return apply
 
 
-cumulative_sum = _cumulative("cumulative_sum", cumsum, 0)
+cumulative_sum = _cumulative("cumulative_sum", cumsum, 0, widen_integers=True)
 cumulative_prod = _cumulative("cumulative_prod", cumprod, 1)
 
 
