@@ -2,8 +2,9 @@
 from the primal results with products, triangular solves and masks, all linear in the tangent,
 so reverse mode transposes them (triangular_solve is linear in its right-hand side; its
 transpose solves with the transposed matrix). Integer results (LU's pivots) carry no tangent.
-QR with full_matrices on a tall matrix and SVD with full_matrices on a non-square one have no
-derivative in JAX either (NotImplementedError, as JAX raises)."""
+QR with full_matrices on a tall matrix follows JAX's rule (arXiv:2409.13374, eqs. 32-33); SVD with
+full_matrices on a non-square one has no derivative in JAX either (NotImplementedError, as JAX
+raises)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.registries import LinearInput, add_tangents, type_of
 from ..frontend.lax_linalg import diagonal, identity_like, matmul, transpose_matrix, triangle
 from ..frontend.operands import shape_of
+from ..frontend.scipy import linalg_solvers
 from ..frontend.trace import bind
 from ..tables import jvp_rules, transpose_rules
 
@@ -125,6 +127,32 @@ def _qr_square(q, r, tangent):
     return change_q, change_r
 
 
+def _rows(x, start: int, stop: int):
+    shape = shape_of(x)
+    return lax.slice(x, (0,) * (len(shape) - 2) + (start, 0), shape[:-2] + (stop, shape[-1]))
+
+
+def _qr_full_tall(q, r, tangent, rows: int, columns: int):
+    """dQ, dR of a tall matrix's complete QR (JAX's rule, arXiv:2409.13374 eqs. 32-33): the
+    reduced derivative for Q's first n columns; the other m - n from Q's orthogonality, through
+    Z = Q_pn (Q_nn - I)^-1; R's extra rows are zero."""
+    batch = shape_of(tangent)[:-2]
+    thin_q = _sliced(q, rows, columns)
+    change_thin, change_r = _qr_square(thin_q, _sliced(r, columns, columns), tangent)
+    top, bottom = _rows(thin_q, 0, columns), _rows(thin_q, columns, rows)
+    change_top, change_bottom = _rows(change_thin, 0, columns), _rows(change_thin, columns, rows)
+    rest_q = lax.slice(q, (0,) * len(batch) + (0, columns), batch + (rows, rows))
+    shifted = lax.sub(top, identity_like(top))
+    packed, _, permutation = linalg_solvers.factor(transpose_matrix(shifted))
+    z = transpose_matrix(linalg_solvers.lu_solve(packed, permutation, transpose_matrix(bottom)))
+    correction = lax.sub(change_bottom, matmul(z, change_top))
+    change_rest = lax.sub(matmul(change_thin, transpose_matrix(z)),
+                          matmul(lax.add(thin_q, matmul(rest_q, z)), transpose_matrix(correction)))
+    change_q = lax.concatenate([change_thin, change_rest], len(batch) + 1)
+    zeros = lax.full(batch + (rows - columns, columns), 0.0, type_of(change_r).dtype)
+    return change_q, lax.concatenate([change_r, zeros], len(batch))
+
+
 @jvp_rules.register("qr")
 def _qr(op, primals, tangents):
     q, r = emit(op, primals)
@@ -134,9 +162,7 @@ def _qr(op, primals, tangents):
     rows, columns = shape_of(primals[0])[-2:]
     if rows >= columns:
         if op.attrs["full_matrices"] and rows > columns:
-            raise NotImplementedError("qr: the derivative of a QR decomposition with full_matrices=True of a "
-                                      f"matrix with more rows ({rows}) than columns ({columns}) is not defined "
-                                      "(as in JAX); use full_matrices=False")
+            return [q, r], list(_qr_full_tall(q, r, tangent, rows, columns))
         return [q, r], list(_qr_square(q, r, tangent))
     # a wide matrix [A1 A2] with A1 square: Q and R1 move with A1, R2 = Q^T A2
     batch = shape_of(tangent)[:-2]

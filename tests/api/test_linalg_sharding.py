@@ -160,4 +160,18 @@ def test_derivatives_check_grads(name):
 
 def test_derivative_without_a_definition_is_jaxs_error():
     with pytest.raises(NotImplementedError, match="full_matrices=True"):
-        jax.grad(lambda a: jnp.sum(jnp.linalg.qr(a, mode="complete").Q))(TALL[0])
+        jax.grad(lambda a: jnp.sum(jnp.linalg.svd(a, full_matrices=True)[0]))(TALL[0])
+
+
+@pytest.mark.usefixtures("x64")
+def test_complete_qr_of_a_tall_matrix_differentiates_as_jax():
+    """JAX 0.10.2 differentiates it (arXiv:2409.13374); the gradients it printed for this matrix."""
+    a = np.random.default_rng(0).normal(size=(4, 2)).astype(np.float32)
+    q_gradient = jax.grad(lambda a: jnp.linalg.qr(a, mode="complete")[0].sum())(a)
+    r_gradient = jax.grad(lambda a: jnp.linalg.qr(a, mode="complete")[1].sum())(a)
+    np.testing.assert_allclose(np.asarray(q_gradient), [[-0.04485664, 0.11283538], [-1.4588095, -0.9365938],
+                                                        [-2.787515, -0.41588333], [-0.42430356, 0.27826142]], atol=2e-5)
+    np.testing.assert_allclose(np.asarray(r_gradient), [[0.15476301, -0.33299553], [-0.18171458, -0.65879023],
+                                                        [-0.4083954, 1.1503255], [-1.2847633, -0.363126]], atol=2e-5)
+    check_grads(lambda a: jnp.linalg.qr(a, mode="complete")[0], (a.astype(np.float64),), order=1, modes=["fwd", "rev"],
+                atol=1e-5, rtol=1e-5)
