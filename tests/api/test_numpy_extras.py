@@ -131,3 +131,14 @@ def test_binary_exponent_functions_on_every_float_width(dtype):
     np.testing.assert_array_equal(np.asarray(jnp.ldexp(mantissa, exponent)).astype(np.float32), reference)
     filled = jnp.nan_to_num(jnp.asarray(np.array([np.nan, np.inf], np.float32), dtype=getattr(jnp, dtype)))
     assert np.asarray(filled).astype(np.float32)[1] == np.float32(jnp.finfo(getattr(jnp, dtype)).max)
+
+
+def test_matrix_directives_and_string_bins_as_jax():
+    """JAX 0.10.2: r_/c_ take the "r"/"c" directives (a 1-d result as a row or a column); a
+    string ``bins`` is a TypeError."""
+    np.testing.assert_array_equal(np.asarray(jnp.r_["c", [1, 2], [3]]), [[1], [2], [3]])
+    np.testing.assert_array_equal(np.asarray(jnp.r_["r", 1, [2, 3]]), [[1, 2, 3]])
+    np.testing.assert_array_equal(np.asarray(jnp.r_["r", [[1, 2], [3, 4]], [[5, 6]]]), [[1, 2], [3, 4], [5, 6]])
+    np.testing.assert_array_equal(np.asarray(jnp.c_["r", [1, 2], [3, 4]]), [[1, 3], [2, 4]])
+    with pytest.raises(TypeError, match="bins"):
+        jnp.histogram(jnp.arange(5.0), bins="auto")

@@ -61,8 +61,6 @@ ogrid = _Grid(sparse=True, name="ogrid")
 
 def _directive(text: str):
     """numpy's ``"axis[,ndmin[,trans1d]]"`` string at the front of an ``r_``/``c_`` key."""
-    if text in ("r", "c"):
-        raise NotImplementedError("Use of the 'r' or 'c' directive is not supported by jnp.r_/jnp.c_ (matrices)")
     try:
         numbers = [int(part) for part in text.split(",")]
     except ValueError:
@@ -95,6 +93,12 @@ class _Concatenator:
     def __getitem__(self, key):
         key = key if isinstance(key, tuple) else (key,)
         axis, ndmin, trans1d = self.defaults
+        if key and key[0] in ("r", "c"):
+            # a matrix directive: the usual result, a 1-d one as a row ("r") or a column ("c")
+            result = self[key[1:]]
+            if result.ndim != 1:
+                return result
+            return jnp.reshape(result, (1, -1) if key[0] == "r" else (-1, 1))
         if key and isinstance(key[0], str):
             parsed = _directive(key[0])
             axis = parsed[0]

@@ -210,8 +210,8 @@ def bincount(x, weights=None, minlength: int = 0, *, length=None):
 def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 - numpy's name
     """The edges of the histogram's bins: ``bins + 1`` evenly spaced from the data's (or
     ``range``'s) minimum to maximum, or the given edges."""
-    if isinstance(bins, str):
-        raise NotImplementedError("string values for `bins` not implemented.")
+    if isinstance(bins, str):  # numpy's estimators ("auto", ...): JAX takes no string either
+        raise TypeError(f"histogram: bins must be an int or a sequence of bin edges, got the string {bins!r}")
     a = _inexact(jnp.ravel(_array(a, "histogram_bin_edges")))
     if np.ndim(bins) == 1:
         return _array(bins, "histogram_bin_edges").astype(a.dtype)
