@@ -93,7 +93,7 @@ class _Concatenator:
     def __getitem__(self, key):
         key = key if isinstance(key, tuple) else (key,)
         axis, ndmin, trans1d = self.defaults
-        if key and key[0] in ("r", "c"):
+        if key and isinstance(key[0], str) and key[0] in ("r", "c"):
             # a matrix directive: the usual result, a 1-d one as a row ("r") or a column ("c")
             result = self[key[1:]]
             if result.ndim != 1:
