@@ -90,3 +90,15 @@ def test_concretizing_a_traced_value_raises_jax_class(call, error):
     with pytest.raises(jax.errors.JAXTypeError) as raised:
         jax.jit(call)(1)
     assert type(raised.value).__name__ == error
+
+
+def test_where_with_one_argument_is_nonzero():
+    assert jnp.where(jnp.arange(4) > 1)[0].tolist() == [2, 3]
+    assert jnp.where(jnp.arange(4) > 1, size=3, fill_value=-1)[0].tolist() == [2, 3, -1]
+    assert jax.jit(lambda x: jnp.where(x > 1, size=3))(jnp.arange(4))[0].tolist() == [2, 3, 0]
+    with pytest.raises(jax.errors.ConcretizationTypeError):
+        jax.jit(lambda x: jnp.where(x > 1))(jnp.arange(4))
+    with pytest.raises(ValueError, match="size and fill_value arguments cannot be used in three-term"):
+        jnp.where(jnp.arange(3) > 0, 1, 2, size=3)
+    with pytest.raises(TypeError, match="where requires ndarray or scalar arguments"):
+        jnp.where(jnp.arange(3) > 0, 1)

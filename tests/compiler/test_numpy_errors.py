@@ -188,7 +188,7 @@ ERRORS = [
         ValueError,
         r"argmax: attempt to get argmax of an empty sequence",
     ),
-    (lambda: jnp.where(X > 0), TypeError, r"where: pass both x and y"),
+    (lambda: jnp.where(X > 0, 1), TypeError, r"where requires ndarray or scalar arguments"),
     (lambda: jnp.arange(0, 5, 0), ValueError, r"arange: step must not be zero"),
     (lambda: jnp.full((2, -1), 0.0), TypeError, r"full: negative dimensions are not allowed"),
     (
