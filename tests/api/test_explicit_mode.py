@@ -285,3 +285,9 @@ def test_cond_branches_of_different_shardings_raise_jax_error():
                 r"false_fun has type float32\[8@x,8@y\]")
     with pytest.raises(TypeError, match=expected):
         jax.jit(lambda a: jax.lax.cond(a.sum() > 0, lambda q: q.T, lambda q: q * 2, a))(x)
+
+
+def test_scanning_over_a_split_leading_dim_raises_jax_error():
+    x = jax.device_put(np.ones((8, 8), np.float32), NamedSharding(_mesh_4x2(), P("x", "y")))
+    with pytest.raises(ValueError, match=r"0th dimension of all xs should be replicated. Got P\('x', 'y'\)"):
+        jax.jit(lambda a: jax.lax.scan(lambda c, r: (c + r, c), jnp.zeros(8), a)[0])(x)
