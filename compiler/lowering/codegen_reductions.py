@@ -6,9 +6,9 @@ per reduction a later step needs (softmax: the max, then the sum of exp(x - max)
 output), every loop after the first reading the row from cache, not memory. A value a later
 loop needs again is recomputed when cheap, and kept in a row of scratch when it takes a
 transcendental function or a division. Leading reductions (``columns`` kernels) walk the rows of
-a block of columns and accumulate into the output in place. Sums over a row run in blocks of
-``SUM_BLOCK`` columns whose partial sums the vectoriser may keep one per lane; the blocks are
-added in order, which bounds the rounding error by the block length rather than the row length.
+a block of columns and accumulate into the output in place. A float sum over a row writes its
+terms to a row of scratch and adds them with ``_lane_sum`` (codegen_lanes.py), in an order fixed
+by construction that numpy repeats on the first tier; every other reduction runs in column order.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from .codegen_expressions import expression
 from .fusion_groups import REDUCERS, Group
 from ..tables import math_of
 
-SUM_BLOCK = 1024
 COLUMN_BLOCK = 1024
 DECORATOR = '@numba.njit(cache=True, nogil=True, error_model="numpy")'
 _ALIASES = ("broadcast_in_dim", "reshape", "expand_dims", "squeeze")
@@ -158,6 +157,9 @@ class _RowsKernel(_Kernel):
         self.full_outputs = [value for value, kind in self.outputs if kind == "full"]
         self.loops = self.reduction_loops + (1 if self.full_outputs else 0)
         self.stored = self._choose_scratch()
+        # float sums over the row: their terms go to a scratch row, summed in lanes (codegen_lanes)
+        self.summed = [op.result.id for op in group.ops
+                       if op.name == "reduce_sum" and op.result.type.dtype in ("f32", "f64")]
 
     def roots(self, loop: int) -> list[int]:
         if loop < self.reduction_loops:
@@ -214,23 +216,19 @@ class _RowsKernel(_Kernel):
                      if kind == "full"]
             return ["for k in range(n):"] + ["    " + line for line in body]
         reductions = [op for op in self.group.ops if self.loop_of.get(op.result.id) == loop]
-        blocked = any(op.name in ("reduce_sum", "reduce_prod") for op in reductions)
         for op in reductions:
             value = self.name(op.operands[0])
-            target = f"part{self.local[op.result.id]}" if blocked else f"acc{self.local[op.result.id]}"
-            reassociate = blocked
-            body.append(f"{target} = {_update(op, target, value, reassociate=reassociate)}")
-        heads = [f"acc{self.local[op.result.id]} = {_identity(op)}" for op in reductions]
-        tails = [f"{self.local[op.result.id]} = acc{self.local[op.result.id]}" for op in reductions]
-        if not blocked:
-            return heads + ["for k in range(n):"] + ["    " + line for line in body] + tails
-        parts = [f"part{self.local[op.result.id]} = {_identity(op)}" for op in reductions]
-        merges = [f"acc{self.local[op.result.id]} = "
-                  f"{_update(op, 'acc' + self.local[op.result.id], 'part' + self.local[op.result.id], reassociate=False)}"
-                  for op in reductions]
-        return heads + [f"for base in range(0, n, {SUM_BLOCK}):"] + ["    " + line for line in (
-            parts + [f"for k in range(np.uint64(base), np.uint64(min(n, base + {SUM_BLOCK}))):"] + ["    " + line for line in body]
-            + merges)] + tails
+            if op.result.id in self.summed:
+                body.append(f"sum{self.summed.index(op.result.id)}[k] = {value}")
+            else:
+                target = f"acc{self.local[op.result.id]}"
+                body.append(f"{target} = {_update(op, target, value, reassociate=False)}")
+        heads = [f"acc{self.local[op.result.id]} = {_identity(op)}" for op in reductions
+                 if op.result.id not in self.summed]
+        tails = [f"{self.local[op.result.id]} = "
+                 + (f"_lane_sum(sum{self.summed.index(op.result.id)}, n)" if op.result.id in self.summed
+                    else f"acc{self.local[op.result.id]}") for op in reductions]
+        return heads + ["for k in range(n):"] + ["    " + line for line in body] + tails
 
     def row_ops(self, phase: int) -> list[str]:
         return [self.statement(op) for op in self.group.ops
@@ -240,6 +238,7 @@ class _RowsKernel(_Kernel):
         # NOTE: scratch rows come from the caller, one per thread (``slot``): a kernel that
         # allocates needs Numba's runtime, which the cached object code does without
         lines = [f"scratch{index} = scratch_rows{index}[slot]" for index in range(len(self.stored))]
+        lines += [f"sum{index} = scratch_rows{len(self.stored) + index}[slot]" for index in range(len(self.summed))]
         lines.append("for position in range(start, stop):")
         body = ["lead = position // rows", "row = position - lead * rows"]
         body += self.input_lines(("full", "row", "col", "scalar"), "row")
@@ -253,13 +252,13 @@ class _RowsKernel(_Kernel):
                  if kind == "row"]
         lines += ["    " + line for line in body]
         signature = self.signature()
-        if self.stored:
+        if self.stored or self.summed:
             signature = signature.replace("start, stop, ", "start, stop, slot, ", 1)
-            signature += "".join(f", scratch_rows{index}" for index in range(len(self.stored)))
+            signature += "".join(f", scratch_rows{index}" for index in range(len(self.stored) + len(self.summed)))
         return f"{DECORATOR}\ndef kernel({signature}):\n" + "\n".join("    " + line for line in lines) + "\n"
 
     def scratch_dtypes(self) -> list[str]:
-        return [self.op_of[value].result.type.dtype for value in self.stored]
+        return [self.op_of[value].result.type.dtype for value in list(self.stored) + self.summed]
 
 
 class _ColumnsKernel(_Kernel):

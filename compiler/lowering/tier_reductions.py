@@ -6,9 +6,9 @@ another into the identity, with no reassociation: ``np.add.accumulate`` over the
 that order exactly (its first partial sum is the first row itself, which differs from
 ``0 + row`` only in a -0, so adding the identity at the end makes them agree). A ``rows`` kernel's
 max, min, and, or and integer sums give one result in any order, so numpy's reductions do,
-float max/min with llvm.maximum's signed zeros. A float sum or product over the trailing dims
-has no first tier: its kernel lets the vectoriser keep one partial sum per vector lane, and how
-many lanes depends on the CPU (docs/execution.md has the lane layouts measured against it).
+float max/min with llvm.maximum's signed zeros. A float sum over the trailing dims is
+``_lane_sum``'s order (codegen_lanes.py), which ``lane_sum`` repeats over all rows at once. A
+float product over the trailing dims has no first tier and waits for its kernel.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from meshjit.ir import Op
 from meshjit.ir.dtypes import to_numpy
 
 from ..tables import kernel_rules, shifted_axes
+from .codegen_lanes import LANES
 from .fusion_groups import REDUCERS
 
 _FLOATS = ("f32", "f64")
@@ -29,8 +30,29 @@ def reproducible(group) -> bool:
     """Whether every reduction of ``group`` (a Group with a split) has a first tier."""
     if group.leading:
         return True
-    return not any(op.name in ("reduce_sum", "reduce_prod") and op.result.type.dtype in _FLOATS
+    return not any(op.name == "reduce_prod" and op.result.type.dtype in _FLOATS
                    for op in group.ops if op.name in REDUCERS)
+
+
+def lane_sum(rows: np.ndarray, dtype: str) -> np.ndarray:
+    """The sums over the last axis of ``rows`` in ``_lane_sum``'s order (codegen_lanes.py)."""
+    lanes, columns = LANES[dtype], rows.shape[-1]
+    whole = columns - columns % lanes
+    acc = np.zeros(rows.shape[:-1] + (lanes,), rows.dtype)
+    blocks = rows[..., :whole].reshape(rows.shape[:-1] + (whole // lanes, lanes))
+    with np.errstate(all="ignore"):
+        if whole:
+            # accumulate adds the blocks one after another, the kernel's order; 0 + its result
+            # turns a -0 lane into the kernel's +0
+            acc = acc + np.take(np.add.accumulate(blocks, axis=-2), -1, axis=-2)
+        width = lanes
+        while width > 1:
+            width //= 2
+            acc = acc[..., :width] + acc[..., width:]
+        total = acc[..., 0]
+        for column in range(whole, columns):
+            total = total + rows[..., column]
+    return total
 
 
 def _signed_zero_fixed(op: Op, operand, result, axes):
@@ -61,7 +83,9 @@ def reduction_kernel(op: Op, lead: int, leading: bool):
     if not (floating and op.name in ("reduce_sum", "reduce_prod")):
         return kernel_rules[op.name](op, lead)
     if not leading:
-        raise ValueError(f"{op.name} over the trailing dims has no first tier (tier_reductions.reproducible)")
+        if op.name == "reduce_prod":
+            raise ValueError("reduce_prod over the trailing dims has no first tier (tier_reductions.reproducible)")
+        return _trailing_sum(op, axes, dtype)
     ufunc = np.add if op.name == "reduce_sum" else np.multiply
     numpy_dtype = to_numpy(dtype)
 
@@ -75,3 +99,16 @@ def reduction_kernel(op: Op, lead: int, leading: bool):
         return (np.asarray(total, numpy_dtype),)
 
     return in_order
+
+
+def _trailing_sum(op: Op, axes, dtype: str):
+    """``run(operand) -> (result,)`` for a float sum over the trailing ``axes`` (a rows kernel)."""
+    count = len(axes)
+
+    def in_lanes(operand):
+        if tuple(axes) != tuple(range(operand.ndim - count, operand.ndim)):
+            raise ValueError(f"{op.name} over axes {tuple(axes)} is not over the trailing dims of a rows kernel")
+        rows = operand.reshape(operand.shape[:operand.ndim - count] + (-1,))
+        return (np.asarray(lane_sum(rows, dtype), to_numpy(dtype)),)
+
+    return in_lanes
