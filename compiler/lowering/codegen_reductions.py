@@ -157,9 +157,19 @@ class _RowsKernel(_Kernel):
         self.full_outputs = [value for value, kind in self.outputs if kind == "full"]
         self.loops = self.reduction_loops + (1 if self.full_outputs else 0)
         self.stored = self._choose_scratch()
-        # float sums over the row: their terms go to a scratch row, summed in lanes (codegen_lanes)
-        self.summed = [op.result.id for op in group.ops
-                       if op.name == "reduce_sum" and op.result.type.dtype in ("f32", "f64")]
+        # float sums over the row add a scratch row in lanes (codegen_lanes): the row keeping
+        # their terms already (softmax's exponentials), else one of their own (``summed``)
+        self.summed: list[int] = []
+        self.sum_rows: dict[int, str] = {}
+        kept = {value: index for index, value in enumerate(self.stored)}
+        for op in group.ops:
+            if op.name == "reduce_sum" and op.result.type.dtype in ("f32", "f64"):
+                term = self.source(op.operands[0]).id
+                if term in kept:
+                    self.sum_rows[op.result.id] = f"scratch{kept[term]}"
+                else:
+                    self.sum_rows[op.result.id] = f"sum{len(self.summed)}"
+                    self.summed.append(op.result.id)
 
     def roots(self, loop: int) -> list[int]:
         if loop < self.reduction_loops:
@@ -219,14 +229,14 @@ class _RowsKernel(_Kernel):
         for op in reductions:
             value = self.name(op.operands[0])
             if op.result.id in self.summed:
-                body.append(f"sum{self.summed.index(op.result.id)}[k] = {value}")
-            else:
+                body.append(f"{self.sum_rows[op.result.id]}[k] = {value}")
+            elif op.result.id not in self.sum_rows:
                 target = f"acc{self.local[op.result.id]}"
                 body.append(f"{target} = {_update(op, target, value, reassociate=False)}")
         heads = [f"acc{self.local[op.result.id]} = {_identity(op)}" for op in reductions
-                 if op.result.id not in self.summed]
+                 if op.result.id not in self.sum_rows]
         tails = [f"{self.local[op.result.id]} = "
-                 + (f"_lane_sum(sum{self.summed.index(op.result.id)}, n)" if op.result.id in self.summed
+                 + (f"_lane_sum({self.sum_rows[op.result.id]}, n)" if op.result.id in self.sum_rows
                     else f"acc{self.local[op.result.id]}") for op in reductions]
         return heads + ["for k in range(n):"] + ["    " + line for line in body] + tails
 
