@@ -11,7 +11,7 @@ import numpy as np
 from ..dtypes import DTYPES, NARROW_FLOATS, real_dtype, to_numpy
 from ..float_math import erf_inv, fma
 from ..reference import reference_impls
-from .elementwise_complex import COMPLEX_PART_OPS, complex_abs, complex_sign
+from .elementwise_complex import COMPLEX_PART_OPS, complex_abs, complex_sign, complex_square
 from ..shape_rules import (
     BOOL_OR_INT,
     FLOATS,
@@ -229,6 +229,12 @@ def _sign(operand):
     return np.where(operand == 0, operand, np.sign(operand))
 
 
+def _square(operand):
+    if operand.dtype.kind != "c":
+        return np.square(operand)
+    return complex_square(operand)
+
+
 def _abs(operand):
     return complex_abs(operand) if operand.dtype.kind == "c" else np.abs(operand)
 
@@ -252,7 +258,7 @@ _UNARY = {
     "floor": np.floor,
     "ceil": np.ceil,
     "neg": np.negative,
-    "square": np.square,
+    "square": _square,
     "sign": _sign,
     "not": np.invert,  # logical not on bool, bitwise not on ints
 }

@@ -71,9 +71,19 @@ def complex_abs(operand: np.ndarray) -> np.ndarray:
 
 
 def complex_sign(operand: np.ndarray) -> np.ndarray:
-    """z / |z|, and 0 for 0 (XLA's sign of a complex number)."""
+    """z / |z|, and z itself for a zero of either sign (XLA's sign of a complex number)."""
     magnitude = complex_abs(operand)
     safe = np.where(magnitude == 0, 1, magnitude).astype(magnitude.dtype)
     with np.errstate(all="ignore"):
         unit = _make_complex(np.asarray(operand.real / safe), np.asarray(operand.imag / safe))
-    return np.asarray(np.where(magnitude == 0, 0, unit), dtype=operand.dtype)
+    return np.asarray(np.where(magnitude == 0, operand, unit), dtype=operand.dtype)
+
+
+def complex_square(operand: np.ndarray) -> np.ndarray:
+    """z * z as XLA squares x + iy: (|x| - |y|)(|x| + |y|) + 2xy i, a real part exact where the
+    squares cancel (+0 for -1 + 1i) that overflows only when the result does."""
+    real, imaginary = operand.real, operand.imag
+    with np.errstate(all="ignore"):
+        magnitudes = np.abs(real), np.abs(imaginary)
+        difference = (magnitudes[0] - magnitudes[1]) * (magnitudes[0] + magnitudes[1])
+        return _make_complex(np.asarray(difference), np.asarray(2 * real * imaginary))
