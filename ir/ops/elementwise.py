@@ -11,7 +11,7 @@ import numpy as np
 from ..dtypes import DTYPES, NARROW_FLOATS, real_dtype, to_numpy
 from ..float_math import erf_inv, fma
 from ..reference import reference_impls
-from .elementwise_complex import COMPLEX_PART_OPS, complex_abs, complex_sign, complex_square
+from .elementwise_complex import COMPLEX_PART_OPS, complex_abs, complex_divide, complex_sign, complex_square
 from ..shape_rules import (
     BOOL_OR_INT,
     FLOATS,
@@ -297,7 +297,9 @@ def _is_finite(attrs, operand):
 
 
 def _divide(lhs, rhs):
-    if lhs.dtype.kind in "fc":
+    if lhs.dtype.kind == "c":
+        return complex_divide(lhs, rhs)
+    if lhs.dtype.kind == "f":
         return np.divide(lhs, rhs)
     if lhs.dtype.kind == "u":
         # XLA: unsigned x / 0 is all ones.
