@@ -3,14 +3,21 @@
 numpy's complex libm). ``lax.exp``, ``lax.log``, ... call these for complex operands.
 
 Formulas (x + iy, all in the parts' float type):
-  exp  = e^x cos y + i e^x sin y
-  log  = log|z| + i atan2(y, x), |z| as XLA's abs
+  exp  = e^x cos y + i e^x sin y;  expm1 = (expm1(x) cos y - 2 sin^2(y/2)) + i e^x sin y
+  log  = log|z| + i atan2(y, x), |z| as XLA's abs, log1p((L - 1)(L + 1) + S^2) / 2 near |z| = 1
   sqrt = t + i y/(2t) for x >= 0, |y|/(2t) + i copysign(t, y) otherwise, t = sqrt((|x| + |z|)/2)
   sin  = sin x cosh y + i cos x sinh y;  cos = cos x cosh y - i sin x sinh y
-  tanh = (sinh 2x + i sin 2y) / (cosh 2x + cos 2y), and sign(x) + 0i once cosh 2x overflows
+  sinh = sinh x cos y + i cosh x sin y;  cosh = cosh x cos y + i sinh x sin y
+  tanh = (sinh 2x + i sin 2y) / (cosh 2x + cos 2y), and sign(x) + 2 sin 2y e^-2|x| i once cosh 2x
+         overflows;  tan = -i tanh(iz)
   log1p = log|1 + z| + i atan2(y, 1 + x), |1 + z|^2 - 1 = x(x + 2) + y^2 through log1p near 0
   pow  = exp(w log z), with 0^w = 0 for Re w > 0 and 0^0 = 1
 sinh uses expm1, so small imaginary parts keep their precision.
+
+Special values are XLA's (JAX 0.10.2's), which follow C99's Annex G and the Array API standard:
+a zero imaginary part stays a real +0 result in exp, expm1, sinh, cosh and tanh (inf + 0i -> inf
++ 0i, NaN + 0i -> NaN + 0i), sqrt(x +- inf i) = inf +- inf i, tanh(+-inf + iy) = +-1 +- 0i.
+The inverse functions are in lax_complex_inverse.py.
 """
 
 from __future__ import annotations
@@ -89,9 +96,20 @@ def exp(z):
     return make(_mul(scale, _op("cos", y)), _zero_where_zero(y, _mul(scale, _op("sin", y))))
 
 
+def _log_magnitude(x, y):
+    """log|x + iy|; near |z| = 1 it is log1p((L - 1)(L + 1) + S^2) / 2 of the larger and smaller
+    part magnitudes L, S, which keeps a result as small as y^2 / 2."""
+    magnitude = _op("abs", make(x, y))
+    larger, smaller = _op("max", _op("abs", x), _op("abs", y)), _op("min", _op("abs", x), _op("abs", y))
+    one = _constant(x, 1)
+    near_one = _half(_op("log1p", _add(_mul(_sub(larger, one), _add(larger, one)), _mul(smaller, smaller))))
+    near = _op("and", _compare(magnitude, _constant(x, 0.5), "gt"), _compare(magnitude, _constant(x, 2), "lt"))
+    return _op("select", near, near_one, _op("log", magnitude))
+
+
 def log(z):
     x, y = parts(z)
-    return make(_op("log", _op("abs", z)), _op("atan2", y, x))
+    return make(_log_magnitude(x, y), _op("atan2", y, x))
 
 
 def sqrt(z):
@@ -188,7 +206,10 @@ def expm1(z):
     real = _plus_zero(_add(_mul(_op("expm1", x), _op("cos", y)), cos_minus_one))
     negative_infinity = _compare(x, _constant(x, float("-inf")), "eq")
     real = _op("select", negative_infinity, _constant(x, -1.0), real)
-    return make(real, _zero_where_zero(y, _mul(_op("exp", x), _op("sin", y))))
+    imaginary = _zero_where_zero(y, _mul(_op("exp", x), _op("sin", y)))
+    # e^-inf = 0 times a non-finite sin y: -1 + 0i (the Array API standard's expm1)
+    vanishing = _op("and", negative_infinity, _op("not", _op("is_finite", y)))
+    return make(real, _op("select", vanishing, _constant(y, 0), imaginary))
 
 
 def exp2(z):
@@ -212,7 +233,7 @@ def log1p(z):
     # squares may overflow) log|1 + z| is as accurate
     small = _op("compare", _op("abs", z), _constant(x, 0.5), direction="lt")
     near = _half(_op("log1p", _add(_mul(x, _add(x, _constant(x, 2))), _mul(y, y))))
-    far = _op("log", _op("abs", make(one_plus_x, y)))
+    far = _log_magnitude(one_plus_x, y)
     return make(_op("select", small, near, far), _op("atan2", y, one_plus_x))
 
 
