@@ -104,7 +104,11 @@ def _log_magnitude(x, y):
     one = _constant(x, 1)
     near_one = _half(_op("log1p", _add(_mul(_sub(larger, one), _add(larger, one)), _mul(smaller, smaller))))
     near = _op("and", _compare(magnitude, _constant(x, 0.5), "gt"), _compare(magnitude, _constant(x, 2), "lt"))
-    return _op("select", near, near_one, _op("log", magnitude))
+    result = _op("select", near, near_one, _op("log", magnitude))
+    # an infinite part makes |z| infinite even beside a NaN (the standard's log(inf + NaN i))
+    infinite = _op("or", _compare(_op("abs", x), _constant(x, float("inf")), "eq"),
+                   _compare(_op("abs", y), _constant(y, float("inf")), "eq"))
+    return _op("select", infinite, _constant(x, float("inf")), result)
 
 
 def log(z):
@@ -128,7 +132,13 @@ def sqrt(z):
     # an infinite imaginary part: +inf + i y whatever the real part (C99's csqrt)
     infinite = _compare(_op("abs", y), _constant(y, float("inf")), "eq")
     real = _op("select", infinite, _op("abs", y), _op("select", is_zero, zero, real))
-    return make(real, _op("select", infinite, y, _op("select", is_zero, y, imaginary)))
+    imaginary = _op("select", infinite, y, _op("select", is_zero, y, imaginary))
+    # beside a NaN, an infinite real part keeps its infinity: inf + NaN i, NaN + inf i (C99)
+    unknown = _compare(y, y, "ne")
+    infinity = _constant(x, float("inf"))
+    real = _op("select", _op("and", unknown, _compare(x, infinity, "eq")), infinity, real)
+    imaginary = _op("select", _op("and", unknown, _compare(x, _op("neg", infinity), "eq")), infinity, imaginary)
+    return make(real, imaginary)
 
 
 def rsqrt(z):
