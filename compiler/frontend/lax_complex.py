@@ -16,7 +16,9 @@ sinh uses expm1, so small imaginary parts keep their precision.
 
 Special values are XLA's (JAX 0.10.2's), which follow C99's Annex G and the Array API standard:
 a zero imaginary part stays a real +0 result in exp, expm1, sinh, cosh and tanh (inf + 0i -> inf
-+ 0i, NaN + 0i -> NaN + 0i), sqrt(x +- inf i) = inf +- inf i, tanh(+-inf + iy) = +-1 +- 0i.
++ 0i, NaN + 0i -> NaN + 0i), sqrt(x +- inf i) = inf +- inf i (x not NaN), tanh(+-inf + iy)
+= +-1 +- 0i. Where XLA's results leave the standard's (NaN beside an infinity in log and sqrt)
+meshjit keeps XLA's.
 The inverse functions are in lax_complex_inverse.py.
 """
 
@@ -104,11 +106,7 @@ def _log_magnitude(x, y):
     one = _constant(x, 1)
     near_one = _half(_op("log1p", _add(_mul(_sub(larger, one), _add(larger, one)), _mul(smaller, smaller))))
     near = _op("and", _compare(magnitude, _constant(x, 0.5), "gt"), _compare(magnitude, _constant(x, 2), "lt"))
-    result = _op("select", near, near_one, _op("log", magnitude))
-    # an infinite part makes |z| infinite even beside a NaN (the standard's log(inf + NaN i))
-    infinite = _op("or", _compare(_op("abs", x), _constant(x, float("inf")), "eq"),
-                   _compare(_op("abs", y), _constant(y, float("inf")), "eq"))
-    return _op("select", infinite, _constant(x, float("inf")), result)
+    return _op("select", near, near_one, _op("log", magnitude))
 
 
 def log(z):
@@ -129,16 +127,11 @@ def sqrt(z):
     non_negative = _compare(x, zero, "ge")
     real = _op("select", non_negative, t, other)
     imaginary = _op("select", non_negative, _op("div", y, twice_t), signed_t)
-    # an infinite imaginary part: +inf + i y whatever the real part (C99's csqrt)
-    infinite = _compare(_op("abs", y), _constant(y, float("inf")), "eq")
+    # an infinite imaginary part: +inf + i y for any real part but NaN (C99's csqrt; NaN + inf i
+    # gives NaN + NaN i as in XLA, and so do inf + NaN i and -inf + NaN i)
+    infinite = _op("and", _compare(_op("abs", y), _constant(y, float("inf")), "eq"), _compare(x, x, "eq"))
     real = _op("select", infinite, _op("abs", y), _op("select", is_zero, zero, real))
-    imaginary = _op("select", infinite, y, _op("select", is_zero, y, imaginary))
-    # beside a NaN, an infinite real part keeps its infinity: inf + NaN i, NaN + inf i (C99)
-    unknown = _compare(y, y, "ne")
-    infinity = _constant(x, float("inf"))
-    real = _op("select", _op("and", unknown, _compare(x, infinity, "eq")), infinity, real)
-    imaginary = _op("select", _op("and", unknown, _compare(x, _op("neg", infinity), "eq")), infinity, imaginary)
-    return make(real, imaginary)
+    return make(real, _op("select", infinite, y, _op("select", is_zero, y, imaginary)))
 
 
 def rsqrt(z):
@@ -248,26 +241,20 @@ def log1p(z):
 
 
 def power(base, exponent):
-    """``base ** exponent`` for complex operands of one shape and dtype."""
-    logarithm = log(base)
-    result = exp(_op("mul", exponent, logarithm))
+    """``base ** exponent`` for complex operands of one shape and dtype: exp(w log z), with
+    z^0 = 1 for every z (NaN and infinities included) and, at z = 0, 0 for a real w > 0 and NaN
+    for any other w (JAX's)."""
+    result = exp(_op("mul", exponent, log(base)))
     real_base, imaginary_base = parts(base)
     zero = _constant(real_base, 0)
-    base_is_zero = _op(
-        "and",
-        _op("compare", real_base, zero, direction="eq"),
-        _op("compare", imaginary_base, zero, direction="eq"),
-    )
+    base_is_zero = _op("and", _is_zero(real_base), _is_zero(imaginary_base))
     real_exponent, imaginary_exponent = parts(exponent)
-    exponent_is_zero = _op(
-        "and",
-        _op("compare", real_exponent, zero, direction="eq"),
-        _op("compare", imaginary_exponent, zero, direction="eq"),
-    )
-    one = make(_constant(real_base, 1), zero)
-    vanishing = _op("compare", real_exponent, zero, direction="gt")
-    at_zero = _op("select", exponent_is_zero, one, _op("select", vanishing, make(zero, zero), result))
-    return _op("select", base_is_zero, at_zero, result)
+    exponent_is_zero = _op("and", _is_zero(real_exponent), _is_zero(imaginary_exponent))
+    vanishing = _op("and", _compare(real_exponent, zero, "gt"), _is_zero(imaginary_exponent))
+    nan = _constant(real_base, float("nan"))
+    at_zero = _op("select", vanishing, make(zero, zero), make(nan, nan))
+    result = _op("select", base_is_zero, at_zero, result)
+    return _op("select", exponent_is_zero, make(_constant(real_base, 1), zero), result)
 
 
 # The lax functions that take complex operands through the compositions above.

@@ -448,16 +448,19 @@ def _bitcast_convert_type(attrs, operand):
 @reference_impls.register("integer_pow")
 def _integer_pow(attrs, operand):
     exponent = attrs["y"]
-    # Square-and-multiply in the operand's dtype, as XLA expands integer_pow into multiplies.
-    result = np.ones_like(operand)
+    # Square-and-multiply in the operand's dtype, as XLA expands integer_pow into multiplies (the
+    # first factor taken as is, not multiplied by 1: 1 * (1 + inf i) would be NaN + inf i).
+    result = None
     power = operand
     remaining = abs(exponent)
     with np.errstate(all="ignore"):
         while remaining:
             if remaining & 1:
-                result = result * power
+                result = power if result is None else result * power
             power = power * power
             remaining >>= 1
+        if result is None:
+            result = np.ones_like(operand)
         if exponent < 0:
             result = operand.dtype.type(1) / result
     return (np.asarray(result, dtype=operand.dtype),)

