@@ -154,7 +154,7 @@ def test_inverse_functions_keep_c99_symmetries(dtype):
 
 
 @pytest.mark.parametrize("dtype", cases.DTYPES)
-def test_sharded_and_jitted_results_equal_eager_ones(dtype, mesh_8):
+def test_sharded_jitted_and_interpreted_results_equal_eager_ones(dtype, mesh_8):
     config.update("jax_enable_x64", True)
     grid = np.concatenate([cases.GRID, np.zeros(-len(cases.GRID) % 8)]).astype(dtype)
     z = jnp.asarray(grid)
@@ -163,9 +163,12 @@ def test_sharded_and_jitted_results_equal_eager_ones(dtype, mesh_8):
         function = make(jax, jnp)
         eager = np.asarray(function(z))
         assert _bits_equal(np.asarray(jax.jit(function)(z)), eager), name
-        result = jax.jit(function)(sharded)
+        compiled = jax.jit(function).lower(sharded).compile()
+        result = compiled(sharded)
         assert result.sharding.spec == P("x"), name
         assert _bits_equal(np.asarray(result), eager), name
+        # the reference interpreter (the kernels' oracle) runs the partitioned program alike
+        assert _bits_equal(np.asarray(compiled.run_reference(sharded)), eager), name
 
 
 def test_holomorphic_gradients_equal_jax():
