@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 
-from .lax_complex import _constant, _op, make, parts
+from .lax_complex import _add, _constant, _mul, _op, _sub, make, parts
+from .lax_complex import _compare as _cmp
 from .operands import canonical_numpy, dtype_of, shape_of
 
 # NOTE: the public names, re-exported through the numpy functions (jnp.arcsin, ...).
@@ -30,28 +31,12 @@ def _c(like, value):
     return _constant(like, value)
 
 
-def _add(a, b):
-    return _op("add", a, b)
-
-
-def _sub(a, b):
-    return _op("sub", a, b)
-
-
-def _mul(a, b):
-    return _op("mul", a, b)
-
-
 def _div(a, b):
     return _op("div", a, b)
 
 
 def _select(pred, a, b):
     return _op("select", pred, a, b)
-
-
-def _cmp(a, b, direction):
-    return _op("compare", a, b, direction=direction)
 
 
 def _hypot(a, b):
@@ -78,37 +63,49 @@ def _with_sign_of(magnitude, sign_source):
     return _select(_negative_sign(sign_source), _op("neg", magnitude), magnitude)
 
 
-def _asin_first_quadrant(x, y):
-    """(Re asin, Re acos, Im asin) of x + iy for x, y >= 0 (NaNs pass through)."""
+def _hull_terms(x, y):
+    """r = |z + 1|, s = |z - 1|, A = (r + s) / 2 and r + x + 1 of x + iy."""
     one = _c(x, 1.0)
     r, s = _hypot(_add(x, one), y), _hypot(_sub(x, one), y)
     big_a = _add(_mul(_c(x, 0.5), r), _mul(_c(x, 0.5), s))
-    a_plus_x = _add(big_a, x)
-    r_term = _add(_add(r, x), one)  # r + x + 1
-    at_most_one, below_one = _cmp(x, one, "le"), _cmp(x, one, "lt")
-    # D, the cosine of Re asin times A, in three regions (x well below A; x <= 1; x > 1)
-    d_small = _mul(_op("sqrt", _sub(big_a, x)), _op("sqrt", a_plus_x))
-    d_inside = _op("sqrt", _mul(_mul(_c(x, 0.5), a_plus_x), _add(_div(_mul(y, y), r_term), _add(s, _sub(one, x)))))
-    d_outside = _mul(y, _op("sqrt", _mul(_c(x, 0.5), _add(_div(a_plus_x, r_term), _div(a_plus_x, _add(s, _sub(x, one)))))))
+    return r, s, big_a, _add(_add(r, x), one)
+
+
+def _cosine_term(x, y, s, big_a, r_term):
+    """D = A cos(Re asin), free of cancellation in each region: x well below A, x <= 1, x > 1."""
+    one, half, a_plus_x = _c(x, 1.0), _c(x, 0.5), _add(big_a, x)
+    small = _mul(_op("sqrt", _sub(big_a, x)), _op("sqrt", a_plus_x))
+    inside = _op("sqrt", _mul(_mul(half, a_plus_x), _add(_div(_mul(y, y), r_term), _add(s, _sub(one, x)))))
+    outside = _mul(y, _op("sqrt", _mul(half, _add(_div(a_plus_x, r_term), _div(a_plus_x, _add(s, _sub(x, one)))))))
     b_small = _cmp(_div(x, big_a), _c(x, 0.6417), "le")
-    d = _select(b_small, d_small, _select(at_most_one, d_inside, d_outside))
-    # A - 1 without cancellation near A = 1, as y * t (y^2 underflows for tiny y)
-    t_inside = _mul(_c(x, 0.5), _add(_div(y, r_term), _div(y, _add(s, _sub(one, x)))))
+    return _select(b_small, small, _select(_cmp(x, one, "le"), inside, outside))
+
+
+def _arccosh_of_a(x, y, s, big_a, r_term):
+    """Im asin = log(A + sqrt(A^2 - 1)), through log1p of A - 1 near A = 1 (as y * t inside the
+    unit interval, where y^2 underflows for tiny y) and as log A + log1p(sqrt(1 - 1/A^2)) far."""
+    one, half = _c(x, 1.0), _c(x, 0.5)
+    t_inside = _mul(half, _add(_div(y, r_term), _div(y, _add(s, _sub(one, x)))))
     sqrt_inside = _mul(_op("sqrt", y), _op("sqrt", _mul(t_inside, _add(big_a, one))))
     near_inside = _op("log1p", _add(_mul(y, t_inside), sqrt_inside))
-    a_minus_one = _mul(_c(x, 0.5), _add(_div(_mul(y, y), r_term), _add(s, _sub(x, one))))
+    a_minus_one = _mul(half, _add(_div(_mul(y, y), r_term), _add(s, _sub(x, one))))
     near_outside = _op("log1p", _add(a_minus_one, _op("sqrt", _mul(a_minus_one, _add(big_a, one)))))
     reciprocal = _div(one, big_a)
     far = _add(_op("log", big_a), _op("log1p", _op("sqrt", _mul(_sub(one, reciprocal), _add(one, reciprocal)))))
-    near = _cmp(big_a, _c(x, 1.5), "le")
-    imaginary = _select(near, _select(below_one, near_inside, near_outside), far)
+    near = _select(_cmp(x, one, "lt"), near_inside, near_outside)
+    return _select(_cmp(big_a, _c(x, 1.5), "le"), near, far)
+
+
+def _asin_first_quadrant(x, y):
+    """(Re asin, Re acos, Im asin) of x + iy for x, y >= 0 (NaNs pass through)."""
+    r, s, big_a, r_term = _hull_terms(x, y)
+    d = _cosine_term(x, y, s, big_a, r_term)
+    imaginary = _arccosh_of_a(x, y, s, big_a, r_term)
     # an infinite part: the arguments tend to arg(z), the imaginary part to +inf
     infinite = _op("or", _is_inf(x), _is_inf(y))
-    angle = _op("atan2", x, y)
-    real_asin = _select(infinite, angle, _op("atan2", x, d))
+    real_asin = _select(infinite, _op("atan2", x, y), _op("atan2", x, d))
     real_acos = _select(infinite, _op("atan2", y, x), _op("atan2", d, x))
-    imaginary = _select(infinite, _c(x, math.inf), imaginary)
-    return real_asin, real_acos, imaginary
+    return real_asin, real_acos, _select(infinite, _c(x, math.inf), imaginary)
 
 
 def asin(z):
