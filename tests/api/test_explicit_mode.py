@@ -262,3 +262,32 @@ def test_padding_a_split_dim_names_the_padded_size():
     x = jax.device_put(np.ones((8, 4), np.float32), NamedSharding(_mesh_4x2(), P("x", "y")))
     with pytest.raises(ShardingTypeError, match=r"out dim \(10\) is not divisible by mesh axes \(4\)"):
         jax.jit(lambda a: jnp.pad(a, ((1, 1), (0, 0))))(x)
+
+
+def test_cond_results_have_their_branches_types_as_jax():
+    mesh = _mesh_4x2()
+    values = np.arange(64.0, dtype=np.float32).reshape(8, 8)
+    x = jax.device_put(values, NamedSharding(mesh, P("x", "y")))
+    result = jax.jit(lambda a: jax.lax.cond(a.sum() > 0, lambda q: q + 1, lambda q: q * 2, a))(x)
+    assert result.sharding.spec == P("x", "y")
+    np.testing.assert_array_equal(np.asarray(result), values + 1)
+    reduced = jax.jit(lambda a: jax.lax.switch(1, [lambda q: q.sum(0), lambda q: q.max(0)], a))(x)
+    assert reduced.sharding.spec == P("y")
+    np.testing.assert_array_equal(np.asarray(reduced), values.max(0))
+    gradient = jax.jit(jax.grad(lambda a: jax.lax.cond(True, lambda q: (q ** 2).sum(), jnp.sum, a)))(x)
+    assert gradient.sharding.spec == P("x", "y")
+    np.testing.assert_array_equal(np.asarray(gradient), 2 * values)
+
+
+def test_cond_branches_of_different_shardings_raise_jax_error():
+    x = jax.device_put(np.ones((8, 8), np.float32), NamedSharding(_mesh_4x2(), P("x", "y")))
+    expected = (r"The output of true_fun has type float32\[8@y,8@x\] but the corresponding output of "
+                r"false_fun has type float32\[8@x,8@y\]")
+    with pytest.raises(TypeError, match=expected):
+        jax.jit(lambda a: jax.lax.cond(a.sum() > 0, lambda q: q.T, lambda q: q * 2, a))(x)
+
+
+def test_scanning_over_a_split_leading_dim_raises_jax_error():
+    x = jax.device_put(np.ones((8, 8), np.float32), NamedSharding(_mesh_4x2(), P("x", "y")))
+    with pytest.raises(ValueError, match=r"0th dimension of all xs should be replicated. Got P\('x', 'y'\)"):
+        jax.jit(lambda a: jax.lax.scan(lambda c, r: (c + r, c), jnp.zeros(8), a)[0])(x)
