@@ -187,7 +187,7 @@ def test_holomorphic_gradients_equal_jax():
         np.testing.assert_allclose(gradient, expected, rtol=1e-12, err_msg=name)
 
 
-def test_complex_order_in_sort_searchsorted_max_and_min(mesh_8):
+def test_complex_order_in_sort_searchsorted_unique_max_and_min(mesh_8):
     values = np.array([2 + 1j, 1 + 5j, 2 - 1j, complex(NAN, 0), 1 + 1j, complex(0, NAN), -1 + 0j, 2 + 1j])
     x = jnp.asarray(values, jnp.complex64)
     # JAX: by real part, then imaginary part, NaNs last within each part
@@ -200,6 +200,11 @@ def test_complex_order_in_sort_searchsorted_max_and_min(mesh_8):
     assert jnp.max(finite.reshape(2, 3), axis=1).tolist() == [2 + 1j, 2 + 1j]
     assert complex(jnp.max(finite, where=finite.real < 2, initial=-5)) == 1 + 5j
     assert jnp.searchsorted(jnp.sort(finite[:5]), finite).tolist() == [4, 2, 3, 1, 0, 4]
+    # unique: a NaN part makes NaN + 0i, last; equal_nan collapses them (JAX's)
+    with_nans = jnp.asarray([complex(0, NAN), 1 + 1j, complex(NAN, 2), 3 + 0j, 1 + 1j], jnp.complex64)
+    values, counts = jnp.unique(with_nans, return_counts=True)
+    assert _bits_equal(np.asarray(values), np.asarray([1 + 1j, 3 + 0j, complex(NAN, 0)], np.complex64))
+    assert counts.tolist() == [2, 1, 2] and jnp.unique(with_nans, equal_nan=False).shape == (4,)
     assert jnp.sort_complex(jnp.asarray([3, 1, 2])).tolist() == [1, 2, 3]
     assert jnp.sort_complex(jnp.asarray([3.0, 1.0])).dtype == np.complex64
 
