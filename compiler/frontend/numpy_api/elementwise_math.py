@@ -82,6 +82,11 @@ def _log_base(base: float):
     return kernel
 
 
+def _real_or_complex(real_kernel, complex_kernel):
+    """``real_kernel`` for real operands, ``complex_kernel`` (lax_complex*.py) for complex ones."""
+    return lambda x: complex_kernel(x) if is_complex(dtype_of(x).name) else real_kernel(x)
+
+
 def _one_minus_square(x):
     # (1 - x)(1 + x) keeps precision near |x| = 1, where 1 - x*x cancels.
     return lax.mul(lax.sub(1, x), lax.add(1, x))
@@ -100,11 +105,6 @@ sin = _inexact_unary("sin", lax.sin)
 cos = _inexact_unary("cos", lax.cos)
 tan = _inexact_unary("tan", lax.tan)
 tanh = _inexact_unary("tanh", lax.tanh)
-def _real_or_complex(real_kernel, complex_kernel):
-    """``real_kernel`` for real operands, ``complex_kernel`` (lax_complex*.py) for complex ones."""
-    return lambda x: complex_kernel(x) if is_complex(dtype_of(x).name) else real_kernel(x)
-
-
 arcsin = _inexact_unary(
     "arcsin", _real_or_complex(lambda x: lax.atan2(x, lax.sqrt(_one_minus_square(x))), lax_complex_inverse.asin)
 )
