@@ -24,6 +24,7 @@ from meshjit.runtime.transfer import make_array_from_process_local_data as make_
 from meshjit.runtime.transfer import make_array_from_single_device_arrays as make_array_from_single_device_arrays
 
 from . import debug as debug
+from ._callbacks import pure_callback as pure_callback
 from . import distributed as distributed
 from . import dtypes as dtypes
 from . import errors as errors

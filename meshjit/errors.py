@@ -2,6 +2,7 @@
 and bases, so that ``except jax.errors.ConcretizationTypeError`` works unchanged."""
 
 from meshjit.compiler.frontend.numpy_api.indexing import NonConcreteBooleanIndexError
+from meshjit.ir.ops.callbacks import JaxRuntimeError as JaxRuntimeError
 from meshjit.compiler.frontend.trace import (
     ConcretizationTypeError,
     JAXTypeError,
@@ -30,10 +31,6 @@ __all__ = (
 # and errors that meshjit's programs do not raise (no key-reuse checker, no symbolic shapes, no
 # jaxpr type checker), so that code catching them runs unchanged.
 JAXIndexError = IndexError
-
-
-class JaxRuntimeError(RuntimeError):
-    """A failure while a compiled program runs."""
 
 
 class KeyReuseError(JAXTypeError):
