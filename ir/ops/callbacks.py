@@ -15,7 +15,7 @@ import numpy as np
 from ..core import TensorType
 from ..dtypes import DTYPES, to_numpy
 from ..reference import reference_impls
-from ..shape_rules import fail, int_attr, shape_rules, strings_attr
+from ..shape_rules import fail, int_attr, is_int, required_attr, shape_rules, strings_attr
 from .debug import callback_of
 
 OPS = ("pure_callback", "io_callback")
@@ -32,8 +32,9 @@ class CallbackResultError(RuntimeError):
 
 def result_types(op: str, attrs) -> tuple[TensorType, ...]:
     """The result types a callback op declares in its attributes."""
-    shapes = attrs.get("result_shapes")
-    if not isinstance(shapes, tuple) or not all(isinstance(shape, tuple) for shape in shapes):
+    shapes = required_attr(op, attrs, "result_shapes")
+    if not isinstance(shapes, tuple) or not all(
+            isinstance(shape, tuple) and all(is_int(size) and size >= 0 for size in shape) for shape in shapes):
         fail(op, f"attribute 'result_shapes' must be a tuple of shapes, got {shapes!r}")
     dtypes = strings_attr(op, attrs, "result_dtypes")
     if len(dtypes) != len(shapes):
