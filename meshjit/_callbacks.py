@@ -19,6 +19,7 @@ from meshjit.ir import TensorType
 from meshjit.ir.dtypes import canonicalize, from_numpy
 from meshjit.ir.ops.callbacks import call_checked
 from meshjit.runtime.array import Array
+from meshjit.runtime.devices import local_devices
 from meshjit.runtime.sharding import NamedSharding, SingleDeviceSharding
 from meshjit.runtime.transfer import device_put
 
@@ -64,7 +65,7 @@ def _call(name: str, callback: Callable, result_shape_dtypes, args, kwargs, shar
     else:
         arrays = [np.asarray(asarray(leaf)) for leaf in leaves]
         # NOTE: a SingleDeviceSharding names the device JAX runs the callback on and leaves the results on
-        target = sharding if isinstance(sharding, SingleDeviceSharding) else None
+        target = sharding if isinstance(sharding, SingleDeviceSharding) else local_devices()[0]
         results = [device_put(result, target) for result in call_checked(flat_callback, arrays, types)]
     return optree.tree_unflatten(out_tree, list(results))
 
@@ -72,7 +73,9 @@ def _call(name: str, callback: Callable, result_shape_dtypes, args, kwargs, shar
 def _flat(callback: Callable, in_tree):
     """The host function on flat numpy values: Arrays in, the leaves of what it returns out."""
     def flat_callback(*values):
-        arrays = [device_put(np.array(value)) for value in values]
+        # NOTE: on this process's first device (JAX: its CPU device), addressable under MPI too
+        host = local_devices()[0]
+        arrays = [device_put(np.array(value), host) for value in values]
         call_args, call_kwargs = optree.tree_unflatten(in_tree, arrays)
         outputs = optree.tree_leaves(callback(*call_args, **call_kwargs), namespace=NAMESPACE, none_is_leaf=False)
         return [_canonical(output) for output in outputs]

@@ -61,19 +61,29 @@ def _callback_kernel(op: Op, lead: int):
     return run
 
 
+def device_grid(devices: tuple[int, ...], operands) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Inside a shard_map body: the grid of devices to call back on, and the leading shape of the
+    results. Along a mesh dim where some operand's buffer is split, both are that buffer's size
+    (this process's devices, also under MPI); where every operand is replicated, the callback
+    runs on each of the ``devices`` along it and the results are stored once (size 1)."""
+    split = tuple(max((operand.shape[dim] for operand in operands), default=1) for dim in range(len(devices)))
+    return tuple(size if size > 1 else count for size, count in zip(split, devices)), split
+
+
 def _per_device(op: Op, devices: tuple[int, ...]):
     """The kernel inside a shard_map body: the callback on every device's pieces (a replicated
     buffer has size-1 leading dims), each device's results kept."""
     def run(*operands):
+        grid, lead = device_grid(devices, operands)
         outputs = None
-        for position in np.ndindex(*devices):
+        for position in np.ndindex(*grid):
             pieces = [operand[tuple(index if size > 1 else 0 for index, size in zip(position, operand.shape))]
                       for operand in operands]
             results = call_host(op.attrs, pieces)
             if outputs is None:
-                outputs = [np.empty(devices + item.shape, item.dtype) for item in results]
+                outputs = [np.empty(lead + item.shape, item.dtype) for item in results]
             for output, item in zip(outputs, results):
-                output[position] = item
+                output[tuple(index if size > 1 else 0 for index, size in zip(position, lead))] = item
         return tuple(outputs or ())
 
     return run
