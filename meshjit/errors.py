@@ -5,6 +5,7 @@ from meshjit.compiler.frontend.numpy_api.indexing import NonConcreteBooleanIndex
 from meshjit.ir.ops.callbacks import JaxRuntimeError as JaxRuntimeError
 from meshjit.compiler.frontend.trace import (
     ConcretizationTypeError,
+    JAXIndexError,
     JAXTypeError,
     TracerArrayConversionError,
     TracerBoolConversionError,
@@ -27,10 +28,8 @@ __all__ = (
     "UnexpectedTracerError",
 )
 
-# NOTE: NonConcreteBooleanIndexError is an IndexError, as JAX's; the names below are JAX's bases
-# and errors that meshjit's programs do not raise (no key-reuse checker, no symbolic shapes, no
-# jaxpr type checker), so that code catching them runs unchanged.
-JAXIndexError = IndexError
+# NOTE: the names below are errors that meshjit's programs do not raise (no key-reuse checker, no
+# symbolic shapes, no jaxpr type checker), so that code catching them runs unchanged.
 
 
 class KeyReuseError(JAXTypeError):
