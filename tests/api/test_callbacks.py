@@ -307,3 +307,17 @@ def test_sharding_argument_as_jax_allows_it():
         jax.jit(jax.shard_map(lambda b: jax.pure_callback(_doubled(), jax.ShapeDtypeStruct(b.shape, b.dtype), b,
                                                           sharding=one_device),
                               mesh=mesh, in_specs=jax.P("x"), out_specs=jax.P("x")))(x)
+
+
+def test_the_copies_autodiff_replays_are_merged_in_a_sharded_program():
+    # NOTE: reverse mode replays a non-differentiated callback for the backward pass; common-
+    # subexpression elimination merges the copies (the same host function on the same value)
+    mesh = jax.make_mesh((8,), ("x",))
+    x, w = (jax.device_put(value, jax.NamedSharding(mesh, jax.P("x"))) for value in (jnp.arange(8.0), jnp.ones(8)))
+    calls = []
+
+    def f(x, w):
+        return (x * jax.pure_callback(_doubled(calls), jax.ShapeDtypeStruct(w.shape, w.dtype), w)).sum()
+
+    assert jax.jit(jax.grad(f))(x, w).tolist() == [2.0] * 8 and len(calls) == 1  # JAX: one call
+    assert jax.jit(jax.grad(f)).lower(x, w).compile().as_text().count("pure_callback(") == 1
