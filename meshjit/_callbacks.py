@@ -20,6 +20,7 @@ from meshjit.ir.dtypes import canonicalize, from_numpy
 from meshjit.ir.ops.callbacks import call_checked
 from meshjit.runtime.array import Array
 from meshjit.runtime.devices import local_devices
+from meshjit.runtime.executable import single_device_array
 from meshjit.runtime.sharding import NamedSharding, SingleDeviceSharding
 from meshjit.runtime.transfer import device_put
 
@@ -74,8 +75,8 @@ def _flat(callback: Callable, in_tree):
     """The host function on flat numpy values: Arrays in, the leaves of what it returns out."""
     def flat_callback(*values):
         # NOTE: on this process's first device (JAX: its CPU device), addressable under MPI too
-        host = local_devices()[0]
-        arrays = [device_put(np.array(value), host) for value in values]
+        host = SingleDeviceSharding(local_devices()[0])
+        arrays = [single_device_array(np.array(value), host, weak_type=False) for value in values]
         call_args, call_kwargs = optree.tree_unflatten(in_tree, arrays)
         outputs = optree.tree_leaves(callback(*call_args, **call_kwargs), namespace=NAMESPACE, none_is_leaf=False)
         return [_canonical(output) for output in outputs]

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 from meshjit.ir import Op
-from meshjit.ir.ops.callbacks import OPS, call_host, result_types
+from meshjit.ir.ops.callbacks import OPS, call_checked, result_types
+from meshjit.ir.ops.debug import callback_of
 
 from ..frontend import lax_ops as lax
 from ..frontend.lax_loops import scan
@@ -52,10 +53,12 @@ def _replicated_results(op: Op, operands, mesh) -> list:
 @kernel_rules.register(*OPS)
 def _callback_kernel(op: Op, lead: int):
     devices = op.attrs.get("devices")
-    if devices and len(devices) == lead:
-        run = _per_device(op, devices)
-    else:
-        run = per_leading_position(lambda *pieces: call_host(op.attrs, pieces), lead)
+    host, types = callback_of(op.attrs["callback"]), result_types(op.name, op.attrs)
+
+    def call(*pieces):
+        return call_checked(host, pieces, types)
+
+    run = _per_device(call, devices) if devices and len(devices) == lead else per_leading_position(call, lead)
     # NOTE: runtime/plan_constants.py never folds a per-call step, even on constant inputs
     run.per_call = True
     return run
@@ -70,7 +73,7 @@ def device_grid(devices: tuple[int, ...], operands) -> tuple[tuple[int, ...], tu
     return tuple(size if size > 1 else count for size, count in zip(split, devices)), split
 
 
-def _per_device(op: Op, devices: tuple[int, ...]):
+def _per_device(call, devices: tuple[int, ...]):
     """The kernel inside a shard_map body: the callback on every device's pieces (a replicated
     buffer has size-1 leading dims), each device's results kept."""
     def run(*operands):
@@ -79,7 +82,7 @@ def _per_device(op: Op, devices: tuple[int, ...]):
         for position in np.ndindex(*grid):
             pieces = [operand[tuple(index if size > 1 else 0 for index, size in zip(position, operand.shape))]
                       for operand in operands]
-            results = call_host(op.attrs, pieces)
+            results = call(*pieces)
             if outputs is None:
                 outputs = [np.empty(lead + item.shape, item.dtype) for item in results]
             for output, item in zip(outputs, results):
