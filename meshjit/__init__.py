@@ -24,6 +24,12 @@ from meshjit.runtime.transfer import make_array_from_process_local_data as make_
 from meshjit.runtime.transfer import make_array_from_single_device_arrays as make_array_from_single_device_arrays
 
 from . import debug as debug
+from ._callbacks import pure_callback as pure_callback
+from ._custom_gradient import closure_convert as closure_convert
+from ._custom_gradient import custom_gradient as custom_gradient
+from ._live_arrays import live_arrays as live_arrays
+from ._name_scopes import named_call as named_call
+from ._name_scopes import named_scope as named_scope
 from . import distributed as distributed
 from . import dtypes as dtypes
 from . import errors as errors

@@ -18,7 +18,7 @@ from meshjit.compiler.analysis.cost import load_cost_model
 from meshjit.compiler.analysis.memory import peak_memory_bytes
 from meshjit.compiler.propagation.explain import format_provenance
 from meshjit.compiler.pipeline import CompiledProgram, compile_module
-from meshjit.compiler.frontend.trace import user_location
+from meshjit.compiler.frontend.trace import source_of, user_location
 from meshjit.ir import interpret
 from meshjit.ir.config import config
 from meshjit.ir.dtypes import to_numpy
@@ -314,7 +314,7 @@ def compile_reporting_at_user_line(module, propagation, donated: frozenset[int],
         warnings.simplefilter("always")
         program = compile_module(module, propagation=propagation, donated=donated, whole_mesh=whole_mesh,
                                  search=search)
-    filename, _, line = (location or "<unknown>:0").rpartition(":")
+    filename, _, line = source_of(location or "<unknown>:0").rpartition(":")
     for record in caught:
         message = f"{record.message} (compiled for the call at {location})"
         warnings.warn_explicit(message, record.category, filename, int(line) if line.isdigit() else 0)

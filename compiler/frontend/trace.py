@@ -70,15 +70,38 @@ def is_meshjit_frame(frame) -> bool:
 
 def user_location() -> str | None:
     """``file:line`` of the innermost caller outside meshjit's own modules (or the location a
-    transformation set with ``located_at``)."""
+    transformation set with ``located_at``), after the ``named_scope`` names it runs in:
+    ``outer/inner @ file:line``."""
     if trace_stack.location is not None:
         return trace_stack.location
     frame = sys._getframe(1)
     while frame is not None:
         if not is_meshjit_frame(frame):
-            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+            scope = "/".join(trace_stack.name_stack)
+            return f"{scope}{SCOPE_SEPARATOR if scope else ''}{frame.f_code.co_filename}:{frame.f_lineno}"
         frame = frame.f_back
     return None
+
+
+# NOTE: between an op location's name scope and its ``file:line`` (``source_of`` strips it)
+SCOPE_SEPARATOR = " @ "
+
+
+def source_of(location: str) -> str:
+    """The ``file:line`` part of an op's location (without its name scope)."""
+    return location.rpartition(SCOPE_SEPARATOR)[2]
+
+
+@contextmanager
+def name_scope(name: str) -> Iterator[None]:
+    """Ops recorded inside carry ``name`` (after the enclosing scopes' names) in their location,
+    as ``jax.named_scope`` puts it in JAX's name stack."""
+    saved = trace_stack.name_stack
+    trace_stack.name_stack = (*saved, name)
+    try:
+        yield
+    finally:
+        trace_stack.name_stack = saved
 
 
 def _at(location: str | None) -> str:
@@ -153,6 +176,7 @@ class _TraceStack(threading.local):
         self.traces: list[Trace] = []
         self.location: str | None = None
         self.compile_time_eval = False
+        self.name_stack: tuple[str, ...] = ()
 
 
 trace_stack = _TraceStack()

@@ -1,7 +1,7 @@
 """JAX's core tutorial pages (tests/api/jax_tutorials: jit, vmap, autodiff, pytrees, random
 numbers, control flow, stateful computations, Thinking in JAX, Common Gotchas, the Autodiff
-Cookbook, custom derivative rules, vmapped log-probs, the MNIST network; cells extracted at
-jax-v0.10.2) run unchanged with ``jax`` bound to meshjit, cell by cell as a notebook runs them.
+Cookbook, custom derivative rules, vmapped log-probs, the MNIST network, external callbacks;
+cells extracted at jax-v0.10.2) run unchanged with ``jax`` bound to meshjit, cell by cell as a notebook runs them.
 
 Each page's cells whose output equals JAX 0.10.2's (``PAGE.expected.json``; numbers to 1e-5)
 must include the ones listed in ``MATCHING``, so a cell that works cannot stop working. The
