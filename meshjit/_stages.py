@@ -271,8 +271,8 @@ class Lowered:
         result_shapes = [value.type.shape for value in func.returns]
         if program.partitioned is None:
             arg_shardings = [None] * len(func.args)
-            result_shardings = optree.tree_leaves(self._output_shardings, is_leaf=is_sharding_leaf,
-                                                  none_is_leaf=True, namespace=NAMESPACE)
+            # NOTE: up to the output tree: a None the function returns is a node, not a sharding
+            result_shardings = self.out_tree.flatten_up_to(self._output_shardings)
             layout = None
         else:
             partitioned = program.partitioned.main
