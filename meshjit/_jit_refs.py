@@ -35,8 +35,7 @@ def _leaf_names(jitted, args, kwargs) -> list[str]:
     return names
 
 
-def _check_arguments(jitted, args, kwargs, leaves) -> None:
-    names = _leaf_names(jitted, args, kwargs)
+def _check_arguments(jitted, names: list[str], leaves, closed: list[Ref]) -> None:
     seen: dict[int, int] = {}
     for index, leaf in enumerate(leaves):
         if not isinstance(leaf, Ref):
@@ -47,7 +46,7 @@ def _check_arguments(jitted, args, kwargs, leaves) -> None:
                 f"tracing {_where(jitted._fun)} for jit the mutable array reference of type {leaf.type_text()} "
                 f"appeared at both {names[seen[id(leaf)]]} and {names[index]}.")
         seen[id(leaf)] = index
-        if any(ref is leaf for ref in jitted._closed_refs):
+        if any(ref is leaf for ref in closed):
             raise ValueError(
                 f"when tracing {_where(jitted._fun)} for jit, a mutable array reference of type "
                 f"{leaf.type_text()} was both closed over and passed as the argument {names[index]}")
@@ -69,14 +68,14 @@ def call_with_refs(jitted, args, kwargs):
     """Call ``jitted`` whose arguments hold references or whose function closes over some."""
     from .jit_api import Jitted
 
-    dynamic_args, dynamic_kwargs, static_values, static_positions = jitted._split(args, kwargs)
+    _, _, static_values, static_positions = jitted._split(args, kwargs)
     leaves, treedef = optree.tree_flatten((args, kwargs), namespace=NAMESPACE)
-    _check_arguments(jitted, args, kwargs, leaves)
     names = _leaf_names(jitted, args, kwargs)
     positions = tuple(index for index, leaf in enumerate(leaves) if isinstance(leaf, Ref))
     static_leaves = _static_leaf_indices(args, kwargs, static_positions, jitted._static_argnames)
 
     def run(closed: list[Ref]):
+        _check_arguments(jitted, names, leaves, closed)
         key = (treedef, positions, static_values, tuple(id(ref) for ref in closed))
         inner = jitted._ref_jits.get(key)
         if inner is None:
@@ -95,6 +94,7 @@ def call_with_refs(jitted, args, kwargs):
             discharged.__name__ = jitted.__name__
             inner = jitted._ref_jits[key] = Jitted(discharged, in_shardings=None, propagation=jitted._propagation,
                                                    check=jitted._check)
+            inner.threads_refs = False
         values = [None if index in static_leaves else (leaf._get_value() if isinstance(leaf, Ref) else leaf)
                   for index, leaf in enumerate(leaves)]
         out, argument_values, closed_values = inner(values, [ref._get_value() for ref in closed])
@@ -104,7 +104,6 @@ def call_with_refs(jitted, args, kwargs):
             ref._set_value(value)
         return out
 
-    del dynamic_args, dynamic_kwargs
     return threading_refs(run, jitted._closed_refs)
 
 
@@ -122,3 +121,31 @@ def _static_leaf_indices(args, kwargs, static_positions, static_names) -> frozen
             indices.update(range(start, start + count))
         start += count
     return frozenset(indices)
+
+
+def vmap_with_refs(vmap, fun, in_axes, out_axes, axes: list, options: dict, args, kwargs):
+    """``vmap(fun)`` over arguments holding references: each reference's value is mapped along its
+    in_axes entry, the function sees a reference to its slice, and the mapped final values are
+    written back (a reference argument is mapped as JAX maps it). ``axes``: each argument leaf's
+    in_axes entry."""
+    leaves, treedef = optree.tree_flatten((args, kwargs), namespace=NAMESPACE)
+    positions = [index for index, leaf in enumerate(leaves) if isinstance(leaf, Ref)]
+    arg_count = optree.tree_structure(args, namespace=NAMESPACE).num_leaves
+    if not isinstance(in_axes, (tuple, list)):
+        in_axes = (in_axes,) * len(args)
+    ref_axes = [axes[index] if index < arg_count else 0 for index in positions]
+
+    def unreferenced(*inner_args, **inner_kwargs):
+        inner_leaves = optree.tree_leaves((inner_args, inner_kwargs), namespace=NAMESPACE)
+        refs = {index: Ref(inner_leaves[index]) for index in positions}
+        full = [refs.get(index, value) for index, value in enumerate(inner_leaves)]
+        call_args, call_kwargs = optree.tree_unflatten(treedef, full)
+        return fun(*call_args, **call_kwargs), [refs[index]._value for index in positions]
+
+    values = [leaf._get_value() if isinstance(leaf, Ref) else leaf for leaf in leaves]
+    value_args, value_kwargs = optree.tree_unflatten(treedef, values)
+    out, final = vmap(unreferenced, in_axes=tuple(in_axes), out_axes=(out_axes, ref_axes), **options)(
+        *value_args, **value_kwargs)
+    for index, value in zip(positions, final):
+        leaves[index]._set_value(value)
+    return out

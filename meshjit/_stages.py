@@ -27,7 +27,7 @@ from meshjit.runtime.executable import Executable, single_device_array
 from meshjit.runtime.executor import run_spmd
 from meshjit.runtime.process_layout import process_layout
 
-from ._arguments import ShapeDtypeStruct, abstract_argument, is_sharding_leaf, leaf_signature
+from ._arguments import ShapeDtypeStruct, abstract_argument, leaf_signature
 from ._check import run_checked
 from ._inspection import report_inspected_shardings
 from ._placement import Placement

@@ -105,6 +105,9 @@ class Jitted:
     # NOTE: under ``disable_jit`` a user's jitted function runs its Python op by op; meshjit's own
     # uses of Jitted (autodiff, random, shard_map, ...) keep compiling, as they need a trace
     follows_disable_jit = False
+    # NOTE: False for the jitted function that already threads a call's references (_jit_refs.py):
+    # one it does not thread yet is its caller's to add
+    threads_refs = True
 
     def __init__(self, fun: Callable, *, in_shardings=None, out_shardings=None, static_argnums=None,
                  static_argnames=None, donate_argnums=None, propagation="shardy", check=False,
@@ -263,6 +266,8 @@ class Jitted:
         try:
             lowered = self.lower(*args, **kwargs)
         except RefDiscovered as found:
+            if not self.threads_refs:
+                raise
             found.ref._check_reachable()
             self._closed_refs.append(found.ref)
             return call_with_refs(self, args, kwargs)
