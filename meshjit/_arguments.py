@@ -117,12 +117,6 @@ def abstract_argument(leaf, path: str) -> ArgSpec:
         return _struct_argument(leaf, path)
     if isinstance(leaf, Array):
         sharding = leaf.sharding if leaf.committed else None
-        unreduced = getattr(getattr(sharding, "spec", None), "unreduced", None)
-        if unreduced:
-            # NOTE: a program takes only reduced values at its boundary (runtime/unreduced.py)
-            raise ValueError(f"argument {path} is an Array unreduced over {sorted(unreduced)} ({sharding.spec}): "
-                             f"meshjit runs programs on reduced Arrays only; reduce it first with "
-                             f"reshard(x, P(...)) to a layout without unreduced axes")
         return ArgSpec(TensorType(leaf.shape, dtype_of(leaf).name), leaf.weak_type, sharding)
     if isinstance(leaf, Tracer):
         return ArgSpec(leaf.value.type, leaf.weak_type, None)

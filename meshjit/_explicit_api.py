@@ -64,7 +64,14 @@ def _reshard_leaf(leaf, sharding, function: str):
         rank = len(leaf.shape) if hasattr(leaf, "shape") else 0
         return reshard_to(leaf, resolve_sharding(sharding, rank, function))
     target = _concrete_target(sharding, function)
-    resolve_sharding(target, len(getattr(leaf, "shape", ())), function)
+    rank = len(getattr(leaf, "shape", ()))
+    resolve_sharding(target, rank, function)
+    # NOTE: as JAX, a resharded array's type names every dim: P('X') of a matrix is P('X', None)
+    spec = target.spec
+    if len(spec) < rank:
+        padded = PartitionSpec(*spec.partitions, *([None] * (rank - len(spec))), unreduced=spec.unreduced,
+                               reduced=spec.reduced)
+        target = NamedSharding(target.mesh, padded, memory_kind=target.memory_kind)
     return device_put(leaf, target)
 
 

@@ -101,7 +101,9 @@ def to_ir_sharding(sharding: NamedSharding, ndim: int, mesh_name: str) -> Tensor
         entry = sharding.spec[dim] if dim < len(sharding.spec) else None
         axes = tuple(AxisRef(name) for name in sharding.spec.axis_names_of(dim))
         dims.append(DimSharding(axes, is_closed=entry is not UNCONSTRAINED))
-    return TensorSharding(mesh_name, tuple(dims))
+    # NOTE: an unreduced Array's partials enter a program pending their sum (runtime/unreduced.py)
+    unreduced = tuple(AxisRef(name) for name in sharding.mesh.axis_names if name in sharding.spec.unreduced)
+    return TensorSharding(mesh_name, tuple(dims), (), unreduced)
 
 
 def runtime_mesh(mesh: MeshAttr) -> Mesh:
@@ -127,7 +129,8 @@ def from_ir_sharding(sharding: TensorSharding | None, mesh: MeshAttr, rank: int)
         entries.append(None if not names else names[0] if len(names) == 1 else names)
     while entries and entries[-1] is None:
         entries.pop()
-    return NamedSharding(runtime_mesh(mesh), PartitionSpec(*entries))
+    unreduced = frozenset(axis.name for axis in sharding.unreduced)
+    return NamedSharding(runtime_mesh(mesh), PartitionSpec(*entries, unreduced=unreduced))
 
 
 def sharding_type_of(sharding, rank: int) -> ShardingType | None:
@@ -160,7 +163,7 @@ def result_sharding(sharding: TensorSharding | None, mesh: MeshAttr, rank: int, 
         return named
     length = rank if out_type.spec_length is None else max(out_type.spec_length, len(named.spec))
     entries = list(named.spec.partitions) + [None] * (length - len(named.spec))
-    return NamedSharding(named.mesh, PartitionSpec(*entries))
+    return NamedSharding(named.mesh, PartitionSpec(*entries, unreduced=named.spec.unreduced))
 
 
 def _on_type_mesh(out_type: ShardingType, sharding: TensorSharding | None, mesh: MeshAttr) -> NamedSharding | None:

@@ -22,10 +22,9 @@ NOT_YET = {
     # 2: JAX's message names its tracer class; 11: a closed-over reference written with a vmapped
     # value is not refused with JAX's message; 16: the buffer's address
     "array_refs": [2, 11, 16],
-    # 8: the repr of set_mesh's object names JAX's module; 16-18: device_put to an unreduced
-    # layout (meshjit Arrays hold reduced values only); 25: the compiled text is meshjit's IR, not
-    # HLO's `all-reduce(`
-    "parallel": [8, 16, 17, 18, 25],
+    # 8: the repr of set_mesh's object names JAX's module; 25: the compiled text is meshjit's IR,
+    # not HLO's `all-reduce(`
+    "parallel": [8, 25],
     # 19: JAX names an internal function `_rem_singleton`; 21: a jaxpr
     "shard_map": [19, 21],
 }
