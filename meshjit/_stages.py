@@ -276,8 +276,8 @@ class Lowered:
     def _as_requested(self, result_shardings: list, result_shapes: list) -> list:
         """As JAX, a result laid out as jit's out_shardings asked carries the Sharding given
         (``P()`` stays ``P()``, not the spec its type prints)."""
-        requested = optree.tree_leaves(self._output_shardings, is_leaf=is_sharding_leaf, none_is_leaf=True,
-                                       namespace=NAMESPACE)
+        # NOTE: up to the output tree: a None the function returns is a node, not a sharding
+        requested = self.out_tree.flatten_up_to(self._output_shardings)
         return [given if isinstance(given, NamedSharding) and given.is_equivalent_to(found, len(shape))
                 else found
                 for given, found, shape in zip(requested, result_shardings, result_shapes)]
