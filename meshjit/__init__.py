@@ -37,6 +37,10 @@ from . import lax as lax
 from . import nn as nn
 from . import numpy as numpy
 from . import random as random
+from . import ref as ref
+from .ref import Ref as Ref
+from .ref import freeze as freeze
+from .ref import new_ref as new_ref
 from . import sharding as sharding
 from .sharding import NamedSharding as NamedSharding
 from .sharding import P as P
