@@ -187,6 +187,18 @@ def _alphabetic(number: int) -> str:
     return text
 
 
+def _fill(words: list[str], column: int) -> str:
+    """``words`` joined by spaces, wrapped to 80 columns; continuation lines indented by 4."""
+    lines, line = [], ""
+    for word in words:
+        if line and column + len(line) + 1 + len(word) > WIDTH:
+            lines.append(line)
+            line, column = " " * (column + 4) + word, 0
+        else:
+            line = f"{line} {word}" if line else word
+    return "\n".join(lines + [line])
+
+
 class _Printer:
     """Names variables on first sight and lays a jaxpr out in 80 columns."""
 
@@ -203,9 +215,11 @@ class _Printer:
         return f"{name}:{atom.aval.str_short()}" if binder else name
 
     def jaxpr(self, jaxpr: Jaxpr, column: int) -> str:
-        constvars = " ".join(self.atom(var, True) for var in jaxpr.constvars)
-        invars = " ".join(self.atom(var, True) for var in jaxpr.invars)
-        head = f"{{ lambda {constvars}; {invars}. let"
+        constvars = [self.atom(var, True) for var in jaxpr.constvars]
+        invars = [self.atom(var, True) for var in jaxpr.invars]
+        constvars = constvars[:-1] + [constvars[-1] + ";"] if constvars else [";"]
+        invars = invars[:-1] + [invars[-1] + "."] if invars else ["."]
+        head = _fill(["{ lambda", *constvars, *invars], column) + " let"
         flats = [self.equation(eqn, column + 4) for eqn in jaxpr.eqns]
         outs = ", ".join(self.atom(var) for var in jaxpr.outvars)
         tail = f"in ({outs}{',' if len(jaxpr.outvars) == 1 else ''}) }}"

@@ -19,7 +19,7 @@ from ._jaxpr_params import jax_equation
 
 # NOTE: the ops whose scalar operands JAX passes unbroadcast (its rank-polymorphic literals)
 _TAKES_SCALARS = frozenset({"add", "sub", "mul", "div", "max", "min", "pow", "atan2", "rem", "and", "or",
-                            "xor", "compare", "select", "clamp", "nextafter"})
+                            "xor", "compare", "clamp", "nextafter"})
 
 
 def aval_of(value: Value, weak_type: bool = False) -> ShapedArray:
@@ -62,8 +62,9 @@ class _Builder:
                 continue
             invars = [self.atom(operand) for operand in op.operands]
             regions = [self.sub_jaxpr(region) for region in op.regions]
-            outvars = [self.define(result) if result.id in used else DropVar(aval_of(result))
-                       for result in op.results]
+            # NOTE: a result already in atoms is a broadcast's, given its rank-promoted shape
+            outvars = [self.atoms.get(result.id) or self.define(result) if result.id in used
+                       else DropVar(aval_of(result)) for result in op.results]
             name, invars, params = jax_equation(op, invars, regions)
             eqns.append(JaxprEqn(name, invars, outvars, params))
         return eqns
@@ -80,14 +81,33 @@ class _Builder:
                 self.consts.append(array)
             return True
         if op.name == "broadcast_in_dim":
-            (operand,), result = op.operands, op.result
-            source = self.atoms[operand.id]
-            same_shape = operand.type.shape == result.type.shape
-            scalar_literal = isinstance(source, Literal) and not operand.type.shape
-            if same_shape or (scalar_literal and used.get(result.id, set()) <= _TAKES_SCALARS):
-                self.atoms[result.id] = source
-                return True
+            users = used.get(op.result.id, set())
+            return self._broadcast_folded(op, bool(users) and users <= _TAKES_SCALARS)
         return False
+
+    def _broadcast_folded(self, op: Op, only_elementwise: bool) -> bool:
+        """A broadcast to the operand's own shape is the operand; one that only elementwise ops
+        use is, as in JAX, the scalar itself or a broadcast to the rank only (sizes 1)."""
+        (operand,), result = op.operands, op.result
+        if operand.type.shape == result.type.shape:
+            self.atoms[result.id] = self.atoms[operand.id]
+            return True
+        if not only_elementwise:
+            return False
+        promoted = _rank_promoted(op)
+        if not operand.type.shape or promoted == operand.type.shape:
+            self.atoms[result.id] = self.atoms[operand.id]
+            return True
+        self.atoms[result.id] = Var(ShapedArray(promoted, to_numpy(result.type.dtype)))
+        return False
+
+
+def _rank_promoted(op: Op) -> tuple[int, ...]:
+    """The shape JAX broadcasts an operand to before an elementwise op: the result's rank, size
+    1 in the new dimensions (the elementwise op broadcasts those)."""
+    (operand,), dimensions = op.operands, tuple(op.attrs["broadcast_dimensions"])
+    return tuple(operand.type.shape[dimensions.index(axis)] if axis in dimensions else 1
+                 for axis in range(op.result.type.rank))
 
 
 def _used_ids(block: Block) -> dict[int, set]:
