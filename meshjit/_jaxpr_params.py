@@ -132,8 +132,9 @@ def _cond(op, invars, regions):
 @_rule("while")
 def _while(op, invars, regions):
     condition, body = regions
+    # NOTE: meshjit's cond and body share the constants; JAX passes each its own, so they print twice
     consts = int(op.attrs.get("num_consts", 0))
-    return "while", invars, {"body_jaxpr": ClosedJaxpr(body, ()), "body_nconsts": consts,
+    return "while", invars[:consts] * 2 + invars[consts:], {"body_jaxpr": ClosedJaxpr(body, ()), "body_nconsts": consts,
                              "cond_jaxpr": ClosedJaxpr(condition, ()), "cond_nconsts": consts}
 
 
