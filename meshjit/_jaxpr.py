@@ -15,6 +15,8 @@ import itertools
 
 import numpy as np
 
+from meshjit.ir.dtypes import from_numpy
+
 WIDTH = 80
 
 
@@ -46,11 +48,11 @@ class ShapedArray:
 
 
 def _short_dtype(dtype: np.dtype) -> str:
-    if dtype == np.bool_:
-        return "bool"
-    if dtype.name == "bfloat16":
-        return "bf16"
-    return {"f": "f", "i": "i", "u": "u", "c": "c"}[dtype.kind] + str(8 * dtype.itemsize)
+    """JAX's short dtype name (``f32``, ``bf16``, ``bool``): the IR's names are JAX's."""
+    try:
+        return from_numpy(dtype)
+    except TypeError:
+        return dtype.name
 
 
 class Var:
@@ -87,11 +89,15 @@ class Literal:
 
 
 def _scalar_text(value) -> str:
+    """A literal's value as JAX prints it: Python's repr for the width of its dtype."""
     if isinstance(value, np.bool_):
         return str(bool(value))
-    if isinstance(value, np.floating):
-        return repr(float(value)) if value.dtype == np.float64 else str(value)
-    return str(value)
+    if isinstance(value, np.floating) and value.dtype == np.float64:
+        return repr(float(value))
+    text = str(value)
+    if isinstance(value, (np.integer, np.complexfloating)) or any(mark in text for mark in ".ein"):
+        return text
+    return text + ".0"  # NOTE: ml_dtypes prints an integral bfloat16 without its ".0"
 
 
 class Primitive:
@@ -233,7 +239,7 @@ class _Printer:
         outs = " ".join(self.atom(var, True) for var in eqn.outvars)
         args = " ".join(self.atom(atom) for atom in eqn.invars)
         name = eqn.primitive.name
-        lead = f"{outs} = {name}"
+        lead = f"{outs} = {name}" if outs else name
         if not eqn.params:
             return f"{lead} {args}"
         params = [(key, eqn.params[key]) for key in sorted(eqn.params)]
