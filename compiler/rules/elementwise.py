@@ -170,14 +170,24 @@ jvp_rules.register(
 )(no_tangent)
 
 
-def _tangent_by(formula):
-    """The JVP rule of a unary op whose tangent is ``formula(tangent, operand, result)``."""
+def _tangent_by(formula, narrow_formula=None):
+    """The JVP rule of a unary op whose tangent is ``formula(tangent, operand, result)``
+    (``narrow_formula`` in 16-bit floats when given)."""
 
     def rule(op, primals, tangents):
         outputs = emit(op, primals)
-        return outputs, [formula(tangents[0], primals[0], outputs[0])]
+        chosen = formula
+        if narrow_formula is not None and op.results[0].type.dtype in ("f16", "bf16"):
+            chosen = narrow_formula
+        return outputs, [chosen(tangents[0], primals[0], outputs[0])]
 
     return rule
+
+
+# NOTE: XLA computes JAX's 16-bit tanh tangent, (g + g y)(1 - y), in excess float32 precision
+# (its fusions drop the roundings between ops); meshjit rounds each op to 16 bits, where
+# g (1 - y y) stays the closer to XLA's (a bfloat16 training run follows JAX's within 0.1%)
+_NARROW_TANGENTS = {"tanh": lambda g, x, y: lax.mul(g, lax.sub(1.0, lax.mul(y, y)))}
 
 
 # NOTE: JAX's formulas, operation for operation, so that gradients round as JAX's do (g / x and
@@ -201,7 +211,7 @@ _TANGENTS = {
     "erf_inv": lambda g, x, y: lax.mul(math.sqrt(math.pi) / 2.0, lax.mul(g, lax.exp(lax.square(y)))),
 }
 for _name, _formula in _TANGENTS.items():
-    jvp_rules.register(_name)(_tangent_by(_formula))
+    jvp_rules.register(_name)(_tangent_by(_formula, _NARROW_TANGENTS.get(_name)))
 
 
 @jvp_rules.register("floor", "ceil", "round", "sign")

@@ -1,5 +1,5 @@
 """make_jaxpr and Traced.jaxpr give JAX's ClosedJaxpr: printed as JAX 0.10.2 prints it for the
-functions of tests/api/jaxpr_text/cases.py (JAX's texts in expected.json), with the objects JAX
+functions of jaxpr_text/jaxpr_cases.py (JAX's texts in expected.json), with the objects JAX
 users read (``.jaxpr``, ``.eqns``, ``.consts``, ``in_avals``, ``eqn.primitive.name``)."""
 
 import json
@@ -14,7 +14,7 @@ import meshjit.numpy as jnp
 
 HERE = pathlib.Path(__file__).parent / "jaxpr_text"
 sys.path.insert(0, str(HERE))
-from cases import cases  # noqa: E402
+from jaxpr_cases import cases  # noqa: E402
 
 EXPECTED = json.loads((HERE / "expected.json").read_text())["texts"]
 # NOTE: where meshjit traces another program than JAX, so its jaxpr differs (docs/transformations.md):

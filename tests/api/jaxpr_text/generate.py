@@ -1,4 +1,4 @@
-"""Write ``expected.json``: JAX's ``make_jaxpr`` text for each of cases.py's functions. Run once
+"""Write ``expected.json``: JAX's ``make_jaxpr`` text for each of jaxpr_cases.py's functions. Run once
 under JAX 0.10.2 (``/work/jaxenv/bin/python generate.py``); the file is committed test data."""
 
 import json
@@ -8,7 +8,7 @@ import sys
 import jax
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from cases import cases  # noqa: E402
+from jaxpr_cases import cases  # noqa: E402
 
 
 def main() -> None:
