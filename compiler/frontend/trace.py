@@ -389,9 +389,7 @@ def operand_value(trace: Trace, operand, location) -> Value:
         check_explicit_closure(type_of_concrete(operand, len(operand.shape)), tuple(operand.shape),
                                from_numpy(operand.dtype), _at(location))
         return trace.capture(operand)
-    from .operands import canonical_numpy  # noqa: PLC0415 - operands imports this module
-
-    array = canonical_numpy(operand)  # a Python float is float32 unless x64 is on
+    array = np.asarray(operand)
     value = Value.fresh(TensorType(array.shape, from_numpy(array.dtype)))
     trace.ops.append(Op("constant", (), (value,), {"value": DenseAttr.from_array(array)}, location=location))
     return value
