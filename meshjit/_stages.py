@@ -187,6 +187,13 @@ class Traced:
     def module(self):
         return self._lowered.module
 
+    @property
+    def jaxpr(self):
+        """The traced program as JAX's ClosedJaxpr (what ``make_jaxpr`` gives)."""
+        from .make_jaxpr_api import TracedProgram
+
+        return TracedProgram(self._lowered)
+
     def as_text(self) -> str:
         return self._lowered.as_text()
 
