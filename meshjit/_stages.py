@@ -176,21 +176,14 @@ class Traced:
         return self._lowered.out_info
 
     @property
-    def jaxpr(self):
-        """The traced program, as ``make_jaxpr`` gives it for the same arguments
-        (``jax.stages.Traced.jaxpr``)."""
-        from .make_jaxpr_api import TracedProgram  # noqa: PLC0415 - make_jaxpr_api imports jit, which imports this
-
-        return TracedProgram(self._lowered)
-
-    @property
     def module(self):
         return self._lowered.module
 
     @property
     def jaxpr(self):
-        """The traced program as JAX's ClosedJaxpr (what ``make_jaxpr`` gives)."""
-        from .make_jaxpr_api import TracedProgram
+        """The traced program as JAX's ClosedJaxpr (what ``make_jaxpr`` gives,
+        ``jax.stages.Traced.jaxpr``)."""
+        from .make_jaxpr_api import TracedProgram  # noqa: PLC0415 - make_jaxpr_api imports jit, which imports this
 
         return TracedProgram(self._lowered)
 
