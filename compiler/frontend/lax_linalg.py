@@ -6,6 +6,7 @@ dims; the dims before them are batch dims."""
 
 from __future__ import annotations
 
+from . import lax_complex
 from . import lax_ops as lax
 from .operands import as_operand, dtype_of, shape_of
 from .trace import bind
@@ -18,8 +19,8 @@ def _float_matrix(function: str, x):
     x = as_operand(x)
     if len(shape_of(x)) < 2:
         raise TypeError(f"Input 0 to {function} must have rank at least 2, but got shape={shape_of(x)}")
-    if dtype_of(x).name not in ("f32", "f64"):
-        raise TypeError(f"{function}: argument must be a float array, got {dtype_of(x).name}")
+    if dtype_of(x).name not in ("f32", "f64", "c64", "c128"):
+        raise TypeError(f"{function}: argument must be a float or complex array, got {dtype_of(x).name}")
     return x
 
 
@@ -33,8 +34,8 @@ def _square(function: str, x):
 
 
 def symmetrize(x):
-    """``(x + x^T) / 2``."""
-    return lax.div(lax.add(x, transpose_matrix(x)), 2.0)
+    """``(x + x^H) / 2`` (``x^H`` the conjugate transpose; the transpose of a real ``x``)."""
+    return lax.div(lax.add(x, adjoint(x)), 2.0)
 
 
 def cholesky(x, *, symmetrize_input: bool = True):
@@ -47,8 +48,10 @@ def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False, tran
                      conjugate_a: bool = False, unit_diagonal: bool = False):
     """``x`` with ``op(a) @ x = b`` (``left_side``) or ``x @ op(a) = b``, ``op`` the transpose
     when ``transpose_a``; only ``a``'s ``lower`` (or upper) triangle is read. ``a`` and ``b``
-    have the same batch dims (conjugation is the identity on real matrices)."""
+    have the same batch dims; ``conjugate_a`` reads the conjugate of a complex ``a``."""
     a, b = _square("triangular_solve", a), _float_matrix("triangular_solve", b)
+    if conjugate_a:
+        a = conjugate(a)
     attrs = {"left_side": bool(left_side), "lower": bool(lower), "transpose_a": bool(transpose_a),
              "unit_diagonal": bool(unit_diagonal)}
     return bind("triangular_solve", [a, b], attrs)[0]
@@ -91,6 +94,16 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
 
 
 # --- batched matrix helpers ----------------------------------------------------------------------
+
+
+def conjugate(x):
+    """The complex conjugate of a complex ``x``; a real ``x`` as it is."""
+    return lax_complex.conj(x) if lax_complex.is_complex_operand(x) else x
+
+
+def adjoint(x):
+    """The conjugate transpose of the last two dims (the transpose of a real ``x``)."""
+    return conjugate(transpose_matrix(x))
 
 
 def transpose_matrix(x):
