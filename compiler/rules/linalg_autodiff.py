@@ -227,8 +227,8 @@ def _svd(op, primals, tangents):
     rows, columns = shape_of(primals[0])[-2:]
     compute_uv = op.attrs["compute_uv"]
     if compute_uv and op.attrs["full_matrices"] and rows != columns:
-        raise NotImplementedError(f"svd: the derivative with full_matrices=True of a {rows} x {columns} matrix "
-                                  "is not defined (as in JAX); use full_matrices=False")
+        # NOTE: JAX's error, word for word (the derivative is not unique there)
+        raise NotImplementedError("Singular value decomposition JVP not implemented for full matrices")
     reduced = {"full_matrices": False, "compute_uv": True}
     values, u, vh = outputs if compute_uv else bind("svd", [primals[0]], reduced)
     v = adjoint(vh)

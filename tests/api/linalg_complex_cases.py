@@ -1,0 +1,121 @@
+"""The jnp.linalg / jax.scipy.linalg cases on complex64 matrices compared with JAX 0.10.2:
+``cases(jax, jnp, jsl)`` maps a name to a thunk, run once under JAX by
+``generate_linalg_values.py`` (``data/linalg_complex_values.json``) and under meshjit by
+``test_linalg_jax.py``. Eigenvectors and singular vectors are unique up to a phase per column,
+so they are compared through ``|v|^2`` and reconstructions."""
+
+import numpy as np
+
+RNG = np.random.default_rng(3232)
+
+
+def _complex(*shape):
+    return (RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)).astype(np.complex64)
+
+
+A = (_complex(4, 4) + 2 * np.eye(4)).astype(np.complex64)
+HPD = (A @ A.conj().T + np.eye(4)).astype(np.complex64)
+BATCH = _complex(3, 4, 4)
+BATCH_HPD = (BATCH @ np.conj(np.swapaxes(BATCH, 1, 2)) + np.eye(4)).astype(np.complex64)
+TALL = _complex(5, 3)
+WIDE = TALL.T.copy()
+B = _complex(4, 2)
+V = _complex(4)
+RANK2 = (_complex(5, 2) @ _complex(2, 4)).astype(np.complex64)
+SMALL = (0.3 * _complex(3, 3)).astype(np.complex64)
+
+
+def _magnitudes(*arrays):
+    return tuple(abs(array) ** 2 for array in arrays)
+
+
+def _remade_svd(u, s, vh):
+    return (u * s[..., None, :].astype(u.dtype)) @ vh
+
+
+def decomposition_cases(jax, jnp, jsl):
+    L = jnp.linalg
+    return {
+        "c.cholesky": lambda: L.cholesky(HPD), "c.cholesky_upper": lambda: L.cholesky(BATCH_HPD, upper=True),
+        "c.qr": lambda: L.qr(TALL), "c.qr_complete": lambda: L.qr(TALL, mode="complete"),
+        "c.qr_wide_r": lambda: L.qr(WIDE, mode="r"), "c.qr_batch": lambda: L.qr(BATCH),
+        "c.eigh_magnitudes": lambda: _magnitudes(*L.eigh(HPD)), "c.eigvalsh": lambda: L.eigvalsh(BATCH_HPD),
+        "c.eigh_upper": lambda: L.eigh(BATCH_HPD, UPLO="U").eigenvalues,
+        "c.svd_magnitudes": lambda: _magnitudes(*L.svd(TALL, full_matrices=False)),
+        "c.svd_remade": lambda: _remade_svd(*L.svd(BATCH)), "c.svdvals": lambda: L.svdvals(WIDE),
+        "c.pinv": lambda: L.pinv(TALL), "c.pinv_rank2": lambda: L.pinv(RANK2),
+        "c.lstsq": lambda: L.lstsq(TALL, TALL @ V[:3] + 0.1), "c.matrix_rank": lambda: L.matrix_rank(RANK2),
+        "c.norm_fro": lambda: L.norm(A), "c.norm_2": lambda: L.norm(BATCH, 2, axis=(1, 2)),
+        "c.norm_nuc": lambda: L.norm(TALL, "nuc"), "c.norm_1": lambda: L.norm(A, 1), "c.norm_inf": lambda: L.norm(A, np.inf),
+        "c.vector_norm": lambda: L.vector_norm(BATCH, axis=-1), "c.vector_norm_3": lambda: L.norm(V, 3),
+        "c.cond": lambda: L.cond(A), "c.solve": lambda: L.solve(A, V), "c.solve_matrix": lambda: L.solve(BATCH, B),
+        "c.inv": lambda: L.inv(BATCH), "c.det": lambda: L.det(BATCH), "c.slogdet": lambda: L.slogdet(BATCH),
+        "c.matrix_power": lambda: L.matrix_power(A, -3),
+    }
+
+
+def scipy_cases(jax, jnp, jsl):
+    return {
+        "c.sl.cholesky": lambda: jsl.cholesky(HPD), "c.sl.cho_solve": lambda: jsl.cho_solve(jsl.cho_factor(HPD), B),
+        "c.sl.cho_solve_lower": lambda: jsl.cho_solve(jsl.cho_factor(BATCH_HPD, lower=True), V),
+        "c.sl.solve_triangular_C": lambda: jsl.solve_triangular(np.triu(A), B, trans="C"),
+        "c.sl.solve_triangular_T": lambda: jsl.solve_triangular(np.tril(A), V, trans=1, lower=True),
+        "c.sl.lu": lambda: jsl.lu(A), "c.sl.lu_tall": lambda: jsl.lu(TALL), "c.sl.lu_factor": lambda: jsl.lu_factor(BATCH),
+        "c.sl.lu_solve_H": lambda: jsl.lu_solve(jsl.lu_factor(A), B, trans=2),
+        "c.sl.solve_pos": lambda: jsl.solve(HPD, B, assume_a="pos"), "c.sl.expm": lambda: jsl.expm(SMALL),
+        "c.sl.expm_large": lambda: jsl.expm(2 * A),
+        "c.sl.polar": lambda: jsl.polar(A), "c.sl.qr_economic": lambda: jsl.qr(TALL, mode="economic"),
+        "c.sl.det": lambda: jsl.det(A), "c.sl.inv": lambda: jsl.inv(A),
+    }
+
+
+def gradient_cases(jax, jnp, jsl):
+    L = jnp.linalg
+
+    def grad(function, *args):
+        return lambda: jax.grad(lambda *values: jnp.sum(jnp.abs(function(*values)) ** 2))(*args)
+
+    def holomorphic(function, *args):
+        return lambda: jax.grad(lambda *values: jnp.sum(function(*values)), holomorphic=True)(*args)
+
+    return {
+        "c.grad.cholesky": grad(L.cholesky, HPD), "c.grad.eigvalsh": grad(L.eigvalsh, HPD),
+        "c.grad.svdvals": grad(L.svdvals, TALL), "c.grad.svd_wide_remade": grad(lambda a: _remade_svd(*L.svd(a, full_matrices=False)), WIDE),
+        "c.grad.svd_u_magnitudes": grad(lambda a: L.svd(a, full_matrices=False)[0] * L.svd(a, full_matrices=False)[0].conj(), TALL),
+        "c.grad.eigh_magnitudes": grad(lambda a: L.eigh(a)[1] * L.eigh(a)[1].conj(), HPD),
+        "c.grad.qr_r": grad(lambda a: L.qr(a, mode="r"), TALL), "c.grad.qr_q": grad(lambda a: L.qr(a)[0], TALL),
+        "c.grad.qr_wide": grad(lambda a: L.qr(a)[1], WIDE), "c.grad.qr_complete": grad(lambda a: L.qr(a, mode="complete")[0], TALL),
+        "c.grad.det": grad(L.det, A), "c.grad.inv": grad(L.inv, A), "c.grad.solve": grad(lambda a: L.solve(a, V), A),
+        "c.grad.slogdet": grad(lambda a: L.slogdet(a)[1], A), "c.grad.pinv": grad(L.pinv, TALL),
+        "c.grad.expm": grad(jsl.expm, SMALL), "c.grad.lu_u": grad(lambda a: jsl.lu(a)[2], A),
+        "c.grad.solve_triangular_C": lambda: jax.grad(
+            lambda a, b: jnp.sum(jnp.abs(jsl.solve_triangular(a, b, trans="C")) ** 2), argnums=(0, 1))(np.triu(A), B),
+        "c.holomorphic.inv": holomorphic(L.inv, A), "c.holomorphic.det": holomorphic(L.det, BATCH),
+        "c.holomorphic.solve": holomorphic(lambda a: L.solve(a, V), A),
+        "c.holomorphic.cholesky": holomorphic(L.cholesky, HPD),
+        "c.jvp.qr": lambda: jax.jvp(L.qr, (TALL,), (np.ones_like(TALL),))[1][1],
+        "c.jvp.eigvalsh": lambda: jax.jvp(L.eigvalsh, (HPD,), (1j * np.eye(4, dtype=np.complex64) + HPD,))[1],
+    }
+
+
+def error_cases(jax, jnp, jsl):
+    L = jnp.linalg
+    return {
+        "c.error.svd_grad_full": lambda: jax.grad(lambda a: jnp.sum(jnp.abs(L.svd(a)[0])))(TALL),
+        "c.error.grad_complex_output": lambda: jax.grad(lambda a: jnp.sum(L.det(a)))(A),
+    }
+
+
+def cases(jax, jnp, jsl):
+    """name -> thunk computing one value (or raising one error) with the modules given."""
+    return {**decomposition_cases(jax, jnp, jsl), **scipy_cases(jax, jnp, jsl), **gradient_cases(jax, jnp, jsl),
+            **error_cases(jax, jnp, jsl)}
+
+
+def flat(result) -> list:
+    """A result (or a tuple of results) as a flat list of floats (a complex number as its real
+    and imaginary parts), non-finite ones as text."""
+    parts = result if isinstance(result, tuple) else (result,)
+    pieces = [np.asarray(part).astype(np.complex128).ravel().view(np.float64) for part in parts]
+    values = np.concatenate(pieces) if pieces else np.zeros(0)
+    return [float(v) if np.isfinite(v) else str(v) for v in values]
