@@ -6,13 +6,15 @@ dims; the dims before them are batch dims."""
 
 from __future__ import annotations
 
+from meshjit.ir.dtypes import to_numpy
+
 from . import lax_complex
 from . import lax_ops as lax
 from .operands import as_operand, dtype_of, shape_of
 from .trace import bind
 
 # NOTE: the public names, re-exported by the facade as ``meshjit.lax.linalg``.
-__all__ = ("cholesky", "eigh", "lu", "qr", "svd", "triangular_solve")
+__all__ = ("cholesky", "eig", "eigh", "lu", "qr", "svd", "triangular_solve")
 
 
 def _float_matrix(function: str, x):
@@ -79,6 +81,28 @@ def eigh(x, *, lower: bool = True, symmetrize_input: bool = True, sort_eigenvalu
     if subset_by_index is not None:
         raise ValueError("eigh: subset_by_index is not supported by meshjit (JAX supports it on TPU only)")
     return tuple(bind("eigh", [symmetrize(x) if symmetrize_input else x], {"lower": bool(lower)}))
+
+
+def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True,
+        enable_eigvec_derivs: bool = False, implementation=None, use_magma=None):
+    """``[w, vl, vr]``: the eigenvalues of each general square matrix and, as asked, its left
+    (``vl^H x = w vl^H``) and right (``x vr = vr w``) eigenvectors, all complex, normalised as
+    LAPACK's geev (unit 2-norm, largest component real)."""
+    x = as_operand(x)
+    shape = shape_of(x)
+    if len(shape) < 2:
+        raise TypeError(f"Input 0 to eig must have rank at least 2, but got shape={shape}")
+    if dtype_of(x).name not in ("f32", "f64", "c64", "c128"):
+        raise TypeError(f"eig does not accept dtype {to_numpy(dtype_of(x).name).name} at position 0. Accepted dtypes "
+                        "at position 0 are subtypes of floating, complexfloating.")
+    if shape[-1] != shape[-2]:
+        raise ValueError(f"The input to eig must be a square matrix. Got shape {shape[-2:]}.")
+    if implementation is not None and getattr(implementation, "name", implementation) not in ("LAPACK", "lapack"):
+        raise ValueError("Only the lapack implementation is supported on CPU.")
+    attrs = {"compute_left_eigenvectors": bool(compute_left_eigenvectors),
+             "compute_right_eigenvectors": bool(compute_right_eigenvectors),
+             "enable_eigvec_derivs": bool(enable_eigvec_derivs)}
+    return list(bind("eig", [x], attrs))
 
 
 def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None, algorithm=None):

@@ -191,7 +191,7 @@ def _real(x):
     return lax_complex.real(x) if lax_complex.is_complex_operand(x) else x
 
 
-def _pairwise_inverse(values, plus: bool):
+def pairwise_inverse(values, plus: bool):
     """``F[i, j] = 1 / (v_j - v_i)`` (or ``1 / (v_j^2 - v_i^2)`` when ``plus``) off the diagonal,
     zero on it."""
     shape = shape_of(values)
@@ -213,7 +213,7 @@ def _eigh(op, primals, tangents):
     if tangent is None:
         return [vectors, values], [None, None]
     rotated = matmul(matmul(adjoint(vectors), tangent), vectors)
-    pairwise = _like(_pairwise_inverse(values, plus=False), rotated)
+    pairwise = _like(pairwise_inverse(values, plus=False), rotated)
     change_vectors = matmul(vectors, lax.mul(pairwise, rotated))
     return [vectors, values], [change_vectors, _real(diagonal(rotated))]
 
@@ -236,7 +236,7 @@ def _svd(op, primals, tangents):
     change_values = _real(diagonal(rotated))
     if not compute_uv:
         return outputs, [change_values]
-    pairwise = _like(_pairwise_inverse(values, plus=True), rotated)
+    pairwise = _like(pairwise_inverse(values, plus=True), rotated)
     scale = _like(values, rotated)
     scaled_right, scaled_left = linalg.columns_times(rotated, scale), linalg.rows_times(scale, rotated)
     inner_u = lax.mul(pairwise, lax.add(scaled_right, adjoint(scaled_right)))

@@ -1,6 +1,7 @@
 """The dense linear algebra ops, named as ``jax.lax.linalg``'s primitives: cholesky,
-triangular_solve, lu, qr, eigh and svd. Each acts on the last two dims of its operands (the
-matrix dims); every dim before them is a batch dim. The reference implementations call numpy's
+triangular_solve, lu, qr, eigh and svd (the general eigendecomposition eig is in linalg_eig.py),
+on float and complex matrices. Each acts on the last two dims of its operands (the matrix dims);
+every dim before them is a batch dim. The reference implementations call numpy's
 LAPACK routines (potrf, geqrf/orgqr, syevd, gesdd) on the whole batch; LU with partial pivoting
 and the triangular solve, which numpy does not expose, are substitutions vectorised over the
 batch, in LAPACK's order of pivots. A matrix LAPACK fails on (not positive definite, no
@@ -16,8 +17,9 @@ from ..dtypes import real_dtype
 from ..reference import reference_impls
 from ..shape_rules import COMPLEX, WIDE_FLOATS, bool_attr, expect_dtype, expect_operand_count, fail, shape_rules
 from ..types import TensorType
+from . import linalg_eig
 
-OPS = ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd")
+OPS = ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd") + linalg_eig.OPS
 
 
 def _matrix(op: str, operand: TensorType, square: bool) -> tuple[int, int]:

@@ -14,14 +14,15 @@ from .. import lax_linalg
 from .. import numpy_api as jnp
 from . import linalg_solvers as solvers
 from .numpy_linalg_decompositions import (
-    EighResult, QRResult, SVDResult, eigh, eigvalsh, lstsq, matrix_rank, pinv, qr, svd, svdvals,
+    EigResult, EighResult, QRResult, SVDResult, eig, eigh, eigvals, eigvalsh, lstsq, matrix_rank, pinv, qr, svd,
+    svdvals,
 )
 from .numpy_linalg_products import cross, diagonal, multi_dot, tensorinv, tensorsolve, trace, vector_norm
 from .special import floats
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy.linalg``).
-__all__ = ("EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond", "cross", "det", "diagonal",
-           "eigh", "eigvalsh", "inv", "lstsq", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
+__all__ = ("EigResult", "EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond", "cross", "det",
+           "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
            "qr", "slogdet", "solve", "svd", "svdvals", "tensorinv", "tensorsolve", "trace", "vector_norm")
 
 

@@ -1,4 +1,4 @@
-"""jnp.linalg's decompositions and what they give: qr, eigh, eigvalsh, svd, svdvals, and from
+"""jnp.linalg's decompositions and what they give: qr, eig, eigvals, eigh, eigvalsh, svd, svdvals, and from
 the singular values pinv, lstsq and matrix_rank, with JAX's conventions (eigenvalues ascending,
 singular values descending, JAX's default cutoffs)."""
 
@@ -16,6 +16,11 @@ from .special import floats
 class QRResult(NamedTuple):
     Q: object
     R: object
+
+
+class EigResult(NamedTuple):
+    eigenvalues: object
+    eigenvectors: object
 
 
 class EighResult(NamedTuple):
@@ -37,6 +42,20 @@ def qr(a, mode: str = "reduced"):
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
     q, r = lax_linalg.qr(a, full_matrices=mode == "complete")
     return r if mode == "r" else QRResult(q, r)
+
+
+def eig(a) -> EigResult:
+    """``EigResult(eigenvalues, eigenvectors)`` of general square matrices, complex, the
+    eigenvectors as unit columns (LAPACK's geev)."""
+    (a,) = floats("jnp.linalg.eig", a)
+    values, vectors = lax_linalg.eig(a, compute_left_eigenvectors=False)
+    return EigResult(values, vectors)
+
+
+def eigvals(a):
+    """The complex eigenvalues of general square matrices, in LAPACK's order."""
+    (a,) = floats("jnp.linalg.eigvals", a)
+    return lax_linalg.eig(a, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[0]
 
 
 def _symmetric(a, function: str):
