@@ -98,6 +98,43 @@ def gradient_cases(jax, jnp, jsl):
     }
 
 
+REAL = RNG.standard_normal((4, 4)).astype(np.float32)
+REAL_BATCH = RNG.standard_normal((2, 3, 3)).astype(np.float32)
+
+
+def _eig_invariant(jax, jnp):
+    """A function of eig's vectors that does not depend on their phases."""
+    def function(a):
+        values, left, right = jax.lax.linalg.eig(a, enable_eigvec_derivs=True)
+        weights = jnp.arange(1, a.shape[-1] + 1)
+        return jnp.sum(jnp.abs(right) ** 4 * weights) + jnp.sum(jnp.abs(left) ** 3) + jnp.sum(jnp.real(values) ** 2)
+
+    return function
+
+
+def eig_cases(jax, jnp, jsl):
+    L = jnp.linalg
+    eig = jax.lax.linalg.eig
+    return {
+        "eig.values": lambda: L.eigvals(REAL), "eig.values_batch": lambda: L.eigvals(REAL_BATCH),
+        "eig.values_complex": lambda: L.eigvals(A), "eig.values_int": lambda: L.eigvals(np.eye(3, dtype=np.int32)),
+        "eig.result": lambda: _magnitudes(*L.eig(REAL)), "eig.result_complex": lambda: _magnitudes(*L.eig(BATCH)),
+        "eig.lax_left_right": lambda: _magnitudes(*eig(REAL)), "eig.lax_left_only": lambda: _magnitudes(
+            *eig(A, compute_right_eigenvectors=False)),
+        "eig.lax_count": lambda: len(eig(REAL, compute_left_eigenvectors=False, compute_right_eigenvectors=False)),
+        "eig.remade": lambda: abs(REAL @ L.eig(REAL)[1] - L.eig(REAL)[1] * L.eig(REAL)[0][None, :]).max() < 1e-4,
+        "eig.grad_values": lambda: jax.grad(lambda a: jnp.sum(jnp.abs(L.eigvals(a)) ** 2))(REAL),
+        "eig.grad_values_complex": lambda: jax.grad(lambda a: jnp.sum(jnp.imag(L.eigvals(a)) + jnp.real(L.eigvals(a)) ** 3))(A),
+        "eig.jvp_values": lambda: jax.jvp(L.eigvals, (REAL,), (np.ones_like(REAL),))[1],
+        "eig.grad_vectors": lambda: jax.grad(_eig_invariant(jax, jnp))(REAL),
+        "eig.grad_vectors_complex": lambda: jax.grad(_eig_invariant(jax, jnp))(A),
+        "eig.vmap": lambda: jax.vmap(L.eigvals)(REAL_BATCH),
+        "eig.error_vectors_grad": lambda: jax.grad(lambda a: jnp.sum(jnp.abs(L.eig(a)[1])))(REAL),
+        "eig.error_square": lambda: L.eig(TALL), "eig.error_rank": lambda: L.eigvals(V),
+        "eig.error_lax_int": lambda: eig(np.eye(2, dtype=np.int32)),
+    }
+
+
 def error_cases(jax, jnp, jsl):
     L = jnp.linalg
     return {
@@ -109,7 +146,7 @@ def error_cases(jax, jnp, jsl):
 def cases(jax, jnp, jsl):
     """name -> thunk computing one value (or raising one error) with the modules given."""
     return {**decomposition_cases(jax, jnp, jsl), **scipy_cases(jax, jnp, jsl), **gradient_cases(jax, jnp, jsl),
-            **error_cases(jax, jnp, jsl)}
+            **eig_cases(jax, jnp, jsl), **error_cases(jax, jnp, jsl)}
 
 
 def flat(result) -> list:
