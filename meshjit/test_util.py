@@ -1,6 +1,8 @@
 """meshjit.test_util.check_grads, as ``jax.test_util.check_grads``: a function's forward- and
 reverse-mode derivatives, up to ``order``, checked against central finite differences along
-random directions (AssertionError naming the mode and the values when they differ)."""
+random directions (AssertionError naming the mode and the values when they differ). Complex
+arguments and results are compared as JAX does: random complex directions, the inner product
+``Re(sum(conj(x) y))``, and the VJP's cotangents conjugated around the pullback."""
 
 from __future__ import annotations
 
@@ -31,8 +33,24 @@ def _tolerance(values, given) -> float:
 
 
 def _random_like(tree, generator: np.random.Generator):
-    return optree.tree_map(lambda leaf: generator.standard_normal(np.shape(leaf)).astype(_dtype(leaf)),
-                           tree, namespace=NAMESPACE)
+    def draw(leaf):
+        dtype = _dtype(leaf)
+        values = generator.standard_normal(np.shape(leaf))
+        if dtype.kind == "c":
+            values = values + 1j * generator.standard_normal(np.shape(leaf))
+        return values.astype(dtype)
+
+    return optree.tree_map(draw, tree, namespace=NAMESPACE)
+
+
+def _wide(value) -> np.ndarray:
+    """``value`` in float64, or complex128 when it is complex."""
+    value = np.asarray(value)
+    return value.astype(np.complex128 if value.dtype.kind == "c" else np.float64)
+
+
+def _conjugate(tree):
+    return optree.tree_map(np.conj, tree, namespace=NAMESPACE)
 
 
 def _dtype(leaf) -> np.dtype:
@@ -50,13 +68,13 @@ def _combine(tree, other, scale: float):
 
 
 def _inner(first, second) -> float:
-    return float(sum(np.vdot(np.asarray(a, np.float64), np.asarray(b, np.float64))
-                     for a, b in zip(_leaves(first), _leaves(second))))
+    """``Re(sum(conj(x) y))`` over the leaves."""
+    return float(sum(np.real(np.vdot(_wide(a), _wide(b))) for a, b in zip(_leaves(first), _leaves(second))))
 
 
 def _assert_close(what: str, actual, expected, atol: float, rtol: float) -> None:
     for have, want in zip(_leaves(actual), _leaves(expected)):
-        have, want = np.asarray(have, np.float64), np.asarray(want, np.float64)
+        have, want = _wide(have), _wide(want)
         # NOTE: as JAX's check_grads, the tolerances grow with the number of elements compared
         if not np.allclose(have, want, atol=atol * have.size, rtol=rtol * have.size):
             raise AssertionError(f"check_grads: {what} differs from finite differences:\n{have}\nvs\n{want}")
@@ -66,8 +84,7 @@ def _central_difference(f: Callable, args: tuple, tangents, eps: float):
     """``(f(args + eps t) - f(args - eps t)) / (2 eps)``, in float64."""
     forward = f(*_combine(args, tangents, eps))
     backward = f(*_combine(args, tangents, -eps))
-    return optree.tree_map(lambda a, b: (np.asarray(a, np.float64) - np.asarray(b, np.float64)) / (2 * eps),
-                           forward, backward, namespace=NAMESPACE)
+    return optree.tree_map(lambda a, b: (_wide(a) - _wide(b)) / (2 * eps), forward, backward, namespace=NAMESPACE)
 
 
 def check_jvp(f: Callable, f_jvp: Callable, args: Sequence, atol=None, rtol=None, eps=EPS) -> None:
@@ -89,8 +106,8 @@ def check_vjp(f: Callable, f_vjp: Callable, args: Sequence, atol=None, rtol=None
     cotangents = _random_like(outputs, generator)
     numeric = _central_difference(f, tuple(args), tangents, eps)
     tolerance = _tolerance(outputs, None)
-    _assert_close("the VJP", _inner(pullback(cotangents), tangents), _inner(cotangents, numeric),
-                  atol or tolerance, rtol or tolerance)
+    pulled = _conjugate(pullback(_conjugate(cotangents)))
+    _assert_close("the VJP", _inner(tangents, pulled), _inner(numeric, cotangents), atol or tolerance, rtol or tolerance)
 
 
 def check_grads(f: Callable, args: Sequence, order: int, modes=("fwd", "rev"), atol=None, rtol=None,
