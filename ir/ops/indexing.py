@@ -175,12 +175,15 @@ def _top_k(attrs, operand):
 
 def fill_value(attrs, dtype: np.dtype):
     """What a gather in mode "fill" gives for windows out of range: the ``fill_value`` attribute,
-    else NaN, True, the most negative signed int or the largest unsigned one (as JAX)."""
+    else NaN (NaN + 0i for complex numbers), True, the most negative signed int or the largest unsigned one (as
+    JAX)."""
     if "fill_value" in attrs:
         with np.errstate(all="ignore"):
             return np.asarray(attrs["fill_value"]).astype(dtype)
     if kind_of(dtype) == "f":
         return np.nan
+    if dtype.kind == "c":
+        return complex(np.nan, 0.0)
     if dtype.kind == "b":
         return True
     return np.iinfo(dtype).max if dtype.kind == "u" else np.iinfo(dtype).min

@@ -1,5 +1,6 @@
-"""Regenerate ``data/linalg_values.json`` and ``data/linalg_complex_values.json`` from JAX: run
-from this folder with a Python that has JAX 0.10.2: ``python generate_linalg_values.py``."""
+"""Regenerate ``data/linalg_values.json``, ``data/linalg_complex_values.json`` and
+``data/polynomial_values.json`` from JAX: run from this folder with a Python that has JAX 0.10.2:
+``python generate_linalg_values.py``."""
 
 import json
 import pathlib
@@ -10,8 +11,11 @@ import jax.scipy.linalg as jsl
 
 import linalg_cases
 import linalg_complex_cases
+import polynomial_cases
 
-for module, file_name in ((linalg_cases, "linalg_values.json"), (linalg_complex_cases, "linalg_complex_values.json")):
+MODULES = ((linalg_cases, "linalg_values.json"), (linalg_complex_cases, "linalg_complex_values.json"),
+           (polynomial_cases, "polynomial_values.json"))
+for module, file_name in MODULES:
     table = {}
     for name, thunk in module.cases(jax, jnp, jsl).items():
         try:

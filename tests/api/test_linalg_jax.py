@@ -1,6 +1,7 @@
 """jnp.linalg and jax.scipy.linalg against JAX 0.10.2's values and errors, on float32
 (``linalg_cases.py``, ``data/linalg_values.json``) and complex64 matrices
-(``linalg_complex_cases.py``, ``data/linalg_complex_values.json``), both made by
+(``linalg_complex_cases.py``, ``data/linalg_complex_values.json``), and jnp.roots, polyfit, i0
+and kaiser (``polynomial_cases.py``, ``data/polynomial_values.json``), all made by
 ``generate_linalg_values.py``: decompositions, what they give, gradients and error messages.
 Float32 LAPACK results differ at the ulp level between builds, so values compare within
 rtol/atol 2e-4 (JAX's own linalg tests use 1e-3 to 1e-4 for float32)."""
@@ -17,9 +18,11 @@ import meshjit.scipy.linalg as jsl
 
 import linalg_cases
 import linalg_complex_cases
+import polynomial_cases
 
 DATA = pathlib.Path(__file__).parent / "data"
-MODULES = {"real": (linalg_cases, "linalg_values.json"), "complex": (linalg_complex_cases, "linalg_complex_values.json")}
+MODULES = {"real": (linalg_cases, "linalg_values.json"), "complex": (linalg_complex_cases, "linalg_complex_values.json"),
+           "polynomial": (polynomial_cases, "polynomial_values.json")}
 EXPECTED = {kind: json.loads((DATA / file_name).read_text()) for kind, (_, file_name) in MODULES.items()}
 CASES = {kind: module.cases(jax, jnp, jsl) for kind, (module, _) in MODULES.items()}
 TOLERANCE = 2e-4
