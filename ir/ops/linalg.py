@@ -1,5 +1,6 @@
 """The dense linear algebra ops, named as ``jax.lax.linalg``'s primitives: cholesky,
-triangular_solve, lu, qr, eigh and svd (the general eigendecomposition eig is in linalg_eig.py),
+triangular_solve, lu, qr, eigh and svd (eig is in linalg_eig.py, hessenberg and schur in
+linalg_schur.py),
 on float and complex matrices. Each acts on the last two dims of its operands (the matrix dims);
 every dim before them is a batch dim. The reference implementations call numpy's
 LAPACK routines (potrf, geqrf/orgqr, syevd, gesdd) on the whole batch; LU with partial pivoting
@@ -17,9 +18,9 @@ from ..dtypes import real_dtype
 from ..reference import reference_impls
 from ..shape_rules import COMPLEX, WIDE_FLOATS, bool_attr, expect_dtype, expect_operand_count, fail, shape_rules
 from ..types import TensorType
-from . import linalg_eig
+from . import linalg_eig, linalg_schur
 
-OPS = ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd") + linalg_eig.OPS
+OPS = ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd") + linalg_eig.OPS + linalg_schur.OPS
 
 
 def _matrix(op: str, operand: TensorType, square: bool) -> tuple[int, int]:
