@@ -14,7 +14,7 @@ from .operands import as_operand, dtype_of, shape_of
 from .trace import bind
 
 # NOTE: the public names, re-exported by the facade as ``meshjit.lax.linalg``.
-__all__ = ("cholesky", "eig", "eigh", "lu", "qr", "svd", "triangular_solve")
+__all__ = ("cholesky", "eig", "eigh", "hessenberg", "lu", "qr", "schur", "svd", "triangular_solve")
 
 
 def _float_matrix(function: str, x):
@@ -103,6 +103,21 @@ def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors
              "compute_right_eigenvectors": bool(compute_right_eigenvectors),
              "enable_eigvec_derivs": bool(enable_eigvec_derivs)}
     return list(bind("eig", [x], attrs))
+
+
+def hessenberg(a):
+    """``[packed, taus]``: the Hessenberg reduction of each square matrix in LAPACK's gehrd form
+    (``H`` on and above the subdiagonal, the Householder vectors below it, and their ``tau``)."""
+    return list(bind("hessenberg", [_square("hessenberg", a)]))
+
+
+def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False, select_callable=None):
+    """``[T, Z]``: the Schur form of each square matrix (quasi-upper triangular with 2 x 2
+    blocks for complex conjugate pairs of a real matrix, upper triangular for a complex one)
+    and, with ``compute_schur_vectors``, the unitary ``Z`` with ``x = Z T Z^H``."""
+    if sort_eig_vals or select_callable is not None:
+        raise ValueError("schur: sorting the eigenvalues (sort_eig_vals, select_callable) is not supported by meshjit")
+    return list(bind("schur", [_square("schur", x)], {"compute_schur_vectors": bool(compute_schur_vectors)}))
 
 
 def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None, algorithm=None):

@@ -1,5 +1,5 @@
 """The compiler's rules for the linear algebra ops (cholesky, triangular_solve, lu, qr, eigh,
-svd, eig): batch dims pass through sharded; the matrix dims are replication factors, so a matrix dim
+svd, eig, hessenberg, schur): batch dims pass through sharded; the matrix dims are replication factors, so a matrix dim
 that arrives sharded is all-gathered first (the generic partitioner, with the collective's
 reason in the dump), except the columns of a left-side triangular solve's right-hand side (the
 rows of a right-side one), which are solved independently and stay sharded. Kernels call the
@@ -24,7 +24,7 @@ from ..tables import (
     sharding_type_rules,
 )
 
-OPS = ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "eig")
+OPS = ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "eig", "hessenberg", "schur")
 
 # NOTE: the matrix factors' names; batch factors are d0, d1, ... (letters), so these never clash.
 _MATRIX = ("rows", "columns", "inner", "solved", "free")
@@ -75,6 +75,18 @@ def _eigh(op: Op) -> FactorRule:
 def _eig(op: Op) -> FactorRule:
     vectors = ", B rows columns" * (len(op.results) - 1)
     return _replicated(op, "B rows columns -> B columns" + vectors, _batch_rank(op))
+
+
+@sharding_rules.register("hessenberg")
+def _hessenberg(op: Op) -> FactorRule:
+    # the reflectors' taus have a dim of their own (n - 1 long)
+    return _replicated(op, "B rows columns -> B rows columns, B solved", _batch_rank(op))
+
+
+@sharding_rules.register("schur")
+def _schur(op: Op) -> FactorRule:
+    vectors = ", B rows columns" * (len(op.results) - 1)
+    return _replicated(op, "B rows columns -> B rows columns" + vectors, _batch_rank(op))
 
 
 @sharding_rules.register("svd")

@@ -1,8 +1,9 @@
-"""The derivative rule of the general eigendecomposition ``eig``, JAX's: an eigenvalue moves by
-the diagonal of ``V^{-1} dA V``; an eigenvector (only with ``enable_eigvec_derivs``, else JAX's
-NotImplementedError) by non-degenerate perturbation theory, with the free multiple of each
-vector fixed by LAPACK's normalisation (unit 2-norm, largest component real). Left eigenvectors
-are the right ones of ``A^H`` with conjugate eigenvalues. Everything is linear in the tangent
+"""The derivative rule of the general eigendecomposition ``eig``, JAX's (hessenberg and schur
+have none, as in JAX): an eigenvalue moves by the diagonal of ``V^{-1} dA V``; an eigenvector
+(only with ``enable_eigvec_derivs``, else JAX's NotImplementedError) by non-degenerate
+perturbation theory, with the free multiple of each vector fixed by LAPACK's normalisation
+(unit 2-norm, largest component real). Left eigenvectors are the right ones of ``A^H`` with
+conjugate eigenvalues. Everything is linear in the tangent
 (products and LU solves with the primal eigenvectors), so reverse mode transposes it."""
 
 from __future__ import annotations
@@ -67,3 +68,12 @@ def _eig(op, primals, tangents):
     if right:
         changes.append(change_right)
     return outputs, changes
+
+
+@jvp_rules.register("hessenberg", "schur")
+def _not_differentiable(op, primals, tangents):
+    """The Hessenberg and Schur decompositions have no derivative in JAX either."""
+    if tangents[0] is None:
+        outputs = emit(op, primals)
+        return outputs, [None] * len(outputs)
+    raise NotImplementedError(f"Differentiation rule for '{op.name}' not implemented")

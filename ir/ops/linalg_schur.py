@@ -222,12 +222,29 @@ def _francis_step(h, q, low: int, high: int, sweeps: int) -> None:
         h[row, low:row - 1] = 0
 
 
+def _standardise_pair(h, q, first: int) -> None:
+    """A 2 x 2 block of complex conjugate eigenvalues rotated to LAPACK's standard form (lanv2):
+    equal diagonal entries, off-diagonal entries of opposite signs."""
+    a, b, c, d = h[first, first], h[first, first + 1], h[first + 1, first], h[first + 1, first + 1]
+    if a == d:
+        return
+    sigma, difference = b + c, a - d
+    tau = math.hypot(sigma, difference)
+    cosine = math.sqrt(0.5 * (1 + abs(sigma) / tau))
+    sine = -(0.5 * difference / (tau * cosine)) * math.copysign(1.0, sigma)
+    _rotate(h, q, first, np.array([[cosine, sine], [-sine, cosine]]), first + 1)
+    middle = 0.5 * (h[first, first] + h[first + 1, first + 1])
+    h[first, first] = h[first + 1, first + 1] = middle
+
+
 def _split_real_pair(h, q, first: int) -> None:
-    """A 2 x 2 diagonal block with real eigenvalues made upper triangular by a rotation."""
+    """A 2 x 2 diagonal block with real eigenvalues made upper triangular by a rotation; one
+    with complex eigenvalues put in standard form."""
     a, b, c, d = h[first, first], h[first, first + 1], h[first + 1, first], h[first + 1, first + 1]
     half = (a - d) / 2
     discriminant = half * half + b * c
     if discriminant < 0:
+        _standardise_pair(h, q, first)
         return
     value = (a + d) / 2 + math.copysign(math.sqrt(discriminant), half)
     # an eigenvector of the block for ``value``, the better conditioned of the two forms

@@ -1,6 +1,7 @@
 """jax.scipy.linalg's factorizations and solves: cholesky (upper by default, as scipy),
 cho_factor/cho_solve, solve_triangular, lu_factor, lu, solve, inv, det, qr, eigh and svd over the
-linear algebra ops (lax_linalg.py); expm and polar are in linalg_functions.py."""
+linear algebra ops (lax_linalg.py); expm and polar are in linalg_functions.py, schur, hessenberg,
+rsf2csf, sqrtm and funm in linalg_schur.py."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ from .. import numpy_api as jnp
 from . import linalg_solvers as solvers
 from . import numpy_linalg
 from .linalg_functions import expm, polar
+from .linalg_schur import funm, hessenberg, rsf2csf, schur, sqrtm
 from .special import floats
 
 # NOTE: the public names, re-exported by the facade (``meshjit.scipy.linalg``).
-__all__ = ("cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm", "inv", "lu", "lu_factor", "lu_solve", "polar",
-           "qr", "solve", "solve_triangular", "svd")
+__all__ = ("cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm", "funm", "hessenberg", "inv", "lu", "lu_factor",
+           "lu_solve", "polar", "qr", "rsf2csf", "schur", "solve", "solve_triangular", "sqrtm", "svd")
 
 det = numpy_linalg.det
 inv = numpy_linalg.inv
