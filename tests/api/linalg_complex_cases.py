@@ -135,6 +135,46 @@ def eig_cases(jax, jnp, jsl):
     }
 
 
+def _schur_invariants(jnp, a, result, real: bool):
+    """What a Schur decomposition fixes: ``Z T Z^H = a``, ``Z`` unitary, ``T`` (quasi-)upper
+    triangular, and ``T``'s eigenvalues (the order along the diagonal and the phases of Z's
+    columns are the algorithm's choice)."""
+    form, vectors = result
+    size = a.shape[-1]
+    remade = abs(np.asarray(vectors @ form @ jnp.conj(jnp.swapaxes(vectors, -1, -2))) - a).max() < 1e-4
+    unitary = abs(np.asarray(jnp.conj(jnp.swapaxes(vectors, -1, -2)) @ vectors) - np.eye(size)).max() < 1e-5
+    below = np.tril(np.asarray(form), -2 if real else -1)
+    triangular = not below.any()
+    values = np.sort_complex(np.asarray(jnp.linalg.eigvals(form)).reshape(-1, size), axis=-1)
+    return remade, unitary, triangular, values
+
+
+def schur_cases(jax, jnp, jsl):
+    def invariants(a, output="real"):
+        return lambda: _schur_invariants(jnp, a, jsl.schur(a, output=output), output == "real" and a.dtype.kind == "f")
+
+    return {
+        "schur.real": invariants(REAL), "schur.real_3": invariants(SMALL.real),
+        "schur.complex_output": invariants(REAL, "complex"), "schur.complex": invariants(A),
+        "schur.batch": invariants(REAL_BATCH),
+        "schur.lax_no_vectors": lambda: len(jax.lax.linalg.schur(REAL, compute_schur_vectors=False)),
+        "hessenberg": lambda: jsl.hessenberg(REAL), "hessenberg.q": lambda: jsl.hessenberg(REAL, calc_q=True),
+        "hessenberg.complex_q": lambda: jsl.hessenberg(A, calc_q=True),
+        "hessenberg.batch": lambda: jsl.hessenberg(BATCH, calc_q=True), "hessenberg.lax": lambda: jax.lax.linalg.hessenberg(A),
+        "hessenberg.empty": lambda: jsl.hessenberg(np.zeros((0, 0), np.float32), calc_q=True),
+        "sqrtm.real": lambda: jsl.sqrtm(REAL + 4 * np.eye(4, dtype=np.float32)), "sqrtm.spd": lambda: jsl.sqrtm(HPD.real), "sqrtm.complex": lambda: jsl.sqrtm(A),
+        "funm.exp": lambda: jsl.funm(REAL, jnp.exp), "funm.sin_complex": lambda: jsl.funm(A, jnp.sin),
+        "funm.error_estimate": lambda: jsl.funm(SMALL, jnp.cos, disp=False),
+        "rsf2csf": lambda: _schur_invariants(jnp, REAL, jsl.rsf2csf(*jsl.schur(REAL)), False),
+        "rsf2csf.batch": lambda: _schur_invariants(jnp, REAL_BATCH, jsl.rsf2csf(*jsl.schur(REAL_BATCH)), False),
+        "error.schur_output": lambda: jsl.schur(REAL, output="bad"), "error.sqrtm_blocks": lambda: jsl.sqrtm(REAL, 2),
+        "error.funm_square": lambda: jsl.funm(TALL, jnp.exp), "error.rsf2csf_T": lambda: jsl.rsf2csf(TALL, REAL),
+        "error.rsf2csf_shapes": lambda: jsl.rsf2csf(REAL, SMALL),
+        "error.schur_grad": lambda: jax.grad(lambda a: jnp.sum(jsl.schur(a)[0]))(REAL),
+        "error.hessenberg_grad": lambda: jax.grad(lambda a: jnp.sum(jsl.hessenberg(a)))(REAL),
+    }
+
+
 def error_cases(jax, jnp, jsl):
     L = jnp.linalg
     return {
@@ -146,7 +186,7 @@ def error_cases(jax, jnp, jsl):
 def cases(jax, jnp, jsl):
     """name -> thunk computing one value (or raising one error) with the modules given."""
     return {**decomposition_cases(jax, jnp, jsl), **scipy_cases(jax, jnp, jsl), **gradient_cases(jax, jnp, jsl),
-            **eig_cases(jax, jnp, jsl), **error_cases(jax, jnp, jsl)}
+            **eig_cases(jax, jnp, jsl), **schur_cases(jax, jnp, jsl), **error_cases(jax, jnp, jsl)}
 
 
 def flat(result) -> list:

@@ -25,7 +25,7 @@ def schur(a, output: str = "real"):
     """``(T, Z)`` with ``a = Z T Z^H``: the real Schur form (``output='real'``) or the complex
     one (``'complex'``, also of a real matrix)."""
     if output not in ("real", "complex"):
-        raise ValueError(f"Expected 'output' to be either 'real' or 'complex', got output={output}.")
+        raise ValueError(f"Expected 'output' to be either 'real' or 'complex', got output={output!r}.")
     (a,) = floats("schur", a)
     if output == "complex":
         a = _complex(a)
