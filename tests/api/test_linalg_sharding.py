@@ -3,7 +3,8 @@ equals the unsharded result; the batch stays sharded with no collective, a shard
 is all-gathered (the collective named in the compiled program with its reason); explicit mode
 keeps a sharded batch and refuses sharded matrix dims with JAX's error; vmap, empty batches,
 and derivatives (check_grads) of qr, eigh, svd, cholesky and the triangular solve; complex
-matrices and the general eigendecomposition (eig, eigvals) alike."""
+matrices, the general eigendecomposition (eig, eigvals) and the Schur and Hessenberg forms
+alike."""
 
 import numpy as np
 import pytest
@@ -41,6 +42,11 @@ FUNCTIONS = {
     "svd_complex": (lambda a: jnp.linalg.svd(a, compute_uv=False), COMPLEX),
     "qr_complex": (jnp.linalg.qr, COMPLEX),
     "solve_complex": (lambda a: jnp.linalg.solve(a, a[..., :1]), COMPLEX),
+    "schur": (jsl.schur, SQUARE),
+    "schur_complex": (jsl.schur, COMPLEX),
+    "hessenberg": (lambda a: jsl.hessenberg(a, calc_q=True), COMPLEX),
+    "sqrtm": (jsl.sqrtm, SPD),
+    "rsf2csf": (lambda a: jsl.rsf2csf(*jsl.schur(a)), SQUARE),
 }
 SPECS = [P("x"), P(("x", "y")), P(None, "y"), P("x", None, "y"), P(None, "x", "y")]
 
@@ -66,7 +72,8 @@ def _collectives(function, value, spec):
     return compiled, compiled.collectives()
 
 
-@pytest.mark.parametrize("name", ["cholesky", "eigh", "svd", "qr", "lu", "eigvals", "cholesky_complex"])
+@pytest.mark.parametrize("name", ["cholesky", "eigh", "svd", "qr", "lu", "eigvals", "cholesky_complex", "schur",
+                                  "hessenberg"])
 def test_batch_stays_sharded_and_matrix_dims_are_gathered(name):
     function, value = FUNCTIONS[name]
     compiled, records = _collectives(function, value, P(("x", "y")))
@@ -106,6 +113,7 @@ def test_explicit_batch_stays_sharded():
     ("svd", jnp.linalg.svd, "Input 0 to svd must be unsharded on non-batch dimensions, but got P(None, 'y', None)."),
     ("lu", jnp.linalg.inv, "Input 0 to lu must be unsharded on non-batch dimensions, but got P(None, 'y', None)."),
     ("eig", jnp.linalg.eigvals, "Input 0 to eig must be unsharded on non-batch dimensions, but got P(None, 'y', None)."),
+    ("schur", jsl.schur, "Input 0 to schur must be unsharded on non-batch dimensions, but got P(None, 'y', None)."),
     ("solve_triangular", lambda a: jsl.solve_triangular(a, a, lower=True),
      "triangular solve input `a` must be unsharded on the contracting axis, but got P(None, 'y', None) with "
      "left_side=True and transpose_a=False."),
@@ -119,7 +127,7 @@ def test_explicit_sharded_matrix_dims_are_jaxs_error(name, function, message):
 
 
 @pytest.mark.parametrize("name", ["cholesky", "eigh_vectors", "svd", "qr", "lu", "inv", "solve_triangular", "eig",
-                                  "eigvals", "qr_complex", "solve_complex"])
+                                  "eigvals", "qr_complex", "solve_complex", "schur", "hessenberg", "sqrtm"])
 def test_vmap_equals_the_batched_call(name):
     function, value = FUNCTIONS[name]
     expected = leaves(function(value))

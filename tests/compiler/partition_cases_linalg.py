@@ -62,6 +62,10 @@ def linalg_records() -> list:
         record("eigh", "c64", [HPD], {"lower": True}, [BATCH_ONLY, GATHERED]),
         record("svd", "c64", [COMPLEX_TALL], {"full_matrices": False, "compute_uv": True}, [BATCH_ONLY, GATHERED]),
         record("eig", "", [SQUARE], EIG, [BATCH_ONLY, GATHERED, Case(("x,-,y",), meshes=("2x2", "2x4"))]),
+        record("hessenberg", "", [SQUARE], {}, [BATCH_ONLY, GATHERED]),
+        record("schur", "", [SQUARE], {"compute_schur_vectors": True}, [BATCH_ONLY, GATHERED]),
+        record("schur", "c64", [Operand("c64[8,6,6]", complex_normal)], {"compute_schur_vectors": False},
+               [BATCH_ONLY, Case(("x,-,y",), meshes=("2x2",))]),
         record("eig", "values_c64", [Operand("c64[8,6,6]", complex_normal)],
                {**EIG, "compute_left_eigenvectors": False, "compute_right_eigenvectors": False}, [BATCH_ONLY, GATHERED]),
     ]

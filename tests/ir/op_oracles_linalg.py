@@ -168,3 +168,44 @@ def eig(attrs, x):
         return tuple(results)
 
     return _per_matrix(one, x, one(np.diag(np.arange(1.0, x.shape[-1] + 1)).astype(x.dtype)))
+
+
+def _hessenberg_one(matrix):
+    """gehrd by Householder reflections written out on the dense matrix (``H = I - tau v v^H``,
+    ``v[0] = 1``, ``beta = -sign(Re alpha) ||x||``), the packed result and the taus."""
+    a = matrix.astype(np.complex128 if np.iscomplexobj(matrix) else np.float64)
+    size = a.shape[0]
+    taus = np.zeros(max(size - 1, 0), a.dtype)
+    stored = {}
+    for step in range(size - 1):
+        x = a[step + 1:, step].copy()
+        alpha, rest = x[0], x[1:]
+        if not rest.any() and np.imag(alpha) == 0:
+            continue
+        beta = -math.copysign(math.sqrt(abs(alpha) ** 2 + float(np.sum(np.abs(rest) ** 2))), np.real(alpha))
+        tau = (beta - alpha) / beta
+        v = np.concatenate([[1.0], rest / (alpha - beta)]).astype(a.dtype)
+        reflection = np.eye(size, dtype=a.dtype)
+        reflection[step + 1:, step + 1:] -= tau * np.outer(v, np.conj(v))
+        a = np.conj(reflection.T) @ a @ reflection
+        stored[step], taus[step] = v[1:], tau
+    for step, vector in stored.items():
+        a[step + 2:, step] = vector
+    return a, taus
+
+
+def hessenberg(attrs, x):
+    size = x.shape[-1]
+    template = (np.zeros((size, size), x.dtype), np.zeros(max(size - 1, 0), x.dtype))
+    return _per_matrix(_hessenberg_one, x, template)
+
+
+def schur(attrs, x):
+    """The reference's Schur form per matrix (the QR iteration is its own definition; the op
+    table checks the batching, the dtypes and the results' count; tests/api checks the forms'
+    invariants and JAX's eigenvalues)."""
+    from meshjit.ir.ops.linalg_schur import schur_one
+
+    size = x.shape[-1]
+    template = (np.zeros((size, size), x.dtype),) * (2 if attrs["compute_schur_vectors"] else 1)
+    return _per_matrix(lambda matrix: schur_one(matrix)[:len(template)], x, template)

@@ -132,4 +132,21 @@ LINALG_RECORDS = [
          Bad("f64[2,2]", {"compute_left_eigenvectors": True}, "eig: missing attribute 'compute_right_eigenvectors'")),
         make=finite_matrices, rtol=1e-9, atol=1e-12,
     ),
+    OpRecord(
+        "hessenberg", ("f64", "c128"),
+        tuple(Case({}, (shape,)) for shape in ((4, 4), (2, 5, 5), (1, 1), (0, 3, 3))),
+        oracles.hessenberg,
+        (Bad("f64[3,2]", {}, "hessenberg: operand f64[3,2] must be a square matrix (or a batch of them)"),),
+        make=finite_matrices, rtol=1e-9, atol=1e-12,
+    ),
+    OpRecord(
+        "schur", ("f64", "c128"),
+        tuple(Case({"compute_schur_vectors": vectors}, (shape,)) for vectors in (True, False)
+              for shape in ((4, 4), (2, 5, 5), (0, 3, 3))),
+        oracles.schur,
+        (Bad("f64[3,3]", {}, "schur: missing attribute 'compute_schur_vectors'"),
+         Bad("i32[2,2]", {"compute_schur_vectors": True},
+             "schur: operand has dtype i32, expected f32 or f64 or c64 or c128")),
+        make=finite_matrices, rtol=1e-9, atol=1e-12,
+    ),
 ]
