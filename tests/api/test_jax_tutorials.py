@@ -5,8 +5,9 @@ jax-v0.10.2) run unchanged with ``jax`` bound to meshjit, cell by cell as a note
 
 Each page's cells whose output equals JAX 0.10.2's (``PAGE.expected.json``; numbers to 1e-5)
 must include the ones listed in ``MATCHING``, so a cell that works cannot stop working. The
-cells left out print jaxprs (meshjit prints its IR), the class of an array, finite differences that differ in float32 rounding, and dicts in JAX's sorted
-key order (``python tests/api/jax_tutorials/compare.py`` prints the table).
+cells left out print jaxprs (meshjit prints its IR), the class of an array, finite differences
+that differ in float32 rounding, and dicts in JAX's sorted key order
+(``python tests/api/jax_tutorials/compare.py`` prints the table).
 """
 
 import sys
