@@ -23,6 +23,7 @@ from meshjit.ir import interpret
 from meshjit.ir.config import config
 from meshjit.ir.dtypes import to_numpy
 from meshjit.ir.printer import print_module
+from meshjit.runtime.sharding import NamedSharding
 from meshjit.runtime.executable import Executable, single_device_array
 from meshjit.runtime.executor import run_spmd
 from meshjit.runtime.process_layout import process_layout
@@ -264,6 +265,15 @@ class Lowered:
                              f"peak with the shardings given; shard more of it, or give AUTO(mesh) shardings "
                              f"for jit to choose")
 
+    def _as_requested(self, result_shardings: list, result_shapes: list) -> list:
+        """As JAX, a result laid out as jit's out_shardings asked carries the Sharding given
+        (``P()`` stays ``P()``, not the spec its type prints)."""
+        requested = optree.tree_leaves(self._output_shardings, is_leaf=is_sharding_leaf, none_is_leaf=True,
+                                       namespace=NAMESPACE)
+        return [given if isinstance(given, NamedSharding) and given.is_equivalent_to(found, len(shape))
+                else found
+                for given, found, shape in zip(requested, result_shardings, result_shapes)]
+
     def _executable(self, program: CompiledProgram) -> Executable:
         """The runtime's Executable for ``program``: runtime shardings at the boundaries."""
         traced = self._traced
@@ -284,6 +294,7 @@ class Lowered:
             result_shardings = [result_sharding(sharding, mesh, len(shape), out_type)
                                 for sharding, shape, out_type in zip(partitioned.result_shardings, result_shapes,
                                                                      out_types)]
+            result_shardings = self._as_requested(result_shardings, result_shapes)
         return Executable(program.plan, arg_shardings=arg_shardings,
                           arg_dtypes=[to_numpy(value.type.dtype) for value in func.args],
                           result_shardings=result_shardings, result_shapes=result_shapes,

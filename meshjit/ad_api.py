@@ -206,8 +206,7 @@ def _value_and_grad_flat(
             new_args[number] = value
         output, aux = _split_aux(fun(*new_args, **kwargs), has_aux, "grad")
         _check_scalar_output(output, "grad", holomorphic)
-        aux_leaves, boxes["aux_tree"] = _flatten(aux)
-        return [output] + aux_leaves
+        return [output] + _traced_aux(aux, boxes)
 
     linearized = autodiff.linearize(flat_fun, leaves)
     gradients = autodiff.transpose_linear(
@@ -228,10 +227,29 @@ def _strong(value):
     return lax_ops._convert_element_type(value, dtype_of(value).name, weak_type=False)
 
 
+def _traced_aux(aux, boxes: dict) -> list:
+    """The traced leaves of a function's aux data, which become outputs; the others (Python
+    values, numpy arrays, strings) are kept in ``boxes`` and come back as they are, as JAX's."""
+    leaves, boxes["aux_tree"] = _flatten(aux)
+    boxes["aux_leaves"] = [(isinstance(leaf, Tracer), leaf) for leaf in leaves]
+    return [leaf for traced, leaf in boxes["aux_leaves"] if traced]
+
+
+def _aux(outputs: list, boxes: dict):
+    """The aux data from its traced leaves' results and the kept leaves."""
+    results = iter(outputs)
+    leaves = [next(results) if traced else leaf for traced, leaf in boxes["aux_leaves"]]
+    return optree.tree_unflatten(boxes["aux_tree"], leaves)
+
+
+def _aux_count(boxes: dict) -> int:
+    return sum(traced for traced, _ in boxes["aux_leaves"])
+
+
 def _assemble(outputs: list, boxes: dict, single: bool, has_aux: bool):
     in_tree = boxes["in_tree"]
-    aux_count = boxes["aux_tree"].num_leaves
-    value, aux = outputs[0], optree.tree_unflatten(boxes["aux_tree"], outputs[1 : 1 + aux_count])
+    aux_count = _aux_count(boxes)
+    value, aux = outputs[0], _aux(outputs[1 : 1 + aux_count], boxes)
     gradients = optree.tree_unflatten(in_tree, as_float0(outputs[1 + aux_count :]))
     gradient = gradients[0] if single else gradients
     return ((value, aux), gradient) if has_aux else (value, gradient)
@@ -274,8 +292,7 @@ def _flat_function(fun: Callable, in_tree, has_aux: bool, function: str, trees: 
         output = fun(*optree.tree_unflatten(in_tree, list(new_leaves)))
         output, aux = _split_aux(output, has_aux, function)
         output_leaves, trees["out"] = _flatten(output)
-        aux_leaves, trees["aux"] = _flatten(aux)
-        return output_leaves + aux_leaves
+        return output_leaves + _traced_aux(aux, trees)
 
     return flat_fun
 
@@ -297,13 +314,13 @@ def _linearize_tree(fun: Callable, primals: tuple, has_aux: bool, function: str)
     count = len(trees["linearized"].outputs)
     linearized = trees["linearized"].with_residuals(results[count:])
     linearized.outputs = results[:count]
-    return linearized, in_tree, trees["out"], trees["aux"]
+    return linearized, in_tree, trees["out"], trees
 
 
-def _outputs(linearized, out_tree, aux_tree):
+def _outputs(linearized, out_tree, trees: dict):
     count = out_tree.num_leaves
     output = optree.tree_unflatten(out_tree, linearized.outputs[:count])
-    return output, optree.tree_unflatten(aux_tree, linearized.outputs[count:])
+    return output, _aux(linearized.outputs[count:], trees)
 
 
 def _check_like(given, expected, what: str, function: str) -> None:
@@ -325,8 +342,8 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     """``(fun(*primals), vjp_fun)`` (and aux with ``has_aux``), where ``vjp_fun(cotangent)``
     returns one cotangent per primal, as ``jax.vjp``. Integer primals get zero cotangents of
     float0 (``meshjit.dtypes.float0``) cotangents, as in JAX."""
-    linearized, in_tree, out_tree, aux_tree = _linearize_tree(fun, primals, has_aux, "vjp")
-    output, aux = _outputs(linearized, out_tree, aux_tree)
+    linearized, in_tree, out_tree, trees = _linearize_tree(fun, primals, has_aux, "vjp")
+    output, aux = _outputs(linearized, out_tree, trees)
     residual_count = len(linearized.linear.residuals)
 
     def vjp_fun(cotangent):
@@ -338,7 +355,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
         outputs = linearized.outputs[: out_tree.num_leaves]
         leaves = from_float0(leaves, outputs, "cotangent", "vjp")
         _check_like(leaves, outputs, "cotangent", "vjp")
-        extra = [None] * aux_tree.num_leaves
+        extra = [None] * _aux_count(trees)
 
         def backward(*values):
             current = linearized.with_residuals(values[:residual_count])
@@ -355,8 +372,8 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
 def linearize(fun: Callable, *primals, has_aux: bool = False):
     """``(fun(*primals), f_jvp)`` (and aux with ``has_aux``), where ``f_jvp(*tangents)`` is the
     linear map from input to output tangents, as ``jax.linearize``."""
-    linearized, in_tree, out_tree, aux_tree = _linearize_tree(fun, primals, has_aux, "linearize")
-    output, aux = _outputs(linearized, out_tree, aux_tree)
+    linearized, in_tree, out_tree, trees = _linearize_tree(fun, primals, has_aux, "linearize")
+    output, aux = _outputs(linearized, out_tree, trees)
     residual_count = len(linearized.linear.residuals)
 
     def f_jvp(*tangents):
@@ -414,12 +431,12 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
 
     results = _run(compute, primal_leaves + tangent_leaves, _name("jvp", fun))
     output_count = trees["out"].num_leaves
-    count = output_count + trees["aux"].num_leaves
+    count = output_count + _aux_count(trees)
     output = optree.tree_unflatten(trees["out"], results[:output_count])
     tangent = optree.tree_unflatten(trees["out"], as_float0(results[count:]))
     if not has_aux:
         return output, tangent
-    return output, tangent, optree.tree_unflatten(trees["aux"], results[output_count:count])
+    return output, tangent, _aux(results[output_count:count], trees)
 
 
 def stop_gradient(x):

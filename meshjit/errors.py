@@ -4,6 +4,7 @@ and bases, so that ``except jax.errors.ConcretizationTypeError`` works unchanged
 from meshjit.compiler.frontend.numpy_api.indexing import NonConcreteBooleanIndexError
 from meshjit.compiler.frontend.trace import (
     ConcretizationTypeError,
+    JAXIndexError,
     JAXTypeError,
     TracerArrayConversionError,
     TracerBoolConversionError,
@@ -26,10 +27,8 @@ __all__ = (
     "UnexpectedTracerError",
 )
 
-# NOTE: NonConcreteBooleanIndexError is an IndexError, as JAX's; the names below are JAX's bases
-# and errors that meshjit's programs do not raise (no key-reuse checker, no symbolic shapes, no
-# jaxpr type checker), so that code catching them runs unchanged.
-JAXIndexError = IndexError
+# NOTE: the names below are errors that meshjit's programs do not raise (no key-reuse checker, no
+# symbolic shapes, no jaxpr type checker), so that code catching them runs unchanged.
 
 
 class JaxRuntimeError(RuntimeError):

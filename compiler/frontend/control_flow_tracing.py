@@ -17,6 +17,7 @@ import optree
 from meshjit.ir import Block, TensorType, Value
 from meshjit.ir.dtypes import to_numpy
 
+from ..sharding.sharding_types import format_type
 from .lax_ops import convert_element_type
 from .operands import as_operand, dtype_of, is_array_like, x64
 from .promotion import DType, promote
@@ -64,6 +65,18 @@ def short_type(value_type: TensorType) -> str:
     return f"{to_numpy(value_type.dtype).name}[{','.join(str(size) for size in value_type.shape)}]"
 
 
+def explicit_dims(sharding_type, rank: int) -> tuple:
+    """The axes a value's type splits each dim over (none where it has no Explicit axes)."""
+    if sharding_type is None or not sharding_type.mesh.explicit_axes:
+        return ((),) * rank
+    return tuple(sharding_type.dims)
+
+
+def typed_text(value_type: TensorType, sharding_type) -> str:
+    """A type with its sharding as JAX prints it: ``float32[8@x,8@y]``."""
+    return format_type(value_type.shape, to_numpy(value_type.dtype), sharding_type)
+
+
 def shaped_array(value_type: TensorType, weak: bool) -> str:
     return f"ShapedArray({short_type(value_type)}{', weak_type=True' if weak else ''})"
 
@@ -99,11 +112,13 @@ class TracedBody:
     out_tree: object
     out_types: list[TensorType]
     out_weak: list[bool]
+    out_sharding_types: list = None  # per output, its sharding type where tracing gave one
 
 
 def trace_body(fun: Callable, arg_types: Sequence[TensorType], arg_weak: Sequence[bool], *,
-               name: str) -> TracedBody:
-    """Trace ``fun`` (flat Tracers in, a pytree out) into a region body of the current trace."""
+               name: str, arg_sharding_types=None) -> TracedBody:
+    """Trace ``fun`` (flat Tracers in, a pytree out) into a region body of the current trace;
+    ``arg_sharding_types`` type its arguments (a cond's branches see their operands' types)."""
     out = {}
 
     def flat(*tracers):
@@ -112,9 +127,11 @@ def trace_body(fun: Callable, arg_types: Sequence[TensorType], arg_weak: Sequenc
         out["weak"] = [weak_of(leaf) for leaf in leaves]
         return [operand_leaf(leaf, "output") for leaf in leaves]
 
-    region = trace_region(flat, list(arg_types), list(arg_weak), name=name)
+    region = trace_region(flat, list(arg_types), list(arg_weak), name=name, arg_sharding_types=arg_sharding_types)
     types = [value.type for value in region.block.returns]
-    return TracedBody(region.block, region.captured, out["tree"], types, out["weak"])
+    known = current_trace().types
+    sharding_types = [known.get(value.id) for value in region.block.returns]
+    return TracedBody(region.block, region.captured, out["tree"], types, out["weak"], sharding_types)
 
 
 def with_consts_first(block: Block, explicit: int) -> Block:
@@ -234,6 +251,12 @@ def check_branch_outputs(names: Sequence[str], funs: Sequence[Callable], bodies:
             f"the output of {names[0]}{path} has type {short_type(before)} but the corresponding "
             f"output of {name} has type {short_type(after)}{mismatch_extra(before, after)}"
             for path, before, after in zip(paths, first.out_types, body.out_types) if before != after]
+        differences = differences or [
+            f"the output of {names[0]}{path} has type {typed_text(value_type, before)} but the corresponding "
+            f"output of {name} has type {typed_text(value_type, after)}"
+            for path, value_type, before, after in zip(paths, first.out_types, first.out_sharding_types,
+                                                       body.out_sharding_types)
+            if explicit_dims(before, value_type.rank) != explicit_dims(after, value_type.rank)]
         if differences:
             raise TypeError(
                 f"{what} branches must have equal output types but they differ.\n\n{header}\n"

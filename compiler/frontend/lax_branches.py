@@ -22,7 +22,7 @@ from .control_flow_tracing import (
 )
 from .lax_ops import clamp, convert_element_type, ne
 from .operands import as_operand, dtype_of, is_array_like, shape_of
-from .trace import Tracer, bind
+from .trace import Tracer, bind, operand_sharding_type
 
 __all__ = ["cond", "optimization_barrier", "switch"]
 
@@ -109,8 +109,9 @@ def _branch(index, branches: Sequence[Callable], operands: tuple, names: Sequenc
     weak = [weak_of(leaf) for leaf in leaves]
     leaves = [operand_leaf(leaf, "operand") for leaf in leaves]
     types = [type_of(leaf) for leaf in leaves]
+    sharding_types = [operand_sharding_type(leaf) for leaf in leaves]
     bodies = [trace_body(lambda *tracers, branch=branch: branch(*unflatten(tree, tracers)), types, weak,
-                         name=f"branch{number}")
+                         name=f"branch{number}", arg_sharding_types=sharding_types)
               for number, branch in enumerate(branches)]
     ordered = bodies[::-1] if what == "cond" else bodies
     check_branch_outputs(names, branches[::-1] if what == "cond" else branches, ordered, what)

@@ -30,7 +30,8 @@ from .control_flow_tracing import (
 )
 from .lax_ops import add, convert_element_type, lt
 from .operands import dtype_of, is_python_scalar, shape_of
-from .trace import Tracer, bind
+from ..sharding.sharding_types import spec_repr
+from .trace import Tracer, bind, operand_sharding_type
 
 __all__ = ["fori_loop", "map", "scan", "while_loop"]
 
@@ -75,6 +76,14 @@ def _unroll_factor(unroll, length: int) -> int:
     return max(unroll, 1)
 
 
+def _check_scanned_dims_unsplit(xs_leaves) -> None:
+    """JAX's ValueError for xs whose type splits the scanned (leading) dim over Explicit axes."""
+    for leaf in xs_leaves:
+        sharding = operand_sharding_type(leaf)
+        if sharding.mesh.explicit_axes and sharding.dims and sharding.dims[0]:
+            raise ValueError(f"0th dimension of all xs should be replicated. Got {spec_repr(sharding)}")
+
+
 def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = False,
          unroll: int | bool = 1, _split_transpose: bool = False):
     """Loop ``f(carry, x) -> (carry, y)`` over the leading axis of ``xs``, as ``jax.lax.scan``:
@@ -89,6 +98,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
         return run_eagerly("scan", lambda init, xs: scan(f, init, xs, length, reverse, unroll), (init, xs))
     init_leaves = [operand_leaf(leaf, "init") for leaf in init_leaves]
     init_weak = [weak_of(leaf) for leaf in flatten(init)[0]]
+    _check_scanned_dims_unsplit(xs_leaves)
     slice_types = [type_of(leaf).with_shape(type_of(leaf).shape[1:]) for leaf in xs_leaves]
     xs_weak = [weak_of(leaf) for leaf in xs_leaves]
 

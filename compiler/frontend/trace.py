@@ -33,11 +33,15 @@ class ConcretizationTypeError(JAXTypeError):
     """A traced (abstract) value was used where Python needs a concrete one."""
 
 
-class TracerArrayConversionError(ConcretizationTypeError):
+class JAXIndexError(IndexError):
+    """The base of the index errors tracing raises (``jax.errors.JAXIndexError``)."""
+
+
+class TracerArrayConversionError(JAXTypeError):
     """A traced value was converted to a numpy array."""
 
 
-class TracerIntegerConversionError(ConcretizationTypeError):
+class TracerIntegerConversionError(JAXTypeError):
     """A traced value was used as a Python int or index."""
 
 
@@ -268,7 +272,7 @@ class Tracer:
     def __int__(self):
         known = self.known_value()
         if known is None:
-            raise self._concrete_error(TracerIntegerConversionError, "int()")
+            raise self._concrete_error(ConcretizationTypeError, "int()")
         return int(known)
 
     def __index__(self):

@@ -21,7 +21,17 @@ from ..frontend.autodiff.jvp import linear_jvp
 from ..frontend.autodiff.registries import single, type_of
 from ..frontend.vmap.batching import at_front
 from ..sharding.factor_rules import FactorRule, joined, letters
-from ..tables import batching_rules, factor_rule, jvp_rules, kernel_rules, sharding_rules, transpose_rules
+from ..tables import (
+    batching_rules,
+    factor_rule,
+    jvp_rules,
+    kernel_rules,
+    sharding_rules,
+    sharding_type_rules,
+    transpose_rules,
+    typed,
+    unreduced_not_implemented,
+)
 
 # --- sharding ------------------------------------------------------------------------------------
 
@@ -36,6 +46,22 @@ def _fft(op: Op) -> FactorRule:
     result = names[:rank - 1] + [names[rank]]
     kinds = {name: "replication" for name in names[rank - count:]}
     return factor_rule(op, f"{joined(operand)} -> {joined(result)}", kinds)
+
+
+@sharding_type_rules.register("fft")
+def _fft_type(op: Op, operands, mesh) -> list:
+    """As JAX, the result keeps the operand's sharding type, transform dims included (the
+    partitioner gathers a split transform dim and slices the result back)."""
+    unreduced_not_implemented(op, operands)
+    (operand,) = operands
+    shape = op.result.type.shape
+    last = operand.dims[-1] if operand.dims else ()
+    count = math.prod(mesh.shape[axis] for axis in last)
+    if last and shape[-1] % count:
+        raise ValueError(
+            f"Sharding spec {last!r} implies that array axis {len(shape) - 1} is partitioned {count} times, but "
+            f"does not evenly divide the dimension size {shape[-1]}. Got shape: {shape}")
+    return typed(mesh, [operand.dims], reduced=operand.reduced)
 
 
 # --- kernel --------------------------------------------------------------------------------------

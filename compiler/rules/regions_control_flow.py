@@ -15,7 +15,18 @@ from meshjit.ir.ops.regions import scan_parts
 
 from ..sharding.factor_rules import FactorRule, joined, letters
 from ..frontend.vmap.batching import unrolled
-from ..tables import Tie, batching_rules, data_flow_rules, factor_rule, sharding_rules
+from ..frontend.control_flow_tracing import explicit_dims
+from ..frontend.trace import current_trace
+from ..tables import (
+    Tie,
+    batching_rules,
+    data_flow_rules,
+    factor_rule,
+    sharding_rules,
+    sharding_type_rules,
+    typed,
+    unreduced_not_implemented,
+)
 
 
 # NOTE: propagation reads the ties through ``tables.data_flow_ties``.
@@ -99,6 +110,16 @@ def _cond(op: Op) -> FactorRule:
     operands = [_own_factors(f"o{index}_", value) for index, value in enumerate(op.operands)]
     results = [_own_factors(f"r{index}_", value) for index, value in enumerate(op.results)]
     return _rule(op, operands, results)
+
+
+@sharding_type_rules.register("cond")
+def _cond_type(op: Op, operands, mesh) -> list:
+    """As JAX, a cond's results have its branches' output types: the branches are traced over
+    the operands' types, and tracing checked that they agree (lax_branches.py)."""
+    unreduced_not_implemented(op, operands)
+    known = current_trace().types
+    first = op.regions[0].returns
+    return typed(mesh, [explicit_dims(known.get(value.id), value.type.rank) for value in first])
 
 
 # --- vmap ----------------------------------------------------------------------------------------

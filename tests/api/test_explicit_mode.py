@@ -225,3 +225,69 @@ def test_with_sharding_constraint_asserts_under_an_explicit_context_mesh():
         NamedSharding(mesh, P("x", P.UNCONSTRAINED))
     with pytest.raises(RuntimeError, match="requires a non-empty mesh in context"):
         jax.lax.with_sharding_constraint(x, P("x"))
+
+
+def _mesh_4x2():
+    return jax.make_mesh((4, 2), ("x", "y"))
+
+
+@pytest.mark.parametrize("transform", [
+    lambda v: jnp.fft.fft(v, axis=0), lambda v: jnp.fft.fft(v), lambda v: jnp.fft.ifft2(v),
+    lambda v: jnp.fft.fftn(v), lambda v: jnp.fft.ifft(v, axis=0),
+])
+def test_fft_keeps_its_operand_sharding_as_jax(transform):
+    """JAX's fft types its result as its operand, transform dims included: the partitioner gathers
+    a split transform dim and slices the result back."""
+    values = np.arange(32.0, dtype=np.float32).reshape(8, 4)
+    x = jax.device_put(values, NamedSharding(_mesh_4x2(), P("x", "y")))
+    result = jax.jit(transform)(x)
+    assert result.sharding.spec == P("x", "y")
+    np.testing.assert_allclose(np.asarray(result), np.asarray(transform(values)), atol=1e-4)
+
+
+def test_fft_of_a_dim_its_axes_cannot_split_raises_jax_error():
+    x = jax.device_put(np.ones((8, 4), np.float32), NamedSharding(_mesh_4x2(), P("x", "y")))
+    with pytest.raises(ValueError, match=r"partitioned 2 times, but does not evenly divide the dimension size 3"):
+        jax.jit(jnp.fft.rfft)(x)
+
+
+def test_results_carry_the_out_shardings_given():
+    x = jax.device_put(np.ones((8, 4), np.float32), NamedSharding(_mesh_4x2(), P("x", "y")))
+    assert jax.jit(lambda a: a * 2, out_shardings=NamedSharding(_mesh_4x2(), P()))(x).sharding.spec == P()
+    assert jax.jit(lambda a: a, out_shardings=NamedSharding(_mesh_4x2(), P("x")))(x).sharding.spec == P("x")
+    assert jax.jit(lambda a: a * 2)(x).sharding.spec == P("x", "y")
+
+
+def test_padding_a_split_dim_names_the_padded_size():
+    x = jax.device_put(np.ones((8, 4), np.float32), NamedSharding(_mesh_4x2(), P("x", "y")))
+    with pytest.raises(ShardingTypeError, match=r"out dim \(10\) is not divisible by mesh axes \(4\)"):
+        jax.jit(lambda a: jnp.pad(a, ((1, 1), (0, 0))))(x)
+
+
+def test_cond_results_have_their_branches_types_as_jax():
+    mesh = _mesh_4x2()
+    values = np.arange(64.0, dtype=np.float32).reshape(8, 8)
+    x = jax.device_put(values, NamedSharding(mesh, P("x", "y")))
+    result = jax.jit(lambda a: jax.lax.cond(a.sum() > 0, lambda q: q + 1, lambda q: q * 2, a))(x)
+    assert result.sharding.spec == P("x", "y")
+    np.testing.assert_array_equal(np.asarray(result), values + 1)
+    reduced = jax.jit(lambda a: jax.lax.switch(1, [lambda q: q.sum(0), lambda q: q.max(0)], a))(x)
+    assert reduced.sharding.spec == P("y")
+    np.testing.assert_array_equal(np.asarray(reduced), values.max(0))
+    gradient = jax.jit(jax.grad(lambda a: jax.lax.cond(True, lambda q: (q ** 2).sum(), jnp.sum, a)))(x)
+    assert gradient.sharding.spec == P("x", "y")
+    np.testing.assert_array_equal(np.asarray(gradient), 2 * values)
+
+
+def test_cond_branches_of_different_shardings_raise_jax_error():
+    x = jax.device_put(np.ones((8, 8), np.float32), NamedSharding(_mesh_4x2(), P("x", "y")))
+    expected = (r"The output of true_fun has type float32\[8@y,8@x\] but the corresponding output of "
+                r"false_fun has type float32\[8@x,8@y\]")
+    with pytest.raises(TypeError, match=expected):
+        jax.jit(lambda a: jax.lax.cond(a.sum() > 0, lambda q: q.T, lambda q: q * 2, a))(x)
+
+
+def test_scanning_over_a_split_leading_dim_raises_jax_error():
+    x = jax.device_put(np.ones((8, 8), np.float32), NamedSharding(_mesh_4x2(), P("x", "y")))
+    with pytest.raises(ValueError, match=r"0th dimension of all xs should be replicated. Got P\('x', 'y'\)"):
+        jax.jit(lambda a: jax.lax.scan(lambda c, r: (c + r, c), jnp.zeros(8), a)[0])(x)

@@ -84,3 +84,18 @@ def test_integer_inputs_are_jax_s_type_errors():
         jax.jacfwd(lambda x: x)(np.arange(3))
     with pytest.raises(TypeError, match="jacrev requires real- or complex-valued inputs"):
         jax.jacrev(lambda x: x)(np.arange(3))
+
+
+def test_aux_data_that_is_not_traced_comes_back_as_it_is():
+    """As JAX's: Python values, strings and numpy arrays in aux are returned unchanged (they had
+    become float64 arrays, and strings had raised)."""
+    loss = lambda p: (p * 2.0, {"count": 3, "name": "step", "scale": 0.5, "p": p})  # noqa: E731
+    (value, aux), gradient = jax.value_and_grad(loss, has_aux=True)(1.0)
+    assert aux["count"] == 3 and aux["name"] == "step" and aux["scale"] == 0.5
+    assert type(aux["scale"]) is float and float(aux["p"]) == 1.0 and float(gradient) == 2.0
+    assert jax.grad(lambda p: (p * 2.0, "text"), has_aux=True)(1.0)[1] == "text"
+    for transform in (lambda f: jax.vjp(f, 1.0, has_aux=True)[2],
+                      lambda f: jax.jvp(f, (1.0,), (1.0,), has_aux=True)[2],
+                      lambda f: jax.linearize(f, 1.0, has_aux=True)[2]):
+        traced, kept = transform(lambda p: (p * 2.0, (p, "x")))
+        assert kept == "x" and float(traced) == 1.0

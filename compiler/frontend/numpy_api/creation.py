@@ -10,13 +10,15 @@ import math
 import operator
 
 import numpy as np
+from meshjit.ir.dtypes import real_dtype, to_numpy
 
 from .. import lax_ops as lax
 from .. import sharding_ops
 from ..operands import canonical_numpy, dtype_of, is_python_scalar, shape_of, x64
 from ..promotion import default_float, default_int
-from ..trace import ConcretizationTypeError, Tracer, is_concrete_array, operand_sharding_type
+from ..trace import ConcretizationTypeError, Tracer, current_trace, is_concrete_array, operand_sharding_type
 from .arguments import (
+    broadcast_shapes,
     array_operand,
     broadcast_to_shape,
     convert_operand,
@@ -260,29 +262,62 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding
     return _affine_range(count, first, increment, name)
 
 
-def _scalar_bound(value, name: str):
-    operand = array_operand(value, "linspace")
-    if shape_of(operand) != ():
-        raise ValueError(f"linspace: {name} must be a scalar, got shape {shape_of(operand)}")
-    return operand
+def _linspace_bound(value):
+    """The bound as an operand, and whether it is a constant of a traced program (a Python or
+    numpy value inside jit, which XLA folds)."""
+    embedded = not isinstance(value, Tracer) and not is_concrete_array(value)
+    return array_operand(value, "linspace"), embedded and current_trace() is not None
 
 
-def _evenly_spaced(first, last, num: int, endpoint: bool):
-    """The values of ``linspace`` from 0-d bounds of one float dtype, and the step."""
+def _evenly_spaced(first, last, num: int, endpoint: bool, axis: int, folded: bool):
+    """The values of ``linspace`` from bounds of one inexact dtype and one shape, along
+    ``axis``, and the step. The arithmetic is XLA's on CPU for JAX's formula
+    ``start * (1 - i / d) + stop * (i / d)`` so the values are JAX's bit for bit: the
+    division becomes a product with the reciprocal, and LLVM contracts the sum with a product
+    into an fma, which product depends on the shape of the bounds; bounds that are constants of
+    a traced program are folded, without an fma. (Bounds of different shapes, one broadcast
+    against the other, take the array form; XLA fuses those differently, within 1 ulp.)"""
     name = dtype_of(first).name
+    bounds_shape = shape_of(first)
+    shape = bounds_shape[:axis] + (num,) + bounds_shape[axis:]
     intervals = (num - 1) if endpoint else num
     if intervals == 0:
-        # A single value is the start; numpy reports the undefined step as NaN.
-        values = lax.broadcast_in_dim(first, (num,), ())
-        return values, lax.full((), float("nan"), name)
-    step = lax.div(lax.sub(last, first), float(intervals))
-    values = lax.mul(lax.iota(name, num), lax.broadcast_in_dim(step, (num,), ()))
-    values = lax.add(values, lax.broadcast_in_dim(first, (num,), ()))
-    if endpoint:
-        # numpy's last value is exactly ``stop``, not start + (num - 1) * step.
-        is_last = lax.eq(lax.iota(default_int(x64()), num), num - 1)
-        values = lax.select(is_last, lax.broadcast_in_dim(last, (num,), ()), values)
-    return values, step
+        # A single value is the start; with endpoint numpy reports the undefined step as NaN.
+        values = lax.broadcast_in_dim(first, shape, _around(len(shape), axis))
+        step = lax.full((), float("nan"), name) if endpoint else lax.sub(last, first)
+        return values, step
+    numpy_dtype = to_numpy(name)
+    real = np.finfo(numpy_dtype).dtype.type if numpy_dtype.kind == "c" else numpy_dtype.type
+    reciprocal = float(real(1) / real(intervals))
+    step = lax.mul(lax.sub(last, first), reciprocal)
+    inner = bounds_shape[:axis] + (intervals,) + bounds_shape[axis:]
+    dims = _around(len(inner), axis)
+    lower = lax.broadcast_in_dim(first, inner, dims)
+    upper = lax.broadcast_in_dim(last, inner, dims)
+    if numpy_dtype.kind == "c":
+        fraction = lax.mul(lax.broadcasted_iota(real_dtype(name), inner, axis), reciprocal)
+        fraction = lax.convert_element_type(fraction, name)
+        values = lax.add(lax.mul(lower, lax.sub(1.0, fraction)), lax.mul(upper, fraction))
+        return _with_endpoint(values, last, axis, endpoint), step
+    position = lax.broadcasted_iota(name, inner, axis)
+    fraction = lax.mul(position, reciprocal)
+    start_part = lax.mul(lower, lax.sub(1.0, fraction))
+    if folded or name not in ("f32", "f64"):
+        values = lax.add(start_part, lax.mul(position, lax.mul(upper, reciprocal)))
+    elif bounds_shape == ():
+        values = lax.fma(position, lax.mul(upper, reciprocal), start_part)
+    else:
+        values = lax.fma(upper, fraction, start_part)
+    return _with_endpoint(values, last, axis, endpoint), step
+
+
+def _with_endpoint(values, last, axis: int, endpoint: bool):
+    return lax.concatenate([values, lax.expand_dims(last, (axis,))], axis) if endpoint else values
+
+
+def _around(rank: int, axis: int) -> tuple:
+    """The dims of a bounds-shaped operand in a result with ``axis`` inserted."""
+    return tuple(dim for dim in range(rank) if dim != axis)
 
 
 @_placing
@@ -297,20 +332,31 @@ def linspace(
     *,
     device=None,
 ):
-    """``num`` evenly spaced values from ``start`` to ``stop``: scalar bounds, which may be
-    traced; ``num`` must be concrete."""
+    """``num`` evenly spaced values from ``start`` to ``stop`` (arrays broadcast against each
+    other, traced or not) along ``axis`` of the result; ``num`` must be concrete."""
     num = operator.index(_concrete_number(num, "linspace", "num"))
     if num < 0:
-        raise ValueError(f"linspace: num must be non-negative, got {num}")
-    if axis not in (0, -1):
-        raise ValueError(f"linspace: axis must be 0 for scalar bounds, got {axis}")
-    first, last = _scalar_bound(start, "start"), _scalar_bound(stop, "stop")
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    (first, first_folded), (last, last_folded) = (
+        _linspace_bound(start), _linspace_bound(stop))
     compute = inexact_dtype(result_dtype(first, last)).name
     first, last = (
         with_weak_type(convert_operand(bound, compute), False) for bound in (first, last)
     )
-    values, step = _evenly_spaced(first, last, num, endpoint)
+    bounds_shape = broadcast_shapes("linspace", shape_of(first), shape_of(last))
+    first, last = (broadcast_to_shape(bound, bounds_shape, "linspace") for bound in (first, last))
+    rank = len(bounds_shape) + 1
+    if not -rank <= axis < rank:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {rank}")
+    axis = axis % rank
+    if num == 0:
+        values = lax.full(bounds_shape[:axis] + (0,) + bounds_shape[axis:], 0, compute)
+        step = lax.full((), float("nan"), compute)
+    else:
+        values, step = _evenly_spaced(first, last, num, endpoint, axis, first_folded and last_folded)
     name = dtype_argument(dtype, "linspace") if dtype is not None else compute
+    if to_numpy(name).kind in "iub":
+        values = lax.floor(values)
     result = lax.convert_element_type(values, name)
     return (result, step) if retstep else result
 

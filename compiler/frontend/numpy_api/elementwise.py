@@ -367,12 +367,19 @@ def reciprocal(x, /):
 
 
 # -- selection ------------------------------------------------------------------------------------
-def where(condition, x=None, y=None, /):
-    """``x`` where ``condition`` is true, else ``y``, all three broadcast together."""
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
+    """``x`` where ``condition`` is true, else ``y``, all three broadcast together; with the
+    condition alone, ``nonzero(condition, size=size, fill_value=fill_value)``."""
+    if x is None and y is None:
+        from .data_dependent import nonzero  # noqa: PLC0415 - data_dependent imports this module
+
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if size is not None or fill_value is not None:
+        raise ValueError("size and fill_value arguments cannot be used in three-term where function.")
     if x is None or y is None:
         raise TypeError(
-            "where: pass both x and y; where(condition) alone gives value-dependent shapes, "
-            "which meshjit (like jax.jit) cannot trace"
+            f"where requires ndarray or scalar arguments, got {type(None)} at position "
+            f"{1 if x is None else 2}."
         )
     condition = as_array_argument(condition, "where")
     values = [as_array_argument(value, "where") for value in (x, y)]

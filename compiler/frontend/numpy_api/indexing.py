@@ -19,7 +19,7 @@ import numpy as np
 from .. import lax_ops as lax
 from ..operands import canonical_numpy, dtype_of, shape_of, x64
 from ..promotion import default_int
-from ..trace import ConcretizationTypeError, Tracer, is_concrete_array
+from ..trace import ConcretizationTypeError, JAXIndexError, Tracer, is_concrete_array
 from .arguments import (
     array_operand,
     broadcast_shapes,
@@ -35,7 +35,7 @@ __all__ = (
 )
 
 
-class NonConcreteBooleanIndexError(ConcretizationTypeError, IndexError):
+class NonConcreteBooleanIndexError(JAXIndexError):
     """A traced boolean mask was used as an index: the result's shape would depend on values."""
 
 

@@ -215,9 +215,11 @@ def pad(array, pad_width, mode="constant", **kwargs):
             continue
         if mode in ("constant", "empty"):
             values = _pairs(kwargs.get("constant_values", 0), rank, "constant_values")[axis]
-            for side, value in ((0, values[0]), (1, values[1])):
+            sides = [((before, after), values[0])] if _same_constant(*values) else \
+                [((before, 0), values[0]), ((0, after), values[1])]
+            for (low, high), value in sides:
                 config = [(0, 0, 0)] * rank
-                config[axis] = (before, 0, 0) if side == 0 else (0, after, 0)
+                config[axis] = (low, high, 0)
                 result = lax.pad(result, convert_operand(as_array_argument(value, "pad"), kind), config)
         elif mode in ("edge", "wrap", "reflect", "symmetric"):
             reflect_type = kwargs.get("reflect_type", "even")
@@ -231,6 +233,14 @@ def pad(array, pad_width, mode="constant", **kwargs):
             result = _pad_axis_stat(result, axis, before, after, mode,
                                     _pairs(kwargs.get("stat_length", None), rank, "stat_length")[axis])
     return result
+
+
+def _same_constant(first, second) -> bool:
+    """Whether both sides of an axis pad with one known constant (then one pad op, as JAX's)."""
+    if first is second:
+        return True
+    numbers = (int, float, complex, bool, np.number, np.bool_)
+    return isinstance(first, numbers) and isinstance(second, numbers) and first == second
 
 
 def roll(a, shift, axis=None):
