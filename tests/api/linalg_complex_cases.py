@@ -145,8 +145,10 @@ def _schur_invariants(jnp, a, result, real: bool):
     unitary = abs(np.asarray(jnp.conj(jnp.swapaxes(vectors, -1, -2)) @ vectors) - np.eye(size)).max() < 1e-5
     below = np.tril(np.asarray(form), -2 if real else -1)
     triangular = not below.any()
-    values = np.sort_complex(np.asarray(jnp.linalg.eigvals(form)).reshape(-1, size), axis=-1)
-    return remade, unitary, triangular, values
+    values = np.asarray(jnp.linalg.eigvals(form)).reshape(-1, size)
+    # NOTE: sorted by parts rounded to 1e-4, so a conjugate pair's order does not hang on last bits
+    order = [np.lexsort((np.round(row.imag, 4), np.round(row.real, 4))) for row in values]
+    return remade, unitary, triangular, np.take_along_axis(values, np.array(order), axis=-1)
 
 
 def schur_cases(jax, jnp, jsl):
