@@ -56,6 +56,7 @@ from meshjit.compiler.frontend.numpy_api.set_ops import *  # noqa: F403, E402
 from meshjit.compiler.frontend.numpy_api.index_tricks import *  # noqa: F403, E402
 from meshjit.compiler.frontend.numpy_api.bit_packing import *  # noqa: F403, E402
 from meshjit.compiler.frontend.numpy_api.polynomials import *  # noqa: F403, E402
+from meshjit.compiler.frontend.numpy_api.polynomial_fits import *  # noqa: F403, E402
 from meshjit.compiler.frontend.numpy_api.windows import *  # noqa: F403, E402
 from meshjit.compiler.frontend.numpy_api.creation_extras import *  # noqa: F403, E402
 from meshjit.numpy_vectorize import apply_along_axis, apply_over_axes, vectorize  # noqa: E402, F401

@@ -31,6 +31,7 @@ from . import (  # noqa: E402, F401, I001  # noqa: E402, F401, I001
     layout_kernels,
     linalg,
     linalg_autodiff,
+    linalg_eig_autodiff,
     random,
     reductions,
     regions,

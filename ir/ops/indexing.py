@@ -184,6 +184,8 @@ def fill_value(attrs, dtype: np.dtype):
             return np.asarray(attrs["fill_value"]).astype(dtype)
     if kind_of(dtype) == "f" or dtype.kind == "c":
         return np.nan
+    if dtype.kind == "c":
+        return complex(np.nan, 0.0)
     if dtype.kind == "b":
         return True
     return np.iinfo(dtype).max if dtype.kind == "u" else np.iinfo(dtype).min

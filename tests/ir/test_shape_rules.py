@@ -135,7 +135,7 @@ SPEC_OPS = {
     "debug_callback",
     "pure_callback",
     "io_callback",
-    *["cholesky", "triangular_solve", "lu", "qr", "eigh", "svd"],
+    *["cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "eig", "hessenberg", "schur"],
 }
 NUMPY_TO_IR = {numpy_dtype: name for name, numpy_dtype in NUMPY_DTYPES.items()}
 
