@@ -68,12 +68,15 @@ def _sincos(x, cosine):
         return np.where(top >= TOP_INF, x - x, result).astype(np.float32)
 
 
-def _reduce_fast(x):
-    """r = x - n pi/2 (one rounding) and n, |x| < 120."""
+def _reduce_fast(x, fused=True):
+    """r = x - n pi/2 (one rounding; two without ``fused``, as glibc's tanf, built without FMA,
+    computes it) and n, |x| < 120."""
     scaled = x * INVERSE_HALF_PI_SCALED
     truncated = np.where(np.abs(scaled) < 2.0 ** 31, scaled, 0.0).astype(np.int32)
     n = (truncated + np.int32(0x800000)) >> np.int32(24)
-    return fma(-n.astype(np.float64), np.full_like(x, HALF_PI), x), n.astype(np.int64)
+    multiple = n.astype(np.float64)
+    r = fma(-multiple, np.full_like(x, HALF_PI), x) if fused else x - multiple * HALF_PI
+    return r, n.astype(np.int64)
 
 
 def _reduce_large(bits):

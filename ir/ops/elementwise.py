@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..dtypes import DTYPES, NARROW_FLOATS, real_dtype, to_numpy
-from .. import libm_sincosf
+from .. import libm_cbrtf, libm_sincosf, libm_tanf
 from ..float_math import erf_inv, fma
 from ..reference import reference_impls
 from .elementwise_complex import COMPLEX_PART_OPS, complex_abs, complex_sign
@@ -257,10 +257,10 @@ _UNARY = {
     "logistic": _logistic,
     "sin": _glibc_f32(libm_sincosf.sin, np.sin),
     "cos": _glibc_f32(libm_sincosf.cos, np.cos),
-    "tan": np.tan,
+    "tan": _glibc_f32(libm_tanf.tan, np.tan),
     "sqrt": np.sqrt,
     "rsqrt": _rsqrt,
-    "cbrt": np.cbrt,
+    "cbrt": _glibc_f32(libm_cbrtf.cbrt, np.cbrt),
     "erf": _erf,
     "erf_inv": erf_inv,
     "floor": np.floor,

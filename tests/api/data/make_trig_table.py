@@ -1,7 +1,7 @@
-"""Make jax_trig_values.npz: float32 sin and cos as JAX 0.10.2 computes them on CPU (glibc 2.36's
-sinf and cosf), over the whole float range with its edges: signed zeros, denormals, the branch
-points of glibc's code (2^-12, pi/4, 120), near multiples of pi/2, large arguments to 3.4e38,
-infinities and NaN. Run once in a JAX environment (jax is never a meshjit dependency), from
+"""Make jax_trig_values.npz: float32 sin, cos, tan and cbrt as JAX 0.10.2 computes them on CPU
+(glibc 2.36's sinf, cosf, tanf and cbrtf), over the whole float range with its edges: signed
+zeros, denormals, the branch points of glibc's code (2^-12, pi/4, 120), near multiples of pi/2,
+large arguments to 3.4e38, infinities and NaN. Run once in a JAX environment (jax is never a meshjit dependency), from
 tests/api:
 
     /work/jaxenv/bin/python data/make_trig_table.py
@@ -38,10 +38,10 @@ x = np.concatenate([
     (rng.choice([-1, 1], 5000) * 10.0 ** rng.uniform(-8, 30, 5000)).astype(np.float32),
     (rng.choice([-1, 1], 5000) * 10.0 ** rng.uniform(4, np.log10(3.4e38), 5000)).astype(np.float32),
 ])
-table = {"x": x, "sin": np.asarray(jax.jit(jnp.sin)(x)), "cos": np.asarray(jax.jit(jnp.cos)(x)),
-         "sin_eager": np.asarray(jnp.sin(x)), "cos_eager": np.asarray(jnp.cos(x))}
-assert all(np.array_equal(table[name], table[name + "_eager"], equal_nan=True) for name in ("sin", "cos"))
-del table["sin_eager"], table["cos_eager"]
+table = {"x": x}
+for name in ("sin", "cos", "tan", "cbrt"):
+    table[name] = np.asarray(jax.jit(getattr(jnp, name))(x))
+    assert np.array_equal(table[name], np.asarray(getattr(jnp, name)(x)), equal_nan=True)  # eager alike
 path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jax_trig_values.npz")
 np.savez_compressed(path, **table)
 print({name: value.shape for name, value in table.items()}, os.path.getsize(path), "bytes")
