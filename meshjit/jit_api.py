@@ -168,15 +168,14 @@ class Jitted:
         static_values = tuple((index, args[index]) for index in sorted(static_positions))
         dynamic_kwargs = {name: value for name, value in kwargs.items() if name not in self._static_argnames}
         static_values += tuple(sorted((name, value) for name, value in kwargs.items() if name in self._static_argnames))
-        try:
-            hash(static_values)
-        except TypeError:
-            bad = next(value for _, value in static_values if not _hashable(value))
+        # NOTE: as JAX's, a device Array is not a valid static argument (meshjit's Array hashes
+        # by identity for its own bookkeeping; JAX's is unhashable)
+        bad = next((value for _, value in static_values if not _hashable(value) or isinstance(value, Array)), None)
+        if bad is not None:
+            reason = f"unhashable type: '{type(bad).__name__}'"
             raise ValueError(
-                f"Non-hashable static arguments are not supported: jit of {self.__name__} got a static "
-                f"argument of type {type(bad).__name__} ({bad!r}); make it hashable (a tuple, not a "
-                f"list) or pass it as a dynamic array argument"
-            ) from None
+                f"Non-hashable static arguments are not supported. An error occurred while trying to hash an "
+                f"object of type {type(bad)}, {bad}. The error was:\nTypeError: {reason}\n")
         return dynamic_args, dynamic_kwargs, static_values, static_positions
 
     def _check_arity(self, args, kwargs) -> None:

@@ -7,6 +7,7 @@ jitted program, like the autodiff transformations.
 from __future__ import annotations
 
 import functools
+import inspect
 import operator
 from collections.abc import Callable
 
@@ -15,6 +16,7 @@ import optree
 
 from meshjit.compiler.frontend import vmap as _vmap
 from meshjit.compiler.frontend.operands import is_array_like, shape_of
+from meshjit.compiler.frontend.trace import Tracer, is_concrete_array
 from meshjit.runtime.mesh import current_mesh
 from meshjit.runtime.partition_spec import PartitionSpec
 
@@ -64,20 +66,42 @@ def _normalised(axis: int | None, rank: int, shape, which: str) -> int | None:
     return axis % rank
 
 
-def _batch_size(leaves, dims, axis_size) -> int:
+def _batch_size(leaves, dims, axis_size, names=None) -> int:
     sizes = {shape_of(leaf)[dim] for leaf, dim in zip(leaves, dims) if dim is not None}
     if axis_size is not None:
         sizes.add(axis_size)
     if not sizes:
         raise ValueError("vmap must have at least one non-None value in in_axes or axis_size must be specified")
     if len(sizes) > 1:
-        described = "\n".join(
-            f"  * one axis had size {shape_of(leaf)[dim]}: axis {dim} of argument {index} of type "
-            f"{np.dtype(leaf.dtype).name if hasattr(leaf, 'dtype') else type(leaf).__name__}"
-            f"{list(shape_of(leaf))};" for index, (leaf, dim) in enumerate(zip(leaves, dims)) if dim is not None)
-        given = f"\n  * axis_size is {axis_size}" if axis_size is not None else ""
-        raise ValueError(f"vmap got inconsistent sizes for array axes to be mapped:\n{described}{given}")
+        names = names or [f"argument {index}" for index in range(len(leaves))]
+        lines = [f"  * the `axis_size` argument was {axis_size}"] if axis_size is not None else []
+        lines += [
+            f"  * one axis had size {shape_of(leaf)[dim]}: axis {dim} of {name} of type "
+            f"{np.dtype(leaf.dtype).name if hasattr(leaf, 'dtype') else type(leaf).__name__}{list(shape_of(leaf))}"
+            for leaf, dim, name in zip(leaves, dims, names) if dim is not None]
+        raise ValueError("vmap got inconsistent sizes for array axes to be mapped:\n" + ";\n".join(lines))
     return sizes.pop()
+
+
+def _leaf_names(fun: Callable, args: tuple, kwargs: dict) -> list[str]:
+    """Each argument leaf as JAX's vmap errors name it: ``argument x['a']`` for a named
+    positional parameter, ``kwargs['y']`` for a keyword, ``args[2]`` otherwise."""
+    try:
+        parameters = [parameter for parameter in inspect.signature(fun).parameters.values()
+                      if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        parameters = []
+    paths = optree.tree_paths((args, kwargs), namespace=NAMESPACE)
+    names = []
+    for path in paths:
+        rest = "".join(f"[{key!r}]" for key in path[2:])
+        if path[0] == 1:
+            names.append(f"kwargs[{path[1]!r}]{rest}")
+        elif path[1] < len(parameters):
+            names.append(f"argument {parameters[path[1]].name}{rest}")
+        else:
+            names.append(f"args[{path[1]}]{rest}")
+    return names
 
 
 def _spmd_axes(spmd_axis_name) -> tuple[str, ...]:
@@ -128,7 +152,7 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None, s
                 raise TypeError(f"vmap: mapped arguments must be arrays, got {type(leaf).__name__}: {leaf!r}")
         dims = [_normalised(axis, len(shape_of(leaf)), shape_of(leaf), "in_axes") if axis is not None else None
                 for leaf, axis in zip(leaves, axes)]
-        size = _batch_size(leaves, dims, axis_size)
+        size = _batch_size(leaves, dims, axis_size, _leaf_names(fun, args, kwargs))
         dynamic = [index for index, leaf in enumerate(leaves) if is_array_like(leaf)]
         boxes: dict = {}
 
@@ -138,6 +162,7 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None, s
                 full[index] = value
             call_args, call_kwargs = optree.tree_unflatten(treedef, full)
             output_leaves, boxes["out"] = optree.tree_flatten(fun(*call_args, **call_kwargs), namespace=NAMESPACE)
+            boxes["raw"] = output_leaves
             return output_leaves
 
         def compute(*values):
@@ -145,11 +170,15 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None, s
                       for index, value in zip(dynamic, values)]
             outputs, out_dims = _vmap.vmap_flat(flat_fun, values, [dims[index] for index in dynamic], size,
                                                 axis_name=axis_name, spmd_axes=spmd_axes)
-            targets = _broadcast_axes(out_axes, optree.tree_unflatten(boxes["out"], outputs), "out_axes")
+            boxes["targets"] = _broadcast_axes(out_axes, optree.tree_unflatten(boxes["out"], outputs), "out_axes")
             return [_place(output, dim, target, size, spmd_axes)
-                    for output, dim, target in zip(outputs, out_dims, targets)]
+                    for output, dim, target in zip(outputs, out_dims, boxes["targets"])]
 
         results = _run(compute, [leaves[index] for index in dynamic], f"vmap_of_{getattr(fun, '__name__', 'fun')}")
+        # NOTE: as JAX, an unmapped output the function did not compute (a Python or numpy
+        # value) comes back as it is
+        results = [raw if target is None and not isinstance(raw, Tracer) and not is_concrete_array(raw) else result
+                   for result, raw, target in zip(results, boxes["raw"], boxes["targets"])]
         return optree.tree_unflatten(boxes["out"], results)
 
     return vmapped

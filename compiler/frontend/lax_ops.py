@@ -22,6 +22,12 @@ from ..sharding.sharding_types import ShardingTypeError, resolve_sharding
 from .trace import Tracer, bind, operand_sharding_type
 
 
+def _operand_and_weak(value):
+    """``value`` as an operand and whether it is weakly typed (read first: a Python scalar
+    becomes a numpy constant, which has no weak flag)."""
+    return as_operand(value), dtype_of(value).weak
+
+
 def _single(name: str, operands, attrs=None, *, weak_type: bool = False, out_sharding=None):
     out_sharding = None if out_sharding is None else [out_sharding]
     return bind(name, operands, attrs, weak_type=weak_type, out_sharding=out_sharding)[0]
@@ -225,11 +231,11 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
 
 # -- shape and layout ----------------------------------------------------------------------------
 def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):
-    operand = as_operand(operand)
+    operand, weak = _operand_and_weak(operand)
     shape = tuple(int(s) for s in shape)
     sharding = resolve_sharding(out_sharding, len(shape), "broadcast_in_dim")
     return _single("broadcast_in_dim", [operand], {"shape": shape, "broadcast_dimensions": tuple(broadcast_dimensions)},
-                   weak_type=dtype_of(operand).weak, out_sharding=sharding)
+                   weak_type=weak, out_sharding=sharding)
 
 
 def broadcast(operand, sizes):
@@ -239,25 +245,25 @@ def broadcast(operand, sizes):
 
 
 def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
-    operand = as_operand(operand)
+    operand, weak = _operand_and_weak(operand)
     if dimensions is not None:
         operand = transpose(operand, dimensions)
     new_sizes = tuple(int(s) for s in new_sizes)
     sharding = resolve_sharding(out_sharding, len(new_sizes), "reshape")
-    return _single("reshape", [operand], {"new_sizes": new_sizes}, weak_type=dtype_of(operand).weak,
+    return _single("reshape", [operand], {"new_sizes": new_sizes}, weak_type=weak,
                    out_sharding=sharding)
 
 
 def transpose(operand, permutation):
-    operand = as_operand(operand)
-    return _single("transpose", [operand], {"permutation": tuple(permutation)}, weak_type=dtype_of(operand).weak)
+    operand, weak = _operand_and_weak(operand)
+    return _single("transpose", [operand], {"permutation": tuple(permutation)}, weak_type=weak)
 
 
 def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - lax's name
-    operand = as_operand(operand)
+    operand, weak = _operand_and_weak(operand)
     strides = tuple(strides) if strides is not None else (1,) * len(start_indices)
     attrs = {"start_indices": tuple(start_indices), "limit_indices": tuple(limit_indices), "strides": strides}
-    return _single("slice", [operand], attrs, weak_type=dtype_of(operand).weak)
+    return _single("slice", [operand], attrs, weak_type=weak)
 
 
 def _index_operands(indices, operand, function: str):
@@ -272,12 +278,12 @@ def _index_operands(indices, operand, function: str):
 
 
 def dynamic_slice(operand, start_indices, slice_sizes):
-    operand = as_operand(operand)
+    operand, weak = _operand_and_weak(operand)
     if len(tuple(slice_sizes)) != len(shape_of(operand)):
         raise ValueError(f"dynamic_slice: slice_sizes {tuple(slice_sizes)} must have one entry per dim of an "
                          f"operand of shape {shape_of(operand)}")
     return _single("dynamic_slice", [operand, *_index_operands(start_indices, operand, "dynamic_slice")],
-                   {"slice_sizes": tuple(slice_sizes)}, weak_type=dtype_of(operand).weak)
+                   {"slice_sizes": tuple(slice_sizes)}, weak_type=weak)
 
 
 def dynamic_update_slice(operand, update, start_indices):
@@ -287,10 +293,10 @@ def dynamic_update_slice(operand, update, start_indices):
 
 
 def pad(operand, padding_value, padding_config):
-    operand = as_operand(operand)
+    operand, weak = _operand_and_weak(operand)
     value = as_operand(padding_value, dtype_of(operand).name) if is_python_scalar(padding_value) else as_operand(padding_value)
     config = tuple(tuple(int(part) for part in entry) for entry in padding_config)
-    return _single("pad", [operand, value], {"padding_config": config}, weak_type=dtype_of(operand).weak)
+    return _single("pad", [operand, value], {"padding_config": config}, weak_type=weak)
 
 
 def concatenate(operands: Sequence, dimension: int):
@@ -301,8 +307,8 @@ def concatenate(operands: Sequence, dimension: int):
 
 
 def rev(operand, dimensions):
-    operand = as_operand(operand)
-    return _single("rev", [operand], {"dimensions": tuple(dimensions)}, weak_type=dtype_of(operand).weak)
+    operand, weak = _operand_and_weak(operand)
+    return _single("rev", [operand], {"dimensions": tuple(dimensions)}, weak_type=weak)
 
 
 def squeeze(array, dimensions):
@@ -367,8 +373,8 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None, *, out_sharding=N
 
 def _reduction(name: str):
     def apply(operand, axes):
-        operand = as_operand(operand)
-        return _single(name, [operand], {"axes": tuple(axes)}, weak_type=dtype_of(operand).weak)
+        operand, weak = _operand_and_weak(operand)
+        return _single(name, [operand], {"axes": tuple(axes)}, weak_type=weak)
 
     apply.__name__ = name
     apply.__doc__ = f"``{name}`` over ``axes``, removing them."
@@ -390,8 +396,8 @@ def argmin(operand, axis: int, index_dtype):
 
 def _cumulative(name: str):
     def apply(operand, axis: int = 0, reverse: bool = False):
-        operand = as_operand(operand)
-        return _single(name, [operand], {"axis": axis, "reverse": bool(reverse)}, weak_type=dtype_of(operand).weak)
+        operand, weak = _operand_and_weak(operand)
+        return _single(name, [operand], {"axis": axis, "reverse": bool(reverse)}, weak_type=weak)
 
     apply.__name__ = name
     apply.__doc__ = f"Inclusive ``{name}`` along ``axis``."

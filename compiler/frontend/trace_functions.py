@@ -10,7 +10,17 @@ from meshjit.ir import Block, Func, Module, Value
 
 from ..sharding.sharding_types import ShardingType
 
-from .trace import Trace, Tracer, current_trace, operand_sharding_type, operand_value, trace_stack, user_location
+from .operands import canonical_numpy
+from .trace import (
+    Trace,
+    Tracer,
+    current_trace,
+    is_concrete_array,
+    operand_sharding_type,
+    operand_value,
+    trace_stack,
+    user_location,
+)
 
 
 @dataclass
@@ -23,13 +33,24 @@ class TracedFunction:
     out_sharding_types: list[ShardingType] = field(default_factory=list)
 
 
+def _canonical_output(output):
+    """A function's output that it did not compute (a Python or numpy value) in the dtype JAX
+    gives it: float32/int32 unless x64 is on."""
+    if isinstance(output, Tracer) or is_concrete_array(output):
+        return output
+    try:
+        return canonical_numpy(output)
+    except TypeError:
+        return output
+
+
 def _run_in_trace(trace: Trace, fun: Callable, tracers) -> tuple[list, list[Value]]:
     """Call ``fun`` on ``tracers`` with ``trace`` innermost; its raw outputs and their values."""
     trace_stack.traces.append(trace)
     try:
         outputs = fun(*tracers)
         location = user_location()
-        out_values = [operand_value(trace, output, location) for output in outputs]
+        out_values = [operand_value(trace, _canonical_output(output), location) for output in outputs]
     finally:
         trace_stack.traces.pop()
         trace.active = False

@@ -207,3 +207,31 @@ def test_custom_derivatives_and_stop_gradient_survive_vmap_under_grad():
         np.testing.assert_allclose(np.asarray(jax.grad(lambda v, f=function: jax.vmap(f)(v).sum())(xs)), expected)
     frozen = jax.grad(lambda v: jax.vmap(lambda x: lax.stop_gradient(x) * x)(v).sum())(xs)
     np.testing.assert_allclose(np.asarray(frozen), xs)
+
+
+def test_outputs_the_function_did_not_compute_follow_jax():
+    """Python values a vmapped function returns: unmapped (out_axes None) they come back as they
+    are; mapped they are broadcast weakly typed in the default dtypes (they had become float64
+    and int64 arrays with x64 off)."""
+    ones = jnp.ones(2)
+    assert jax.vmap(lambda a: (a, 1.0), out_axes=(0, None))(ones)[1] == 1.0
+    assert type(jax.vmap(lambda a: (a, 1.0), out_axes=(0, None))(ones)[1]) is float
+    mapped = jax.vmap(lambda a: (a, 1.0))(ones)[1]
+    assert mapped.dtype == np.float32 and mapped.weak_type and mapped.tolist() == [1.0, 1.0]
+    integers = jax.vmap(lambda a: 2)(ones)
+    assert integers.dtype == np.int32 and integers.weak_type
+    assert jax.vmap(lambda a: (a, np.ones(2)))(ones)[1].dtype == np.float32
+
+
+def test_inconsistent_sizes_name_the_arguments_as_jax():
+    def add(first, second):
+        return first + second
+
+    expected = ("vmap got inconsistent sizes for array axes to be mapped:\n"
+                "  * one axis had size 2: axis 0 of argument first of type float32[2];\n"
+                "  * one axis had size 3: axis 0 of kwargs['second'] of type float32[3]")
+    with pytest.raises(ValueError) as raised:
+        jax.vmap(add)(jnp.ones(2), second=jnp.ones(3))
+    assert str(raised.value) == expected
+    with pytest.raises(ValueError, match=r"the `axis_size` argument was 3;\n  \* one axis had size 2: axis 0 of argument a"):
+        jax.vmap(lambda a: a, axis_size=3)(jnp.ones(2))

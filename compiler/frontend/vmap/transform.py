@@ -107,7 +107,7 @@ def vmap_flat(fun: Callable, args: Sequence, dims: Sequence[int | None], size: i
     input_dims = list(dims) + [None] * len(traced.captured)
     with _pushed(_stack.applying, axis):
         outputs, out_dims = batch_block(traced.block, inputs, input_dims, axis)
-    out_weak = [bool(getattr(output, "weak_type", False)) for output in traced.outputs]
+    out_weak = [dtype_of(output).weak for output in traced.outputs]
     outputs = [Tracer(output.trace, output.value, flag) if isinstance(output, Tracer) else output
                for output, flag in zip(outputs, out_weak)]
     return outputs, out_dims
