@@ -42,6 +42,9 @@ e = _numpy.e
 inf = _numpy.inf
 nan = _numpy.nan
 newaxis = None
+# NOTE: numpy's abstract scalar types, as JAX re-exports them (for ``jnp.issubdtype(t, jnp.integer)``)
+from numpy import character, complexfloating, flexible, floating, generic, inexact, integer, number  # noqa: E402, F401
+from numpy import signedinteger, unsignedinteger  # noqa: E402, F401
 from meshjit import numpy_linalg as linalg  # noqa: E402, F401 - jnp.linalg
 from meshjit.compiler.frontend.numpy_api.float_math import *  # noqa: F403, E402
 from meshjit.compiler.frontend.numpy_api.diagonals import *  # noqa: F403, E402

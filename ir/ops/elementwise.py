@@ -12,7 +12,7 @@ from ..dtypes import DTYPES, NARROW_FLOATS, real_dtype, to_numpy
 from .. import libm_cbrtf, libm_sincosf, libm_tanf
 from ..float_math import erf_inv, fma
 from ..reference import reference_impls
-from .elementwise_complex import COMPLEX_PART_OPS, complex_abs, complex_sign
+from .elementwise_complex import COMPLEX_PART_OPS, complex_abs, complex_divide, complex_sign, complex_square
 from ..shape_rules import (
     BOOL_OR_INT,
     FLOATS,
@@ -243,6 +243,12 @@ def _glibc_f32(glibc, numpy_function):
     return function
 
 
+def _square(operand):
+    if operand.dtype.kind != "c":
+        return np.square(operand)
+    return complex_square(operand)
+
+
 def _abs(operand):
     return complex_abs(operand) if operand.dtype.kind == "c" else np.abs(operand)
 
@@ -266,7 +272,7 @@ _UNARY = {
     "floor": np.floor,
     "ceil": np.ceil,
     "neg": np.negative,
-    "square": np.square,
+    "square": _square,
     "sign": _sign,
     "not": np.invert,  # logical not on bool, bitwise not on ints
 }
@@ -305,7 +311,9 @@ def _is_finite(attrs, operand):
 
 
 def _divide(lhs, rhs):
-    if lhs.dtype.kind in "fc":
+    if lhs.dtype.kind == "c":
+        return complex_divide(lhs, rhs)
+    if lhs.dtype.kind == "f":
         return np.divide(lhs, rhs)
     if lhs.dtype.kind == "u":
         # XLA: unsigned x / 0 is all ones.
@@ -454,16 +462,19 @@ def _bitcast_convert_type(attrs, operand):
 @reference_impls.register("integer_pow")
 def _integer_pow(attrs, operand):
     exponent = attrs["y"]
-    # Square-and-multiply in the operand's dtype, as XLA expands integer_pow into multiplies.
-    result = np.ones_like(operand)
+    # Square-and-multiply in the operand's dtype, as XLA expands integer_pow into multiplies (the
+    # first factor taken as is, not multiplied by 1: 1 * (1 + inf i) would be NaN + inf i).
+    result = None
     power = operand
     remaining = abs(exponent)
     with np.errstate(all="ignore"):
         while remaining:
             if remaining & 1:
-                result = result * power
+                result = power if result is None else result * power
             power = power * power
             remaining >>= 1
+        if result is None:
+            result = np.ones_like(operand)
         if exponent < 0:
             result = operand.dtype.type(1) / result
     return (np.asarray(result, dtype=operand.dtype),)

@@ -133,6 +133,8 @@ SPEC_OPS = {
     "pvary",
     "optimization_barrier",
     "debug_callback",
+    "pure_callback",
+    "io_callback",
     *["cholesky", "triangular_solve", "lu", "qr", "eigh", "svd"],
 }
 NUMPY_TO_IR = {numpy_dtype: name for name, numpy_dtype in NUMPY_DTYPES.items()}
