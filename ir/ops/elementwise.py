@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..dtypes import DTYPES, NARROW_FLOATS, real_dtype, to_numpy
+from .. import libm_cbrtf, libm_sincosf, libm_tanf
 from ..float_math import erf_inv, fma
 from ..reference import reference_impls
 from .elementwise_complex import COMPLEX_PART_OPS, complex_abs, complex_divide, complex_sign, complex_square
@@ -229,6 +230,19 @@ def _sign(operand):
     return np.where(operand == 0, operand, np.sign(operand))
 
 
+def _glibc_f32(glibc, numpy_function):
+    """float32 (and 16-bit floats, through float32 as XLA computes them): glibc's function
+    (XLA's CPU code calls it), in exact arithmetic; float64 and complex: numpy's."""
+    def function(operand):
+        if operand.dtype == np.float32:
+            return glibc(operand)
+        if operand.dtype in _NARROW_FLOATS:
+            return glibc(operand.astype(np.float32)).astype(operand.dtype)
+        return numpy_function(operand)
+
+    return function
+
+
 def _square(operand):
     if operand.dtype.kind != "c":
         return np.square(operand)
@@ -247,12 +261,12 @@ _UNARY = {
     "expm1": np.expm1,
     "tanh": np.tanh,
     "logistic": _logistic,
-    "sin": np.sin,
-    "cos": np.cos,
-    "tan": np.tan,
+    "sin": _glibc_f32(libm_sincosf.sin, np.sin),
+    "cos": _glibc_f32(libm_sincosf.cos, np.cos),
+    "tan": _glibc_f32(libm_tanf.tan, np.tan),
     "sqrt": np.sqrt,
     "rsqrt": _rsqrt,
-    "cbrt": np.cbrt,
+    "cbrt": _glibc_f32(libm_cbrtf.cbrt, np.cbrt),
     "erf": _erf,
     "erf_inv": erf_inv,
     "floor": np.floor,
