@@ -190,6 +190,10 @@ OPTIMISATIONS = (
 )
 
 
+# NOTE: a program without a mesh is lowered as traced, after this pass alone
+MESHLESS_DEAD_CODE = PassSpec("eliminate_dead_code", eliminate_dead_code, PER_DEVICE)
+
+
 def default_pipeline(propagation="shardy", *, donated: frozenset[int] = frozenset(),
                      whole_mesh: bool = True, search: SearchRequest | None = None) -> Pipeline:
     """[search_shardings ->] propagate_shardings -> normalize_boundaries -> partition ->
@@ -256,10 +260,11 @@ def compile_module(module: Module, *, propagation="shardy", name: str = "main",
                    plan: bool = True, search: SearchRequest | None = None) -> CompiledProgram:
     """Run ``default_pipeline`` on a traced module, dumping every pass under ``name`` when
     ``MESHJIT_DUMP_DIR`` is set. A module without a mesh runs on one device: only its ``lower``
-    stage runs. ``plan=False`` stops before ``lower`` (tools that only read the modules)."""
+    stage runs, after dead-code elimination (an unused pure_callback is never called, as in JAX).
+    ``plan=False`` stops before ``lower`` (tools that only read the modules)."""
     pipeline = default_pipeline(propagation, donated=donated, whole_mesh=whole_mesh, search=search)
     if not module.meshes:
-        pipeline = pipeline.of_stage(LOWER)
+        pipeline = Pipeline((MESHLESS_DEAD_CODE, *pipeline.of_stage(LOWER).passes))
     if not plan:
         pipeline = pipeline.of_stage(GLOBAL, PER_DEVICE)
     return CompiledProgram.from_run(pipeline.run(module, dump=Dumper(name)), pipeline)

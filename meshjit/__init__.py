@@ -24,6 +24,12 @@ from meshjit.runtime.transfer import make_array_from_process_local_data as make_
 from meshjit.runtime.transfer import make_array_from_single_device_arrays as make_array_from_single_device_arrays
 
 from . import debug as debug
+from ._callbacks import pure_callback as pure_callback
+from ._custom_gradient import closure_convert as closure_convert
+from ._custom_gradient import custom_gradient as custom_gradient
+from ._live_arrays import live_arrays as live_arrays
+from ._name_scopes import named_call as named_call
+from ._name_scopes import named_scope as named_scope
 from . import distributed as distributed
 from . import dtypes as dtypes
 from . import errors as errors
@@ -31,6 +37,10 @@ from . import lax as lax
 from . import nn as nn
 from . import numpy as numpy
 from . import random as random
+from . import ref as ref
+from .ref import Ref as Ref
+from .ref import freeze as freeze
+from .ref import new_ref as new_ref
 from . import sharding as sharding
 from .sharding import NamedSharding as NamedSharding
 from .sharding import P as P

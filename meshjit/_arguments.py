@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from meshjit.compiler.frontend.operands import dtype_of
+from meshjit.compiler.frontend.operands import dtype_of, shape_of
 from meshjit.compiler.frontend.trace import Tracer
 from meshjit.ir import TensorType
 from meshjit.ir.config import config
-from meshjit.ir.dtypes import canonicalize, from_numpy
+from meshjit.ir.dtypes import canonicalize, from_numpy, to_numpy
 from meshjit.runtime.array import Array
 from meshjit.runtime.mesh import get_mesh
 from meshjit.runtime.partition_spec import PartitionSpec
@@ -53,6 +53,14 @@ class ShapeDtypeStruct:
                             f"{type(sharding).__name__}: {sharding!r}")
         self.sharding = sharding
         self.weak_type = bool(weak_type)
+
+    @classmethod
+    def like(cls, value) -> ShapeDtypeStruct:
+        """The shape, (canonical) dtype and weak type of ``value``, with its sharding when it is a
+        committed Array (as ``jax.ShapeDtypeStruct.like``)."""
+        dtype = dtype_of(value)
+        sharding = value.sharding if isinstance(value, Array) and value.committed else None
+        return cls(shape_of(value), to_numpy(dtype.name), sharding=sharding, weak_type=bool(dtype.weak))
 
     @property
     def ndim(self) -> int:

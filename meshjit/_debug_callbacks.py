@@ -16,6 +16,7 @@ from meshjit.compiler.frontend.debug_callbacks import is_traced, stage_debug_cal
 from meshjit.compiler.frontend.numpy_api.creation import asarray
 from meshjit.compiler.frontend.trace import Tracer
 from meshjit.runtime.array import Array
+from meshjit.runtime.devices import local_devices
 from meshjit.runtime.transfer import device_put
 
 from .tree_util import NAMESPACE
@@ -28,8 +29,9 @@ def _is_array_leaf(leaf) -> bool:
 
 
 def _as_array(value) -> Array:
-    """A run-time value (a numpy piece of a plan buffer) as the Array a callback receives."""
-    return device_put(np.array(value))
+    """A run-time value (a numpy piece of a plan buffer) as the Array a callback receives, on
+    this process's first device (addressable under MPI too)."""
+    return device_put(np.array(value), local_devices()[0])
 
 
 def _run(callback: Callable, args: tuple, kwargs: dict, partitioned: bool) -> None:

@@ -20,6 +20,7 @@ from meshjit.runtime.sharding import NamedSharding
 from meshjit.runtime.transfer import device_put
 
 from ._arguments import is_sharding_leaf
+from .constraint_api import with_sharding_constraint
 from .tree_util import NAMESPACE
 
 
@@ -63,7 +64,14 @@ def _reshard_leaf(leaf, sharding, function: str):
         rank = len(leaf.shape) if hasattr(leaf, "shape") else 0
         return reshard_to(leaf, resolve_sharding(sharding, rank, function))
     target = _concrete_target(sharding, function)
-    resolve_sharding(target, len(getattr(leaf, "shape", ())), function)
+    rank = len(getattr(leaf, "shape", ()))
+    resolve_sharding(target, rank, function)
+    # NOTE: as JAX, a resharded array's type names every dim: P('X') of a matrix is P('X', None)
+    spec = target.spec
+    if len(spec) < rank:
+        padded = PartitionSpec(*spec.partitions, *([None] * (rank - len(spec))), unreduced=spec.unreduced,
+                               reduced=spec.reduced)
+        target = NamedSharding(target.mesh, padded, memory_kind=target.memory_kind)
     return device_put(leaf, target)
 
 
@@ -160,9 +168,22 @@ def auto_axes(fun=None, /, *, axes=None, out_sharding=None):
         return functools.partial(auto_axes, axes=axes, out_sharding=out_sharding)
 
     def steps(sharding, inner, outer):
-        return (lambda tree: _cast_leaves(tree, inner)), (lambda outputs: reshard(outputs, sharding))
+        return (lambda tree: _cast_leaves(tree, inner)), (lambda outputs: _place_outputs(outputs, sharding, outer))
 
     return _retyping(fun, "auto_axes", axes, "out_sharding", out_sharding, AxisType.Auto, steps)
+
+
+def _place_outputs(outputs, sharding, outer: AbstractMesh):
+    """auto_axes' outputs laid out as ``sharding`` says: resharded (their type changes) where it
+    names Explicit axes of the mesh in context, else constrained (the mesh's axes are Auto)."""
+    specs = optree.tree_leaves(sharding, is_leaf=lambda leaf: isinstance(leaf, (PartitionSpec, NamedSharding)),
+                               none_is_leaf=True, namespace=NAMESPACE)
+    named = {axis for spec in specs if isinstance(spec, (PartitionSpec, NamedSharding))
+             for entry in (spec.spec if isinstance(spec, NamedSharding) else spec)
+             for axis in ((entry,) if isinstance(entry, str) else (entry or ()))}
+    if any(outer.axis_type(axis) is AxisType.Explicit for axis in named if axis in outer.axis_names):
+        return reshard(outputs, sharding)
+    return with_sharding_constraint(outputs, sharding)
 
 
 def explicit_axes(fun=None, /, *, axes=None, in_sharding=None):

@@ -6,6 +6,8 @@ import weakref
 
 import numpy as np
 
+from meshjit.compiler.frontend.mesh_translation import translated
+from meshjit.compiler.frontend.op_types import ir_sharding
 from meshjit.compiler.sharding.sharding_types import ShardingType, type_from_spec
 from meshjit.ir import AxisRef, DimSharding, MeshAttr, TensorSharding
 from meshjit.runtime.mesh import Mesh, get_mesh
@@ -99,7 +101,9 @@ def to_ir_sharding(sharding: NamedSharding, ndim: int, mesh_name: str) -> Tensor
         entry = sharding.spec[dim] if dim < len(sharding.spec) else None
         axes = tuple(AxisRef(name) for name in sharding.spec.axis_names_of(dim))
         dims.append(DimSharding(axes, is_closed=entry is not UNCONSTRAINED))
-    return TensorSharding(mesh_name, tuple(dims))
+    # NOTE: an unreduced Array's partials enter a program pending their sum (runtime/unreduced.py)
+    unreduced = tuple(AxisRef(name) for name in sharding.mesh.axis_names if name in sharding.spec.unreduced)
+    return TensorSharding(mesh_name, tuple(dims), (), unreduced)
 
 
 def runtime_mesh(mesh: MeshAttr) -> Mesh:
@@ -125,7 +129,8 @@ def from_ir_sharding(sharding: TensorSharding | None, mesh: MeshAttr, rank: int)
         entries.append(None if not names else names[0] if len(names) == 1 else names)
     while entries and entries[-1] is None:
         entries.pop()
-    return NamedSharding(runtime_mesh(mesh), PartitionSpec(*entries))
+    unreduced = frozenset(axis.name for axis in sharding.unreduced)
+    return NamedSharding(runtime_mesh(mesh), PartitionSpec(*entries, unreduced=unreduced))
 
 
 def sharding_type_of(sharding, rank: int) -> ShardingType | None:
@@ -149,9 +154,29 @@ def known_mesh_attrs(shardings) -> list[MeshAttr]:
 def result_sharding(sharding: TensorSharding | None, mesh: MeshAttr, rank: int, out_type) -> NamedSharding:
     """A program result's NamedSharding: as JAX, a result whose type lives on a mesh with
     Explicit axes names every dim (``P('X', None)``); others drop trailing unsplit dims."""
+    if out_type is not None and out_type.mesh.explicit_axes and out_type.mesh.axis_names != mesh.axis_names:
+        on_type_mesh = _on_type_mesh(out_type, sharding, mesh)
+        if on_type_mesh is not None:
+            return on_type_mesh
     named = from_ir_sharding(sharding, mesh, rank)
     if out_type is None or not out_type.mesh.explicit_axes:
         return named
     length = rank if out_type.spec_length is None else max(out_type.spec_length, len(named.spec))
     entries = list(named.spec.partitions) + [None] * (length - len(named.spec))
-    return NamedSharding(named.mesh, PartitionSpec(*entries))
+    return NamedSharding(named.mesh, PartitionSpec(*entries, unreduced=named.spec.unreduced))
+
+
+def _on_type_mesh(out_type: ShardingType, sharding: TensorSharding | None, mesh: MeshAttr) -> NamedSharding | None:
+    """A result whose type lives on another mesh of the program's devices (partitioned over the
+    program's mesh, compiler/frontend/mesh_translation.py) laid out on its type's mesh: the same
+    devices in the same order, so the same shards. None unless the program's result layout is
+    the type's."""
+    type_attr = MeshAttr(tuple(zip(out_type.mesh.axis_names, out_type.mesh.axis_sizes)), mesh.device_ids)
+    if sharding is None or type_attr.size != mesh.size:
+        return None
+    expected = translated(ir_sharding(out_type, "type"), type_attr, mesh, sharding.mesh_name)
+    if expected is None or [dim.axes for dim in expected.dims] != [dim.axes for dim in sharding.dims]:
+        return None
+    devices = np.asarray(runtime_mesh(mesh).devices).reshape(out_type.mesh.axis_sizes)
+    type_mesh = Mesh(devices, out_type.mesh.axis_names, axis_types=out_type.mesh.axis_types)
+    return NamedSharding(type_mesh, PartitionSpec(*out_type.entries()))

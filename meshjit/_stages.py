@@ -18,7 +18,7 @@ from meshjit.compiler.analysis.cost import load_cost_model
 from meshjit.compiler.analysis.memory import peak_memory_bytes
 from meshjit.compiler.propagation.explain import format_provenance
 from meshjit.compiler.pipeline import CompiledProgram, compile_module
-from meshjit.compiler.frontend.trace import user_location
+from meshjit.compiler.frontend.trace import source_of, user_location
 from meshjit.ir import interpret
 from meshjit.ir.config import config
 from meshjit.ir.dtypes import to_numpy
@@ -28,7 +28,7 @@ from meshjit.runtime.executable import Executable, single_device_array
 from meshjit.runtime.executor import run_spmd
 from meshjit.runtime.process_layout import process_layout
 
-from ._arguments import ShapeDtypeStruct, abstract_argument, is_sharding_leaf, leaf_signature
+from ._arguments import ShapeDtypeStruct, abstract_argument, leaf_signature
 from ._check import run_checked
 from ._inspection import report_inspected_shardings
 from ._placement import Placement
@@ -179,6 +179,14 @@ class Traced:
     def module(self):
         return self._lowered.module
 
+    @property
+    def jaxpr(self):
+        """The traced program as JAX's ClosedJaxpr (what ``make_jaxpr`` gives,
+        ``jax.stages.Traced.jaxpr``)."""
+        from .make_jaxpr_api import TracedProgram  # noqa: PLC0415 - make_jaxpr_api imports jit, which imports this
+
+        return TracedProgram(self._lowered)
+
     def as_text(self) -> str:
         return self._lowered.as_text()
 
@@ -268,8 +276,8 @@ class Lowered:
     def _as_requested(self, result_shardings: list, result_shapes: list) -> list:
         """As JAX, a result laid out as jit's out_shardings asked carries the Sharding given
         (``P()`` stays ``P()``, not the spec its type prints)."""
-        requested = optree.tree_leaves(self._output_shardings, is_leaf=is_sharding_leaf, none_is_leaf=True,
-                                       namespace=NAMESPACE)
+        # NOTE: up to the output tree: a None the function returns is a node, not a sharding
+        requested = self.out_tree.flatten_up_to(self._output_shardings)
         return [given if isinstance(given, NamedSharding) and given.is_equivalent_to(found, len(shape))
                 else found
                 for given, found, shape in zip(requested, result_shardings, result_shapes)]
@@ -281,8 +289,8 @@ class Lowered:
         result_shapes = [value.type.shape for value in func.returns]
         if program.partitioned is None:
             arg_shardings = [None] * len(func.args)
-            result_shardings = optree.tree_leaves(self._output_shardings, is_leaf=is_sharding_leaf,
-                                                  none_is_leaf=True, namespace=NAMESPACE)
+            # NOTE: up to the output tree: a None the function returns is a node, not a sharding
+            result_shardings = self.out_tree.flatten_up_to(self._output_shardings)
             layout = None
         else:
             partitioned = program.partitioned.main
@@ -314,7 +322,7 @@ def compile_reporting_at_user_line(module, propagation, donated: frozenset[int],
         warnings.simplefilter("always")
         program = compile_module(module, propagation=propagation, donated=donated, whole_mesh=whole_mesh,
                                  search=search)
-    filename, _, line = (location or "<unknown>:0").rpartition(":")
+    filename, _, line = source_of(location or "<unknown>:0").rpartition(":")
     for record in caught:
         message = f"{record.message} (compiled for the call at {location})"
         warnings.warn_explicit(message, record.category, filename, int(line) if line.isdigit() else 0)

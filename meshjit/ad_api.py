@@ -137,11 +137,15 @@ def _numpy_name(ir_dtype: str) -> str:
     return to_numpy(ir_dtype).name
 
 
-def _check_scalar_output(output, function: str, holomorphic: bool = False) -> None:
+def _check_array_output(output, function: str) -> None:
     if not is_array_like(output):
         raise TypeError(
             f"{function} needs the function to return an array, got {type(output).__name__}"
         )
+
+
+def _check_scalar_output(output, function: str, holomorphic: bool = False) -> None:
+    _check_array_output(output, function)
     if shape_of(output) != ():
         raise TypeError(
             f"Gradient only defined for scalar-output functions. Output had shape: {shape_of(output)}."
@@ -205,10 +209,12 @@ def _value_and_grad_flat(
         for number, value in zip(numbers, optree.tree_unflatten(in_tree, list(new_leaves))):
             new_args[number] = value
         output, aux = _split_aux(fun(*new_args, **kwargs), has_aux, "grad")
-        _check_scalar_output(output, "grad", holomorphic)
+        _check_array_output(output, "grad")
         return [output] + _traced_aux(aux, boxes)
 
     linearized = autodiff.linearize(flat_fun, leaves)
+    # NOTE: after differentiating, as JAX checks: an op without a derivative raises first
+    _check_scalar_output(linearized.outputs[0], "grad", holomorphic)
     gradients = autodiff.transpose_linear(
         linearized,
         [np.ones((), _numpy_name(dtype_of(linearized.outputs[0]).name))]

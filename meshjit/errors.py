@@ -2,6 +2,7 @@
 and bases, so that ``except jax.errors.ConcretizationTypeError`` works unchanged."""
 
 from meshjit.compiler.frontend.numpy_api.indexing import NonConcreteBooleanIndexError
+from meshjit.ir.ops.callbacks import JaxRuntimeError as JaxRuntimeError
 from meshjit.compiler.frontend.trace import (
     ConcretizationTypeError,
     JAXIndexError,
@@ -29,10 +30,6 @@ __all__ = (
 
 # NOTE: the names below are errors that meshjit's programs do not raise (no key-reuse checker, no
 # symbolic shapes, no jaxpr type checker), so that code catching them runs unchanged.
-
-
-class JaxRuntimeError(RuntimeError):
-    """A failure while a compiled program runs."""
 
 
 class KeyReuseError(JAXTypeError):

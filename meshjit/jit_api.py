@@ -17,6 +17,7 @@ import optree
 from meshjit.compiler.frontend.operands import canonical_numpy
 from meshjit.compiler.propagation.propagate_shardings import resolve_propagation
 from meshjit.compiler.sharding.sharding_types import context_abstract_mesh
+from meshjit.compiler.frontend.refs import RefDiscovered, ref_scope
 from meshjit.compiler.frontend.trace import Tracer
 from meshjit.compiler.frontend.trace_functions import trace_flat
 from meshjit.ir.config import config
@@ -24,6 +25,7 @@ from meshjit.runtime.array import Array
 from meshjit.runtime.sharding import AUTO, SingleDeviceSharding
 
 from ._check import run_checked
+from ._jit_refs import call_with_refs, has_refs
 from ._jit_arguments import (
     argument_hint,
     argument_label,
@@ -103,6 +105,9 @@ class Jitted:
     # NOTE: under ``disable_jit`` a user's jitted function runs its Python op by op; meshjit's own
     # uses of Jitted (autodiff, random, shard_map, ...) keep compiling, as they need a trace
     follows_disable_jit = False
+    # NOTE: False for the jitted function that already threads a call's references (_jit_refs.py):
+    # one it does not thread yet is its caller's to add
+    threads_refs = True
 
     def __init__(self, fun: Callable, *, in_shardings=None, out_shardings=None, static_argnums=None,
                  static_argnames=None, donate_argnums=None, propagation="shardy", check=False,
@@ -132,6 +137,10 @@ class Jitted:
         self._cache: dict = {}
         self._fast_cache: dict = {}
         self._flat_calls: dict = {}
+        # NOTE: the array references the function closes over, found while tracing, and the
+        # jitted functions that thread them (meshjit/_jit_refs.py)
+        self._closed_refs: list = []
+        self._ref_jits: dict = {}
         _live_jitted.add(self)
         # NOTE: updated=() keeps the wrapped callable's __dict__ (which may hold a `_fun` of its
         # own, e.g. another Jitted) from overwriting this object's attributes
@@ -240,6 +249,8 @@ class Jitted:
         """A call the fast path does not know: the flattened-key cache, else trace and compile."""
         if self.follows_disable_jit and config.read("jax_disable_jit"):
             return self._fun(*args, **kwargs)
+        if self._closed_refs or has_refs((args, kwargs)):
+            return call_with_refs(self, args, kwargs)
         fast_key = None
         if not kwargs and not self._static_argnums:
             leaves, treedef = optree.tree_flatten(args, namespace=NAMESPACE)
@@ -251,7 +262,14 @@ class Jitted:
         args, kwargs = _unwrap_global_device_arrays(args, kwargs)
         if any(isinstance(leaf, Tracer) for leaf in optree.tree_leaves((args, kwargs), namespace=NAMESPACE)):
             return self._inline(args, kwargs)
-        lowered = self.lower(*args, **kwargs)
+        try:
+            lowered = self.lower(*args, **kwargs)
+        except RefDiscovered as found:
+            if not self.threads_refs:
+                raise
+            found.ref._check_reachable()
+            self._closed_refs.append(found.ref)
+            return call_with_refs(self, args, kwargs)
         dynamic_args, dynamic_kwargs, _, _ = self._split(args, kwargs)
         leaves = optree.tree_leaves((dynamic_args, dynamic_kwargs), namespace=NAMESPACE)
         compiled = lowered.compile()
@@ -310,7 +328,8 @@ class Jitted:
             iterator = iter(dynamic_args)
             full_args = [args[index] if index in static_positions else next(iterator) for index in range(len(args))]
             full_kwargs = {name: kwargs[name] if name in self._static_argnames else dynamic_kwargs[name] for name in kwargs}
-            out = self._fun(*full_args, **full_kwargs)
+            with ref_scope():
+                out = self._fun(*full_args, **full_kwargs)
             out_leaves, out_treedef = optree.tree_flatten(out, namespace=NAMESPACE)
             # NOTE: as JAX, dicts come back with their keys sorted
             out_treedef_box.append(_jax_ordered_treedef(out_treedef))

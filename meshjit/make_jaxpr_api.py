@@ -1,8 +1,8 @@
-"""meshjit.make_jaxpr: the traced program of a function, as IR text.
+"""meshjit.make_jaxpr: the traced program of a function as JAX's ClosedJaxpr.
 
-meshjit's traced program is an IR module (docs/ir.md) rather than a jaxpr; ``make_jaxpr(f)(*args)``
-returns it, printed by ``str``/``print`` like JAX's ClosedJaxpr, with its argument and result
-types as ``in_avals``/``out_avals``.
+meshjit's traced program is an IR module (docs/ir.md); ``make_jaxpr(f)(*args)`` returns it as
+JAX's jaxpr objects (meshjit/_jaxpr.py), printed as JAX prints a jaxpr, with the IR module
+still at hand (``.module``, ``.as_text()``).
 """
 
 from __future__ import annotations
@@ -12,41 +12,34 @@ from collections.abc import Callable
 
 import optree
 
-from meshjit.ir.dtypes import to_numpy
-
 from ._arguments import ShapeDtypeStruct
+from ._jaxpr import ClosedJaxpr, Literal, ShapedArray
+from ._jaxpr_from_ir import closed_jaxpr
 from .jit_api import Jitted
 
 
-class TracedProgram:
-    """What ``make_jaxpr`` returns: the traced IR module of a function for some arguments."""
+class TracedProgram(ClosedJaxpr):
+    """What ``make_jaxpr`` returns: JAX's ClosedJaxpr of the traced program (``.jaxpr``,
+    ``.eqns``, ``.consts``, ``in_avals``, printed as JAX prints it), over meshjit's traced IR
+    module (``.module``, whose text ``as_text()`` gives)."""
+
+    __slots__ = ("_lowered",)
 
     def __init__(self, lowered):
         self._lowered = lowered
+        weak = [spec.weak_type for spec in lowered._arg_specs]
+        closed = closed_jaxpr(lowered.module.main, weak)
+        super().__init__(closed.jaxpr, closed.consts)
+        for var, flag in zip(self.jaxpr.outvars, lowered._traced.out_weak_types):
+            var.aval = ShapedArray(var.aval.shape, var.aval.dtype, flag) if not isinstance(var, Literal) \
+                else var.aval
 
     @property
     def module(self):
         return self._lowered.module
 
-    @property
-    def in_avals(self) -> list[ShapeDtypeStruct]:
-        return [ShapeDtypeStruct(spec.type.shape, to_numpy(spec.type.dtype), weak_type=spec.weak_type)
-                for spec in self._lowered._arg_specs]
-
-    @property
-    def out_avals(self) -> list[ShapeDtypeStruct]:
-        weak = self._lowered._traced.out_weak_types
-        results = self.module.funcs[0].body.returns
-        return [ShapeDtypeStruct(value.type.shape, to_numpy(value.type.dtype), weak_type=flag)
-                for value, flag in zip(results, weak)]
-
-    def pretty_print(self) -> str:
-        return self._lowered.as_text()
-
-    def __str__(self) -> str:
-        return self._lowered.as_text()
-
-    def __repr__(self) -> str:
+    def as_text(self) -> str:
+        """meshjit's IR text of the traced program (docs/ir.md)."""
         return self._lowered.as_text()
 
 
@@ -62,6 +55,10 @@ def make_jaxpr(fun: Callable, static_argnums=(), return_shape: bool = False):
         program = TracedProgram(jitted.lower(*args, **kwargs))
         if not return_shape:
             return program
-        return program, optree.tree_unflatten(program._lowered.out_tree, program.out_avals)
+        return program, optree.tree_unflatten(program._lowered.out_tree, _shapes(program))
 
     return make
+
+
+def _shapes(program: TracedProgram) -> list[ShapeDtypeStruct]:
+    return [ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=aval.weak_type) for aval in program.out_avals]

@@ -42,6 +42,9 @@ e = _numpy.e
 inf = _numpy.inf
 nan = _numpy.nan
 newaxis = None
+# NOTE: numpy's abstract scalar types, as JAX re-exports them (for ``jnp.issubdtype(t, jnp.integer)``)
+from numpy import character, complexfloating, flexible, floating, generic, inexact, integer, number  # noqa: E402, F401
+from numpy import signedinteger, unsignedinteger  # noqa: E402, F401
 from meshjit import numpy_linalg as linalg  # noqa: E402, F401 - jnp.linalg
 from meshjit.compiler.frontend.numpy_api.float_math import *  # noqa: F403, E402
 from meshjit.compiler.frontend.numpy_api.diagonals import *  # noqa: F403, E402
@@ -53,6 +56,7 @@ from meshjit.compiler.frontend.numpy_api.set_ops import *  # noqa: F403, E402
 from meshjit.compiler.frontend.numpy_api.index_tricks import *  # noqa: F403, E402
 from meshjit.compiler.frontend.numpy_api.bit_packing import *  # noqa: F403, E402
 from meshjit.compiler.frontend.numpy_api.polynomials import *  # noqa: F403, E402
+from meshjit.compiler.frontend.numpy_api.polynomial_fits import *  # noqa: F403, E402
 from meshjit.compiler.frontend.numpy_api.windows import *  # noqa: F403, E402
 from meshjit.compiler.frontend.numpy_api.creation_extras import *  # noqa: F403, E402
 from meshjit.numpy_vectorize import apply_along_axis, apply_over_axes, vectorize  # noqa: E402, F401

@@ -16,6 +16,8 @@ from ._random_gamma import f as f
 from ._random_gamma import gamma as gamma
 from ._random_gamma import loggamma as loggamma
 from ._random_gamma import t as t
+from ._random_lp import ball as ball
+from ._random_lp import generalized_normal as generalized_normal
 from ._random import bits as bits
 from ._random import categorical as categorical
 from ._random_transformed import cauchy as cauchy

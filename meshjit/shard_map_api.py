@@ -330,6 +330,11 @@ def _spec_axes(spec, rank: int, mesh: Mesh, manual, kind: str, what: str) -> Dim
     if any(entry is UNCONSTRAINED for entry in spec.partitions):
         raise ValueError(f"shard_map {kind} entry {spec} for {what} uses P.UNCONSTRAINED; shard_map specs "
                          f"name manual mesh axes only")
+    if spec.unreduced:
+        # NOTE: a body sees reduced values only (its partials would be summed on the way in)
+        raise ValueError(f"shard_map {kind} entry {spec} for {what} is unreduced over {sorted(spec.unreduced)}: "
+                         f"meshjit's shard_map takes and returns reduced values only; finish the sum with "
+                         f"reshard before the shard_map, or with psum inside its body")
     for name in spec.used_axes():
         if name not in manual:
             place = "not an axis of the mesh" if name not in mesh.axis_names else "not a manual axis"

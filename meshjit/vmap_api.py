@@ -20,6 +20,7 @@ from meshjit.compiler.frontend.trace import Tracer, is_concrete_array
 from meshjit.runtime.mesh import current_mesh
 from meshjit.runtime.partition_spec import PartitionSpec
 
+from ._jit_refs import has_refs, vmap_with_refs
 from .ad_api import _run
 from .constraint_api import with_sharding_constraint
 from .tree_util import NAMESPACE
@@ -144,6 +145,10 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None, s
             raise ValueError(f"vmap in_axes must be an int, None, or a tuple of entries corresponding to "
                              f"the positional arguments passed to the function, but got len(in_axes)="
                              f"{len(in_axes)}, len(args)={len(args)}")
+        if has_refs((args, kwargs)):
+            options = {"axis_name": axis_name, "axis_size": axis_size, "spmd_axis_name": spmd_axis_name}
+            axes = _broadcast_axes(in_axes, args, "in_axes")
+            return vmap_with_refs(vmap, fun, in_axes, out_axes, axes, options, args, kwargs)
         leaves, treedef = optree.tree_flatten((args, kwargs), namespace=NAMESPACE)
         arg_count = optree.tree_structure(args, namespace=NAMESPACE).num_leaves
         axes = _broadcast_axes(in_axes, args, "in_axes") + [0] * (len(leaves) - arg_count)

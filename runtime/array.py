@@ -193,6 +193,11 @@ class Array:
         self._check_alive()
         if self._value is not None:
             return self._value
+        if getattr(self._sharding, "spec", None) is not None and self._sharding.spec.unreduced:
+            from .unreduced import unreduced_value
+
+            self._value = unreduced_value(self)
+            return self._value
         if self.is_fully_replicated and self._block_of_device:
             # NOTE: as JAX, the first local replica is the value, even if a user gave unequal ones.
             self._value = self._blocks[self._block_of_device[0], ...]
@@ -296,6 +301,9 @@ class Array:
         if self._deleted:
             return f"Array(<deleted>, shape={self._shape}, dtype={self._dtype.name})"
         prefix = "Array("
+        if getattr(self._sharding, "spec", None) is not None and self._sharding.spec.unreduced:
+            # NOTE: as JAX, an unreduced Array shows its layout, not its partial values
+            return f"{prefix}shape={self._shape}, dtype={self._dtype.name}, sharding={self._sharding!r})"
         dtype_text = f"dtype={self._dtype.name}" + (", weak_type=True" if self._weak_type else "")
         if not (self.is_fully_addressable or self.is_fully_replicated):
             return f"{prefix}shape={self._shape}, {dtype_text})"
@@ -313,6 +321,8 @@ class Array:
         return f"{prefix}{body},{gap}{dtype_text})"
 
     def __str__(self) -> str:
+        if getattr(self._sharding, "spec", None) is not None and self._sharding.spec.unreduced:
+            return repr(self)
         return str(self._global_value())
 
     def __format__(self, spec: str) -> str:

@@ -7,7 +7,8 @@ buffers by slot; the generated function starts each call from a slot list that a
 them and skips the steps. Kernels are pure and never write into their inputs, so sharing the
 buffers between calls is safe; they are made read-only so that a kernel that tried would fail
 loudly. A step is left to run per call when it raises (the error then comes at the call, as
-before), when it has no outputs, or when a result is larger than ``MAX_FOLDED_BYTES`` (a
+before), when it has no outputs, when its kernel says it runs on every call (``per_call``: a host
+callback), or when a result is larger than ``MAX_FOLDED_BYTES`` (a
 buffer kept for the program's lifetime must stay small; large values are not where the
 per-call overhead is).
 """
@@ -28,7 +29,8 @@ def fold_constants(plan: Plan) -> dict[int, object]:
     quiet = quiet_float_errors()
     try:
         for step in plan.steps:
-            if isinstance(step, KernelStep) and step.outputs and all(slot in folded for slot in step.inputs):
+            if (isinstance(step, KernelStep) and step.outputs and not getattr(step.function, "per_call", False)
+                    and all(slot in folded for slot in step.inputs)):
                 folded.update(_run_once(step, folded))
     finally:
         restore_float_errors(quiet)

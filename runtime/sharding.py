@@ -292,12 +292,8 @@ class NamedSharding(Sharding):
     @functools.lru_cache(maxsize=64)
     def _tile_assignment(self, ndim: int) -> TileAssignment:
         self._check_rank(ndim)
-        if self.spec.unreduced:
-            # NOTE: an unreduced layout holds different partial values on devices that share a
-            # shard; Arrays store one block per shard, so pending sums live only inside jit.
-            raise ValueError(f"{self!r} is unreduced over {sorted(self.spec.unreduced)}: meshjit Arrays hold "
-                             f"reduced values only. Keep the pending sum inside jit and `reshard` it to a "
-                             f"layout without unreduced axes before it leaves the program")
+        # NOTE: the tiles of the dims; an unreduced axis holds different partials of one tile
+        # (runtime/unreduced.py), so it counts as replication here
         names = self.mesh.axis_names
         per_dim = [self.spec.axis_names_of(dim) for dim in range(ndim)]
         used = [name for axes in per_dim for name in axes]
@@ -315,7 +311,7 @@ class NamedSharding(Sharding):
     @property
     def is_fully_replicated(self) -> bool:
         # NOTE: axes of size 1 split nothing, so P('x') over a size-1 axis x is replication.
-        return math.prod(self.mesh.shape[name] for name in self.spec.used_axes()) == 1
+        return math.prod(self.mesh.shape[name] for name in [*self.spec.used_axes(), *self.spec.unreduced]) == 1
 
     @property
     def has_unconstrained_dims(self) -> bool:

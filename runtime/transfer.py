@@ -16,6 +16,7 @@ from .partition_spec import PartitionSpec
 from .sharding import NamedSharding, Sharding, SingleDeviceSharding, spec_on_context_mesh
 from .tile_assignment import tile_index
 from .tiles import cut_tiles, local_blocks, local_tiles
+from .unreduced import is_unreduced, put_unreduced
 
 _SCALAR_DTYPES = {bool: np.bool_, int: np.int64, float: np.float64, complex: np.complex128}
 
@@ -119,6 +120,11 @@ def _put_one(value, target, argument: str):
             f"(from {value.sharding} to {sharding}); reshard it inside jit, e.g. "
             f"jit(lambda x: x, out_shardings=sharding)(x)"
         )
+    if is_unreduced(sharding):
+        source = value.sharding.spec if isinstance(value, Array) and isinstance(value.sharding, NamedSharding) and (
+            value.sharding.mesh == sharding.mesh and not value.sharding.spec.unreduced) else None
+        array, weak = to_numpy(value, argument)
+        return put_unreduced(array, source, sharding, weak_type=weak)
     array, weak = to_numpy(value, argument)
     if sharding is None:
         return shard_numpy(array, SingleDeviceSharding(all_devices()[0]), committed=False, weak_type=weak)

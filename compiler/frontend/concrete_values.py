@@ -17,7 +17,7 @@ import numpy as np
 
 from meshjit.ir import Block, Func, Module, Op, Value
 from meshjit.ir.dtypes import to_numpy
-from meshjit.ir.ops.debug import EFFECT_OPS, without_effects
+from meshjit.ir.ops.debug import EFFECT_OPS, has_effect_with_results, without_effects
 
 # NOTE: marker ops (autodiff's, see autodiff/markers.py) mean their region's body
 _REGION_MEANING = ("stop_gradient", "custom_jvp_call", "custom_vjp_call", "checkpoint")
@@ -89,10 +89,14 @@ def _evaluate_ops(trace, wanted: Value) -> None:
     while trace.concrete_done < len(ops):
         # NOTE: computing values for Python must not run the program's effects (a debug print
         # runs when the staged program does, once)
-        op = without_effects(ops[trace.concrete_done])
+        op = ops[trace.concrete_done]
         trace.concrete_done += 1
-        if op.name in EFFECT_OPS:
+        if op.name in EFFECT_OPS or has_effect_with_results(op):
+            # NOTE: an io_callback's results stay unknown: they exist once the program runs
+            if any(result.id == wanted.id for result in op.results):
+                return
             continue
+        op = without_effects(op)
         operands = [_value_in(trace, operand) for operand in op.operands]
         if all(operand is not None for operand in operands):
             results = _run(op, operands, trace.meshes)

@@ -13,7 +13,7 @@ import math
 import operator
 from collections.abc import Callable, Sequence
 
-from meshjit.ir.dtypes import is_float
+from meshjit.ir.dtypes import is_complex, is_float
 
 from . import lax_ops as lax
 from .control_flow_tracing import flatten, unflatten
@@ -49,12 +49,12 @@ __all__ = (
 def _float_only(name: str, function: Callable) -> Callable:
     def apply(x):
         operand = as_operand(x)
-        if not is_float(dtype_of(operand).name):
-            raise TypeError(f"{name} does not accept dtype {dtype_of(operand).name}; it needs a float")
+        if not (is_float(dtype_of(operand).name) or is_complex(dtype_of(operand).name)):
+            raise TypeError(f"{name} does not accept dtype {dtype_of(operand).name}; it needs a float or complex")
         return function(operand)
 
     apply.__name__ = apply.__qualname__ = name
-    apply.__doc__ = f"Elementwise ``{name}`` of a float array (as ``jnp.{function.__name__}``)."
+    apply.__doc__ = f"Elementwise ``{name}`` of a float or complex array (as ``jnp.{function.__name__}``)."
     return apply
 
 

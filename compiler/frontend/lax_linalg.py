@@ -6,20 +6,23 @@ dims; the dims before them are batch dims."""
 
 from __future__ import annotations
 
+from meshjit.ir.dtypes import to_numpy
+
+from . import lax_complex
 from . import lax_ops as lax
 from .operands import as_operand, dtype_of, shape_of
 from .trace import bind
 
 # NOTE: the public names, re-exported by the facade as ``meshjit.lax.linalg``.
-__all__ = ("cholesky", "eigh", "lu", "qr", "svd", "triangular_solve")
+__all__ = ("cholesky", "eig", "eigh", "hessenberg", "lu", "qr", "schur", "svd", "triangular_solve")
 
 
 def _float_matrix(function: str, x):
     x = as_operand(x)
     if len(shape_of(x)) < 2:
         raise TypeError(f"Input 0 to {function} must have rank at least 2, but got shape={shape_of(x)}")
-    if dtype_of(x).name not in ("f32", "f64"):
-        raise TypeError(f"{function}: argument must be a float array, got {dtype_of(x).name}")
+    if dtype_of(x).name not in ("f32", "f64", "c64", "c128"):
+        raise TypeError(f"{function}: argument must be a float or complex array, got {dtype_of(x).name}")
     return x
 
 
@@ -33,8 +36,8 @@ def _square(function: str, x):
 
 
 def symmetrize(x):
-    """``(x + x^T) / 2``."""
-    return lax.div(lax.add(x, transpose_matrix(x)), 2.0)
+    """``(x + x^H) / 2`` (``x^H`` the conjugate transpose; the transpose of a real ``x``)."""
+    return lax.div(lax.add(x, adjoint(x)), 2.0)
 
 
 def cholesky(x, *, symmetrize_input: bool = True):
@@ -47,8 +50,10 @@ def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False, tran
                      conjugate_a: bool = False, unit_diagonal: bool = False):
     """``x`` with ``op(a) @ x = b`` (``left_side``) or ``x @ op(a) = b``, ``op`` the transpose
     when ``transpose_a``; only ``a``'s ``lower`` (or upper) triangle is read. ``a`` and ``b``
-    have the same batch dims (conjugation is the identity on real matrices)."""
+    have the same batch dims; ``conjugate_a`` reads the conjugate of a complex ``a``."""
     a, b = _square("triangular_solve", a), _float_matrix("triangular_solve", b)
+    if conjugate_a:
+        a = conjugate(a)
     attrs = {"left_side": bool(left_side), "lower": bool(lower), "transpose_a": bool(transpose_a),
              "unit_diagonal": bool(unit_diagonal)}
     return bind("triangular_solve", [a, b], attrs)[0]
@@ -78,6 +83,43 @@ def eigh(x, *, lower: bool = True, symmetrize_input: bool = True, sort_eigenvalu
     return tuple(bind("eigh", [symmetrize(x) if symmetrize_input else x], {"lower": bool(lower)}))
 
 
+def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True,
+        enable_eigvec_derivs: bool = False, implementation=None, use_magma=None):
+    """``[w, vl, vr]``: the eigenvalues of each general square matrix and, as asked, its left
+    (``vl^H x = w vl^H``) and right (``x vr = vr w``) eigenvectors, all complex, normalised as
+    LAPACK's geev (unit 2-norm, largest component real)."""
+    x = as_operand(x)
+    shape = shape_of(x)
+    if len(shape) < 2:
+        raise TypeError(f"Input 0 to eig must have rank at least 2, but got shape={shape}")
+    if dtype_of(x).name not in ("f32", "f64", "c64", "c128"):
+        raise TypeError(f"eig does not accept dtype {to_numpy(dtype_of(x).name).name} at position 0. Accepted dtypes "
+                        "at position 0 are subtypes of floating, complexfloating.")
+    if shape[-1] != shape[-2]:
+        raise ValueError(f"The input to eig must be a square matrix. Got shape {shape[-2:]}.")
+    if implementation is not None and getattr(implementation, "name", implementation) not in ("LAPACK", "lapack"):
+        raise ValueError("Only the lapack implementation is supported on CPU.")
+    attrs = {"compute_left_eigenvectors": bool(compute_left_eigenvectors),
+             "compute_right_eigenvectors": bool(compute_right_eigenvectors),
+             "enable_eigvec_derivs": bool(enable_eigvec_derivs)}
+    return list(bind("eig", [x], attrs))
+
+
+def hessenberg(a):
+    """``[packed, taus]``: the Hessenberg reduction of each square matrix in LAPACK's gehrd form
+    (``H`` on and above the subdiagonal, the Householder vectors below it, and their ``tau``)."""
+    return list(bind("hessenberg", [_square("hessenberg", a)]))
+
+
+def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False, select_callable=None):
+    """``[T, Z]``: the Schur form of each square matrix (quasi-upper triangular with 2 x 2
+    blocks for complex conjugate pairs of a real matrix, upper triangular for a complex one)
+    and, with ``compute_schur_vectors``, the unitary ``Z`` with ``x = Z T Z^H``."""
+    if sort_eig_vals or select_callable is not None:
+        raise ValueError("schur: sorting the eigenvalues (sort_eig_vals, select_callable) is not supported by meshjit")
+    return list(bind("schur", [_square("schur", x)], {"compute_schur_vectors": bool(compute_schur_vectors)}))
+
+
 def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None, algorithm=None):
     """``(u, s, vh)`` with ``x = u @ diag(s) @ vh`` and ``s`` descending, or ``s`` alone."""
     x = _float_matrix("svd", x)
@@ -91,6 +133,16 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
 
 
 # --- batched matrix helpers ----------------------------------------------------------------------
+
+
+def conjugate(x):
+    """The complex conjugate of a complex ``x``; a real ``x`` as it is."""
+    return lax_complex.conj(x) if lax_complex.is_complex_operand(x) else x
+
+
+def adjoint(x):
+    """The conjugate transpose of the last two dims (the transpose of a real ``x``)."""
+    return conjugate(transpose_matrix(x))
 
 
 def transpose_matrix(x):

@@ -31,6 +31,7 @@ from .control_flow_tracing import (
 from .lax_ops import add, convert_element_type, lt
 from .operands import dtype_of, is_python_scalar, shape_of
 from ..sharding.sharding_types import spec_repr
+from .refs import bound_refs, ref_scope, threading_refs
 from .trace import Tracer, bind, operand_sharding_type
 
 __all__ = ["fori_loop", "map", "scan", "while_loop"]
@@ -87,8 +88,35 @@ def _check_scanned_dims_unsplit(xs_leaves) -> None:
 def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = False,
          unroll: int | bool = 1, _split_transpose: bool = False):
     """Loop ``f(carry, x) -> (carry, y)`` over the leading axis of ``xs``, as ``jax.lax.scan``:
-    returns the final carry and the ys stacked along a new leading axis."""
+    returns the final carry and the ys stacked along a new leading axis. Array references the
+    body uses (compiler/frontend/refs.py) ride in the carry."""
     _check_callable(f, "scan: f")
+    return threading_refs(lambda refs: _scan_with_refs(f, init, xs, length, reverse, unroll, refs), [])
+
+
+def _scan_with_refs(f: Callable, init, xs, length, reverse, unroll, refs: list):
+    if not refs:
+        return _scan(f, init, xs, length, reverse, unroll)
+
+    def body(carry, x):
+        inner, values = carry
+        with bound_refs(refs, values):
+            inner, y = _pair(f(inner, x))
+            return (inner, [ref._value for ref in refs]), y
+
+    (carry, values), ys = _scan(body, (init, [ref._get_value() for ref in refs]), xs, length, reverse, unroll)
+    for ref, value in zip(refs, values):
+        ref._set_value(value)
+    return carry, ys
+
+
+def _pair(output):
+    if not isinstance(output, (tuple, list)) or len(output) != 2:
+        raise TypeError(f"scan body output must be a pair, got {_describe(output)}.")
+    return output
+
+
+def _scan(f: Callable, init, xs, length, reverse, unroll):
     xs_leaves, xs_tree = flatten(xs)
     xs_leaves = [operand_leaf(leaf, "xs") for leaf in xs_leaves]
     length = _scan_length(xs_leaves, length)
@@ -106,7 +134,8 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
         def body(*tracers):
             carry = unflatten(init_tree, tracers[:len(init_leaves)])
             x = unflatten(xs_tree, tracers[len(init_leaves):])
-            output = f(carry, x)
+            with ref_scope():
+                output = f(carry, x)
             if not isinstance(output, (tuple, list)) or len(output) != 2:
                 raise TypeError(f"scan body output must be a pair, got {_describe(output)}.")
             return tuple(output)

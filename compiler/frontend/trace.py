@@ -19,9 +19,11 @@ from meshjit.ir import Block, DenseAttr, Func, MeshAttr, Module, Op, TensorType,
 from meshjit.ir.abstract_mesh import EMPTY_ABSTRACT_MESH
 from meshjit.ir.dtypes import from_numpy, to_numpy
 from meshjit.ir.shape_rules import ShapeError, infer_result_types
+from meshjit.ir.sharding import TensorSharding
 
 from .explicit_closures import check_explicit_closure
 from .op_types import ir_sharding, mesh_attr_for, seeds_propagation, type_results
+from .mesh_translation import translated
 from ..sharding.sharding_types import ShardingType, context_abstract_mesh, format_type, type_of_concrete
 
 
@@ -70,15 +72,38 @@ def is_meshjit_frame(frame) -> bool:
 
 def user_location() -> str | None:
     """``file:line`` of the innermost caller outside meshjit's own modules (or the location a
-    transformation set with ``located_at``)."""
+    transformation set with ``located_at``), after the ``named_scope`` names it runs in:
+    ``outer/inner @ file:line``."""
     if trace_stack.location is not None:
         return trace_stack.location
     frame = sys._getframe(1)
     while frame is not None:
         if not is_meshjit_frame(frame):
-            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+            scope = "/".join(trace_stack.name_stack)
+            return f"{scope}{SCOPE_SEPARATOR if scope else ''}{frame.f_code.co_filename}:{frame.f_lineno}"
         frame = frame.f_back
     return None
+
+
+# NOTE: between an op location's name scope and its ``file:line`` (``source_of`` strips it)
+SCOPE_SEPARATOR = " @ "
+
+
+def source_of(location: str) -> str:
+    """The ``file:line`` part of an op's location (without its name scope)."""
+    return location.rpartition(SCOPE_SEPARATOR)[2]
+
+
+@contextmanager
+def name_scope(name: str) -> Iterator[None]:
+    """Ops recorded inside carry ``name`` (after the enclosing scopes' names) in their location,
+    as ``jax.named_scope`` puts it in JAX's name stack."""
+    saved = trace_stack.name_stack
+    trace_stack.name_stack = (*saved, name)
+    try:
+        yield
+    finally:
+        trace_stack.name_stack = saved
 
 
 def _at(location: str | None) -> str:
@@ -140,6 +165,16 @@ class Trace:
         """The module-level name of the concrete mesh of a type's abstract mesh."""
         return self.add_mesh(mesh_attr_for(sharding.mesh, [*self.meshes.values(), *self.known_meshes]))
 
+    def ir_sharding_of(self, sharding: ShardingType) -> TensorSharding:
+        """The IR sharding a type pins; a type on a second mesh of the same devices (JAX's
+        use_abstract_mesh inside jit) is written over the first mesh (mesh_translation.py)."""
+        name = self.mesh_name_for(sharding)
+        seeded = ir_sharding(sharding, name)
+        first = next(iter(self.meshes))
+        if name == first:
+            return seeded
+        return translated(seeded, self.meshes[name], self.meshes[first], first) or seeded
+
     def _capture(self, key, value_type: TensorType, outside) -> Value:
         # NOTE: the entry keeps ``outside`` alive, so the id in an array's key stays unique.
         entry = self.captured.get(key)
@@ -153,6 +188,7 @@ class _TraceStack(threading.local):
         self.traces: list[Trace] = []
         self.location: str | None = None
         self.compile_time_eval = False
+        self.name_stack: tuple[str, ...] = ()
 
 
 trace_stack = _TraceStack()
@@ -420,8 +456,7 @@ def _record_types(trace: Trace, op: Op, types) -> Op:
         trace.types[result.id] = sharding
     if trace.parent is not None or not any(seeds_propagation(sharding) for sharding in types):
         return op
-    shardings = tuple(ir_sharding(sharding, trace.mesh_name_for(sharding)) if seeds_propagation(sharding) else None
-                      for sharding in types)
+    shardings = tuple(trace.ir_sharding_of(sharding) if seeds_propagation(sharding) else None for sharding in types)
     return Op(op.name, op.operands, op.results, op.attrs, op.regions, shardings, op.location)
 
 
@@ -457,7 +492,7 @@ def bind(name: str, operands, attrs=None, *, weak_type: bool = False, regions=()
     location = user_location()
     if name == "sharding_constraint" and "sharding" not in attrs and out_sharding:
         # NOTE: a reshard given only its result's type is constrained to that type's sharding
-        attrs["sharding"] = ir_sharding(out_sharding[0], trace.mesh_name_for(out_sharding[0]))
+        attrs["sharding"] = trace.ir_sharding_of(out_sharding[0])
     values = tuple(operand_value(trace, operand, location) for operand in operands)
     try:
         result_types = infer_result_types(name, tuple(value.type for value in values), attrs,

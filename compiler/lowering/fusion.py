@@ -76,8 +76,9 @@ def _expression_of(op: Op) -> str | None:
 # pays once to load its first kernel.
 KERNEL_ALONE_MIN_ELEMENTS = 1 << 16
 # NOTE: and these are kernels at any size: their references emulate XLA's fused multiply-adds
-# in numpy, dozens of passes an element (a float32 erf_inv of 65536 draws took 0.23 s that way)
-_KERNEL_ALWAYS = {"erf_inv", "fma"}
+# in numpy, dozens of passes an element (a float32 erf_inv of 65536 draws took 0.23 s that way;
+# float32 sin and cos, glibc's sinf/cosf with exact FMAs, 7 us an element)
+_KERNEL_ALWAYS = {"erf_inv", "fma", "sin", "cos"}
 
 
 def _worth_fusing(group: Group, devices: int = 1) -> bool:

@@ -121,7 +121,7 @@ class _Partitioner:
         for arg, sharding in zip(func.args, func.arg_shardings):
             sharding = self.sharding_of(arg, sharding)
             local_value = Value.fresh(local_type(arg.type, sharding, self.mesh), arg.hint)
-            self.locals[arg.id] = Local(local_value, _clean(sharding), arg.type.shape)
+            self.locals[arg.id] = Local(local_value, _closed(sharding), arg.type.shape)
             args.append(local_value)
         for op in func.body.ops:
             results = partition_rules[op.name](self, op)
@@ -130,13 +130,13 @@ class _Partitioner:
         returns = []
         result_shardings = []
         for index, (value, sharding) in enumerate(zip(func.returns, func.result_shardings)):
-            target = _clean(self.sharding_of(value, sharding))
+            target = _closed(self.sharding_of(value, sharding))
             local = reshard(self.builder, self.locals[value.id], target, f"output {index}")
             returns.append(local.value)
             result_shardings.append(target)
         attrs = func.attrs.updated(spmd_mesh=SymbolRef(self.mesh_name))
         body = Block(tuple(args), tuple(self.builder.ops), tuple(returns))
-        arg_shardings = tuple(_clean(self.sharding_of(arg, sharding))
+        arg_shardings = tuple(_closed(self.sharding_of(arg, sharding))
                               for arg, sharding in zip(func.args, func.arg_shardings))
         new_func = Func(func.name, body, arg_shardings, tuple(result_shardings), attrs)
         return replace(self.module, funcs=(new_func,))
@@ -154,15 +154,10 @@ def _consumers(func: Func) -> Counter:
 
 
 def _closed(sharding: TensorSharding) -> TensorSharding:
-    """Closed dims, pending reductions kept."""
+    """Closed dims, pending reductions kept: the layout a boundary value is exchanged in (an
+    unreduced argument or result holds partial sums, runtime/unreduced.py)."""
     return TensorSharding(sharding.mesh_name, tuple(DimSharding(dim.axes) for dim in sharding.dims),
                           sharding.replicated, sharding.unreduced, sharding.reduction)
-
-
-def _clean(sharding: TensorSharding) -> TensorSharding:
-    """Closed dims, no pending reductions: the layout a boundary value is exchanged in."""
-    return TensorSharding(sharding.mesh_name, tuple(DimSharding(dim.axes) for dim in sharding.dims),
-                          sharding.replicated)
 
 
 @dataclass

@@ -14,7 +14,8 @@ def _source_line(location: str | None) -> str:
     """The user's source text at ``file:line``, when the file can be read."""
     if not location or ":" not in location:
         return ""
-    filename, _, line = location.rpartition(":")
+    # NOTE: a location inside jax.named_scope reads ``scope @ file:line``
+    filename, _, line = location.rpartition(" @ ")[2].rpartition(":")
     text = linecache.getline(filename, int(line)) if line.isdigit() else ""
     return text.strip()
 

@@ -1,5 +1,6 @@
 """The normalize_boundaries pass: the argument and result shardings propagation chose become
-layouts Arrays can hold (whole mesh axes that divide the dim), before partitioning."""
+layouts Arrays can hold (whole mesh axes that divide the dim, partial sums over whole axes),
+before partitioning."""
 
 from __future__ import annotations
 
@@ -25,7 +26,10 @@ def _boundary_sharding(sharding: TensorSharding | None, shape, mesh) -> TensorSh
                 break
             axes.append(axis)
         dims.append(DimSharding(tuple(axes), dim.is_closed, dim.priority))
-    return TensorSharding(sharding.mesh_name, tuple(dims), sharding.replicated)
+    # NOTE: Arrays hold partial sums over whole axes (runtime/unreduced.py), no max or min
+    unreduced = sharding.unreduced if sharding.reduction == "sum" and not any(
+        axis.is_sub_axis for axis in sharding.unreduced) else ()
+    return TensorSharding(sharding.mesh_name, tuple(dims), sharding.replicated, unreduced)
 
 
 def normalize_boundaries(module: Module) -> Module:

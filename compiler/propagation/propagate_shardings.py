@@ -252,10 +252,19 @@ class _Propagator:
                 grown = shardings[key]
                 dims = tuple(replace(dim, is_closed=True) for dim in grown.dims)
                 shardings[key] = replace(grown, dims=dims, replicated=given.replicated)
-            outputs = tuple(self.states[key].to_sharding(self.mesh_name)
-                            for key in self.output_keys)
+            outputs = tuple(_with_pending_sum(self.states[key].to_sharding(self.mesh_name), shardings[value.id], given)
+                            for key, value, given in zip(self.output_keys, self.func.returns,
+                                                         self.func.result_shardings))
         labels = {key: state.label for key, state in self.states.items()}
         return PropagationResult(self.mesh_name, shardings, outputs, self.provenance, labels)
+
+
+def _with_pending_sum(output: TensorSharding, value: TensorSharding, given) -> TensorSharding:
+    """A result the user gave no sharding keeps the pending sum its value's type pinned (an
+    explicit ``{U:X}`` type comes back as an unreduced Array, as in JAX)."""
+    if given is not None or not value.unreduced or output.unreduced:
+        return output
+    return replace(output, unreduced=value.unreduced, reduction=value.reduction)
 
 
 def _single_mesh(module: Module) -> str | None:

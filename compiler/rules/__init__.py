@@ -14,6 +14,7 @@ from ..tables import transpose_rules as transpose_rules
 # ``regions_autodiff`` (JVP) and ``regions_transpose`` (partial evaluation, transposition).
 from . import (  # noqa: E402, F401, I001  # noqa: E402, F401, I001
     barriers,
+    callbacks,
     collectives,
     elementwise_complex,
     creation,
@@ -30,6 +31,7 @@ from . import (  # noqa: E402, F401, I001  # noqa: E402, F401, I001
     layout_kernels,
     linalg,
     linalg_autodiff,
+    linalg_eig_autodiff,
     random,
     reductions,
     regions,

@@ -11,6 +11,7 @@ from meshjit.ir import Op
 from meshjit.ir.ops.debug import callback_of
 
 from ..frontend.autodiff.jvp import no_tangent
+from .callbacks import device_grid
 from ..frontend.vmap.batching import unrolled
 from ..sharding.factor_rules import FactorRule
 from ..tables import (
@@ -52,7 +53,7 @@ def _debug_callback_kernel(op: Op, lead: int):
 
     def per_device(*operands):
         # NOTE: a replicated buffer has size-1 leading dims; every device still calls back
-        for position in np.ndindex(*devices):
+        for position in np.ndindex(*device_grid(devices, operands)[0]):
             callback(*(operand[tuple(index if size > 1 else 0 for index, size in zip(position, operand.shape))]
                        for operand in operands))
         return ()

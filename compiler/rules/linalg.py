@@ -1,10 +1,10 @@
 """The compiler's rules for the linear algebra ops (cholesky, triangular_solve, lu, qr, eigh,
-svd): batch dims pass through sharded; the matrix dims are replication factors, so a matrix dim
+svd, eig, hessenberg, schur): batch dims pass through sharded; the matrix dims are replication factors, so a matrix dim
 that arrives sharded is all-gathered first (the generic partitioner, with the collective's
 reason in the dump), except the columns of a left-side triangular solve's right-hand side (the
 rows of a right-side one), which are solved independently and stay sharded. Kernels call the
 reference (numpy's LAPACK) once on every device's batch at once; vmap moves the batch dim first.
-The derivative rules are in linalg_autodiff.py."""
+The derivative rules are in linalg_autodiff.py and linalg_eig_autodiff.py."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from ..tables import (
     sharding_type_rules,
 )
 
-OPS = ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd")
+OPS = ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "eig", "hessenberg", "schur")
 
 # NOTE: the matrix factors' names; batch factors are d0, d1, ... (letters), so these never clash.
 _MATRIX = ("rows", "columns", "inner", "solved", "free")
@@ -69,6 +69,24 @@ def _qr(op: Op) -> FactorRule:
 @sharding_rules.register("eigh")
 def _eigh(op: Op) -> FactorRule:
     return _replicated(op, "B rows columns -> B rows columns, B columns", _batch_rank(op))
+
+
+@sharding_rules.register("eig")
+def _eig(op: Op) -> FactorRule:
+    vectors = ", B rows columns" * (len(op.results) - 1)
+    return _replicated(op, "B rows columns -> B columns" + vectors, _batch_rank(op))
+
+
+@sharding_rules.register("hessenberg")
+def _hessenberg(op: Op) -> FactorRule:
+    # the reflectors' taus have a dim of their own (n - 1 long)
+    return _replicated(op, "B rows columns -> B rows columns, B solved", _batch_rank(op))
+
+
+@sharding_rules.register("schur")
+def _schur(op: Op) -> FactorRule:
+    vectors = ", B rows columns" * (len(op.results) - 1)
+    return _replicated(op, "B rows columns -> B rows columns" + vectors, _batch_rank(op))
 
 
 @sharding_rules.register("svd")

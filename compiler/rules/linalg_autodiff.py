@@ -4,15 +4,17 @@ so reverse mode transposes them (triangular_solve is linear in its right-hand si
 transpose solves with the transposed matrix). Integer results (LU's pivots) carry no tangent.
 QR with full_matrices on a tall matrix follows JAX's rule (arXiv:2409.13374, eqs. 32-33); SVD with
 full_matrices on a non-square one has no derivative in JAX either (NotImplementedError, as JAX
-raises)."""
+raises). On complex matrices the rules are JAX's too: conjugate transposes where a real rule
+has transposes, real parts of the diagonals that move real eigenvalues and singular values."""
 
 from __future__ import annotations
 
+from ..frontend import lax_complex
 from ..frontend import lax_linalg as linalg
 from ..frontend import lax_ops as lax
 from ..frontend.autodiff.evaluate import emit
 from ..frontend.autodiff.registries import LinearInput, add_tangents, type_of
-from ..frontend.lax_linalg import diagonal, identity_like, matmul, transpose_matrix, triangle
+from ..frontend.lax_linalg import adjoint, conjugate, diagonal, identity_like, matmul, transpose_matrix, triangle
 from ..frontend.operands import shape_of
 from ..frontend.scipy import linalg_solvers
 from ..frontend.trace import bind
@@ -34,8 +36,8 @@ def _cholesky(op, primals, tangents):
     (tangent,) = tangents
     if tangent is None:
         return [factor], [None]
-    # L^{-1} sym(dA) L^{-T}, of which dL = L phi(.) with phi the lower triangle, diagonal halved
-    middle = _solve(factor, linalg.symmetrize(tangent), left_side=False, transpose_a=True)
+    # L^{-1} sym(dA) L^{-H}, of which dL = L phi(.) with phi the lower triangle, diagonal halved
+    middle = _solve(conjugate(factor), linalg.symmetrize(tangent), left_side=False, transpose_a=True)
     middle = _solve(factor, middle)
     phi = lax.add(triangle(middle, lower=True, offset=-1), lax.mul(lax.mul(middle, identity_like(middle)), 0.5))
     return [factor], [matmul(factor, phi)]
@@ -119,9 +121,13 @@ def _lu(op, primals, tangents):
 def _qr_square(q, r, tangent):
     """dQ, dR of a matrix with at least as many rows as columns (reduced)."""
     scaled = _solve(r, tangent, left_side=False, lower=False)
-    projected = matmul(transpose_matrix(q), scaled)
+    projected = matmul(adjoint(q), scaled)
     below = triangle(projected, lower=True, offset=-1)
-    skew = lax.sub(below, transpose_matrix(below))
+    skew = lax.sub(below, adjoint(below))
+    if lax_complex.is_complex_operand(projected):
+        # the diagonal's imaginary part, which a skew-Hermitian matrix may have
+        imaginary = lax.sub(projected, _like(_real(projected), projected))
+        skew = lax.add(skew, lax.mul(identity_like(projected), imaginary))
     change_q = lax.add(matmul(q, lax.sub(skew, projected)), scaled)
     change_r = matmul(lax.sub(projected, skew), r)
     return change_q, change_r
@@ -143,11 +149,11 @@ def _qr_full_tall(q, r, tangent, rows: int, columns: int):
     change_top, change_bottom = _rows(change_thin, 0, columns), _rows(change_thin, columns, rows)
     rest_q = lax.slice(q, (0,) * len(batch) + (0, columns), batch + (rows, rows))
     shifted = lax.sub(top, identity_like(top))
-    packed, _, permutation = linalg_solvers.factor(transpose_matrix(shifted))
-    z = transpose_matrix(linalg_solvers.lu_solve(packed, permutation, transpose_matrix(bottom)))
+    packed, _, permutation = linalg_solvers.factor(adjoint(shifted))
+    z = adjoint(linalg_solvers.lu_solve(packed, permutation, adjoint(bottom)))
     correction = lax.sub(change_bottom, matmul(z, change_top))
-    change_rest = lax.sub(matmul(change_thin, transpose_matrix(z)),
-                          matmul(lax.add(thin_q, matmul(rest_q, z)), transpose_matrix(correction)))
+    change_rest = lax.sub(matmul(change_thin, adjoint(z)),
+                          matmul(lax.add(thin_q, matmul(rest_q, z)), adjoint(correction)))
     change_q = lax.concatenate([change_thin, change_rest], len(batch) + 1)
     zeros = lax.full(batch + (rows - columns, columns), 0.0, type_of(change_r).dtype)
     return change_q, lax.concatenate([change_r, zeros], len(batch))
@@ -164,18 +170,28 @@ def _qr(op, primals, tangents):
         if op.attrs["full_matrices"] and rows > columns:
             return [q, r], list(_qr_full_tall(q, r, tangent, rows, columns))
         return [q, r], list(_qr_square(q, r, tangent))
-    # a wide matrix [A1 A2] with A1 square: Q and R1 move with A1, R2 = Q^T A2
+    # a wide matrix [A1 A2] with A1 square: Q and R1 move with A1, R2 = Q^H A2
     batch = shape_of(tangent)[:-2]
     left = _sliced(r, rows, rows)
     change_q, change_left = _qr_square(q, left, _sliced(tangent, rows, rows))
     start = (0,) * len(batch) + (0, rows)
-    right = lax.slice(r, start, batch + (rows, columns))
+    right = lax.slice(primals[0], start, batch + (rows, columns))
     tangent_right = lax.slice(tangent, start, batch + (rows, columns))
-    change_right = matmul(transpose_matrix(q), lax.sub(tangent_right, matmul(change_q, right)))
+    change_right = lax.add(matmul(adjoint(change_q), right), matmul(adjoint(q), tangent_right))
     return [q, r], [change_q, lax.concatenate([change_left, change_right], len(batch) + 1)]
 
 
-def _pairwise_inverse(values, plus: bool):
+def _like(x, model):
+    """``x`` in ``model``'s dtype (real factors of complex products)."""
+    return lax.convert_element_type(x, type_of(model).dtype)
+
+
+def _real(x):
+    """The real part of a complex ``x``; a real ``x`` as it is."""
+    return lax_complex.real(x) if lax_complex.is_complex_operand(x) else x
+
+
+def pairwise_inverse(values, plus: bool):
     """``F[i, j] = 1 / (v_j - v_i)`` (or ``1 / (v_j^2 - v_i^2)`` when ``plus``) off the diagonal,
     zero on it."""
     shape = shape_of(values)
@@ -196,9 +212,10 @@ def _eigh(op, primals, tangents):
     (tangent,) = tangents
     if tangent is None:
         return [vectors, values], [None, None]
-    rotated = matmul(matmul(transpose_matrix(vectors), tangent), vectors)
-    change_vectors = matmul(vectors, lax.mul(_pairwise_inverse(values, plus=False), rotated))
-    return [vectors, values], [change_vectors, diagonal(rotated)]
+    rotated = matmul(matmul(adjoint(vectors), tangent), vectors)
+    pairwise = _like(pairwise_inverse(values, plus=False), rotated)
+    change_vectors = matmul(vectors, lax.mul(pairwise, rotated))
+    return [vectors, values], [change_vectors, _real(diagonal(rotated))]
 
 
 @jvp_rules.register("svd")
@@ -210,25 +227,38 @@ def _svd(op, primals, tangents):
     rows, columns = shape_of(primals[0])[-2:]
     compute_uv = op.attrs["compute_uv"]
     if compute_uv and op.attrs["full_matrices"] and rows != columns:
-        raise NotImplementedError(f"svd: the derivative with full_matrices=True of a {rows} x {columns} matrix "
-                                  "is not defined (as in JAX); use full_matrices=False")
+        # NOTE: JAX's error, word for word (the derivative is not unique there)
+        raise NotImplementedError("Singular value decomposition JVP not implemented for full matrices")
     reduced = {"full_matrices": False, "compute_uv": True}
     values, u, vh = outputs if compute_uv else bind("svd", [primals[0]], reduced)
-    v = transpose_matrix(vh)
-    rotated = matmul(matmul(transpose_matrix(u), tangent), v)
-    change_values = diagonal(rotated)
+    v = adjoint(vh)
+    rotated = matmul(matmul(adjoint(u), tangent), v)
+    change_values = _real(diagonal(rotated))
     if not compute_uv:
         return outputs, [change_values]
-    pairwise = _pairwise_inverse(values, plus=True)
-    scaled_right, scaled_left = linalg.columns_times(rotated, values), linalg.rows_times(values, rotated)
-    change_u = matmul(u, lax.mul(pairwise, lax.add(scaled_right, transpose_matrix(scaled_right))))
-    change_v = matmul(v, lax.mul(pairwise, lax.add(scaled_left, transpose_matrix(scaled_left))))
-    inverse = lax.div(lax.full(shape_of(values), 1.0, type_of(values).dtype), values)
+    pairwise = _like(pairwise_inverse(values, plus=True), rotated)
+    scale = _like(values, rotated)
+    scaled_right, scaled_left = linalg.columns_times(rotated, scale), linalg.rows_times(scale, rotated)
+    inner_u = lax.mul(pairwise, lax.add(scaled_right, adjoint(scaled_right)))
+    if lax_complex.is_complex_operand(rotated):
+        inner_u = lax.add(inner_u, _phase_change(rotated, values))
+    change_u = matmul(u, inner_u)
+    change_v = matmul(v, lax.mul(pairwise, lax.add(scaled_left, adjoint(scaled_left))))
+    inverse = lax.div(lax.full(shape_of(values), 1.0, type_of(scale).dtype), scale)
     if rows > columns:
         moved = matmul(tangent, v)
-        change_u = lax.add(change_u, linalg.columns_times(lax.sub(moved, matmul(u, matmul(transpose_matrix(u), moved))),
+        change_u = lax.add(change_u, linalg.columns_times(lax.sub(moved, matmul(u, matmul(adjoint(u), moved))),
                                                          inverse))
     if columns > rows:
-        moved = matmul(transpose_matrix(tangent), u)
+        moved = matmul(adjoint(tangent), u)
         change_v = lax.add(change_v, linalg.columns_times(lax.sub(moved, matmul(v, matmul(vh, moved))), inverse))
-    return outputs, [change_values, change_u, transpose_matrix(change_v)]
+    return outputs, [change_values, change_u, adjoint(change_v)]
+
+
+def _phase_change(rotated, values):
+    """The part of dU a complex SVD's free phases take (JAX's ``(dS - dS^H) / 2`` on the diagonal
+    over the singular value, zero where it is zero)."""
+    zeros = lax.convert_element_type(lax.eq(values, 0.0), type_of(values).dtype)
+    inverse = lax.sub(lax.div(lax.full(shape_of(values), 1.0, type_of(values).dtype), lax.add(values, zeros)), zeros)
+    skew = lax.mul(lax.sub(rotated, adjoint(rotated)), 0.5)
+    return lax.mul(skew, _like(linalg.diagonal_matrix(inverse), rotated))

@@ -8,14 +8,14 @@ for the same names live in ``compiler/rules/<family>.py``.
 from __future__ import annotations
 
 from . import (
-    barriers, collectives, creation, debug, dot, elementwise, fft, indexing, layout, linalg, random,
+    barriers, callbacks, collectives, creation, debug, dot, elementwise, fft, indexing, layout, linalg, random,
     reductions, regions, windows,
 )
 
 FAMILIES: dict[str, tuple[str, ...]] = {
     module.__name__.rsplit(".", 1)[1]: module.OPS
     for module in (elementwise, creation, layout, dot, reductions, indexing, windows, random,
-                   regions, collectives, barriers, linalg, fft, debug)
+                   regions, collectives, barriers, linalg, fft, debug, callbacks)
 }
 
 # NOTE: the 16-bit floats compute in f32 in every family's arithmetic (imported last: it

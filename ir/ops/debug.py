@@ -17,8 +17,9 @@ from ..shape_rules import int_attr, shape_rules
 
 OPS = ("debug_callback",)
 
-# Ops whose running is observable: never dead, never merged, never hoisted out of a loop.
-EFFECT_OPS = frozenset(OPS)
+# Ops whose running is observable: never dead, never merged, never hoisted out of a loop
+# (io_callback, the one with results, is defined in callbacks.py).
+EFFECT_OPS = frozenset((*OPS, "io_callback"))
 
 _CALLBACKS: dict[int, Callable] = {}
 _NUMBERS = itertools.count()
@@ -47,9 +48,18 @@ def has_effect(op) -> bool:
     return any(has_effect(inner) for region in op.regions for inner in region.ops)
 
 
+def has_effect_with_results(op) -> bool:
+    """Whether ``op`` is, or holds in a region, an effect op with results (an io_callback): its
+    results cannot be computed without running the effect."""
+    if op.name in EFFECT_OPS and op.results:
+        return True
+    return any(has_effect_with_results(inner) for region in op.regions for inner in region.ops)
+
+
 def without_effects(op):
     """``op`` with the effect ops in its regions (at any depth) left out: what computing its
-    results alone runs (effect ops have no results, so nothing else changes)."""
+    results alone runs. Only for ops where ``has_effect_with_results`` is false (the effect ops
+    left out have no results, so nothing else changes)."""
     from dataclasses import replace
 
     if not op.regions or not has_effect(op):

@@ -9,9 +9,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..dtypes import DTYPES, NARROW_FLOATS, real_dtype, to_numpy
+from .. import libm_cbrtf, libm_sincosf, libm_tanf
 from ..float_math import erf_inv, fma
 from ..reference import reference_impls
-from .elementwise_complex import COMPLEX_PART_OPS, complex_abs, complex_sign
+from .elementwise_complex import COMPLEX_PART_OPS, complex_abs, complex_divide, complex_sign, complex_square
 from ..shape_rules import (
     BOOL_OR_INT,
     FLOATS,
@@ -229,6 +230,25 @@ def _sign(operand):
     return np.where(operand == 0, operand, np.sign(operand))
 
 
+def _glibc_f32(glibc, numpy_function):
+    """float32 (and 16-bit floats, through float32 as XLA computes them): glibc's function
+    (XLA's CPU code calls it), in exact arithmetic; float64 and complex: numpy's."""
+    def function(operand):
+        if operand.dtype == np.float32:
+            return glibc(operand)
+        if operand.dtype in _NARROW_FLOATS:
+            return glibc(operand.astype(np.float32)).astype(operand.dtype)
+        return numpy_function(operand)
+
+    return function
+
+
+def _square(operand):
+    if operand.dtype.kind != "c":
+        return np.square(operand)
+    return complex_square(operand)
+
+
 def _abs(operand):
     return complex_abs(operand) if operand.dtype.kind == "c" else np.abs(operand)
 
@@ -241,18 +261,18 @@ _UNARY = {
     "expm1": np.expm1,
     "tanh": np.tanh,
     "logistic": _logistic,
-    "sin": np.sin,
-    "cos": np.cos,
-    "tan": np.tan,
+    "sin": _glibc_f32(libm_sincosf.sin, np.sin),
+    "cos": _glibc_f32(libm_sincosf.cos, np.cos),
+    "tan": _glibc_f32(libm_tanf.tan, np.tan),
     "sqrt": np.sqrt,
     "rsqrt": _rsqrt,
-    "cbrt": np.cbrt,
+    "cbrt": _glibc_f32(libm_cbrtf.cbrt, np.cbrt),
     "erf": _erf,
     "erf_inv": erf_inv,
     "floor": np.floor,
     "ceil": np.ceil,
     "neg": np.negative,
-    "square": np.square,
+    "square": _square,
     "sign": _sign,
     "not": np.invert,  # logical not on bool, bitwise not on ints
 }
@@ -291,7 +311,9 @@ def _is_finite(attrs, operand):
 
 
 def _divide(lhs, rhs):
-    if lhs.dtype.kind in "fc":
+    if lhs.dtype.kind == "c":
+        return complex_divide(lhs, rhs)
+    if lhs.dtype.kind == "f":
         return np.divide(lhs, rhs)
     if lhs.dtype.kind == "u":
         # XLA: unsigned x / 0 is all ones.
@@ -440,16 +462,19 @@ def _bitcast_convert_type(attrs, operand):
 @reference_impls.register("integer_pow")
 def _integer_pow(attrs, operand):
     exponent = attrs["y"]
-    # Square-and-multiply in the operand's dtype, as XLA expands integer_pow into multiplies.
-    result = np.ones_like(operand)
+    # Square-and-multiply in the operand's dtype, as XLA expands integer_pow into multiplies (the
+    # first factor taken as is, not multiplied by 1: 1 * (1 + inf i) would be NaN + inf i).
+    result = None
     power = operand
     remaining = abs(exponent)
     with np.errstate(all="ignore"):
         while remaining:
             if remaining & 1:
-                result = result * power
+                result = power if result is None else result * power
             power = power * power
             remaining >>= 1
+        if result is None:
+            result = np.ones_like(operand)
         if exponent < 0:
             result = operand.dtype.type(1) / result
     return (np.asarray(result, dtype=operand.dtype),)

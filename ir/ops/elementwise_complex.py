@@ -71,9 +71,48 @@ def complex_abs(operand: np.ndarray) -> np.ndarray:
 
 
 def complex_sign(operand: np.ndarray) -> np.ndarray:
-    """z / |z|, and 0 for 0 (XLA's sign of a complex number)."""
+    """z / |z|, and z itself for a zero of either sign (XLA's sign of a complex number)."""
     magnitude = complex_abs(operand)
     safe = np.where(magnitude == 0, 1, magnitude).astype(magnitude.dtype)
     with np.errstate(all="ignore"):
         unit = _make_complex(np.asarray(operand.real / safe), np.asarray(operand.imag / safe))
-    return np.asarray(np.where(magnitude == 0, 0, unit), dtype=operand.dtype)
+    return np.asarray(np.where(magnitude == 0, operand, unit), dtype=operand.dtype)
+
+
+def complex_square(operand: np.ndarray) -> np.ndarray:
+    """z * z as XLA squares x + iy: (|x| - |y|)(|x| + |y|) + 2xy i, a real part exact where the
+    squares cancel (+0 for -1 + 1i) that overflows only when the result does."""
+    real, imaginary = operand.real, operand.imag
+    with np.errstate(all="ignore"):
+        magnitudes = np.abs(real), np.abs(imaginary)
+        difference = (magnitudes[0] - magnitudes[1]) * (magnitudes[0] + magnitudes[1])
+        return _make_complex(np.asarray(difference), np.asarray(2 * real * imaginary))
+
+
+def _unit_or_zero(part: np.ndarray) -> np.ndarray:
+    """+-1 for an infinite part, +-0 otherwise, with the part's sign (C99's "box" of inf)."""
+    return np.copysign(np.where(np.isinf(part), 1, 0).astype(part.dtype), part)
+
+
+def complex_divide(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """lhs / rhs with the infinities C99's Annex G (and XLA) recover where numpy's quotient is
+    NaN: a zero divisor gives (copysign(inf, c) a, copysign(inf, c) b), an infinite dividend over
+    a finite divisor infinite parts, a finite dividend over an infinite divisor signed zeros."""
+    a, b, c, d = lhs.real, lhs.imag, rhs.real, rhs.imag
+    with np.errstate(all="ignore"):
+        quotient = np.asarray(np.divide(lhs, rhs))
+        real, imaginary = quotient.real.copy(), quotient.imag.copy()
+        lost = np.isnan(real) & np.isnan(imaginary)
+        zero = (c == 0) & (d == 0) & ~(np.isnan(a) & np.isnan(b))
+        infinity = np.copysign(np.asarray(np.inf, c.dtype), c)
+        real, imaginary = np.where(zero, infinity * a, real), np.where(zero, infinity * b, imaginary)
+        finite_lhs, finite_rhs = np.isfinite(a) & np.isfinite(b), np.isfinite(c) & np.isfinite(d)
+        big = lost & ~zero & (np.isinf(a) | np.isinf(b)) & finite_rhs
+        a_box, b_box = _unit_or_zero(a), _unit_or_zero(b)
+        real = np.where(big, np.inf * (a_box * c + b_box * d), real)
+        imaginary = np.where(big, np.inf * (b_box * c - a_box * d), imaginary)
+        small = lost & (np.isinf(c) | np.isinf(d)) & finite_lhs
+        c_box, d_box = _unit_or_zero(c), _unit_or_zero(d)
+        real = np.where(small, 0 * (a * c_box + b * d_box), real)
+        imaginary = np.where(small, 0 * (b * c_box - a * d_box), imaginary)
+        return _make_complex(np.asarray(real, a.dtype), np.asarray(imaginary, a.dtype))

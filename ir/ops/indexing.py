@@ -157,7 +157,10 @@ def _orderable(array: np.ndarray) -> np.ndarray:
 @reference_impls.register("sort")
 def _sort(attrs, *operands):
     dimension = attrs["dimension"]
-    keys = [_orderable(key) for key in operands[: attrs["num_keys"]]]
+    keys = []
+    for key in operands[: attrs["num_keys"]]:
+        # a complex key orders by its real part, then its imaginary part (each NaN last), as JAX
+        keys.extend((key.real, key.imag) if key.dtype.kind == "c" else (_orderable(key),))
     # lexsort takes its primary key last and is stable; like JAX's comparator it puts NaNs last
     # and treats -0.0 and 0.0 as equal. A stable order is also a valid unstable one.
     order = np.lexsort(keys[::-1], axis=dimension)
@@ -175,12 +178,14 @@ def _top_k(attrs, operand):
 
 def fill_value(attrs, dtype: np.dtype):
     """What a gather in mode "fill" gives for windows out of range: the ``fill_value`` attribute,
-    else NaN, True, the most negative signed int or the largest unsigned one (as JAX)."""
+    else NaN (NaN + 0i for complex), True, the most negative signed int or the largest unsigned one (as JAX)."""
     if "fill_value" in attrs:
         with np.errstate(all="ignore"):
             return np.asarray(attrs["fill_value"]).astype(dtype)
-    if kind_of(dtype) == "f":
+    if kind_of(dtype) == "f" or dtype.kind == "c":
         return np.nan
+    if dtype.kind == "c":
+        return complex(np.nan, 0.0)
     if dtype.kind == "b":
         return True
     return np.iinfo(dtype).max if dtype.kind == "u" else np.iinfo(dtype).min

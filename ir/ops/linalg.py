@@ -1,6 +1,8 @@
 """The dense linear algebra ops, named as ``jax.lax.linalg``'s primitives: cholesky,
-triangular_solve, lu, qr, eigh and svd. Each acts on the last two dims of its operands (the
-matrix dims); every dim before them is a batch dim. The reference implementations call numpy's
+triangular_solve, lu, qr, eigh and svd (eig is in linalg_eig.py, hessenberg and schur in
+linalg_schur.py),
+on float and complex matrices. Each acts on the last two dims of its operands (the matrix dims);
+every dim before them is a batch dim. The reference implementations call numpy's
 LAPACK routines (potrf, geqrf/orgqr, syevd, gesdd) on the whole batch; LU with partial pivoting
 and the triangular solve, which numpy does not expose, are substitutions vectorised over the
 batch, in LAPACK's order of pivots. A matrix LAPACK fails on (not positive definite, no
@@ -12,22 +14,31 @@ import math
 
 import numpy as np
 
+from ..dtypes import real_dtype
 from ..reference import reference_impls
-from ..shape_rules import WIDE_FLOATS, bool_attr, expect_dtype, expect_operand_count, fail, shape_rules
+from ..shape_rules import COMPLEX, WIDE_FLOATS, bool_attr, expect_dtype, expect_operand_count, fail, shape_rules
 from ..types import TensorType
+from . import linalg_eig, linalg_schur
 
-OPS = ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd")
+OPS = ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd") + linalg_eig.OPS + linalg_schur.OPS
 
 
 def _matrix(op: str, operand: TensorType, square: bool) -> tuple[int, int]:
-    """The operand's matrix dims, checked: a float of rank >= 2 (and square when asked)."""
-    expect_dtype(op, "operand", operand, WIDE_FLOATS)
+    """The operand's matrix dims, checked: a float or complex array of rank >= 2 (and square
+    when asked)."""
+    expect_dtype(op, "operand", operand, WIDE_FLOATS + COMPLEX)
     if operand.rank < 2:
         fail(op, f"operand {operand} must have rank >= 2 (a matrix, or a batch of them)")
     rows, columns = operand.shape[-2:]
     if square and rows != columns:
         fail(op, f"operand {operand} must be square in its last two dims")
     return rows, columns
+
+
+def real_part_type(operand: TensorType) -> TensorType:
+    """The type of ``operand``'s real parts: eigenvalues of a Hermitian matrix and singular
+    values are real."""
+    return operand.with_dtype(real_dtype(operand.dtype))
 
 
 # --- shape rules ---------------------------------------------------------------------------------
@@ -86,7 +97,7 @@ def _eigh(op, operands, attrs, regions, meshes):
     (operand,) = operands
     size, _ = _matrix(op, operand, square=True)
     bool_attr(op, attrs, "lower")
-    return operand, operand.with_shape(operand.shape[:-2] + (size,))
+    return operand, real_part_type(operand).with_shape(operand.shape[:-2] + (size,))
 
 
 @shape_rules.register("svd")
@@ -96,7 +107,7 @@ def _svd(op, operands, attrs, regions, meshes):
     (operand,) = operands
     rows, columns = _matrix(op, operand, square=False)
     batch, inner = operand.shape[:-2], min(rows, columns)
-    values = operand.with_shape(batch + (inner,))
+    values = real_part_type(operand).with_shape(batch + (inner,))
     if not bool_attr(op, attrs, "compute_uv"):
         return (values,)
     full = bool_attr(op, attrs, "full_matrices")
@@ -165,6 +176,14 @@ def _triangular_solve_impl(attrs, a, b):
     return (np.ascontiguousarray(np.swapaxes(solution, -1, -2)),)
 
 
+def pivot_magnitude(values: np.ndarray) -> np.ndarray:
+    """The magnitude LAPACK's getrf pivots by (i?amax): ``|x|`` of a real number, ``|Re x| +
+    |Im x|`` of a complex one."""
+    if np.iscomplexobj(values):
+        return np.abs(values.real) + np.abs(values.imag)
+    return np.abs(values)
+
+
 def factor_lu(operand: np.ndarray):
     """LU with partial pivoting (LAPACK's getrf: the first row of largest magnitude pivots, the
     column below is scaled by the pivot's reciprocal; a zero pivot leaves it as it is)."""
@@ -177,7 +196,7 @@ def factor_lu(operand: np.ndarray):
     permutation = np.broadcast_to(np.arange(rows, dtype=np.int32), (count, rows)).copy()
     with np.errstate(all="ignore"):
         for step in range(steps):
-            pivot = step + np.argmax(np.abs(packed[:, step:, step]), axis=1) if count else np.zeros(0, int)
+            pivot = step + np.argmax(pivot_magnitude(packed[:, step:, step]), axis=1) if count else np.zeros(0, int)
             pivots[:, step] = pivot
             packed[every, step], packed[every, pivot] = packed[every, pivot], packed[every, step].copy()
             permutation[every, step], permutation[every, pivot] = permutation[every, pivot], permutation[every, step]
@@ -206,7 +225,7 @@ def _qr_impl(attrs, operand):
 def _eigh_impl(attrs, operand):
     uplo = "L" if attrs["lower"] else "U"
     values, vectors = _per_matrix_or_nan(lambda matrix: np.linalg.eigh(matrix, UPLO=uplo), operand)
-    return vectors.astype(operand.dtype), values.astype(operand.dtype)
+    return vectors.astype(operand.dtype), values.astype(operand.real.dtype)
 
 
 @reference_impls.register("svd")
@@ -214,6 +233,6 @@ def _svd_impl(attrs, operand):
     full, compute_uv = attrs["full_matrices"], attrs["compute_uv"]
     if not compute_uv:
         values = _per_matrix_or_nan(lambda matrix: np.linalg.svd(matrix, compute_uv=False), operand)
-        return (values.astype(operand.dtype),)
+        return (values.astype(operand.real.dtype),)
     u, values, vh = _per_matrix_or_nan(lambda matrix: np.linalg.svd(matrix, full_matrices=full), operand)
-    return values.astype(operand.dtype), u.astype(operand.dtype), vh.astype(operand.dtype)
+    return values.astype(operand.real.dtype), u.astype(operand.dtype), vh.astype(operand.dtype)

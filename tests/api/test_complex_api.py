@@ -210,3 +210,10 @@ def test_sixteen_bit_floats_have_no_complex_transform_or_lapack_form():
     with pytest.raises(TypeError, match="cholesky"):
         jnp.linalg.cholesky(half)
     assert jnp.fft.fft(half).dtype == np.complex64  # the complex transforms widen, as JAX's
+
+
+def test_out_of_range_gather_of_complex_values_fills_nan_plus_zero_i():
+    """JAX's fill value for a complex gather in mode "fill" is NaN + 0i."""
+    values = jnp.take(jnp.array([1 + 2j, 3j], jnp.complex64), jnp.array([1, 5]), mode="fill")
+    result = np.asarray(values)
+    assert result[0] == 3j and np.isnan(result[1].real) and result[1].imag == 0

@@ -110,3 +110,18 @@ def test_lax_linalg_primitives():
           np.linalg.solve(np.tril(A).T.astype(np.float64), B))
     with pytest.raises(TypeError, match="Input 0 to svd must have rank at least 2"):
         jax.lax.linalg.svd(B)
+
+
+def test_generalised_hermitian_eigenproblem():
+    """eigh(a, b) (which JAX 0.10.2 does not implement) on complex Hermitian matrices: a v = w b v,
+    with numpy's eigenvalues of b^-1 a."""
+    rng = np.random.default_rng(5)
+    base = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    a = (base + base.conj().T).astype(np.complex64)
+    b = (base @ base.conj().T + 3 * np.eye(3)).astype(np.complex64)
+    values, vectors = sl.eigh(a, b)
+    values, vectors = np.asarray(values), np.asarray(vectors)
+    assert values.dtype == np.float32
+    np.testing.assert_allclose(a @ vectors, (b @ vectors) * values, atol=2e-4)
+    expected = np.sort(np.linalg.eigvals(np.linalg.solve(b.astype(np.complex128), a)).real)
+    close(values, expected, 2e-4)

@@ -1,8 +1,10 @@
-"""jnp.linalg and jax.scipy.linalg against JAX 0.10.2's values and errors
-(``data/linalg_values.json``, made by ``generate_linalg_values.py`` from ``linalg_cases.py``):
-decompositions, what they give, gradients and error messages. Float32 LAPACK results differ
-at the ulp level between builds, so values compare within rtol/atol 2e-4 (JAX's own linalg tests
-use 1e-3 to 1e-4 for float32)."""
+"""jnp.linalg and jax.scipy.linalg against JAX 0.10.2's values and errors, on float32
+(``linalg_cases.py``, ``data/linalg_values.json``) and complex64 matrices
+(``linalg_complex_cases.py``, ``data/linalg_complex_values.json``), and jnp.roots, polyfit, i0
+and kaiser (``polynomial_cases.py``, ``data/polynomial_values.json``), all made by
+``generate_linalg_values.py``: decompositions, what they give, gradients and error messages.
+Float32 LAPACK results differ at the ulp level between builds, so values compare within
+rtol/atol 2e-4 (JAX's own linalg tests use 1e-3 to 1e-4 for float32)."""
 
 import json
 import pathlib
@@ -14,10 +16,15 @@ import meshjit as jax
 import meshjit.numpy as jnp
 import meshjit.scipy.linalg as jsl
 
-from linalg_cases import cases, flat
+import linalg_cases
+import linalg_complex_cases
+import polynomial_cases
 
-EXPECTED = json.loads((pathlib.Path(__file__).parent / "data" / "linalg_values.json").read_text())
-CASES = cases(jax, jnp, jsl)
+DATA = pathlib.Path(__file__).parent / "data"
+MODULES = {"real": (linalg_cases, "linalg_values.json"), "complex": (linalg_complex_cases, "linalg_complex_values.json"),
+           "polynomial": (polynomial_cases, "polynomial_values.json")}
+EXPECTED = {kind: json.loads((DATA / file_name).read_text()) for kind, (_, file_name) in MODULES.items()}
+CASES = {kind: module.cases(jax, jnp, jsl) for kind, (module, _) in MODULES.items()}
 TOLERANCE = 2e-4
 
 
@@ -25,16 +32,16 @@ def leaves(result):
     return tuple(jax.tree_util.tree_leaves(result)) if not hasattr(result, "shape") else result
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_matches_jax(name):
-    expected = EXPECTED[name]
+@pytest.mark.parametrize("kind, name", [(kind, name) for kind in MODULES for name in sorted(CASES[kind])])
+def test_matches_jax(kind, name):
+    expected = EXPECTED[kind][name]
     if isinstance(expected, str):
-        kind, _, message = expected.partition(": ")
+        error, _, message = expected.partition(": ")
         with pytest.raises(Exception) as raised:
-            CASES[name]()
-        assert (type(raised.value).__name__, str(raised.value)) == (kind, message)
+            CASES[kind][name]()
+        assert (type(raised.value).__name__, str(raised.value)) == (error, message)
         return
-    actual = flat(leaves(CASES[name]()))
+    actual = MODULES[kind][0].flat(leaves(CASES[kind][name]()))
     assert len(actual) == len(expected)
     pairs = list(zip(expected, actual))
     texts = [(want, have) for want, have in pairs if isinstance(want, str) or isinstance(have, str)]
@@ -43,5 +50,6 @@ def test_matches_jax(name):
     np.testing.assert_allclose(numbers[:, 1], numbers[:, 0], rtol=TOLERANCE, atol=TOLERANCE, err_msg=name)
 
 
-def test_every_case_has_an_expected_value():
-    assert set(CASES) == set(EXPECTED)
+@pytest.mark.parametrize("kind", MODULES)
+def test_every_case_has_an_expected_value(kind):
+    assert set(CASES[kind]) == set(EXPECTED[kind])

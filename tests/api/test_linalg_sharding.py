@@ -2,7 +2,9 @@
 equals the unsharded result; the batch stays sharded with no collective, a sharded matrix dim
 is all-gathered (the collective named in the compiled program with its reason); explicit mode
 keeps a sharded batch and refuses sharded matrix dims with JAX's error; vmap, empty batches,
-and derivatives (check_grads) of qr, eigh, svd, cholesky and the triangular solve."""
+and derivatives (check_grads) of qr, eigh, svd, cholesky and the triangular solve; complex
+matrices, the general eigendecomposition (eig, eigvals) and the Schur and Hessenberg forms
+alike."""
 
 import numpy as np
 import pytest
@@ -18,6 +20,8 @@ BASE = RNG.standard_normal((8, 4, 4)).astype(np.float32)
 SPD = (BASE @ np.swapaxes(BASE, 1, 2) + 4 * np.eye(4)).astype(np.float32)
 SQUARE = (BASE + 3 * np.eye(4)).astype(np.float32)
 TALL = RNG.standard_normal((8, 8, 4)).astype(np.float32)
+COMPLEX = (BASE + 1j * RNG.standard_normal((8, 4, 4)) + 3 * np.eye(4)).astype(np.complex64)
+HPD = (COMPLEX @ np.conj(np.swapaxes(COMPLEX, 1, 2)) + np.eye(4)).astype(np.complex64)
 
 FUNCTIONS = {
     "cholesky": (jnp.linalg.cholesky, SPD),
@@ -31,6 +35,18 @@ FUNCTIONS = {
     "det": (jnp.linalg.det, SQUARE),
     "pinv": (jnp.linalg.pinv, TALL),
     "expm": (lambda a: jsl.expm(0.3 * a), SQUARE),
+    "eig": (lambda a: [abs(part) for part in jnp.linalg.eig(a)], SQUARE),
+    "eigvals": (jnp.linalg.eigvals, COMPLEX),
+    "cholesky_complex": (jnp.linalg.cholesky, HPD),
+    "eigh_complex": (lambda a: jnp.linalg.eigh(a).eigenvalues, HPD),
+    "svd_complex": (lambda a: jnp.linalg.svd(a, compute_uv=False), COMPLEX),
+    "qr_complex": (jnp.linalg.qr, COMPLEX),
+    "solve_complex": (lambda a: jnp.linalg.solve(a, a[..., :1]), COMPLEX),
+    "schur": (jsl.schur, SQUARE),
+    "schur_complex": (jsl.schur, COMPLEX),
+    "hessenberg": (lambda a: jsl.hessenberg(a, calc_q=True), COMPLEX),
+    "sqrtm": (jsl.sqrtm, SPD),
+    "rsf2csf": (lambda a: jsl.rsf2csf(*jsl.schur(a)), SQUARE),
 }
 SPECS = [P("x"), P(("x", "y")), P(None, "y"), P("x", None, "y"), P(None, "x", "y")]
 
@@ -56,7 +72,8 @@ def _collectives(function, value, spec):
     return compiled, compiled.collectives()
 
 
-@pytest.mark.parametrize("name", ["cholesky", "eigh", "svd", "qr", "lu"])
+@pytest.mark.parametrize("name", ["cholesky", "eigh", "svd", "qr", "lu", "eigvals", "cholesky_complex", "schur",
+                                  "hessenberg"])
 def test_batch_stays_sharded_and_matrix_dims_are_gathered(name):
     function, value = FUNCTIONS[name]
     compiled, records = _collectives(function, value, P(("x", "y")))
@@ -68,7 +85,7 @@ def test_batch_stays_sharded_and_matrix_dims_are_gathered(name):
     kinds = {record.kind for record in records}
     assert "all_gather" in kinds, records
     reasons = " ".join(str(record.reason) for record in records)
-    assert name.split("_")[0] in reasons or "lu" in reasons, reasons
+    assert name.split("_")[0].removesuffix("vals") in reasons or "lu" in reasons, reasons
 
 
 def test_triangular_solve_keeps_the_right_hand_sides_columns_sharded():
@@ -95,6 +112,8 @@ def test_explicit_batch_stays_sharded():
     ("qr", jnp.linalg.qr, "Input 0 to qr must be unsharded on non-batch dimensions, but got P(None, 'y', None)."),
     ("svd", jnp.linalg.svd, "Input 0 to svd must be unsharded on non-batch dimensions, but got P(None, 'y', None)."),
     ("lu", jnp.linalg.inv, "Input 0 to lu must be unsharded on non-batch dimensions, but got P(None, 'y', None)."),
+    ("eig", jnp.linalg.eigvals, "Input 0 to eig must be unsharded on non-batch dimensions, but got P(None, 'y', None)."),
+    ("schur", jsl.schur, "Input 0 to schur must be unsharded on non-batch dimensions, but got P(None, 'y', None)."),
     ("solve_triangular", lambda a: jsl.solve_triangular(a, a, lower=True),
      "triangular solve input `a` must be unsharded on the contracting axis, but got P(None, 'y', None) with "
      "left_side=True and transpose_a=False."),
@@ -107,7 +126,8 @@ def test_explicit_sharded_matrix_dims_are_jaxs_error(name, function, message):
     assert str(raised.value) == message
 
 
-@pytest.mark.parametrize("name", ["cholesky", "eigh_vectors", "svd", "qr", "lu", "inv", "solve_triangular"])
+@pytest.mark.parametrize("name", ["cholesky", "eigh_vectors", "svd", "qr", "lu", "inv", "solve_triangular", "eig",
+                                  "eigvals", "qr_complex", "solve_complex", "schur", "hessenberg", "sqrtm"])
 def test_vmap_equals_the_batched_call(name):
     function, value = FUNCTIONS[name]
     expected = leaves(function(value))
@@ -137,13 +157,34 @@ def test_empty_matrices():
 
 
 @pytest.mark.usefixtures("x64")
-@pytest.mark.parametrize("name", ["cholesky", "triangular", "qr", "qr_wide", "eigh", "svd", "svd_wide", "pinv", "expm"])
+@pytest.mark.parametrize("name", ["cholesky", "triangular", "qr", "qr_wide", "eigh", "svd", "svd_wide", "pinv", "expm",
+                                  "eigvals", "eig_vectors", "cholesky_complex", "triangular_complex", "qr_complex",
+                                  "eigh_complex", "svd_complex", "det_complex", "eigvals_complex"])
 def test_derivatives_check_grads(name):
     rng = np.random.default_rng(3)
     base = rng.standard_normal((2, 3, 3))
     spd = base @ np.swapaxes(base, 1, 2) + 3 * np.eye(3)
     tall = rng.standard_normal((4, 3))
+    complex_base = base + 1j * rng.standard_normal((2, 3, 3))
+    hpd = complex_base @ np.conj(np.swapaxes(complex_base, 1, 2)) + 3 * np.eye(3)
+    complex_tall = tall + 1j * rng.standard_normal((4, 3))
+
+    def eig_vectors(a):
+        values, left, right = jax.lax.linalg.eig(a, enable_eigvec_derivs=True)
+        return values, jnp.abs(left) ** 2, jnp.abs(right) ** 2
+
     functions = {
+        "eigvals": (jnp.linalg.eigvals, base),
+        "eig_vectors": (eig_vectors, base[0]),
+        "cholesky_complex": (jnp.linalg.cholesky, hpd),
+        "triangular_complex": (lambda a: jsl.solve_triangular(a, complex_base[:, :, :2], trans="C"),
+                               complex_base + 4 * np.eye(3)),
+        "qr_complex": (lambda a: jnp.linalg.qr(a), complex_tall),
+        "eigh_complex": (lambda a: (jnp.linalg.eigh(a).eigenvalues, jnp.abs(jnp.linalg.eigh(a).eigenvectors)), hpd),
+        "svd_complex": (lambda a: (jnp.linalg.svd(a, compute_uv=False),
+                                   jnp.abs(jnp.linalg.svd(a, full_matrices=False).U)), complex_tall),
+        "det_complex": (jnp.linalg.det, complex_base),
+        "eigvals_complex": (jnp.linalg.eigvals, complex_base),
         "cholesky": (jnp.linalg.cholesky, spd),
         "triangular": (lambda a: jsl.solve_triangular(a, base[:, :, :2], lower=True, trans=1), base + 4 * np.eye(3)),
         "qr": (lambda a: jnp.linalg.qr(a), tall),
@@ -155,11 +196,14 @@ def test_derivatives_check_grads(name):
         "expm": (lambda a: jsl.expm(0.5 * a), base[0]),
     }
     function, value = functions[name]
-    check_grads(function, (value,), order=2, modes=["fwd", "rev"], atol=1e-5, rtol=1e-5)
+    # NOTE: the eigenvalues' derivative uses the eigenvectors, which have no second derivative
+    # without enable_eigvec_derivs (JAX's NotImplementedError too)
+    order = 1 if name.startswith("eigvals") else 2
+    check_grads(function, (value,), order=order, modes=["fwd", "rev"], atol=1e-5, rtol=1e-5)
 
 
 def test_derivative_without_a_definition_is_jaxs_error():
-    with pytest.raises(NotImplementedError, match="full_matrices=True"):
+    with pytest.raises(NotImplementedError, match="^Singular value decomposition JVP not implemented for full matrices$"):
         jax.grad(lambda a: jnp.sum(jnp.linalg.svd(a, full_matrices=True)[0]))(TALL[0])
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from meshjit import lax
+from meshjit.compiler.frontend import lax_complex
 from meshjit.compiler.frontend import lax_linalg as linalg
 
 
@@ -47,4 +48,22 @@ def linalg_cases(case):
         case("svd", ("svd",), lambda a: _flat(*linalg.svd(a, full_matrices=False)), _matrix(2, 4, 3)),
         case("svd_wide_values", ("svd",), lambda a: linalg.svd(a, compute_uv=False), _matrix(3, 5),
              second_order=False),
+        # NOTE: eig's results are complex; the cases differentiate their real and imaginary parts
+        # (the eigenvalues' derivative uses the eigenvectors, which have none of their own
+        # without enable_eigvec_derivs: no second order, as in JAX)
+        case("eig_values", ("eig",), lambda a: _parts(*linalg.eig(a, compute_left_eigenvectors=False,
+                                                                  compute_right_eigenvectors=False)),
+             _matrix(2, 3, 3), second_order=False),
+        case("eig_vector_magnitudes", ("eig",), lambda a: _magnitudes(*linalg.eig(a, enable_eigvec_derivs=True)),
+             _matrix(3, 3), second_order=False),
     ]
+
+
+def _parts(*arrays):
+    return _flat(*[part(array) for array in arrays for part in (lax_complex.real, lax_complex.imag)])
+
+
+def _magnitudes(values, *vectors):
+    """The eigenvalues' parts and the eigenvectors' squared magnitudes (free of their phases)."""
+    squares = [lax_complex.real(lax.mul(vector, lax_complex.conj(vector))) for vector in vectors]
+    return _flat(lax_complex.real(values), lax_complex.imag(values), *squares)

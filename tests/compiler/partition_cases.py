@@ -505,12 +505,25 @@ def _complex_and_fft_records() -> list[Record]:
     return complex_records() + fft_records()
 
 
+def callback_records() -> list[Record]:
+    """Host callbacks returning their first operand: a sharded operand is gathered whole first."""
+    from meshjit.ir.ops.debug import register_callback
+
+    echo = register_callback(lambda first, *rest: [np.array(first)])
+    attrs = {"callback": echo, "result_shapes": ((8, 6),), "result_dtypes": ("f32",)}
+    gathered = Case(("x,-", "-"), collectives=("all_gather",))
+    # NOTE: a vmapped pure_callback needs a vmap_method (JAX's NotImplementedError otherwise)
+    return [record("pure_callback", "", ["f32[8,6]", "f32[4]"], {**attrs, "vmap_method": "expand_dims"},
+                   cases=(gathered,)),
+            record("io_callback", "", ["f32[8,6]", "f32[4]"], attrs, cases=(gathered,))]
+
+
 # NOTE: imported here, after the helpers it uses are defined
 from partition_cases_linalg import linalg_records  # noqa: E402
 
 RECORDS = (elementwise_records() + random_records() + creation_records() + layout_records() + contraction_records()
            + reduction_records() + indexing_records() + window_records() + constraint_records() + linalg_records()
-           + _complex_and_fft_records())
+           + _complex_and_fft_records() + callback_records())
 
 
 def cases_for(record: Record, mesh_name: str) -> list[Case]:

@@ -1,6 +1,6 @@
 """The partitioner's op-table rows of the linear algebra ops (imported by partition_cases.py):
 batch dims stay sharded with no collective; a sharded matrix dim is all-gathered first; the free
-dim of a triangular solve's right-hand side stays sharded."""
+dim of a triangular solve's right-hand side stays sharded; complex matrices and eig alike."""
 
 from __future__ import annotations
 
@@ -14,6 +14,15 @@ def symmetric_positive(rng, shape, dtype):
     return (a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])).astype(to_numpy(dtype))
 
 
+def hermitian_positive(rng, shape, dtype):
+    a = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    return (a @ np.conj(np.swapaxes(a, -1, -2)) + shape[-1] * np.eye(shape[-1])).astype(to_numpy(dtype))
+
+
+def complex_normal(rng, shape, dtype):
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(to_numpy(dtype))
+
+
 def dominant(rng, shape, dtype):
     a = rng.standard_normal(shape) + 4 * np.eye(shape[-1])
     return a.astype(to_numpy(dtype))
@@ -22,6 +31,9 @@ def dominant(rng, shape, dtype):
 SPD = Operand("f32[8,6,6]", symmetric_positive)
 SQUARE = Operand("f32[8,6,6]", dominant)
 TALL = Operand("f32[8,6,4]", normal)
+HPD = Operand("c64[8,6,6]", hermitian_positive)
+COMPLEX_TALL = Operand("c64[8,6,4]", complex_normal)
+EIG = {"compute_left_eigenvectors": True, "compute_right_eigenvectors": True, "enable_eigvec_derivs": False}
 LEFT = {"left_side": True, "lower": True, "transpose_a": False, "unit_diagonal": False}
 RIGHT = {"left_side": False, "lower": False, "transpose_a": True, "unit_diagonal": False}
 # NOTE: the free dim (4) divides over x on these meshes, not on (8,)
@@ -45,4 +57,15 @@ def linalg_records() -> list:
         record("eigh", "", [SPD], {"lower": True}, [BATCH_ONLY, GATHERED]),
         record("svd", "", [TALL], {"full_matrices": False, "compute_uv": True}, [BATCH_ONLY, GATHERED]),
         record("svd", "values", [TALL], {"full_matrices": False, "compute_uv": False}, [Case(("-,-,x",))]),
+        record("cholesky", "c64", [HPD], {}, [BATCH_ONLY, GATHERED]),
+        record("qr", "c64", [COMPLEX_TALL], {"full_matrices": False}, [BATCH_ONLY, Case(("x,-,y",), meshes=("2x2",))]),
+        record("eigh", "c64", [HPD], {"lower": True}, [BATCH_ONLY, GATHERED]),
+        record("svd", "c64", [COMPLEX_TALL], {"full_matrices": False, "compute_uv": True}, [BATCH_ONLY, GATHERED]),
+        record("eig", "", [SQUARE], EIG, [BATCH_ONLY, GATHERED, Case(("x,-,y",), meshes=("2x2", "2x4"))]),
+        record("hessenberg", "", [SQUARE], {}, [BATCH_ONLY, GATHERED]),
+        record("schur", "", [SQUARE], {"compute_schur_vectors": True}, [BATCH_ONLY, GATHERED]),
+        record("schur", "c64", [Operand("c64[8,6,6]", complex_normal)], {"compute_schur_vectors": False},
+               [BATCH_ONLY, Case(("x,-,y",), meshes=("2x2",))]),
+        record("eig", "values_c64", [Operand("c64[8,6,6]", complex_normal)],
+               {**EIG, "compute_left_eigenvectors": False, "compute_right_eigenvectors": False}, [BATCH_ONLY, GATHERED]),
     ]

@@ -3,6 +3,7 @@ values are checked by the interpreter tests."""
 
 from __future__ import annotations
 
+import numpy as np
 from meshjit.ir import SymbolRef, TensorSharding
 from meshjit.ir.ops.debug import register_callback
 from op_records import (
@@ -17,6 +18,30 @@ from op_records import (
 # --- sharding, manual regions and per-device ops ---------------------------------------------
 
 _IGNORED_CALLBACK = register_callback(lambda *operands: None)
+# NOTE: a host function that returns its first operand (a copy), as the callback ops' rows need
+_ECHO_CALLBACK = register_callback(lambda first, *rest: [np.array(first)])
+
+
+def _echo(shape) -> Case:
+    return Case(lambda dtype: {"callback": _ECHO_CALLBACK, "result_shapes": (shape,), "result_dtypes": (dtype,)},
+                (shape, (3,)))
+
+
+def _callback_record(name: str) -> OpRecord:
+    """pure_callback or io_callback calling a host function that returns its first operand."""
+    return OpRecord(
+        name,
+        ALL,
+        (_echo((2, 3)), _echo(())),
+        lambda attrs, first, *rest: (first,),
+        (Bad("f32[4]", {"callback": _ECHO_CALLBACK, "result_shapes": ((-1,),), "result_dtypes": ("f32",)},
+             f"{name}: attribute 'result_shapes' must be a tuple of shapes"),
+         Bad("f32[4]", {"callback": _ECHO_CALLBACK, "result_shapes": ((4,),), "result_dtypes": ("f32", "f32")},
+             f"{name}: result_shapes names 1 results but result_dtypes 2"),
+         Bad("f32[4]", {"callback": _ECHO_CALLBACK, "result_shapes": ((4,),), "result_dtypes": ("f4",)},
+             f"{name}: result dtype 'f4' is not one of"),
+         Bad("f32[4]", {"result_shapes": ((4,),), "result_dtypes": ("f32",)}, f"{name}: missing attribute 'callback'")),
+    )
 
 
 def _sharding(*dims) -> TensorSharding:
@@ -95,6 +120,9 @@ SPMD_RECORDS = [
         (Bad("f32[4]", {}, "debug_callback: missing attribute 'callback'"),
          Bad("f32[4]", {"callback": "print"}, "debug_callback: attribute 'callback' must be"),),
     ),
+    # Host callbacks with results (their transformations: tests/api/test_callbacks.py)
+    _callback_record("pure_callback"),
+    _callback_record("io_callback"),
     # Control flow ops: their regions make them a poor fit for rows too; test_control_flow_ops
     # covers their shape rules, verifier messages and interpretation.
     OpRecord(

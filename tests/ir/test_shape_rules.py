@@ -133,7 +133,9 @@ SPEC_OPS = {
     "pvary",
     "optimization_barrier",
     "debug_callback",
-    *["cholesky", "triangular_solve", "lu", "qr", "eigh", "svd"],
+    "pure_callback",
+    "io_callback",
+    *["cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "eig", "hessenberg", "schur"],
 }
 NUMPY_TO_IR = {numpy_dtype: name for name, numpy_dtype in NUMPY_DTYPES.items()}
 

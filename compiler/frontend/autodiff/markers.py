@@ -21,7 +21,7 @@ from .evaluate import FORWARD_MODE_MESSAGE, ForwardModeError, emit
 from ...tables import jvp_rules, transpose_rules
 from .registries import instantiate, is_float, type_of
 from .tracing import differentiating, linearizing
-from .traced_rules import TracedJVPRule, TracedVJPRule, call_jvp_rule, call_vjp_rule, inside_rule
+from .traced_rules import TracedJVPRule, TracedVJPRule, call_jvp_rule, call_vjp_rule, levels_outside_rules
 
 
 def stop_gradient(x):
@@ -73,13 +73,14 @@ class _LinearCall:
 
 def call_with_custom_rule(name: str, fun: Callable, operands: Sequence, rule) -> list:
     """Apply ``fun`` (flat operands to a flat list) with a custom derivative ``rule``: a call
-    marker while differentiating, a plain call otherwise. Outside a rule being traced the
-    marker comes from the rule alone (traced_rules.py: JAX calls the rule, not ``fun``)."""
+    marker while differentiating, a plain call otherwise. Where a differentiation level is
+    not yet served by a rule being traced, the marker comes from the rule alone
+    (traced_rules.py: JAX calls the rule, not ``fun``)."""
     weak = [dtype_of(operand).weak for operand in operands]
     operands = [as_operand(operand) for operand in operands]
     if not differentiating():
         return list(fun(*operands))
-    if not inside_rule():
+    if levels_outside_rules() > 0:
         if isinstance(rule, CustomJVPRule):
             return call_jvp_rule(name, rule.jvp, operands)
         return call_vjp_rule(name, rule.forward, rule.backward, operands)

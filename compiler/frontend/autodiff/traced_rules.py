@@ -4,8 +4,10 @@ and never the function itself, and programs that count calls (a print in each) s
 
 The rule is traced once into a block where the call happens; the call marker's region (its plain
 meaning) is that block replayed with zero tangents, and the marker's derivative replays the
-block. Calls of custom functions inside a rule are ordinary markers, whose rules run only if
-that part is differentiated again (second order), as in JAX.
+block. A custom call inside a rule is an ordinary marker (its function traced, its rule run
+only if that part is differentiated again) unless an outer differentiation level encloses the
+rule (``grad(grad(f))``): that level differentiates the call, so its rule is traced instead, as
+JAX's outer-level tracer runs the rule; ``f``'s and its rule's prints then count as JAX's.
 """
 
 from __future__ import annotations
@@ -27,16 +29,21 @@ class RuleTrace(DifferentiationTrace):
     """The trace of a custom derivative rule: custom calls inside it stay lazy markers."""
 
 
-def inside_rule() -> bool:
-    """Whether the ops recorded now belong to a custom derivative rule being traced."""
+def levels_outside_rules() -> int:
+    """How many differentiation levels enclose the ops recorded now beyond the ones whose
+    custom rules are being traced: a custom call there is differentiated by such a level too,
+    so JAX runs its rule there (an outer level's tracer meets the call), not the function."""
     from ..trace import current_trace
 
+    levels = 0
     trace = current_trace()
     while trace is not None:
         if isinstance(trace, RuleTrace):
-            return True
+            levels -= 1
+        elif isinstance(trace, DifferentiationTrace):
+            levels += 1
         trace = trace.parent
-    return False
+    return levels
 
 
 @dataclass(eq=False)

@@ -16,6 +16,7 @@ from .arguments import (
     promote_and_broadcast,
     with_weak_type,
 )
+from .complex_functions import conjugate
 from .creation import _placing
 from .elementwise import multiply, not_equal
 from .reductions import _summation_dtype, cumprod, cumsum
@@ -139,5 +140,5 @@ def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=
         raise ValueError("vecdot: the arguments must have at least one dimension")
     dim = normalize_axis(axis, rank, "vecdot")
     name = dtype.name if preferred_element_type is None else dtype_argument(preferred_element_type, "vecdot")
-    product = multiply(convert_operand(first, name), convert_operand(second, name))
+    product = multiply(conjugate(convert_operand(first, name)), convert_operand(second, name))
     return with_weak_type(_sum(product, axis=dim, dtype=name), dtype.weak and preferred_element_type is None)

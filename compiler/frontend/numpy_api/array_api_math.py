@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from .. import lax_complex_inverse
 from .. import lax_ops as lax
 from ..operands import dtype_of, shape_of
 from .arguments import (
@@ -25,7 +26,7 @@ from .elementwise import (
     right_shift,
 )
 from .elementwise_math import arccos, arcsin, arctan
-from meshjit.ir.dtypes import is_float
+from meshjit.ir.dtypes import is_complex, is_float
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
 __all__ = (
@@ -82,6 +83,8 @@ def arcsinh(x, /):
     """Inverse hyperbolic sine: ``log1p(a + a**2 / (1 + sqrt(1 + a**2)))`` of ``a = |x|`` (no
     cancellation near 0), ``log(2a)`` where ``a**2`` would overflow, with ``x``'s sign."""
     operand, dtype = _inexact_operand("asinh", x)
+    if is_complex(dtype.name):
+        return with_weak_type(lax_complex_inverse.asinh(operand), dtype.weak)
     magnitude = lax.abs(operand)
     square = lax.mul(magnitude, magnitude)
     moderate = lax.log1p(lax.add(magnitude, lax.div(square, lax.add(1.0, lax.sqrt(lax.add(1.0, square))))))
@@ -94,6 +97,8 @@ def arccosh(x, /):
     """Inverse hyperbolic cosine: ``log1p(t + sqrt(2t + t**2))`` of ``t = x - 1``, ``log(2x)``
     for huge ``x``, NaN below 1."""
     operand, dtype = _inexact_operand("acosh", x)
+    if is_complex(dtype.name):
+        return with_weak_type(lax_complex_inverse.acosh(operand), dtype.weak)
     shifted = lax.sub(operand, 1.0)
     moderate = lax.log1p(lax.add(shifted, lax.sqrt(lax.add(lax.mul(shifted, 2.0), lax.mul(shifted, shifted)))))
     large = lax.add(lax.log(operand), math.log(2.0))
@@ -105,6 +110,8 @@ def arccosh(x, /):
 def arctanh(x, /):
     """Inverse hyperbolic tangent: ``0.5 * log1p(2x / (1 - x))``; ±inf at ±1, NaN beyond."""
     operand, dtype = _inexact_operand("atanh", x)
+    if is_complex(dtype.name):
+        return with_weak_type(lax_complex_inverse.atanh(operand), dtype.weak)
     result = lax.mul(lax.log1p(lax.div(lax.mul(operand, 2.0), lax.sub(1.0, operand))), 0.5)
     # NOTE: the formula gives -0.0 a +0.0 result; the standard keeps the sign of zero.
     result = lax.select(lax.eq(operand, 0.0), operand, result)

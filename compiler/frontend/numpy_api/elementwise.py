@@ -219,10 +219,13 @@ def _integer_power(x1, exponent: int):
 
 def _integer_power_by_squaring(base, exponent, dtype: str):
     # lax.pow is float only: square-and-multiply over every bit an exponent of this type can set.
+    # The first factor is taken as is (1 * (1 + inf i) would be NaN + inf i), as integer_pow does.
     result = lax.full(shape_of(base), 1, dtype_of(base).name)
+    unset = lax.full(shape_of(base), True, "bool")
     for bit in range(63 if dtype == "i64" else 31):
         bit_is_set = lax.ne(lax.bitwise_and(lax.shift_right_arithmetic(exponent, bit), 1), 0)
-        result = lax.select(bit_is_set, lax.mul(result, base), result)
+        result = lax.select(bit_is_set, lax.select(unset, base, lax.mul(result, base)), result)
+        unset = lax.bitwise_and(unset, lax.bitwise_not(bit_is_set))
         base = lax.mul(base, base)
     return result
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from .. import lax_complex
+from .. import lax_complex, lax_complex_inverse
 from .. import lax_ops as lax
 from ..operands import dtype_of, shape_of
 from ..promotion import is_complex, is_float
@@ -72,7 +72,19 @@ def _inexact_unary(name: str, kernel):
 
 
 def _log_base(base: float):
-    return lambda x: lax.mul(lax.log(x), 1.0 / math.log(base))
+    def kernel(x):
+        if not is_complex(dtype_of(x).name):
+            return lax.mul(lax.log(x), 1.0 / math.log(base))
+        # each part over log(base): a complex product would make inf * 0 = NaN parts
+        real, imaginary = lax_complex.parts(lax.log(x))
+        return lax_complex.make(lax.div(real, math.log(base)), lax.div(imaginary, math.log(base)))
+
+    return kernel
+
+
+def _real_or_complex(real_kernel, complex_kernel):
+    """``real_kernel`` for real operands, ``complex_kernel`` (lax_complex*.py) for complex ones."""
+    return lambda x: complex_kernel(x) if is_complex(dtype_of(x).name) else real_kernel(x)
 
 
 def _one_minus_square(x):
@@ -93,14 +105,23 @@ sin = _inexact_unary("sin", lax.sin)
 cos = _inexact_unary("cos", lax.cos)
 tan = _inexact_unary("tan", lax.tan)
 tanh = _inexact_unary("tanh", lax.tanh)
-arcsin = _inexact_unary("arcsin", lambda x: lax.atan2(x, lax.sqrt(_one_minus_square(x))))
-arccos = _inexact_unary("arccos", lambda x: lax.atan2(lax.sqrt(_one_minus_square(x)), x))
+arcsin = _inexact_unary(
+    "arcsin", _real_or_complex(lambda x: lax.atan2(x, lax.sqrt(_one_minus_square(x))), lax_complex_inverse.asin)
+)
+arccos = _inexact_unary(
+    "arccos", _real_or_complex(lambda x: lax.atan2(lax.sqrt(_one_minus_square(x)), x), lax_complex_inverse.acos)
+)
 arctan = _inexact_unary(
-    "arctan", lambda x: lax.atan2(x, lax.full(shape_of(x), 1, dtype_of(x).name))
+    "arctan",
+    _real_or_complex(lambda x: lax.atan2(x, lax.full(shape_of(x), 1, dtype_of(x).name)), lax_complex_inverse.atan),
 )
 # expm1 keeps sinh accurate for small |x|, where exp(x) - exp(-x) cancels.
-sinh = _inexact_unary("sinh", lambda x: lax.mul(lax.sub(lax.expm1(x), lax.expm1(lax.neg(x))), 0.5))
-cosh = _inexact_unary("cosh", lambda x: lax.mul(lax.add(lax.exp(x), lax.exp(lax.neg(x))), 0.5))
+sinh = _inexact_unary(
+    "sinh", _real_or_complex(lambda x: lax.mul(lax.sub(lax.expm1(x), lax.expm1(lax.neg(x))), 0.5), lax_complex.sinh)
+)
+cosh = _inexact_unary(
+    "cosh", _real_or_complex(lambda x: lax.mul(lax.add(lax.exp(x), lax.exp(lax.neg(x))), 0.5), lax_complex.cosh)
+)
 
 
 def _float_or_identity(name: str, kernel):

@@ -2,10 +2,11 @@
 ``gather``.
 
 Basic entries (ints, slices with any step, None, Ellipsis) become one ``slice`` (plus ``rev``
-for negative steps) and a reshape. Integer-array entries, and ints next to them, are advanced:
-they are broadcast together, clamped into range as in JAX, and combined into one linear index
-over the dims they select, which a single ``gather`` takes. Where the advanced dims land follows
-numpy: in place when the advanced entries are adjacent in the index as written, first otherwise.
+for negative steps) and a ``squeeze`` of the int dims. Integer-array entries, and ints next to
+them, are advanced: they are broadcast together, clamped into range as in JAX, and combined into
+one linear index over the dims they select, which a single ``gather`` takes. Where the advanced
+dims land follows numpy: in place when the advanced entries are adjacent in the index as
+written, first otherwise.
 """
 
 from __future__ import annotations
@@ -224,11 +225,10 @@ def _apply_basic(operand, entries, advanced: bool):
     if any(window[:3] != (0, size, 1) for window, size in zip(windows, shape)):
         operand = lax.slice(operand, *zip(*(window[:3] for window in windows)))
     if not advanced:
-        kept = tuple(
-            size for entry, size in zip(per_dim, shape_of(operand)) if not _is_integer(entry)
-        )
-        if kept != shape_of(operand):
-            operand = lax.reshape(operand, kept)
+        # NOTE: a squeeze, as JAX's indexing writes it (make_jaxpr prints the same equations)
+        integer_dims = tuple(dim for dim, entry in enumerate(per_dim) if _is_integer(entry))
+        if integer_dims:
+            operand = lax.squeeze(operand, integer_dims)
     return operand
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import lax_ops as lax
 from ..operands import dtype_of, shape_of
-from ..promotion import is_float
+from ..promotion import is_complex, is_float
 from .arguments import as_array_argument, broadcast_to_shape, convert_operand
 from meshjit.ir.dtypes import to_numpy
 
@@ -34,17 +34,17 @@ def with_mask(operand, where, fill, function: str):
 
 
 def lowest(dtype: str):
-    """The identity of max over ``dtype``: -inf, the least integer, or False."""
+    """The identity of max over ``dtype``: -inf (-inf + 0i), the least integer, or False."""
     if dtype == "bool":
         return False
-    return -math.inf if is_float(dtype) else int(np.iinfo(to_numpy(dtype)).min)
+    return -math.inf if is_float(dtype) or is_complex(dtype) else int(np.iinfo(to_numpy(dtype)).min)
 
 
 def highest(dtype: str):
-    """The identity of min over ``dtype``: inf, the greatest integer, or True."""
+    """The identity of min over ``dtype``: inf (inf + 0i), the greatest integer, or True."""
     if dtype == "bool":
         return True
-    return math.inf if is_float(dtype) else int(np.iinfo(to_numpy(dtype)).max)
+    return math.inf if is_float(dtype) or is_complex(dtype) else int(np.iinfo(to_numpy(dtype)).max)
 
 
 def masked_count(where, operand, axes, function: str, dtype: str):

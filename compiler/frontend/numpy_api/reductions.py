@@ -12,6 +12,7 @@ import math
 from meshjit.ir.dtypes import NARROW_FLOATS
 from meshjit.ir.dtypes import real_dtype
 
+from .. import lax_complex
 from .. import lax_ops as lax
 from .. import sharding_ops
 from ..operands import dtype_of, shape_of, x64
@@ -29,7 +30,7 @@ from .arguments import (
     with_weak_type,
 )
 from .creation import asarray
-from .elementwise import equal, logical_and, logical_or, subtract
+from .elementwise import equal, logical_and, logical_or, maximum, minimum, subtract
 from .elementwise_math import isfinite, isnan, sqrt
 from .reduction_masks import highest, lowest, masked_count, with_mask
 
@@ -52,6 +53,7 @@ __all__ = (
     "min",
     "prod",
     "sort",
+    "sort_complex",
     "std",
     "sum",
     "var",
@@ -143,8 +145,27 @@ def _extremum(function: str, reduce, combine, bool_reduce, bool_combine, identit
     return apply
 
 
-max = _extremum("max", lax.reduce_max, lax.max, lax.reduce_or, lax.bitwise_or, lowest)
-min = _extremum("min", lax.reduce_min, lax.min, lax.reduce_and, lax.bitwise_and, highest)
+def _lexicographic(reduce_real, fill: float):
+    """A max or min reduction in JAX's complex order (real part, then imaginary part): the
+    extreme real part, then the extreme imaginary part among the elements that have it (a NaN
+    real part matches a NaN extreme); real operands go to ``reduce_real`` itself."""
+
+    def reduce(operand, axes):
+        if not is_complex(dtype_of(operand).name):
+            return reduce_real(operand, axes)
+        real, imaginary = lax_complex.parts(operand)
+        extreme = reduce_real(real, axes)
+        kept = tuple(dim for dim in range(len(shape_of(real))) if dim not in axes)
+        spread = lax.broadcast_in_dim(extreme, shape_of(real), kept)
+        ties = lax.bitwise_or(lax.eq(real, spread), lax.bitwise_and(isnan(real), isnan(spread)))
+        candidates = lax.select(ties, imaginary, lax.full(shape_of(imaginary), fill, dtype_of(imaginary).name))
+        return lax_complex.make(extreme, reduce_real(candidates, axes))
+
+    return reduce
+
+
+max = _extremum("max", _lexicographic(lax.reduce_max, -math.inf), maximum, lax.reduce_or, lax.bitwise_or, lowest)
+min = _extremum("min", _lexicographic(lax.reduce_min, math.inf), minimum, lax.reduce_and, lax.bitwise_and, highest)
 amax = max
 amin = min
 
@@ -307,6 +328,17 @@ def sort(a, axis=-1, *, kind=None, order=None, stable: bool = True, descending: 
     if descending:
         result = lax.rev(result, (dim,))
     return with_weak_type(result, dtype_of(value).weak)
+
+
+def sort_complex(a):
+    """``a`` sorted along its last axis, as complex numbers (the complex type of ``a``'s)."""
+    value = as_array_argument(a, "sort_complex")
+    result = sort(value, axis=-1)
+    name = dtype_of(result).name
+    if is_complex(name):
+        return result
+    target = "c128" if name == "f64" or (name in ("i64", "u64") and x64()) else "c64"
+    return lax.convert_element_type(result, target)
 
 
 def argsort(a, axis=-1, *, kind=None, order=None, stable: bool = True, descending: bool = False, dtype=None):

@@ -7,12 +7,13 @@ over the sorted array. The order is the one ``sort`` uses: NaNs last, -0.0 equal
 
 from __future__ import annotations
 
+from .. import lax_complex
 from .. import lax_ops as lax
 from ..operands import dtype_of, shape_of, x64
 from ..promotion import default_int
 from .arguments import as_array_argument, convert_operand, result_dtype
 from .elementwise_math import isnan
-from meshjit.ir.dtypes import is_float
+from meshjit.ir.dtypes import is_complex, is_float
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
 __all__ = (
@@ -23,7 +24,12 @@ _METHODS = ("scan", "scan_unrolled", "sort", "compare_all")
 
 
 def _before(left, right):
-    """``left`` sorts strictly before ``right`` (NaN after every number)."""
+    """``left`` sorts strictly before ``right`` (NaN after every number; complex numbers by
+    their real parts, then their imaginary parts, as JAX's sort)."""
+    if is_complex(dtype_of(left).name):
+        (left_real, left_imaginary), (right_real, right_imaginary) = lax_complex.parts(left), lax_complex.parts(right)
+        tied = lax.bitwise_or(lax.eq(left_real, right_real), lax.bitwise_and(isnan(left_real), isnan(right_real)))
+        return lax.bitwise_or(_before(left_real, right_real), lax.bitwise_and(tied, _before(left_imaginary, right_imaginary)))
     if not is_float(dtype_of(left).name):
         return lax.lt(left, right)
     return lax.bitwise_or(lax.lt(left, right), lax.bitwise_and(isnan(right), lax.bitwise_not(isnan(left))))

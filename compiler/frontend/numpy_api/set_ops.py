@@ -67,6 +67,9 @@ def _pick(ordered, picked, size: int, fill_value):
 
 
 def _unique_flat(flat, return_index, return_inverse, return_counts, equal_nan, size, fill_value):
+    if jnp.iscomplexobj(flat):
+        # a complex number with a NaN part is NaN + 0i, sorted last (JAX's canonical complex NaN)
+        flat = jnp.where(jnp.isnan(flat), jnp.asarray(complex(np.nan, 0), flat.dtype), flat)
     order = jnp.argsort(flat, stable=True)
     ordered = flat[order]
     starts = _run_starts(ordered, equal_nan)

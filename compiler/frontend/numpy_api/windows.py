@@ -1,5 +1,6 @@
-"""jax.numpy's window functions (``bartlett``, ``blackman``, ``hamming``, ``hanning``) of ``M``
-points, and ``unwrap`` (phase jumps larger than ``discont`` replaced by their complement)."""
+"""jax.numpy's window functions (``bartlett``, ``blackman``, ``hamming``, ``hanning``,
+``kaiser``) of ``M`` points, ``i0`` (the modified Bessel function the Kaiser window is made of),
+and ``unwrap`` (phase jumps larger than ``discont`` replaced by their complement)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import operator
 import numpy as np
 
 from .. import numpy_api as jnp
+from ..scipy import special_incomplete
+from ..trace import ConcretizationTypeError, Tracer
 from .arguments import as_array_argument, is_inexact_dtype, normalize_axis
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
@@ -16,6 +19,8 @@ __all__ = (
     "blackman",
     "hamming",
     "hanning",
+    "i0",
+    "kaiser",
     "unwrap",
 )
 
@@ -57,6 +62,28 @@ def blackman(M: int):
 def bartlett(M: int):
     """The Bartlett (triangular) window."""
     return _window("bartlett", M, lambda n, M: 1 - jnp.absolute(2 * n - M + 1) / (M - 1))
+
+
+def i0(x):
+    """The modified Bessel function of the first kind of order 0, of real arguments (its
+    derivative is I_1, zero at 0)."""
+    x = jnp.asarray(as_array_argument(x, "i0"))
+    if jnp.iscomplexobj(x):
+        raise ValueError(f"Unsupported input type to jax.numpy.i0: {x.dtype}")
+    return special_incomplete.i0(x)
+
+
+def kaiser(M: int, beta):
+    """The Kaiser window: ``I0(beta sqrt(1 - (2n / (M - 1) - 1)^2)) / I0(beta)``."""
+    if isinstance(M, Tracer):
+        raise ConcretizationTypeError("Abstract tracer value encountered where concrete value is expected: traced "
+                                      f"array with shape {np.dtype(M.dtype).name}[]\nM argument of jnp.kaiser")
+    M = int(M)
+    if M <= 1:
+        return jnp.ones((max(M, 0),), dtype=jnp.float32)
+    n = jnp.arange(M, dtype=jnp.float32)
+    alpha = 0.5 * (M - 1)
+    return i0(beta * jnp.sqrt(1 - ((n - alpha) / alpha) ** 2)) / i0(beta)
 
 
 def unwrap(p, discont=None, axis: int = -1, period=2 * np.pi):

@@ -1,6 +1,7 @@
 """jax.scipy.linalg's factorizations and solves: cholesky (upper by default, as scipy),
 cho_factor/cho_solve, solve_triangular, lu_factor, lu, solve, inv, det, qr, eigh and svd over the
-linear algebra ops (lax_linalg.py); expm and polar are in linalg_functions.py."""
+linear algebra ops (lax_linalg.py); expm and polar are in linalg_functions.py, schur, hessenberg,
+rsf2csf, sqrtm and funm in linalg_schur.py."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ from .. import numpy_api as jnp
 from . import linalg_solvers as solvers
 from . import numpy_linalg
 from .linalg_functions import expm, polar
+from .linalg_schur import funm, hessenberg, rsf2csf, schur, sqrtm
 from .special import floats
 
 # NOTE: the public names, re-exported by the facade (``meshjit.scipy.linalg``).
-__all__ = ("cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm", "inv", "lu", "lu_factor", "lu_solve", "polar",
-           "qr", "solve", "solve_triangular", "svd")
+__all__ = ("cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm", "funm", "hessenberg", "inv", "lu", "lu_factor",
+           "lu_solve", "polar", "qr", "rsf2csf", "schur", "solve", "solve_triangular", "sqrtm", "svd")
 
 det = numpy_linalg.det
 inv = numpy_linalg.inv
@@ -51,32 +53,31 @@ def _as_matrix_rhs(function: str, a, b):
 
 
 def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = True):
-    """``x`` with ``a @ x = b`` from cho_factor's ``(factor, lower)``."""
+    """``x`` with ``a @ x = b`` from cho_factor's ``(factor, lower)``: ``a = L L^H`` or
+    ``U^H U``."""
     factor, lower = c_and_lower
     factor, b = floats("cho_solve", factor, b)
     rhs, vector = _as_matrix_rhs("cho_solve", factor, b)
-    middle = solvers.solve_triangular(factor, rhs, lower=lower, transpose=not lower)
-    result = solvers.solve_triangular(factor, middle, lower=lower, transpose=lower)
+    middle = solvers.solve_triangular(factor, rhs, lower=lower, transpose=not lower, conjugate=not lower)
+    result = solvers.solve_triangular(factor, middle, lower=lower, transpose=lower, conjugate=lower)
     return result[..., 0] if vector else result
 
 
 def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = False,
                      overwrite_b: bool = False, debug=None, check_finite: bool = True):
     """``x`` with ``op(a) @ x = b`` for a triangular ``a``: op is the identity (``trans`` 0 or
-    'N') or the transpose (1, 'T', and 'C' for real matrices)."""
-    if trans in (0, "N"):
-        transpose = False
-    elif trans in (1, 2, "T", "C"):
-        transpose = True
-    else:
+    'N'), the transpose (1, 'T') or the conjugate transpose (2, 'C')."""
+    if trans not in (0, 1, 2, "N", "T", "C"):
         raise ValueError(f"Invalid 'trans' value {trans}")
+    transpose, conjugate = trans not in (0, "N"), trans in (2, "C")
     a, b = floats("solve_triangular", a, b)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(f"solve_triangular: a must be a (stack of) square matrices, got shape {a.shape}")
     rhs, vector = _as_matrix_rhs("solve_triangular", a, b)
     if rhs.shape[-2] != a.shape[-1]:
         raise ValueError(f"solve_triangular: b {b.shape} does not match a {a.shape}")
-    result = solvers.solve_triangular(a, rhs, lower=lower, transpose=transpose, unit_diagonal=unit_diagonal)
+    result = solvers.solve_triangular(a, rhs, lower=lower, transpose=transpose, conjugate=conjugate,
+                                      unit_diagonal=unit_diagonal)
     return result[..., 0] if vector else result
 
 
@@ -99,8 +100,8 @@ def _pivots_to_permutation(pivots, rows: int):
 
 
 def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False, check_finite: bool = True):
-    """``x`` with ``a @ x = b`` (``trans`` 0) or ``a^T @ x = b`` (1 or 2) from lu_factor's
-    ``(lu, piv)``."""
+    """``x`` with ``a @ x = b`` (``trans`` 0), ``a^T @ x = b`` (1) or ``a^H @ x = b`` (2) from
+    lu_factor's ``(lu, piv)``."""
     packed, pivots = lu_and_piv
     packed, b = floats("lu_solve", packed, b)
     if trans not in (0, 1, 2):
@@ -112,8 +113,10 @@ def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False, check_fin
         middle = solvers.solve_triangular(packed, jnp.matmul(permutation, rhs), lower=True, unit_diagonal=True)
         result = solvers.solve_triangular(packed, middle, lower=False)
     else:
-        middle = solvers.solve_triangular(packed, rhs, lower=False, transpose=True)
-        middle = solvers.solve_triangular(packed, middle, lower=True, transpose=True, unit_diagonal=True)
+        conjugate = trans == 2
+        middle = solvers.solve_triangular(packed, rhs, lower=False, transpose=True, conjugate=conjugate)
+        middle = solvers.solve_triangular(packed, middle, lower=True, transpose=True, conjugate=conjugate,
+                                          unit_diagonal=True)
         result = jnp.matmul(jnp.swapaxes(permutation, -1, -2), middle)
     return result[..., 0] if vector else result
 
@@ -160,8 +163,8 @@ def qr(a, overwrite_a: bool = False, lwork=None, mode: str = "full", pivoting: b
 def eigh(a, b=None, lower: bool = True, eigvals_only: bool = False, overwrite_a: bool = False,
          overwrite_b: bool = False, turbo: bool = True, eigvals=None, type: int = 1,  # noqa: A002 - scipy's name
          check_finite: bool = True):
-    """``(w, v)``: ascending eigenvalues and eigenvectors of a symmetric ``a``; with ``b``
-    (symmetric positive definite) those of ``a v = w b v``, through ``b``'s Cholesky factor."""
+    """``(w, v)``: ascending eigenvalues and eigenvectors of a Hermitian ``a``; with ``b``
+    (Hermitian positive definite) those of ``a v = w b v``, through ``b``'s Cholesky factor."""
     if type != 1:
         raise ValueError(f"eigh: only type=1 (a v = w b v) is supported, got type={type}")
     if eigvals is not None:
@@ -172,13 +175,13 @@ def eigh(a, b=None, lower: bool = True, eigvals_only: bool = False, overwrite_a:
         return values if eigvals_only else (values, vectors)
     (b,) = floats("eigh", b)
     factor = lax_linalg.cholesky(b)
-    # L^{-1} a L^{-T} has the eigenvalues of the pencil; its eigenvectors map back by L^{-T}
+    # L^{-1} a L^{-H} has the eigenvalues of the pencil; its eigenvectors map back by L^{-H}
     half = solvers.solve_triangular(factor, lax_linalg.symmetrize(a), lower=True)
-    reduced = jnp.swapaxes(solvers.solve_triangular(factor, jnp.swapaxes(half, -1, -2), lower=True), -1, -2)
+    reduced = lax_linalg.adjoint(solvers.solve_triangular(factor, lax_linalg.adjoint(half), lower=True))
     vectors, values = lax_linalg.eigh(reduced)
     if eigvals_only:
         return values
-    return values, solvers.solve_triangular(factor, vectors, lower=True, transpose=True)
+    return values, solvers.solve_triangular(factor, vectors, lower=True, transpose=True, conjugate=True)
 
 
 def svd(a, full_matrices: bool = True, compute_uv: bool = True, overwrite_a: bool = False,

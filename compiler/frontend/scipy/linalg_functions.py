@@ -70,7 +70,7 @@ def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
     (A,) = floats("expm", A)
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise ValueError(f"Expected A to be a (batched) square matrix, got A.shape={A.shape}.")
-    thetas = _THETAS["float64" if A.dtype == jnp.float64 else "float32"]
+    thetas = _THETAS["float64" if A.dtype in (jnp.float64, jnp.complex128) else "float32"]
     norm = jnp.max(jnp.sum(jnp.abs(A), axis=-2), axis=-1)
     top_degree, top_theta = thetas[-1]
     squarings = jnp.maximum(0.0, jnp.ceil(jnp.log2(norm / top_theta)))
@@ -95,6 +95,6 @@ def polar(a, side: str = "right", *, method: str = "qdwh", eps=None, max_iterati
         raise ValueError("The input `a` must be at least a 2-D array.")
     left, values, right = lax_linalg.svd(a, full_matrices=False)
     unitary = jnp.matmul(left, right)
-    vectors = jnp.swapaxes(right, -1, -2) if side == "right" else left
-    positive = jnp.matmul(lax_linalg.columns_times(vectors, values), jnp.swapaxes(vectors, -1, -2))
+    vectors = lax_linalg.adjoint(right) if side == "right" else left
+    positive = jnp.matmul(lax_linalg.columns_times(vectors, values.astype(a.dtype)), lax_linalg.adjoint(vectors))
     return unitary, positive

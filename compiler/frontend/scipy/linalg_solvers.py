@@ -32,11 +32,13 @@ def broadcast_batches(matrix, rhs):
     return jnp.broadcast_to(matrix, batch + matrix.shape[-2:]), jnp.broadcast_to(rhs, batch + rhs.shape[-2:])
 
 
-def solve_triangular(matrix, rhs, *, lower: bool, transpose: bool = False, unit_diagonal: bool = False):
-    """``x`` with ``op(matrix) @ x = rhs`` (a matrix ``rhs``, batch dims broadcast)."""
+def solve_triangular(matrix, rhs, *, lower: bool, transpose: bool = False, conjugate: bool = False,
+                     unit_diagonal: bool = False):
+    """``x`` with ``op(matrix) @ x = rhs`` (a matrix ``rhs``, batch dims broadcast), ``op`` the
+    transpose when ``transpose``, of the conjugate when ``conjugate``."""
     matrix, rhs = broadcast_batches(matrix, rhs)
     return lax_linalg.triangular_solve(matrix, rhs, left_side=True, lower=lower, transpose_a=transpose,
-                                       unit_diagonal=unit_diagonal)
+                                       conjugate_a=conjugate, unit_diagonal=unit_diagonal)
 
 
 def lu_solve(packed, permutation, rhs):

@@ -14,14 +14,15 @@ from .. import lax_linalg
 from .. import numpy_api as jnp
 from . import linalg_solvers as solvers
 from .numpy_linalg_decompositions import (
-    EighResult, QRResult, SVDResult, eigh, eigvalsh, lstsq, matrix_rank, pinv, qr, svd, svdvals,
+    EigResult, EighResult, QRResult, SVDResult, eig, eigh, eigvals, eigvalsh, lstsq, matrix_rank, pinv, qr, svd,
+    svdvals,
 )
 from .numpy_linalg_products import cross, diagonal, multi_dot, tensorinv, tensorsolve, trace, vector_norm
 from .special import floats
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy.linalg``).
-__all__ = ("EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond", "cross", "det", "diagonal",
-           "eigh", "eigvalsh", "inv", "lstsq", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
+__all__ = ("EigResult", "EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond", "cross", "det",
+           "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
            "qr", "slogdet", "solve", "svd", "svdvals", "tensorinv", "tensorsolve", "trace", "vector_norm")
 
 
@@ -38,7 +39,7 @@ def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
     where the matrix is not positive definite."""
     a = square(a, "cholesky", TypeError)
     factor = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
-    return jnp.swapaxes(factor, -1, -2) if upper else factor
+    return lax_linalg.adjoint(factor) if upper else factor
 
 
 def solve(a, b):
@@ -73,14 +74,24 @@ class SlogdetResult(NamedTuple):
 
 
 def slogdet(a, *, method=None) -> SlogdetResult:
-    """The sign and the log of the absolute value of the determinant (by LU)."""
+    """The sign (a unit complex number for a complex matrix) and the log of the absolute value
+    of the determinant (by LU)."""
     a = square(a, "slogdet()")
     if method not in (None, "lu"):
         raise ValueError(f"Unknown slogdet method '{method}'. Supported methods are 'lu' (`None`).")
     packed, pivots, _ = solvers.factor(a)
     diagonal = lax_linalg.diagonal(packed)
-    sign = solvers.pivot_sign(pivots, a.dtype) * jnp.prod(jnp.sign(diagonal), axis=-1)
-    return SlogdetResult(sign, jnp.sum(jnp.log(jnp.abs(diagonal)), axis=-1))
+    magnitude = jnp.abs(diagonal)
+    sign = solvers.pivot_sign(pivots, a.dtype) * jnp.prod(_unit(diagonal, magnitude), axis=-1)
+    return SlogdetResult(sign, jnp.sum(jnp.log(magnitude), axis=-1))
+
+
+def _unit(values, magnitude):
+    """``values / |values|`` (0 at 0): the sign of a real number, the phase of a complex one."""
+    if not jnp.iscomplexobj(values):
+        return jnp.sign(values)
+    nonzero = magnitude != 0
+    return jnp.where(nonzero, values / jnp.where(nonzero, magnitude, 1).astype(values.dtype), 0)
 
 
 def det(a):
@@ -111,16 +122,23 @@ def matrix_power(a, n: int):
     return result
 
 
+def _squares(x):
+    """``|x|^2`` entrywise: ``x * x`` of a real ``x``, ``re^2 + im^2`` of a complex one."""
+    if jnp.iscomplexobj(x):
+        return jnp.real(x) * jnp.real(x) + jnp.imag(x) * jnp.imag(x)
+    return x * x
+
+
 def _vector_norm(x, ord, axis, keepdims):
     magnitude = jnp.abs(x)
     if ord is None or ord == 2:
-        return jnp.sqrt(jnp.sum(x * x, axis=axis, keepdims=keepdims))
+        return jnp.sqrt(jnp.sum(_squares(x), axis=axis, keepdims=keepdims))
     if ord == math.inf:
         return jnp.max(magnitude, axis=axis, keepdims=keepdims)
     if ord == -math.inf:
         return jnp.min(magnitude, axis=axis, keepdims=keepdims)
     if ord == 0:
-        return jnp.sum((x != 0).astype(x.dtype), axis=axis, keepdims=keepdims)
+        return jnp.sum((x != 0).astype(magnitude.dtype), axis=axis, keepdims=keepdims)
     if ord == 1:
         return jnp.sum(magnitude, axis=axis, keepdims=keepdims)
     return jnp.sum(magnitude ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
@@ -141,7 +159,7 @@ def _matrix_norm(x, ord, axis, keepdims):
     rows, columns = axis
     magnitude = jnp.abs(x)
     if ord in (None, "fro", "f"):
-        return jnp.sqrt(jnp.sum(x * x, axis=axis, keepdims=keepdims))
+        return jnp.sqrt(jnp.sum(_squares(x), axis=axis, keepdims=keepdims))
     if ord in (2, -2, "nuc"):
         return _singular_value_norm(x, ord, axis, keepdims)
     if ord not in (1, -1, math.inf, -math.inf):
@@ -159,7 +177,7 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
     (x,) = floats("norm", x)
     if axis is None:
         if ord is None:
-            return jnp.sqrt(jnp.sum(x * x, keepdims=keepdims))
+            return jnp.sqrt(jnp.sum(_squares(x), keepdims=keepdims))
         axis = tuple(range(x.ndim))
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     axes = tuple(a % x.ndim for a in axes)

@@ -1,4 +1,4 @@
-"""jnp.linalg's decompositions and what they give: qr, eigh, eigvalsh, svd, svdvals, and from
+"""jnp.linalg's decompositions and what they give: qr, eig, eigvals, eigh, eigvalsh, svd, svdvals, and from
 the singular values pinv, lstsq and matrix_rank, with JAX's conventions (eigenvalues ascending,
 singular values descending, JAX's default cutoffs)."""
 
@@ -16,6 +16,11 @@ from .special import floats
 class QRResult(NamedTuple):
     Q: object
     R: object
+
+
+class EigResult(NamedTuple):
+    eigenvalues: object
+    eigenvectors: object
 
 
 class EighResult(NamedTuple):
@@ -37,6 +42,20 @@ def qr(a, mode: str = "reduced"):
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
     q, r = lax_linalg.qr(a, full_matrices=mode == "complete")
     return r if mode == "r" else QRResult(q, r)
+
+
+def eig(a) -> EigResult:
+    """``EigResult(eigenvalues, eigenvectors)`` of general square matrices, complex, the
+    eigenvectors as unit columns (LAPACK's geev)."""
+    (a,) = floats("jnp.linalg.eig", a)
+    values, vectors = lax_linalg.eig(a, compute_left_eigenvectors=False)
+    return EigResult(values, vectors)
+
+
+def eigvals(a):
+    """The complex eigenvalues of general square matrices, in LAPACK's order."""
+    (a,) = floats("jnp.linalg.eigvals", a)
+    return lax_linalg.eig(a, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[0]
 
 
 def _symmetric(a, function: str):
@@ -77,7 +96,7 @@ def _hermitian_svd(a, compute_uv: bool):
         return singular
     u = jnp.take_along_axis(vectors, order[..., None, :], axis=-1)
     signs = jnp.take_along_axis(jnp.sign(values), order, axis=-1)
-    vh = jnp.swapaxes(u * signs[..., None, :], -1, -2)
+    vh = lax_linalg.adjoint(u * signs[..., None, :].astype(u.dtype))
     return SVDResult(u, singular, vh)
 
 
@@ -114,10 +133,10 @@ def pinv(a, rtol=None, hermitian: bool = False, *, rcond=None):
     if rtol is None:
         rtol = 10.0 * max(rows, columns) * _epsilon(a.dtype)
     u, values, vh = svd(a, full_matrices=False, hermitian=hermitian)
-    rtol = jnp.asarray(rtol, dtype=a.dtype)
+    rtol = jnp.asarray(rtol, dtype=values.dtype)
     cutoff = rtol[..., None] * values[..., :1]
     kept = jnp.where(values > cutoff, values, np.inf)
-    return jnp.matmul(jnp.swapaxes(vh, -1, -2), jnp.swapaxes(u, -1, -2) / kept[..., :, None])
+    return jnp.matmul(lax_linalg.adjoint(vh), lax_linalg.adjoint(u) / kept[..., :, None].astype(u.dtype))
 
 
 def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
@@ -150,18 +169,18 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
         raise TypeError(f"{rhs.ndim}-dimensional array given. Array must be one or two-dimensional")
     rows, columns = a.shape
     if a.size == 0:
-        values, rank = jnp.zeros((0,), a.dtype), jnp.asarray(0, np.int32)
+        values, rank = jnp.zeros((0,), jnp.real(a).dtype), jnp.asarray(0, np.int32)
         solution = jnp.zeros((columns,) + rhs.shape[1:], a.dtype)
     else:
         cutoff = _epsilon(a.dtype) * max(rows, columns) if rcond is None else \
             jnp.where(jnp.asarray(rcond) < 0, _epsilon(a.dtype), rcond)
         u, values, vh = svd(a, full_matrices=False)
-        kept = (values > 0) & (values >= jnp.asarray(cutoff, a.dtype) * values[0])
+        kept = (values > 0) & (values >= jnp.asarray(cutoff, values.dtype) * values[0])
         rank = jnp.sum(kept)
-        inverse = jnp.where(kept, 1.0 / jnp.where(kept, values, 1.0), 0.0)[:, None]
-        solution = jnp.matmul(vh.T, inverse * jnp.matmul(u.T, rhs))
+        inverse = jnp.where(kept, 1.0 / jnp.where(kept, values, 1.0), 0.0)[:, None].astype(a.dtype)
+        solution = jnp.matmul(lax_linalg.adjoint(vh), inverse * jnp.matmul(lax_linalg.adjoint(u), rhs))
     if numpy_resid and (int(rank) < columns or rows <= columns):
-        residuals = jnp.zeros((0,), a.dtype)
+        residuals = jnp.zeros((0,), values.dtype)
     else:
-        residuals = jnp.sum((rhs - jnp.matmul(a, solution)) ** 2, axis=0)
+        residuals = jnp.sum(jnp.abs(rhs - jnp.matmul(a, solution)) ** 2, axis=0)
     return (solution.ravel() if vector else solution), residuals, rank, values

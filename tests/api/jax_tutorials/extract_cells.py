@@ -23,6 +23,7 @@ PAGES = {
     "custom_derivatives": "docs/notebooks/Custom_derivative_rules_for_Python_code.md",
     "vmapped_log_probs": "docs/notebooks/vmapped_log_probs.md",
     "neural_network": "docs/notebooks/Neural_Network_and_Data_Loading.md",
+    "external_callbacks": "docs/external-callbacks.md",
 }
 CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```\s*$", re.M | re.S)
 

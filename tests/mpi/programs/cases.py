@@ -13,6 +13,7 @@ import numpy as np
 import meshjit as jax
 import meshjit.numpy as jnp
 from meshjit import nn
+from meshjit.experimental import io_callback
 from meshjit.sharding import Mesh, NamedSharding
 from meshjit.sharding import PartitionSpec as P
 
@@ -193,13 +194,37 @@ def complex_values() -> dict:
     }
 
 
+def host_callbacks() -> dict:
+    """pure_callback and io_callback on a value sharded across processes: gathered, every process
+    calls back with the whole value and keeps its result (a pure host function gives every process
+    the same); inside shard_map each process calls back for its own devices' shards."""
+    _, grid = _meshes()
+    x = jax.device_put(_data(16, 8, seed=9), NamedSharding(grid, P("x", "y")))
+
+    def sort_rows(value):
+        return np.sort(np.asarray(value), axis=-1)
+
+    def with_callback(callback_op):
+        return lambda a: callback_op(sort_rows, jax.ShapeDtypeStruct(a.shape, a.dtype), a)
+
+    per_device = jax.shard_map(with_callback(jax.pure_callback), mesh=grid, in_specs=P("x", "y"),
+                               out_specs=P("x", "y"))
+    return {
+        "callback_whole": jax.jit(lambda a: with_callback(jax.pure_callback)(a) + a)(x),
+        "callback_io": jax.jit(with_callback(io_callback))(x),
+        "callback_per_device": jax.jit(per_device)(x),
+    }
+
+
 CASES = {"megatron_mlp": megatron_mlp, "sharded_reduction": sharded_reduction, "reshards": reshards,
          "ring_all_reduce": ring_all_reduce, "halos_and_lookups": halos_and_lookups,
-         "control_flow": control_flow, "half_floats": half_floats, "complex_values": complex_values}
+         "control_flow": control_flow, "half_floats": half_floats, "complex_values": complex_values,
+         "host_callbacks": host_callbacks}
 
 # Outputs whose collectives move or compare values without adding floats across processes (the
 # ring adds in program order, so it is exact too).
 EXACT = {"max_axis0", "all_to_all_line", "all_to_all_grid", "all_gather_grid", "ring", "all_to_all_two_axes",
-         "axis_index", "roll", "lookup", "newton_steps", "complex_fft", "complex_columns"} | {
+         "axis_index", "roll", "lookup", "newton_steps", "complex_fft", "complex_columns", "callback_whole",
+         "callback_io", "callback_per_device"} | {
     f"{name}_{dtype}" for name in ("psum", "sum_axis0", "raw_sum_axis0", "to_columns", "gathered", "ring")
     for dtype in ("float16", "bfloat16")}
