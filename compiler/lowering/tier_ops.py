@@ -23,7 +23,7 @@ _FLOATS, _SIGNED, _UNSIGNED = ("f32", "f64"), ("i32", "i64"), ("u32", "u64")
 # NOTE: the ops whose fused expression rounds exactly as their numpy kernel; float-to-int
 # conversions (XLA's saturation), ops calling libm (erf, pow, cbrt, atan2) and the rest are not
 _IDENTICAL = {
-    "f32": {"add", "sub", "mul", "div", "neg", "abs", "sqrt", "floor", "ceil", "fma"},
+    "f32": {"add", "sub", "mul", "div", "neg", "abs", "sqrt", "floor", "ceil", "fma", "square"},
     "i32": {"add", "sub", "mul", "neg", "max", "min", "abs"},
     "u32": {"add", "sub", "mul", "max", "min", "and", "or", "xor", "shift_left", "shift_right_logical"},
     "bool": {"and", "or", "xor", "not"},

@@ -66,7 +66,7 @@ FLOAT_OPS = {
     "logistic": lambda x, y: jax.nn.sigmoid(x * y), "exp_scaled": lambda x, y: jnp.exp(x * 1e-30 * y) + jnp.log(x * 1e30),
     "max": lambda x, y: jnp.maximum(x, y) * 2, "min": lambda x, y: jnp.minimum(x * y, y),
     "relu": lambda x, y: jnp.maximum(x * y, 0.0), "rsqrt": lambda x, y: lax.rsqrt(x * y),
-    "pow4": lambda x, y: lax.integer_pow(x + y, 4),
+    "pow4": lambda x, y: lax.integer_pow(x + y, 4), "square_op": lambda x, y: lax.square(x - y) * y,
 }
 INT_OPS = {
     "add": lambda x, y: (x + y) - x, "sub": lambda x, y: (x - y) * x, "mul": lambda x, y: x * y + x,
