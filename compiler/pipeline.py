@@ -28,7 +28,7 @@ from .lowering.lower import lower
 from .optimize.combine_collectives import merge_chained_collectives
 from .optimize.cse import eliminate_common_subexpressions
 from .optimize.dce import eliminate_dead_code
-from .optimize.reciprocals import multiply_by_reciprocals
+from .optimize.xla_arithmetic import rewrite_as_xla
 from .partitioning.partition import Decision, partition_with_report
 from .propagation.propagate_shardings import (
     PropagationResult,
@@ -267,7 +267,7 @@ def compile_module(module: Module, *, propagation="shardy", name: str = "main",
     pipeline = default_pipeline(propagation, donated=donated, whole_mesh=whole_mesh, search=search)
     # NOTE: XLA rewrites every program this way before anything else, so the traced program
     # the interpreter checks against (and the dumps' "traced" module) already multiplies
-    module = multiply_by_reciprocals(module)
+    module = rewrite_as_xla(module)
     if not module.meshes:
         pipeline = Pipeline((MESHLESS_DEAD_CODE, *pipeline.of_stage(LOWER).passes))
     if not plan:

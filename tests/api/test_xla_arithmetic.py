@@ -1,7 +1,7 @@
-"""Division as JAX's compiled programs compute it (compiler/optimize/reciprocals.py): XLA makes a
+"""Division as JAX's compiled programs compute it (compiler/optimize/xla_arithmetic.py): XLA makes a
 division by a constant a multiplication by its reciprocal and ``a / sqrt(b)`` a multiplication by
 XLA's float32 rsqrt (ir/xla_rsqrt.py), so a jitted program's numbers are JAX's; eager division
-stays IEEE division, as JAX's. Expected values are JAX 0.10.2's (data/make_rsqrt_division.py)."""
+stays IEEE division, as JAX's. Expected values are JAX 0.10.2's (data/make_xla_arithmetic.py)."""
 
 import json
 import pathlib
@@ -15,7 +15,7 @@ from meshjit.ir import interpret
 from meshjit.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 _TABLE = {name: np.array(bits, np.uint32).view(np.float32)
-          for name, bits in json.loads((pathlib.Path(__file__).parent / "data" / "jax_rsqrt_division.json").read_text()).items()}
+          for name, bits in json.loads((pathlib.Path(__file__).parent / "data" / "jax_xla_arithmetic.json").read_text()).items()}
 
 
 def _same_bits(got, expected):
@@ -102,3 +102,39 @@ def test_divisions_by_exponentials_and_powers_become_products():
     _same_bits(jax.jit(lambda a, b: jnp.exp(a) / jnp.exp(b))(a, b), exp(a - b))
     _same_bits(jax.jit(lambda a, b: a / jnp.power(b, a))(a, b), a * power(b, -a))
     _same_bits(jax.jit(lambda a, b: a / jax.lax.rsqrt(b))(a, b), a * jnp.sqrt(b))
+
+
+def _normalized(x):
+    # NOTE: a float sum of squares differs from XLA's (its order, and an fma XLA may fuse into
+    # the sum), so the scale is a plain rsqrt of the values themselves
+    return (x - 1.0) * jax.lax.rsqrt(x)
+
+
+_CONTRACTED = {
+    "a_times_b_plus_c": lambda a, b, c: a * b + c,
+    "c_minus_a_times_b": lambda a, b, c: c - a * b,
+    "a_times_b_minus_c": lambda a, b, c: a * b - c,
+    "negated_product_plus_c": lambda a, b, c: -(a * b) + c,
+    "square_plus_c": lambda a, b, c: jnp.square(a) + c,
+    "cube_plus_c": lambda a, b, c: a ** 3 + c,
+    "over_seven_plus_c": lambda a, b, c: a / 7.0 + c,
+    "sgd": lambda p, g, c: p - 0.01 * g,
+    "product_in_two_outputs": lambda a, b, c: (a * b + c) + (a * b * 2.0),
+    "product_shared_in_one_loop": lambda a, b, c: (a * b + c) * (a * b),
+    "product_added_and_subtracted": lambda a, b, c: (a * b + c) - (a * b),
+    "product_returned_too": lambda a, b, c: (a * b + c, a * b),
+    "product_also_summed": lambda a, b, c: (a * b + c, jnp.sum(a * b)),
+    "normalized_affine": lambda x, g, b: _normalized(x) * g + b,
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CONTRACTED))
+def test_products_added_contract_into_fused_multiply_adds_as_xlas(name):
+    a, b, c = (jnp.asarray(_TABLE[f"chain_{name}"]) for name in "abc")
+    result = jax.jit(_CONTRACTED[name])(a, b, c)
+    _same_bits(result[0] if isinstance(result, tuple) else result, _TABLE[f"fma_{name}"])
+
+
+def test_eager_arithmetic_is_not_contracted():
+    a, b, c = (_TABLE[f"chain_{name}"] for name in "abc")
+    _same_bits(jnp.asarray(a) * b + c, a * b + c)
