@@ -13,6 +13,7 @@ import meshjit as jax
 import meshjit.numpy as jnp
 from meshjit.ir import interpret
 from meshjit.sharding import Mesh, NamedSharding, PartitionSpec as P
+from xla_arithmetic_cases import CONTRACTED
 
 _TABLE = {name: np.array(bits, np.uint32).view(np.float32)
           for name, bits in json.loads((pathlib.Path(__file__).parent / "data" / "jax_xla_arithmetic.json").read_text()).items()}
@@ -104,34 +105,10 @@ def test_divisions_by_exponentials_and_powers_become_products():
     _same_bits(jax.jit(lambda a, b: a / jax.lax.rsqrt(b))(a, b), a * jnp.sqrt(b))
 
 
-def _normalized(x):
-    # NOTE: a float sum of squares differs from XLA's (its order, and an fma XLA may fuse into
-    # the sum), so the scale is a plain rsqrt of the values themselves
-    return (x - 1.0) * jax.lax.rsqrt(x)
-
-
-_CONTRACTED = {
-    "a_times_b_plus_c": lambda a, b, c: a * b + c,
-    "c_minus_a_times_b": lambda a, b, c: c - a * b,
-    "a_times_b_minus_c": lambda a, b, c: a * b - c,
-    "negated_product_plus_c": lambda a, b, c: -(a * b) + c,
-    "square_plus_c": lambda a, b, c: jnp.square(a) + c,
-    "cube_plus_c": lambda a, b, c: a ** 3 + c,
-    "over_seven_plus_c": lambda a, b, c: a / 7.0 + c,
-    "sgd": lambda p, g, c: p - 0.01 * g,
-    "product_in_two_outputs": lambda a, b, c: (a * b + c) + (a * b * 2.0),
-    "product_shared_in_one_loop": lambda a, b, c: (a * b + c) * (a * b),
-    "product_added_and_subtracted": lambda a, b, c: (a * b + c) - (a * b),
-    "product_returned_too": lambda a, b, c: (a * b + c, a * b),
-    "product_also_summed": lambda a, b, c: (a * b + c, jnp.sum(a * b)),
-    "normalized_affine": lambda x, g, b: _normalized(x) * g + b,
-}
-
-
-@pytest.mark.parametrize("name", sorted(_CONTRACTED))
+@pytest.mark.parametrize("name", sorted(CONTRACTED))
 def test_products_added_contract_into_fused_multiply_adds_as_xlas(name):
     a, b, c = (jnp.asarray(_TABLE[f"chain_{name}"]) for name in "abc")
-    result = jax.jit(_CONTRACTED[name])(a, b, c)
+    result = jax.jit(CONTRACTED[name](jax, jnp))(a, b, c)
     _same_bits(result[0] if isinstance(result, tuple) else result, _TABLE[f"fma_{name}"])
 
 

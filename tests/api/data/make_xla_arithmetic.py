@@ -5,10 +5,14 @@ CPU): ``python tests/api/data/make_xla_arithmetic.py``. float32 bit patterns of 
 
 import json
 import pathlib
+import sys
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent.parent))
+from xla_arithmetic_cases import CONTRACTED  # noqa: E402
 
 rng = np.random.default_rng(7)
 magnitudes = np.float32(10.0) ** rng.integers(-37, 38, 3000).astype(np.float32)
@@ -37,32 +41,9 @@ table = json.loads(path.read_text())
 table.update({name: np.asarray(values).view(np.uint32).tolist() for name, values in chains.items()})
 path.write_text(json.dumps(table) + "\n")
 
-# XLA's CPU code contracts a product and an add into one fused multiply-add, where the product
-# is not shared within the fused loop (and the dividing rules above run first)
-def _normalized(x):
-    # NOTE: a float sum of squares differs from XLA's (its order, and an fma XLA may fuse into
-    # the sum), so the scale is a plain rsqrt of the values themselves
-    return (x - 1.0) * jax.lax.rsqrt(x)
-
-
-contracted = {
-    "a_times_b_plus_c": lambda a, b, c: a * b + c,
-    "c_minus_a_times_b": lambda a, b, c: c - a * b,
-    "a_times_b_minus_c": lambda a, b, c: a * b - c,
-    "negated_product_plus_c": lambda a, b, c: -(a * b) + c,
-    "square_plus_c": lambda a, b, c: jnp.square(a) + c,
-    "cube_plus_c": lambda a, b, c: a ** 3 + c,
-    "over_seven_plus_c": lambda a, b, c: a / 7.0 + c,
-    "sgd": lambda p, g, c: p - 0.01 * g,
-    "product_in_two_outputs": lambda a, b, c: (a * b + c) + (a * b * 2.0),
-    "product_shared_in_one_loop": lambda a, b, c: (a * b + c) * (a * b),
-    "product_added_and_subtracted": lambda a, b, c: (a * b + c) - (a * b),
-    "product_returned_too": lambda a, b, c: (a * b + c, a * b),
-    "product_also_summed": lambda a, b, c: (a * b + c, jnp.sum(a * b)),
-    "normalized_affine": lambda x, g, b: _normalized(x) * g + b,
-}
+# XLA's CPU code contracts a product and an add into one fused multiply-add (xla_arithmetic_cases)
 table = json.loads(path.read_text())
-for name, function in contracted.items():
-    result = jax.jit(function)(a, b, c)
+for name, case in CONTRACTED.items():
+    result = jax.jit(case(jax, jnp))(a, b, c)
     table[f"fma_{name}"] = np.asarray(result[0] if isinstance(result, tuple) else result).view(np.uint32).tolist()
 path.write_text(json.dumps(table) + "\n")
