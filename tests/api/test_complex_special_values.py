@@ -153,6 +153,22 @@ def test_inverse_functions_keep_c99_symmetries(dtype):
         assert _bits_equal(np.asarray(function(jnp.asarray(np.conj(z)))), np.conj(value)), name
 
 
+def _same_up_to_rounding(a, b) -> bool:
+    """Zeros (with their signs), infinities and NaNs in the same places; finite values within
+    four roundings. A fused kernel computes exp/sin/cos with meshjit's kernel helpers where a
+    lone small op runs numpy's (docs/execution.md), so the last bits may differ between paths."""
+    scale = np.maximum(np.abs(a), np.abs(b))  # a part's error is relative to the whole number
+
+    def same(x, y):
+        special = ~np.isfinite(x) | ~np.isfinite(y) | (x == 0) | (y == 0)
+        exact = (np.isnan(x) & np.isnan(y)) | ((x == y) & (np.signbit(x) == np.signbit(y)))
+        with np.errstate(invalid="ignore"):
+            close = np.abs(x - y) <= 4 * np.finfo(x.dtype).eps * scale
+        return np.all(np.where(special, exact, close))
+
+    return bool(same(a.real, b.real) and same(a.imag, b.imag))
+
+
 @pytest.mark.parametrize("dtype", cases.DTYPES)
 def test_sharded_jitted_and_interpreted_results_equal_eager_ones(dtype, mesh_8):
     config.update("jax_enable_x64", True)
@@ -162,13 +178,13 @@ def test_sharded_jitted_and_interpreted_results_equal_eager_ones(dtype, mesh_8):
     for name, make in cases.FUNCTIONS.items():
         function = make(jax, jnp)
         eager = np.asarray(function(z))
-        assert _bits_equal(np.asarray(jax.jit(function)(z)), eager), name
+        assert _same_up_to_rounding(np.asarray(jax.jit(function)(z)), eager), name
         compiled = jax.jit(function).lower(sharded).compile()
         result = compiled(sharded)
         assert result.sharding.spec == P("x"), name
-        assert _bits_equal(np.asarray(result), eager), name
+        assert _same_up_to_rounding(np.asarray(result), eager), name
         # the reference interpreter (the kernels' oracle) runs the partitioned program alike
-        assert _bits_equal(np.asarray(compiled.run_reference(sharded)), eager), name
+        assert _same_up_to_rounding(np.asarray(compiled.run_reference(sharded)), eager), name
 
 
 def test_holomorphic_gradients_equal_jax():

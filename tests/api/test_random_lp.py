@@ -1,6 +1,7 @@
 """jax.random.generalized_normal and ball against JAX 0.10.2's values (key 0, float32 words):
-generalized_normal bit for bit (gamma, rademacher and the power as JAX composes them); ball
-within one rounding (XLA fuses its final normalisation)."""
+generalized_normal within one rounding (bit for bit on the machine the table was made on: gamma
+and rademacher are exact, the power may be numpy's, whose last bit depends on the CPU's vector
+code); ball within one rounding (XLA fuses its final normalisation)."""
 
 import numpy as np
 import pytest
@@ -16,10 +17,10 @@ JITTED_BALL = [[1063963387, 1053365632, 1010757204], [3210510956, 1050819055, 31
 
 
 @pytest.mark.parametrize("p, shape", sorted(GENERALIZED_NORMAL))
-def test_generalized_normal_equals_jax_bit_for_bit(p, shape):
+def test_generalized_normal_equals_jax_within_a_rounding(p, shape):
     values = np.asarray(jax.random.generalized_normal(jax.random.key(0), p, shape))
     assert values.dtype == np.float32 and values.shape == shape
-    assert values.view(np.uint32).tolist() == GENERALIZED_NORMAL[(p, shape)]
+    np.testing.assert_array_max_ulp(values, _words(GENERALIZED_NORMAL[(p, shape)]), maxulp=1)
 
 
 def _words(values):

@@ -7,9 +7,9 @@ statements, each with its ``...`` lines) are cells too; the first cell of each d
 a fresh namespace (``"fresh": true``), as doctest gives each docstring its own globals."""
 
 import ast
+import importlib.util
 import json
 import pathlib
-import re
 import subprocess
 import sys
 
@@ -27,21 +27,17 @@ DOCSTRING_FILES = {
     "docstrings_debugging": "jax/_src/debugging.py",
     "docstrings_array": "jax/_src/array.py",
 }
-CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```\s*$", re.M | re.S)
+def _tutorial_cells_of():
+    """The tutorials' notebook-cell parser (tests/api/jax_tutorials/extract_cells.py), loaded by
+    path: the pages are MyST notebooks of the same form."""
+    path = pathlib.Path(__file__).parent.parent / "jax_tutorials" / "extract_cells.py"
+    spec = importlib.util.spec_from_file_location("jax_tutorials_extract_cells", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.cells_of
 
 
-def page_cells(text: str) -> list[dict]:
-    """Each code cell's source without its ``:key: value`` options, and whether it is tagged
-    to raise."""
-    cells = []
-    for match in CELL.finditer(text):
-        lines = match.group(1).splitlines()
-        options = []
-        while lines and (lines[0].startswith(":") or (options and not lines[0].strip())):
-            options.append(lines.pop(0))
-        cells.append({"code": "\n".join(lines).strip("\n"),
-                      "raises": any("raises-exception" in option for option in options)})
-    return cells
+page_cells = _tutorial_cells_of()
 
 
 def docstring_examples(docstring: str) -> list[str]:

@@ -15,7 +15,8 @@ HERE = pathlib.Path(__file__).parent
 sys.path.insert(0, str(HERE))
 from run_page_cells import _tutorials_module  # noqa: E402
 
-same_output = _tutorials_module("compare").same_output
+tutorials_compare = _tutorials_module("compare")
+same_output = tutorials_compare.same_output
 
 PAGES = sorted(path.name.removesuffix(".cells.json") for path in HERE.glob("*.cells.json"))
 
@@ -37,13 +38,7 @@ def score(page: str, outputs: list[dict]) -> tuple[list[int], list[int]]:
 
 
 def main(python: str = sys.executable) -> None:
-    total_counted = total_matching = 0
-    for page in PAGES:
-        counted, matching = score(page, run_page(page, python))
-        total_counted += len(counted)
-        total_matching += len(matching)
-        print(f"{page:28s} {len(matching):3d} / {len(counted):3d}  missing: {sorted(set(counted) - set(matching))}")
-    print(f"{'total':28s} {total_matching:3d} / {total_counted:3d} = {100 * total_matching / total_counted:.1f}%")
+    tutorials_compare.main(python, pages=PAGES, scorer=score, runner=run_page)
 
 
 if __name__ == "__main__":

@@ -63,10 +63,13 @@ def score(page: str, outputs: list[dict]) -> tuple[list[int], list[int]]:
     return counted, matching
 
 
-def main(python: str = sys.executable) -> None:
+def main(python: str = sys.executable, *, pages=None, scorer=None, runner=None) -> None:
+    """Print the matching cells per page and the total (the sharding pages' scorer passes its
+    own pages, scoring and runner)."""
+    pages, scorer, runner = pages or PAGES, scorer or score, runner or run_page
     total_counted = total_matching = 0
-    for page in PAGES:
-        counted, matching = score(page, run_page(page, python))
+    for page in pages:
+        counted, matching = scorer(page, runner(page, python))
         total_counted += len(counted)
         total_matching += len(matching)
         print(f"{page:28s} {len(matching):3d} / {len(counted):3d}  missing: {sorted(set(counted) - set(matching))}")
