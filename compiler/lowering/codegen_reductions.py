@@ -7,8 +7,9 @@ output), every loop after the first reading the row from cache, not memory. A va
 loop needs again is recomputed when cheap, and kept in a row of scratch when it takes a
 transcendental function or a division. Leading reductions (``columns`` kernels) walk the rows of
 a block of columns and accumulate into the output in place. A float sum over a row writes its
-terms to a row of scratch and adds them with ``_lane_sum`` (codegen_lanes.py), in an order fixed
-by construction that numpy repeats on the first tier; every other reduction runs in column order.
+terms to a row of scratch (or sums an input row where it is) and adds them with ``_lane_sum``
+(codegen_lanes.py), in an order fixed by construction that numpy repeats on the first tier; every
+other reduction runs in column order.
 """
 
 from __future__ import annotations
@@ -157,15 +158,19 @@ class _RowsKernel(_Kernel):
         self.full_outputs = [value for value, kind in self.outputs if kind == "full"]
         self.loops = self.reduction_loops + (1 if self.full_outputs else 0)
         self.stored = self._choose_scratch()
-        # float sums over the row add a scratch row in lanes (codegen_lanes): the row keeping
-        # their terms already (softmax's exponentials), else one of their own (``summed``)
+        # float sums over the row add a row in lanes (codegen_lanes): an input row summed as it
+        # is (layer norm's mean), the scratch row keeping their terms already (softmax's
+        # exponentials), else a scratch row of their own (``summed``)
         self.summed: list[int] = []
         self.sum_rows: dict[int, str] = {}
         kept = {value: index for index, value in enumerate(self.stored)}
+        rows_in = {value.id: f"row{index}" for index, (value, kind) in enumerate(self.inputs) if kind in ("full", "col")}
         for op in group.ops:
             if op.name == "reduce_sum" and op.result.type.dtype in ("f32", "f64"):
                 term = self.source(op.operands[0]).id
-                if term in kept:
+                if term in rows_in:
+                    self.sum_rows[op.result.id] = rows_in[term]
+                elif term in kept:
                     self.sum_rows[op.result.id] = f"scratch{kept[term]}"
                 else:
                     self.sum_rows[op.result.id] = f"sum{len(self.summed)}"
@@ -238,7 +243,9 @@ class _RowsKernel(_Kernel):
         tails = [f"{self.local[op.result.id]} = "
                  + (f"_lane_sum({self.sum_rows[op.result.id]}, n)" if op.result.id in self.sum_rows
                     else f"acc{self.local[op.result.id]}") for op in reductions]
-        return heads + ["for k in range(n):"] + ["    " + line for line in body] + tails
+        # NOTE: a loop whose only reduction sums an input row in place has nothing to do per column
+        loop = ["for k in range(n):"] + ["    " + line for line in body] if body else []
+        return heads + loop + tails
 
     def row_ops(self, phase: int) -> list[str]:
         return [self.statement(op) for op in self.group.ops

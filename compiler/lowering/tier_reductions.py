@@ -37,11 +37,11 @@ def reproducible(group) -> bool:
 def lane_sum(rows: np.ndarray, dtype: str) -> np.ndarray:
     """The sums over the last axis of ``rows`` in ``_lane_sum``'s order (codegen_lanes.py)."""
     lanes, columns = LANES[dtype], rows.shape[-1]
-    whole = columns - columns % lanes
+    position = columns - columns % lanes
     acc = np.zeros(rows.shape[:-1] + (lanes,), rows.dtype)
-    blocks = rows[..., :whole].reshape(rows.shape[:-1] + (whole // lanes, lanes))
+    blocks = rows[..., :position].reshape(rows.shape[:-1] + (position // lanes, lanes))
     with np.errstate(all="ignore"):
-        if whole:
+        if position:
             # accumulate adds the blocks one after another, the kernel's order; 0 + its result
             # turns a -0 lane into the kernel's +0
             acc = acc + np.take(np.add.accumulate(blocks, axis=-2), -1, axis=-2)
@@ -49,10 +49,10 @@ def lane_sum(rows: np.ndarray, dtype: str) -> np.ndarray:
         while width > 1:
             width //= 2
             acc = acc[..., :width] + acc[..., width:]
-        total = acc[..., 0]
-        for column in range(whole, columns):
-            total = total + rows[..., column]
-    return total
+            if columns - position >= width:
+                acc = acc + rows[..., position:position + width]
+                position += width
+    return acc[..., 0]
 
 
 def _signed_zero_fixed(op: Op, operand, result, axes):

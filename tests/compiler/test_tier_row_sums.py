@@ -20,25 +20,26 @@ from tier_helpers import bits, tiered_steps
 
 pytestmark = pytest.mark.usefixtures("restore_runtime_state")
 
-LENGTHS = (0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 127, 128, 129, 1000, 4097)
+LENGTHS = (0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 512, 1000, 4096, 4097)
 DTYPES = ("f32", "f64")
 
 
 def _written_out(row: np.ndarray) -> np.generic:
-    """The documented order one scalar addition at a time: lane k mod L from +0, halves of the
-    lanes added down to one lane, then the tail in order."""
+    """The documented order one scalar addition at a time: lane k mod L from +0 over the whole
+    blocks of L, then the lanes folded by halves down to one, each fold to w lanes followed by
+    the next w elements lane by lane when w or more are left."""
     lanes = LANES["f32" if row.dtype == np.float32 else "f64"]
-    whole = len(row) - len(row) % lanes
+    position = len(row) - len(row) % lanes
     acc = [row.dtype.type(0)] * lanes
-    for k in range(whole):
+    for k in range(position):
         acc[k % lanes] = acc[k % lanes] + row[k]
     while len(acc) > 1:
         half = len(acc) // 2
         acc = [acc[j] + acc[j + half] for j in range(half)]
-    total = acc[0]
-    for k in range(whole, len(row)):
-        total = total + row[k]
-    return total
+        if len(row) - position >= half:
+            acc = [acc[j] + row[position + j] for j in range(half)]
+            position += half
+    return acc[0]
 
 
 def _rows(dtype: str, length: int, count: int = 3) -> np.ndarray:
