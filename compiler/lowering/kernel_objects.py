@@ -34,6 +34,9 @@ _ERROR_PATH_SYMBOLS = {
 }
 _CTYPES = {"i": ctypes.c_int64, "p": ctypes.c_void_p}
 _INLINED_MAX_ARGUMENTS = 30
+# NOTE: a kernel with more C arguments than ctypes can pass (a wide fused group: every array is a
+# pointer and its shape) runs through Numba's own dispatcher instead
+_MOST_C_ARGUMENTS = 1024
 
 
 @ctypes.CFUNCTYPE(None)
@@ -210,6 +213,8 @@ class ObjectKernel:
         if not address:
             return self.numba_function  # the object calls something this process lacks
         kinds = [part for kind in signature for part in (["i"] if kind[0] == "i" else ["p"] + ["i"] * kind[2])]
+        if len(kinds) > _MOST_C_ARGUMENTS:
+            return self.numba_function  # NOTE: ctypes calls take at most 1024 arguments
         native = ctypes.CFUNCTYPE(None, *(_CTYPES[kind] for kind in kinds))(address)
         return _caller(native)
 
