@@ -55,7 +55,7 @@ def make_jaxpr(fun: Callable, static_argnums=(), return_shape: bool = False):
         program = TracedProgram(jitted.lower(*args, **kwargs))
         if not return_shape:
             return program
-        return program, optree.tree_unflatten(program._lowered.out_tree, _shapes(program))
+        return program, optree.tree_unflatten(program._lowered._out_tree, _shapes(program))
 
     return make
 

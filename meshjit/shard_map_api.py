@@ -28,6 +28,7 @@ from ._shardings import mesh_attr
 from ._types import typeof
 from .jit_api import Jitted
 from .tree_util import NAMESPACE
+from .tree_util import flatten as flatten_tree
 
 
 class _Infer:
@@ -145,7 +146,7 @@ class _ShardMapped:
             raise ValueError(f"shard_map in_specs must be a pytree prefix of the positional arguments of "
                              f"{self._name}: {error}") from None
         spec_leaves = optree.tree_leaves(expanded, is_leaf=_is_spec_leaf, namespace=NAMESPACE)
-        leaves, treedef = optree.tree_flatten(tuple(args), namespace=NAMESPACE)
+        leaves, treedef = flatten_tree(tuple(args))
         paths = [self._describe_argument(path) for path in optree.tree_paths(tuple(args), namespace=NAMESPACE)]
         return leaves, treedef, spec_leaves, paths
 
@@ -193,7 +194,7 @@ class _ShardMapped:
             for index, tracer in zip(dynamic, tracers):
                 full[index] = tracer
             outputs = self._fun(*optree.tree_unflatten(treedef, full))
-            out_leaves, out_treedef = optree.tree_flatten(outputs, namespace=NAMESPACE)
+            out_leaves, out_treedef = flatten_tree(outputs)
             out_treedefs.append(out_treedef)
             return [self._output(leaf, index) for index, leaf in enumerate(out_leaves)]
 

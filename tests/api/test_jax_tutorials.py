@@ -25,7 +25,6 @@ NOT_YET = {
     # 32: JAX stages a convert_element_type for each weak-typed element jnp.array makes strong;
     # meshjit's IR has no weak types, so that change is no op and the jaxpr lacks those lines
     "common_gotchas": [32],
-    "pytrees": [7],  # meshjit's treedefs are optree's PyTreeSpec (printed PyTreeSpec(*), not PyTreeDef(*))
     # 4: type(array) is meshjit's Array class (JAX's is jaxlib._jax.ArrayImpl). 15: a column mean
     # over 10000 rows, summed in XLA's reduction order (not sequential, not pairwise), differs
     # in the last bits
