@@ -187,6 +187,8 @@ class _ShardMapped:
         operands = [_operand(leaves[index], paths[index]) for index in dynamic]
         in_dims = [_in_dims(spec_leaves[index], tuple(operand.shape), mesh, manual, paths[index])
                    for index, operand in zip(dynamic, operands)]
+        # NOTE: an unreduced in_spec hands the body each device's partial sum (JAX's {U:axes} type)
+        in_unreduced = [frozenset(spec_leaves[index].unreduced) for index in dynamic]
         out_treedefs = []
 
         def flat_fun(*tracers):
@@ -200,13 +202,15 @@ class _ShardMapped:
 
         abstract = mesh.abstract_mesh.update_axis_types({manual: AxisType.Manual})
         body = trace_body(flat_fun, operands, in_dims, attr, manual, name=self._name, check_vma=self._check_vma,
-                          abstract_mesh=abstract, eager_call=eager_call)
+                          abstract_mesh=abstract, eager_call=eager_call, in_unreduced=in_unreduced)
         out_treedef = out_treedefs[0]
         out_spec_leaves, out_paths = self._broadcast_out_specs(out_treedef)
         out_dims = [_out_dims(spec, local, mesh, manual, path)
                     for spec, local, path in zip(out_spec_leaves, body.output_types, out_paths)]
-        results = body.finish(out_dims, check_vma=self._check_vma, report=lambda failures: _replication_message(
-            self._name, mesh, out_spec_leaves, out_paths, failures))
+        out_unreduced = [frozenset(spec.unreduced) for spec in out_spec_leaves]
+        results = body.finish(out_dims, check_vma=self._check_vma, out_unreduced=out_unreduced,
+                              report=lambda failures: _replication_message(self._name, mesh, out_spec_leaves,
+                                                                           out_paths, failures))
         return optree.tree_unflatten(out_treedef, results)
 
     def _output(self, leaf, index: int):
@@ -331,17 +335,13 @@ def _spec_axes(spec, rank: int, mesh: Mesh, manual, kind: str, what: str) -> Dim
     if any(entry is UNCONSTRAINED for entry in spec.partitions):
         raise ValueError(f"shard_map {kind} entry {spec} for {what} uses P.UNCONSTRAINED; shard_map specs "
                          f"name manual mesh axes only")
-    if spec.unreduced:
-        # NOTE: a body sees reduced values only (its partials would be summed on the way in)
-        raise ValueError(f"shard_map {kind} entry {spec} for {what} is unreduced over {sorted(spec.unreduced)}: "
-                         f"meshjit's shard_map takes and returns reduced values only; finish the sum with "
-                         f"reshard before the shard_map, or with psum inside its body")
-    for name in spec.used_axes():
+    for name in [*spec.used_axes(), *sorted(spec.unreduced)]:
         if name not in manual:
             place = "not an axis of the mesh" if name not in mesh.axis_names else "not a manual axis"
             raise ValueError(f"shard_map {kind} entry {spec} for {what} refers to {name!r}, which is {place}; "
                              f"the manual axes are {list(manual)}")
-    repeated = sorted({name for name in spec.used_axes() if spec.used_axes().count(name) > 1})
+    used = [*spec.used_axes(), *spec.unreduced]
+    repeated = sorted({name for name in used if used.count(name) > 1})
     if repeated:
         raise DuplicateSpecError(f"shard_map {kind} entry {spec} for {what} maps mesh axes {repeated} to more "
                                  f"than one dim; a mesh axis splits at most one dim")
