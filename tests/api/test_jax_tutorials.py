@@ -22,9 +22,6 @@ NOT_YET = {
     # vectorised approximations (ISA-dependent), which meshjit does not reproduce.
     "autodiff_cookbook": [7],
     "automatic_differentiation": [9],  # the same finite differences as autodiff_cookbook's 7
-    # 32: JAX stages a convert_element_type for each weak-typed element jnp.array makes strong;
-    # meshjit's IR has no weak types, so that change is no op and the jaxpr lacks those lines
-    "common_gotchas": [32],
     # 4: type(array) is meshjit's Array class (JAX's is jaxlib._jax.ArrayImpl). 15: a column mean
     # over 10000 rows, summed in XLA's reduction order (not sequential, not pairwise), differs
     # in the last bits
