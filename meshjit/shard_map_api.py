@@ -207,7 +207,7 @@ class _ShardMapped:
         out_spec_leaves, out_paths = self._broadcast_out_specs(out_treedef)
         out_dims = [_out_dims(spec, local, mesh, manual, path)
                     for spec, local, path in zip(out_spec_leaves, body.output_types, out_paths)]
-        out_unreduced = [frozenset(spec.unreduced) for spec in out_spec_leaves]
+        out_unreduced = [frozenset(getattr(spec, "unreduced", ())) for spec in out_spec_leaves]
         results = body.finish(out_dims, check_vma=self._check_vma, out_unreduced=out_unreduced,
                               report=lambda failures: _replication_message(self._name, mesh, out_spec_leaves,
                                                                            out_paths, failures))

@@ -20,6 +20,8 @@ from meshjit.compiler.frontend.trace import Tracer, is_concrete_array
 from meshjit.runtime.mesh import current_mesh
 from meshjit.runtime.partition_spec import PartitionSpec
 
+from meshjit.compiler.frontend.refs import vmapped_body
+
 from ._jit_refs import has_refs, vmap_with_refs
 from .ad_api import _run
 from .constraint_api import with_sharding_constraint
@@ -168,7 +170,8 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None, s
             for index, value in zip(dynamic, values):
                 full[index] = value
             call_args, call_kwargs = optree.tree_unflatten(treedef, full)
-            output_leaves, boxes["out"] = flatten_tree(fun(*call_args, **call_kwargs))
+            with vmapped_body():
+                output_leaves, boxes["out"] = flatten_tree(fun(*call_args, **call_kwargs))
             boxes["raw"] = output_leaves
             return output_leaves
 

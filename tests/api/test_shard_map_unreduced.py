@@ -92,3 +92,15 @@ def test_unreduced_errors_as_jax(x):
         jax.shard_map(lambda u: u, in_specs=PARTIAL_Y, out_specs=PARTIAL_Y)(x)
     with pytest.raises(ValueError, match="refers to 'Z', which is not an axis of the mesh"):
         jax.shard_map(lambda u: u, in_specs=P("X", "Y"), out_specs=P(None, unreduced={"Z"}))(x)
+
+
+def test_out_specs_none_with_no_outputs_still_runs():
+    seen = []
+
+    @jax.shard_map(in_specs=P(), out_specs=None)
+    def body(x):
+        seen.append(str(jax.typeof(jax.lax.pcast(x, "i", to="varying"))))
+
+    with jax.set_mesh(jax.make_mesh((2,), ("i",))):
+        body(jnp.arange(6.0))
+    assert seen == ["float32[6]{V:i}"]
