@@ -15,24 +15,30 @@ import itertools
 
 import numpy as np
 
+from meshjit.compiler.sharding.sharding_types import format_type
 from meshjit.ir.dtypes import from_numpy
 
 WIDTH = 80
 
 
 class ShapedArray:
-    """An abstract value (``jax.core.ShapedArray``): shape and dtype, printed ``f32[3,2]``."""
+    """An abstract value (``jax.core.ShapedArray``): shape and dtype, printed ``f32[3,2]``; with
+    a sharding type on a mesh, its Explicit axes and varying/unreduced axes (``f32[6@i]``,
+    ``f32[3]{V:i}``)."""
 
-    __slots__ = ("shape", "dtype", "weak_type")
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
 
-    def __init__(self, shape, dtype, weak_type: bool = False):
+    def __init__(self, shape, dtype, weak_type: bool = False, sharding=None):
         self.shape, self.dtype, self.weak_type = tuple(shape), np.dtype(dtype), weak_type
+        self.sharding = sharding
 
     @property
     def ndim(self) -> int:
         return len(self.shape)
 
     def str_short(self) -> str:
+        if self.sharding is not None and not self.sharding.is_trivial:
+            return format_type(self.shape, self.dtype, self.sharding, short=True)
         return f"{_short_dtype(self.dtype)}[{','.join(str(size) for size in self.shape)}]"
 
     def __eq__(self, other) -> bool:

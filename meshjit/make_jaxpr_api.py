@@ -28,10 +28,11 @@ class TracedProgram(ClosedJaxpr):
     def __init__(self, lowered):
         self._lowered = lowered
         weak = [spec.weak_type for spec in lowered._arg_specs]
-        closed = closed_jaxpr(lowered.module.main, weak)
+        closed = closed_jaxpr(lowered.module.main, weak, lowered._traced.sharding_types)
         super().__init__(closed.jaxpr, closed.consts)
         for var, flag in zip(self.jaxpr.outvars, lowered._traced.out_weak_types):
-            var.aval = ShapedArray(var.aval.shape, var.aval.dtype, flag) if not isinstance(var, Literal) \
+            var.aval = ShapedArray(var.aval.shape, var.aval.dtype, flag, var.aval.sharding) \
+                if not isinstance(var, Literal) \
                 else var.aval
 
     @property

@@ -96,6 +96,8 @@ class ManualBody:
         attrs = {"in_shardings": shardings(self.in_dims, self.in_unreduced),
                  "out_shardings": shardings(out_dims, out_unreduced),
                  "manual_axes": self.environment.manual_axes}
+        if not check_vma:
+            attrs["check_vma"] = False  # NOTE: only for make_jaxpr's text; True when absent
         weak = [bool(getattr(output, "weak_type", False)) for output in self.region.outputs]
         results = bind("manual_computation", self.operands, attrs, regions=(self.region.block,))
         return [Tracer(result.trace, result.value, weak_type) for result, weak_type in zip(results, weak)]

@@ -24,8 +24,8 @@ NOT_YET = {
     # 8: the repr of set_mesh's object names JAX's module; 25: the compiled text is meshjit's IR,
     # not HLO's `all-reduce(`
     "parallel": [8, 25],
-    # 19: JAX names an internal function `_rem_singleton`; 21: a jaxpr
-    "shard_map": [19, 21],
+    # 19: JAX names an internal function `_rem_singleton`
+    "shard_map": [19],
 }
 
 
