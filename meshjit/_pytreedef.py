@@ -8,6 +8,7 @@ unflattened dicts come back in sorted key order as JAX's do.
 from __future__ import annotations
 
 import functools
+import re
 
 import optree
 
@@ -69,6 +70,41 @@ def spec_of(treedef) -> optree.PyTreeSpec:
     raise TypeError(f"Expected a PyTreeDef, got {type(treedef).__name__}: {treedef!r}")
 
 
+def unflatten(spec: optree.PyTreeSpec, leaves):
+    """``spec.unflatten(leaves)`` with JAX's message for a wrong number of leaves."""
+    try:
+        return spec.unflatten(leaves)
+    except ValueError as error:
+        raise ValueError(jax_message(str(error))) from None
+
+
+_NONE_PREFIX = ("\n\nIn previous releases of JAX, flatten-up-to used to consider None to be a tree-prefix of "
+                "non-None values. To obtain the previous behavior, you can usually write:\n  jax.tree.map(lambda "
+                "x, y: None if x is None else f(x, y), a, b, is_leaf=lambda x: x is None)")
+_MESSAGES = [
+    (re.compile(r"Too few leaves for PyTreeSpec; expected: (\d+), got: (\d+)\."),
+     lambda m: f"Too few leaves for PyTreeDef; expected {m[1]}, got {m[2]}"),
+    (re.compile(r"Too many leaves for PyTreeSpec; expected: (\d+)\."),
+     lambda m: f"Too many leaves for PyTreeDef; expected {m[1]}."),
+    (re.compile(r"Expected an instance of (\w+)(?:, [^;]*?)?, got (.*)\.", re.S),
+     lambda m: f"Expected {m[1]}, got {m[2]}."),
+    (re.compile(r"(tuple|list) arity mismatch; expected: (\d+), got: (\d+); \w+: (.*)\.", re.S),
+     lambda m: f"{m[1].capitalize()} arity mismatch: {m[3]} != {m[2]}; {m[1]}: {m[4]}."),
+    (re.compile(r"dictionary key mismatch; expected key\(s\): (\[.*?\]), got key\(s\): (\[.*?\]),.*", re.S),
+     lambda m: f"Dict key mismatch; expected keys: {m[1]}; present keys: {m[2]}."),
+    (re.compile(r"Expected None, got (.*)\.", re.S), lambda m: f"Expected None, got {m[1]}.{_NONE_PREFIX}"),
+]
+
+
+def jax_message(text: str) -> str:
+    """optree's message for a structure mismatch in JAX's words (as is when it has none)."""
+    for pattern, build in _MESSAGES:
+        match = pattern.fullmatch(text)
+        if match:
+            return build(match)
+    return text
+
+
 class PyTreeDef:
     """The structure of a pytree (JAX's ``jax.tree_util.PyTreeDef``): ``unflatten`` builds a
     tree of this structure from leaves, ``flatten_up_to`` takes a tree's subtrees at its leaves."""
@@ -87,10 +123,13 @@ class PyTreeDef:
         return self._spec.num_nodes
 
     def unflatten(self, leaves):
-        return self._spec.unflatten(leaves)
+        return unflatten(self._spec, leaves)
 
     def flatten_up_to(self, tree) -> list:
-        return self._spec.flatten_up_to(tree)
+        try:
+            return self._spec.flatten_up_to(tree)
+        except ValueError as error:
+            raise ValueError(jax_message(str(error))) from None
 
     def children(self) -> list:
         return [PyTreeDef(child) for child in self._spec.children()]

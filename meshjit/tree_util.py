@@ -13,7 +13,7 @@ from collections import abc as _abc
 
 import optree
 
-from ._pytreedef import PyTreeDef, jax_ordered, spec_of
+from ._pytreedef import PyTreeDef, jax_ordered, spec_of, unflatten
 
 NAMESPACE = "meshjit"
 _MISSING = object()
@@ -119,7 +119,7 @@ def tree_flatten(tree, is_leaf=None):
 
 
 def tree_unflatten(treedef, leaves):
-    return spec_of(treedef).unflatten(leaves)
+    return unflatten(spec_of(treedef), leaves)
 
 
 def tree_leaves(tree, is_leaf=None):

@@ -123,3 +123,23 @@ def test_lowered_trees_are_pytreedefs():
     assert repr(lowered.in_tree) == "PyTreeDef((({'a': *, 'b': *},), {}))"
     assert repr(lowered.out_tree) == "PyTreeDef(*)"
     assert repr(lowered.compile().in_tree) == repr(lowered.in_tree)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: tree_util.tree_structure((1, 2)).unflatten([1]), "Too few leaves for PyTreeDef; expected 2, got 1"),
+    (lambda: tree_util.tree_structure((1, 2)).unflatten([1, 2, 3]), "Too many leaves for PyTreeDef; expected 2."),
+    (lambda: tree_util.tree_unflatten(tree_util.tree_structure([1, 2]), [1]),
+     "Too few leaves for PyTreeDef; expected 2, got 1"),
+    (lambda: tree_util.tree_structure((1, 2)).flatten_up_to([1, 2]), "Expected tuple, got [1, 2]."),
+    (lambda: tree_util.tree_structure((1, 2)).flatten_up_to((1, 2, 3)),
+     "Tuple arity mismatch: 3 != 2; tuple: (1, 2, 3)."),
+    (lambda: tree_util.tree_structure([1, 2]).flatten_up_to([1]), "List arity mismatch: 1 != 2; list: [1]."),
+    (lambda: tree_util.tree_structure({"a": 1}).flatten_up_to({"b": 1}),
+     "Dict key mismatch; expected keys: ['a']; present keys: ['b']."),
+    (lambda: tree_util.tree_structure({"a": 1}).flatten_up_to([1]), "Expected dict, got [1]."),
+])
+def test_structure_errors_in_jax_words(call, message):
+    """JAX 0.10.2's messages, word for word."""
+    with pytest.raises(ValueError) as raised:
+        call()
+    assert str(raised.value) == message
