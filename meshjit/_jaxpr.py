@@ -250,9 +250,11 @@ class _Printer:
             return f"{lead} {args}"
         params = [(key, eqn.params[key]) for key in sorted(eqn.params)]
         flat_params = [f"{key}={self.param(value, column)}" for key, value in params]
-        flat = f"{lead}[{' '.join(flat_params)}] {args}"
-        if "\n" not in flat and column + len(flat) <= WIDTH:
-            return flat
+        head = f"{lead}[{' '.join(flat_params)}]"
+        # NOTE: as JAX's printer, the parameters stay on one line when the line fits up to their
+        # closing bracket (the operands after it may run past 80 columns)
+        if "\n" not in head and column + len(head) <= WIDTH:
+            return f"{head} {args}"
         inner = column + 2
         lines = [f"{lead}["] + [" " * inner + f"{key}={self.param(value, inner)}"
                                 for key, value in params]

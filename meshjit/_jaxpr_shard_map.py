@@ -31,14 +31,20 @@ class _Name(str):
         return str(self)
 
 
-def _spec(sharding: TensorSharding, manual_axes) -> PartitionSpec:
-    """The PartitionSpec a manual_computation's sharding stands for (trailing Nones left out)."""
+def _spec(sharding: TensorSharding, manual_axes, length: int | None = None) -> PartitionSpec:
+    """The PartitionSpec a manual_computation's sharding stands for: ``length`` entries when the
+    out_spec's length is known, else without trailing Nones."""
     entries = [tuple(axis.name for axis in dim.axes if axis.name in manual_axes) for dim in sharding.dims]
-    while entries and not entries[-1]:
+    while entries and not entries[-1] and (length is None or len(entries) > length):
         entries.pop()
     unreduced = {axis.name for axis in sharding.unreduced}
     return PartitionSpec(*(None if not axes else axes[0] if len(axes) == 1 else axes for axes in entries),
                          unreduced=unreduced)
+
+
+def _spec_length(builder, result) -> int | None:
+    sharding = builder.types.get(result.id)
+    return None if sharding is None else sharding.spec_length
 
 
 def _outer_mesh(builder, op: Op):
@@ -67,7 +73,8 @@ def shard_map_body(builder, op: Op) -> tuple[list, dict]:
               "in_specs": tuple(_spec(sharding, manual_axes) for sharding in op.attrs["in_shardings"]),
               "jaxpr": body,
               "newly_manual_axes": _AxisSet(manual_axes),
-              "out_specs": tuple(_spec(sharding, manual_axes) for sharding in op.attrs["out_shardings"])}
+              "out_specs": tuple(_spec(sharding, manual_axes, _spec_length(builder, result))
+                                 for sharding, result in zip(op.attrs["out_shardings"], op.results))}
     mesh = _outer_mesh(builder, op)
     if mesh is not None:
         params["mesh"] = mesh

@@ -7,6 +7,7 @@ arrays (outside jit), a shard_map runs as a jitted program of that one op.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from collections.abc import Callable
@@ -211,6 +212,7 @@ class _ShardMapped:
         results = body.finish(out_dims, check_vma=self._check_vma, out_unreduced=out_unreduced,
                               report=lambda failures: _replication_message(self._name, mesh, out_spec_leaves,
                                                                            out_paths, failures))
+        _keep_spec_lengths(results, out_spec_leaves)
         return optree.tree_unflatten(out_treedef, results)
 
     def _output(self, leaf, index: int):
@@ -234,6 +236,15 @@ class _ShardMapped:
         paths = ["".join(f"[{entry!r}]" for entry in path)
                  for path in optree.tree_paths(skeleton, namespace=NAMESPACE)]
         return specs, paths
+
+
+def _keep_spec_lengths(results, specs) -> None:
+    """As JAX's, a result's PartitionSpec lists as many dims as its out_spec (``P('a', None)``
+    stays two entries long)."""
+    for result, spec in zip(results, specs):
+        known = result.trace.types.get(result.value.id) if isinstance(result, Tracer) else None
+        if known is not None and isinstance(spec, PartitionSpec):
+            result.trace.types[result.value.id] = dataclasses.replace(known, spec_length=len(spec))
 
 
 def _replication_message(name: str, mesh: Mesh, specs, paths, failures) -> str:

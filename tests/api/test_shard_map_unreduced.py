@@ -104,3 +104,15 @@ def test_out_specs_none_with_no_outputs_still_runs():
     with jax.set_mesh(jax.make_mesh((2,), ("i",))):
         body(jnp.arange(6.0))
     assert seen == ["float32[6]{V:i}"]
+
+
+def test_results_keep_their_out_spec_length_as_jax(x):
+    """JAX 0.10.2: P(None, None, unreduced={'Y'}) stays two entries long, P('X', None) too."""
+    a = jax.device_put(jnp.arange(32.).reshape(8, 4), P(None, "Y"))
+    b = jax.device_put(jnp.arange(16.).reshape(4, 4), P("Y", None))
+    out = jax.shard_map(lambda a, b: a @ b, in_specs=(P(None, "Y"), P("Y", None)), out_specs=PARTIAL_Y)(a, b)
+    assert out.sharding.spec == P(None, None, unreduced={"Y"}) and len(out.sharding.spec) == 2
+    kept = jax.shard_map(lambda v: v, in_specs=P("X", "Y"), out_specs=P("X", "Y"))(x)
+    assert repr(jax.shard_map(lambda v: v, in_specs=P(), out_specs=P(None, None))(jnp.ones((4, 4))).sharding.spec) \
+        == "P(None, None)"
+    assert repr(kept.sharding.spec) == "P('X', 'Y')"

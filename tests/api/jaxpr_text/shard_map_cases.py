@@ -26,4 +26,14 @@ def cases(jax):
          jax.shard_map(lambda a: lax.all_gather(a, "b", axis=1, tiled=True), in_specs=P("a", "b"),
                        out_specs=P("a"), check_vma=False), on(("a", "b"), (4, 8))),
         ("explicit_types", (2,), ("i",), lambda x: jnp.sin(x) * 2, on(("i",))),
+        ("psum_out_spec_length", (2, 4), ("a", "b"),
+         jax.shard_map(lambda a: lax.psum(a, "b"), in_specs=P("a", "b"), out_specs=P("a", None)),
+         on(("a", "b"), (4, 8))),
+        ("axis_index_cast", (2, 4), ("a", "b"),
+         jax.shard_map(lambda a: a * 2 + lax.axis_index("a"), in_specs=P("a", "b"), out_specs=P("a", "b")),
+         on(("a", "b"), (4, 8))),
+        # a line that fits up to the parameters' closing bracket stays whole (82 columns)
+        ("line_width", (2, 4), ("a", "b"),
+         jax.shard_map(lambda a: lax.convert_element_type(a, jnp.bfloat16).astype(jnp.float32),
+                       in_specs=P("a", "b"), out_specs=P("a", "b"), check_vma=False), on(("a", "b"), (4, 8))),
     ]
