@@ -1,7 +1,8 @@
 """Score JAX's docstring examples under meshjit against JAX 0.10.2's outputs (``data/*.json``,
 written by ``generate.py``): an example matches when its output equals JAX's by the tutorials'
 rule (tests/api/jax_tutorials/compare.py: the same text up to whitespace, numbers equal to 1e-5,
-object addresses as one token). ``python compare.py [MODULE ...]`` prints the table.
+object addresses as one token); an example marked ``+IGNORE_EXCEPTION_DETAIL`` compares only
+its exception's type, as doctest does. ``python compare.py [MODULE ...]`` prints the table.
 
 Counted: every example but those excluded (outside meshjit's scope, or skipped by JAX's own
 doctests: ``generate.SCOPE``), those whose output differed between two JAX runs, and those
@@ -48,13 +49,25 @@ def run_module(module: str, python: str = sys.executable, timeout: float = 1800)
     return json.loads(completed.stdout)
 
 
+def _without_exception_detail(output: str) -> str:
+    head, marker, rest = output.partition("EXCEPTION: ")
+    return head + marker + rest.split(":", 1)[0].split("\n", 1)[0] if marker else output
+
+
+def matches(example: dict, output: str) -> bool:
+    expected = example["output"]
+    if "IGNORE_EXCEPTION_DETAIL" in example["code"]:
+        expected, output = _without_exception_detail(expected), _without_exception_detail(output)
+    return tutorials_compare.same_output(expected, output)
+
+
 def score(module: str, outputs: list[dict]) -> tuple[list[str], list[str]]:
     """(the counted examples' ids, the ids of those whose output matches JAX's)."""
     examples = examples_of(module)
     counted = [example for example in examples if why_not_counted(example) is None]
     by_id = {example["id"]: output for example, output in zip(examples, outputs, strict=True)}
     matching = [example["id"] for example in counted
-                if tutorials_compare.same_output(example["output"], by_id[example["id"]]["output"])]
+                if matches(example, by_id[example["id"]]["output"])]
     return [example["id"] for example in counted], matching
 
 
