@@ -51,15 +51,17 @@ _LAYOUT = {"f32": ("i32", 23, 0xFF, 127), "f64": ("i64", 52, 0x7FF, 1023), "f16"
 def _inexact(function: str, *values):
     """The arguments promoted together, then to a floating type (integers become floats)."""
     values = [as_array_argument(value, function) for value in values]
-    promoted = inexact_dtype(result_dtype(*values))
-    # Python scalars stay weakly typed, as in JAX (``fmax(3, 7)`` is a weak i32)
-    converted = [with_weak_type(convert_operand(value, promoted.name), promoted.weak) for value in values]
+    kind = inexact_dtype(result_dtype(*values)).name
+    # as JAX's promote_dtypes_inexact: weakly typed only when every argument is (Python scalars)
+    weak = all(dtype_of(value).weak for value in values)
+    converted = [with_weak_type(convert_operand(value, kind), weak) for value in values]
     return converted if len(converted) > 1 else converted[0]
 
 
 def _promoted(function: str, *values):
     values = [as_array_argument(value, function) for value in values]
     promoted = result_dtype(*values)
+    # Python scalars stay weakly typed, as in JAX (``fmax(3, 7)`` is a weak i32)
     return [with_weak_type(convert_operand(value, promoted.name), promoted.weak) for value in values]
 
 
