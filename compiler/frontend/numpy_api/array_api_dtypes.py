@@ -55,7 +55,7 @@ def _argument_dtype(value, function: str) -> DType:
     """An argument of result_type: arrays and scalars keep their (weak) dtype; dtypes are strong."""
     if isinstance(value, Tracer) or is_concrete_array(value) or is_python_scalar(value):
         return dtype_of(value)
-    if value in (bool, int, float):  # Python's types promote as their (weak) scalars do
+    if any(value is kind for kind in (bool, int, float)):  # Python's types promote as their (weak) scalars do
         return dtype_of(value())
     if isinstance(value, (np.ndarray, np.generic)):
         return DType(dtype_argument(value.dtype, function))

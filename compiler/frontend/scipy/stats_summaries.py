@@ -65,7 +65,8 @@ def poisson_entropy(mu, loc=0):
     flat = mu.reshape(-1)
     small = _entropy_by_sum(flat, 35, jnp.ceil(flat + 20))
     medium = _entropy_by_sum(flat, 250, jnp.ceil(flat + 10 * jnp.sqrt(flat) + 20))
-    large = 0.5 * jnp.log(2 * math.pi * math.e * flat) - 1.0 / (12 * flat)
+    safe = jnp.where(flat == 0, 1.0, flat)
+    large = 0.5 * jnp.log(2 * math.pi * math.e * safe) - 1.0 / (12 * safe)
     result = jnp.where(flat == 0, 0.0, jnp.where(flat < 10, small, jnp.where(flat < 100, medium, large)))
     return jnp.broadcast_to(result.reshape(mu.shape), shape)
 
