@@ -139,9 +139,11 @@ def split(operand, sizes: Sequence[int], axis: int = 0) -> list:
     operand = as_operand(operand)
     dim = normalize_axis(axis, len(shape_of(operand)), "split")
     sizes = [operator.index(size) for size in sizes]
-    if any(size < 0 for size in sizes) or builtins.sum(sizes) != shape_of(operand)[dim]:
+    if any(size < 0 for size in sizes):
+        raise ValueError(f"Sizes passed to split must be nonnegative, got {sizes}")
+    if builtins.sum(sizes) != shape_of(operand)[dim]:
         raise ValueError(f"Sum of sizes {builtins.sum(sizes)} must be equal to dimension {dim} of the "
-                         f"operand shape {shape_of(operand)}")
+                         f"operand shape {list(shape_of(operand))}")
     bounds = [0, *itertools.accumulate(sizes)]
     return [slice_in_dim(operand, start, stop, 1, dim) for start, stop in zip(bounds, bounds[1:])]
 
