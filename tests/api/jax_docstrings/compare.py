@@ -15,6 +15,7 @@ import json
 import pathlib
 import subprocess
 import sys
+import tempfile
 
 HERE = pathlib.Path(__file__).parent
 sys.path.insert(0, str(HERE))
@@ -42,8 +43,9 @@ def why_not_counted(example: dict) -> str | None:
 
 
 def run_module(module: str, python: str = sys.executable, timeout: float = 1800) -> list[dict]:
-    completed = subprocess.run([python, str(HERE / "run_examples.py"), module, "meshjit"], capture_output=True,
-                               text=True, timeout=timeout)
+    with tempfile.TemporaryDirectory() as scratch:  # examples write files (jnp.save) where they run
+        completed = subprocess.run([python, str(HERE / "run_examples.py"), module, "meshjit"], capture_output=True,
+                                   text=True, timeout=timeout, cwd=scratch)
     if completed.returncode:
         raise RuntimeError(f"{module}: run_examples failed:\n{completed.stderr[-3000:]}")
     return json.loads(completed.stdout)

@@ -14,6 +14,7 @@ import json
 import pathlib
 import subprocess
 import sys
+import tempfile
 
 HERE = pathlib.Path(__file__).parent
 MODULES = ("jax", "jax.numpy", "jax.numpy.linalg", "jax.numpy.fft", "jax.lax", "jax.nn", "jax.nn.initializers",
@@ -72,8 +73,9 @@ def docstrings_of(module_name: str) -> list[dict]:
 
 
 def jax_outputs(module_name: str) -> list[dict]:
-    completed = subprocess.run([sys.executable, str(HERE / "run_examples.py"), module_name, "jax"], capture_output=True,
-                               text=True, check=True)
+    with tempfile.TemporaryDirectory() as scratch:  # examples write files (jnp.save) where they run
+        completed = subprocess.run([sys.executable, str(HERE / "run_examples.py"), module_name, "jax"],
+                                   capture_output=True, text=True, check=True, cwd=scratch)
     return json.loads(completed.stdout)
 
 
