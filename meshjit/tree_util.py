@@ -223,7 +223,11 @@ def tree_map_with_path(f, tree, *rest, is_leaf=None):
 
 
 def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
-    """A tree of outer structure holding inner trees, turned into inner holding outer."""
+    """A tree of outer structure holding inner trees, turned into inner holding outer; with
+    ``inner_treedef`` None, the first inner tree's structure (as JAX)."""
+    if inner_treedef is None:
+        subtrees = outer_treedef.flatten_up_to(pytree_to_transpose)
+        inner_treedef = tree_structure(subtrees[0]) if subtrees else tree_structure(())
     return optree.tree_transpose(spec_of(outer_treedef), spec_of(inner_treedef), pytree_to_transpose)
 
 

@@ -232,6 +232,13 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
 def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):
     operand, weak = _operand_and_weak(operand)
     shape = tuple(int(s) for s in shape)
+    broadcast_dimensions = tuple(broadcast_dimensions)
+    unordered = list(broadcast_dimensions) != sorted(broadcast_dimensions)
+    if unordered and len(set(broadcast_dimensions)) == len(broadcast_dimensions) == len(shape_of(operand)):
+        # as JAX: dims in any order are the operand's dims transposed into increasing order
+        order = sorted(range(len(broadcast_dimensions)), key=broadcast_dimensions.__getitem__)
+        operand = transpose(operand, order)
+        broadcast_dimensions = tuple(sorted(broadcast_dimensions))
     sharding = resolve_sharding(out_sharding, len(shape), "broadcast_in_dim")
     return _single("broadcast_in_dim", [operand], {"shape": shape, "broadcast_dimensions": tuple(broadcast_dimensions)},
                    weak_type=weak, out_sharding=sharding)

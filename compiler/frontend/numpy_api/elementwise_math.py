@@ -143,7 +143,20 @@ floor = _float_or_identity("floor", lax.floor)
 ceil = _float_or_identity("ceil", lax.ceil)
 trunc = _float_or_identity("trunc", lambda x: lax.select(lax.lt(x, 0), lax.ceil(x), lax.floor(x)))
 fix = trunc
-rint = _float_or_identity("rint", lambda x: lax.round(x, "to_nearest_even"))
+
+
+def rint(x, /):
+    """Round to the nearest integer, halves to even; as JAX, integers and bools become (strong)
+    floats and a complex number's parts are rounded each."""
+    value = as_array_argument(x, "rint")
+    dtype = dtype_of(value)
+    if is_complex(dtype.name):
+        operand = convert_operand(value, dtype.name)
+        parts = [lax.round(part(operand), "to_nearest_even") for part in (lax_complex.real, lax_complex.imag)]
+        return with_weak_type(lax_complex.complex(*parts), dtype.weak)
+    if not is_float(dtype.name):
+        return lax.convert_element_type(value, inexact_dtype(dtype).name)
+    return with_weak_type(lax.round(convert_operand(value, dtype.name), "to_nearest_even"), dtype.weak)
 
 
 def _round_integers(value, decimals: int):
@@ -182,7 +195,7 @@ around = round
 
 
 # -- floating-point classes -----------------------------------------------------------------------
-def _float_class(name: str, kernel, default: bool):
+def _float_class(name: str, kernel, default: bool, keeps_weak: bool = False):
     def apply(x, /):
         value = as_array_argument(x, name)
         dtype = dtype_of(value)
@@ -191,10 +204,13 @@ def _float_class(name: str, kernel, default: bool):
             # a complex number is finite when both parts are, NaN or infinite when either is
             operand = convert_operand(value, dtype.name)
             parts = kernel(lax_complex.real(operand)), kernel(lax_complex.imag(operand))
-            return lax.bitwise_and(*parts) if default else lax.bitwise_or(*parts)
-        if not is_float(dtype.name):
-            return lax.full(shape_of(value), default, "bool")
-        return kernel(convert_operand(value, dtype.name))
+            result = lax.bitwise_and(*parts) if default else lax.bitwise_or(*parts)
+        elif not is_float(dtype.name):
+            result = lax.full(shape_of(value), default, "bool")
+        else:
+            result = kernel(convert_operand(value, dtype.name))
+        # as JAX: isfinite and isnan of a Python scalar are weakly typed, isinf's are not
+        return with_weak_type(result, dtype.weak and keeps_weak)
 
     apply.__name__ = apply.__qualname__ = name
     apply.__doc__ = (
@@ -203,8 +219,8 @@ def _float_class(name: str, kernel, default: bool):
     return apply
 
 
-isfinite = _float_class("isfinite", lax.is_finite, True)
-isnan = _float_class("isnan", lambda x: lax.ne(x, x), False)
+isfinite = _float_class("isfinite", lax.is_finite, True, keeps_weak=True)
+isnan = _float_class("isnan", lambda x: lax.ne(x, x), False, keeps_weak=True)
 isinf = _float_class("isinf", lambda x: lax.eq(lax.abs(x), float("inf")), False)
 isposinf = _float_class("isposinf", lambda x: lax.eq(x, float("inf")), False)
 isneginf = _float_class("isneginf", lambda x: lax.eq(x, float("-inf")), False)
