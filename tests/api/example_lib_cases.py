@@ -42,37 +42,37 @@ def _run_optimizer(jax, make, steps=6, jit=True):
 
 
 def optimizer_cases(jax):
-    O = _lib(jax, "optimizers")
-    sched = O.exponential_decay(0.1, 3, 0.5)
+    opt = _lib(jax, "optimizers")
+    sched = opt.exponential_decay(0.1, 3, 0.5)
     makers = {
-        "sgd": O.sgd(0.05), "sgd_sched": O.sgd(sched), "momentum": O.momentum(0.05, 0.9),
-        "nesterov": O.nesterov(0.05, 0.8), "adagrad": O.adagrad(0.3),
-        "rmsprop": O.rmsprop(0.01), "rmsprop_momentum": O.rmsprop_momentum(0.01),
-        "adam": O.adam(0.01), "adam_sched": O.adam(O.inverse_time_decay(0.02, 2, 0.5, True)),
-        "adamax": O.adamax(0.02),
+        "sgd": opt.sgd(0.05), "sgd_sched": opt.sgd(sched), "momentum": opt.momentum(0.05, 0.9),
+        "nesterov": opt.nesterov(0.05, 0.8), "adagrad": opt.adagrad(0.3),
+        "rmsprop": opt.rmsprop(0.01), "rmsprop_momentum": opt.rmsprop_momentum(0.01),
+        "adam": opt.adam(0.01), "adam_sched": opt.adam(opt.inverse_time_decay(0.02, 2, 0.5, True)),
+        "adamax": opt.adamax(0.02),
     }
     out = {f"opt.{k}": (lambda m=m: _run_optimizer(jax, m)) for k, m in makers.items()}
-    out["opt.sm3"] = lambda: _run_optimizer(jax, O.sm3(0.1), jit=False)
+    out["opt.sm3"] = lambda: _run_optimizer(jax, opt.sm3(0.1), jit=False)
     return out
 
 
 def schedule_cases(jax):
-    O = _lib(jax, "optimizers")
+    opt = _lib(jax, "optimizers")
     jnp = jax.numpy
     steps = jnp.arange(12)
     scheds = {
-        "exponential_decay": O.exponential_decay(0.1, 4, 0.3),
-        "inverse_time_decay": O.inverse_time_decay(0.1, 4, 0.3),
-        "inverse_time_staircase": O.inverse_time_decay(0.1, 4, 0.3, staircase=True),
-        "polynomial_decay": O.polynomial_decay(1.0, 8, 0.01, power=2.0),
-        "piecewise_constant": O.piecewise_constant([3, 7], [1.0, 0.5, 0.1]),
+        "exponential_decay": opt.exponential_decay(0.1, 4, 0.3),
+        "inverse_time_decay": opt.inverse_time_decay(0.1, 4, 0.3),
+        "inverse_time_staircase": opt.inverse_time_decay(0.1, 4, 0.3, staircase=True),
+        "polynomial_decay": opt.polynomial_decay(1.0, 8, 0.01, power=2.0),
+        "piecewise_constant": opt.piecewise_constant([3, 7], [1.0, 0.5, 0.1]),
     }
     out = {f"sched.{k}": (lambda s=s: [jax.vmap(s)(steps), jax.jit(s)(5)])
            for k, s in scheds.items()}
     grads = {"w": W0, "b": B0}
-    out["l2_norm"] = lambda: [O.l2_norm(grads)]
-    out["clip_grads"] = lambda: jax.tree_util.tree_leaves(O.clip_grads(grads, 1.0))
-    out["clip_grads_noop"] = lambda: jax.tree_util.tree_leaves(O.clip_grads(grads, 100.0))
+    out["l2_norm"] = lambda: [opt.l2_norm(grads)]
+    out["clip_grads"] = lambda: jax.tree_util.tree_leaves(opt.clip_grads(grads, 1.0))
+    out["clip_grads_noop"] = lambda: jax.tree_util.tree_leaves(opt.clip_grads(grads, 100.0))
     return out
 
 
@@ -105,7 +105,7 @@ def stax_cases(jax):
     for name in ["Tanh", "Relu", "Exp", "LogSoftmax", "Softmax", "Softplus", "Sigmoid", "Elu",
                  "LeakyRelu", "Selu", "Gelu"]:
         layers[name] = (getattr(S, name), XS)
-    out = {f"stax.{k}": (lambda l=l, x=x: _layer(jax, l, x)) for k, (l, x) in layers.items()}
+    out = {f"stax.{k}": (lambda lay=lay, x=x: _layer(jax, lay, x)) for k, (lay, x) in layers.items()}
     out["stax.Dropout"] = lambda: _layer(jax, S.Dropout(0.7), XS, rng=key)
     out["stax.Dropout_test"] = lambda: _layer(jax, S.Dropout(0.7, mode="test"), XS, rng=key)
     out["stax.serial_rng"] = lambda: _layer(
