@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import warnings
 from collections import abc as _abc
 
 import optree
@@ -257,7 +258,10 @@ def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_ke
         def flatten(node):
             keyed, aux = flatten_with_keys_func(node)
             return [child for _, child in keyed], aux, [key for key, _ in keyed]
-    optree.register_pytree_node(nodetype, flatten, unflatten_func, namespace=NAMESPACE)
+    with warnings.catch_warnings():
+        # JAX registers a namedtuple subclass silently; optree warns that it overrides its own.
+        warnings.filterwarnings("ignore", message=".*subclass of `collections.namedtuple`")
+        optree.register_pytree_node(nodetype, flatten, unflatten_func, namespace=NAMESPACE)
 
 
 def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatten_func=None) -> None:
