@@ -50,7 +50,8 @@ _SMALLEST_NORMAL = word(0x00800000)
 
 def flush(x: np.ndarray) -> np.ndarray:
     """``x`` with denormals replaced by zeros of their sign (the CPU's DAZ/FTZ modes)."""
-    return np.where(np.abs(x) < _SMALLEST_NORMAL, x * _F32(0), x).astype(_F32)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.abs(x) < _SMALLEST_NORMAL, x * _F32(0), x).astype(_F32)
 
 
 def _fma(a, b, c):
