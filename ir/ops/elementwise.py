@@ -211,7 +211,13 @@ _erf_float64 = np.vectorize(math.erf, otypes=[np.float64])
 
 
 def _logistic(operand):
+    """JAX's ``1 / (1 + exp(-x))``: float32 as XLA fuses it (ir/xla_math.py); 16-bit floats op by
+    op in their own type (exp through XLA's float32 one); float64 by numpy's exp."""
+    if operand.dtype == np.float32:
+        return xla_math.logistic(operand)
     one = operand.dtype.type(1)
+    if operand.dtype in _NARROW_FLOATS:
+        return one / (one + xla_math.exp((-operand).astype(np.float32)).astype(operand.dtype))
     return one / (one + np.exp(-operand))
 
 
@@ -261,7 +267,7 @@ _UNARY = {
     "log1p": _xla_f32(xla_math.log1p, np.log1p),
     "expm1": _xla_f32(xla_math.expm1, np.expm1),
     "tanh": _xla_f32(xla_math.tanh, np.tanh),
-    "logistic": _xla_f32(xla_math.logistic, _logistic),
+    "logistic": _logistic,
     "sin": _xla_f32(libm_sincosf.sin, np.sin),
     "cos": _xla_f32(libm_sincosf.cos, np.cos),
     "tan": _xla_f32(libm_tanf.tan, np.tan),
