@@ -28,6 +28,7 @@ from .lowering.lower import lower
 from .optimize.combine_collectives import merge_chained_collectives
 from .optimize.cse import eliminate_common_subexpressions
 from .optimize.dce import eliminate_dead_code
+from .optimize.xla_arithmetic import rewrite_as_xla
 from .partitioning.partition import Decision, partition_with_report
 from .propagation.propagate_shardings import (
     PropagationResult,
@@ -258,11 +259,15 @@ def strategy_label(strategy) -> str:
 def compile_module(module: Module, *, propagation="shardy", name: str = "main",
                    donated: frozenset[int] = frozenset(), whole_mesh: bool = True,
                    plan: bool = True, search: SearchRequest | None = None) -> CompiledProgram:
-    """Run ``default_pipeline`` on a traced module, dumping every pass under ``name`` when
+    """Run ``default_pipeline`` on a traced module (its divisions by constants made
+    multiplications by reciprocals first, as XLA's), dumping every pass under ``name`` when
     ``MESHJIT_DUMP_DIR`` is set. A module without a mesh runs on one device: only its ``lower``
     stage runs, after dead-code elimination (an unused pure_callback is never called, as in JAX).
     ``plan=False`` stops before ``lower`` (tools that only read the modules)."""
     pipeline = default_pipeline(propagation, donated=donated, whole_mesh=whole_mesh, search=search)
+    # NOTE: XLA rewrites every program this way before anything else, so the traced program
+    # the interpreter checks against (and the dumps' "traced" module) already multiplies
+    module = rewrite_as_xla(module)
     if not module.meshes:
         pipeline = Pipeline((MESHLESS_DEAD_CODE, *pipeline.of_stage(LOWER).passes))
     if not plan:

@@ -8,6 +8,7 @@ vector instructions (how to check that: docs/execution.md, "Reading a kernel's a
 
 from __future__ import annotations
 
+from .codegen_rsqrt import xla_rsqrt_math
 from .codegen_trig import trig_math
 from .codegen_xla_math import xla_float32_math
 from .codegen_xla_unary import xla_unary_math
@@ -312,4 +313,4 @@ def _sign(x):
 
 
 PRELUDE = ("import math\nimport numba\nimport numpy as np\n" + INTRINSICS + SCALAR_HELPERS
-           + FLOAT64_MATH + xla_float32_math() + xla_unary_math() + trig_math())
+           + FLOAT64_MATH + xla_float32_math() + xla_unary_math() + trig_math() + xla_rsqrt_math())

@@ -154,7 +154,9 @@ kernel_math.register("erf_inv")(KernelMath({"f32": "_erf_inv_f32"}, alone=True))
 # float32 only: XLA's exp2, expm1, log1p, erf (ir/xla_math.py); float64 calls libm
 for _name in ("exp2", "expm1", "log1p", "erf"):
     kernel_math.register(_name)(KernelMath({"f32": f"_{_name}_f32"}, expensive=True, alone=True))
-kernel_math.register("pow", "atan2", "cbrt", "div", "sqrt", "rsqrt")(KernelMath(expensive=True))
+kernel_math.register("pow", "atan2", "cbrt", "div", "sqrt")(KernelMath(expensive=True))
+# NOTE: float32 rsqrt is XLA's CPU algorithm (ir/xla_rsqrt.py); float64 stays 1 / sqrt(x)
+kernel_math.register("rsqrt")(KernelMath({"f32": "_rsqrt_f32"}, expensive=True))
 # NOTE: square fuses as one multiply (exact, as numpy's), in floats and signed ints.
 kernel_math.register("square")(KernelMath(expression="{0} * {0}"))
 
