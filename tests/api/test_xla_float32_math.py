@@ -74,13 +74,13 @@ def test_sharded_equals_jax(name, mesh_8):
 
 
 def test_fused_expression_equals_jax(mesh_8):
-    # exp * 2 and tanh * 4 are exact, so one rounding of the sum whether or not XLA contracts
+    # exp * 2 and tanh * 4 are exact, so one rounding of the sum whether or not it is contracted
     function = meshjit.jit(lambda x: jnp.exp(x) * 2 + (jnp.tanh(x) * 4 + meshjit.scipy.special.erf(x)))
     with np.errstate(over="ignore"):
         expected = EXPECTED["exp"] * np.float32(2) + (EXPECTED["tanh"] * np.float32(4) + EXPECTED["erf"])
     compiled = function.lower(X).compile()
-    assert [name for name in _step_names(compiled) if name.startswith("fused(")] == [
-        "fused(exp,mul,tanh,mul,erf,add,add)"], _step_names(compiled)
+    fused = [name for name in _step_names(compiled) if name.startswith("fused(")]
+    assert len(fused) == 1 and all(f"{name}," in fused[0] for name in ("exp", "tanh", "erf")), fused
     _assert_same_bits("fused", compiled(X), expected)
     _assert_same_bits("fused (reference)", compiled.run_reference(X), expected)
     _assert_same_bits("fused, sharded", function(meshjit.device_put(X, NamedSharding(mesh_8, P("x")))), expected)
