@@ -1,4 +1,5 @@
-"""XLA's float32 exp, exp2, expm1, log, log1p, tanh, logistic and erf as kernel helper source,
+"""XLA's float32 exp, exp2, expm1, log, log1p, tanh, logistic and erf (and glibc's powf under
+XLA's denormal mode) as kernel helper source,
 generated from the tables of ir/xla_math.py (the oracle, which the first tier runs): the same
 operations in the same order, each fused multiply-add one ``_fma``, the CPU's denormal flushing
 XLA runs under spelled as selects (``_flush_f32``), so a fused kernel gives JAX's bits on any
@@ -125,6 +126,24 @@ def _erf_f32(x):
     if abs(z) >= {_f32(xm.ERF_SATURATED)}:
         result = np.float32(1.0) if x > np.float32(0.0) else np.float32(-1.0)
     return result
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _pow_f32(x, y):
+    # the C library's powf (glibc's, which XLA calls; ir/libm_powf.py is its numpy twin) under
+    # XLA's denormals-are-zero mode: a denormal result is 0, and glibc reads log2 of a denormal
+    # base as -150 there (its scaling by 2^23 reads the base as zero)
+    result = np.float32(x ** y)
+    if x != np.float32(0.0) and abs(x) < {tiny}:
+        result = np.float32(2.0 ** (-150.0 * np.float64(y)))
+        if x < np.float32(0.0) and np.floor(y) != y:
+            result = np.float32(np.nan)
+        if x < np.float32(0.0) and np.floor(y) == y and abs(y) < np.float32(16777216.0):
+            if np.fmod(y, np.float32(2.0)) != np.float32(0.0):
+                result = -result
+    if y == np.float32(0.0):
+        result = np.float32(1.0)
+    return _flush_f32(result)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")

@@ -81,8 +81,8 @@ KERNEL_ALONE_MIN_ELEMENTS = 1 << 16
 _KERNEL_ALWAYS = {"erf_inv", "fma", "sin", "cos"}
 # NOTE: float32 exp, log, tanh, ... are XLA's algorithms, whose references emulate the FMAs too
 # (ir/xla_math.py: 0.4 us an element, 22 ms for a lone exp of 60000 against 0.08 ms for numpy's
-# own): kernels from 1024 elements, where the reference still takes under a millisecond
-_XLA_FLOAT32 = {"exp", "exp2", "expm1", "log", "log1p", "tanh", "logistic", "erf"}
+# own; pow is glibc's powf in numpy, ir/libm_powf.py): kernels from 1024 elements, where the reference still takes under a millisecond
+_XLA_FLOAT32 = {"exp", "exp2", "expm1", "log", "log1p", "tanh", "logistic", "erf", "pow"}
 XLA_FLOAT32_KERNEL_MIN_ELEMENTS = 1 << 10
 
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..dtypes import DTYPES, NARROW_FLOATS, real_dtype, to_numpy
-from .. import libm_cbrtf, libm_sincosf, libm_tanf, xla_math, xla_rsqrt
+from .. import libm_cbrtf, libm_powf, libm_sincosf, libm_tanf, xla_math, xla_rsqrt
 from ..float_math import erf_inv, fma
 from ..reference import reference_impls
 from .elementwise_complex import COMPLEX_PART_OPS, complex_abs, complex_divide, complex_sign, complex_square
@@ -373,13 +373,21 @@ def _shift_right_arithmetic(lhs, rhs):
     return np.right_shift(signed, amount).astype(lhs.dtype)
 
 
+def _power(lhs, rhs):
+    """float32 (and 16-bit floats through it): glibc's powf, which XLA's CPU code calls
+    (ir/libm_powf.py); others: numpy's."""
+    if lhs.dtype == np.float32:
+        return libm_powf.pow(lhs, rhs)
+    return np.power(lhs, rhs)
+
+
 _BINARY = {
     "add": np.add,
     "sub": np.subtract,
     "mul": np.multiply,
     "div": _divide,
     "rem": _remainder,
-    "pow": np.power,
+    "pow": _power,
     "max": np.maximum,
     "min": np.minimum,
     "atan2": np.arctan2,

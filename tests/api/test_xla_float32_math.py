@@ -1,6 +1,6 @@
 """float32 exp, exp2, expm1, log, log1p, log2, log10, tanh, logistic and erf equal JAX 0.10.2's
-(XLA's own polynomials with its fused multiply-adds and denormal flushing, ir/xla_math.py) bit
-for bit: eager (small arrays on the numpy oracle, larger ones as kernels) and under jit,
+(XLA's own polynomials with its fused multiply-adds and denormal flushing, ir/xla_math.py), and
+x ** y (glibc's powf, ir/libm_powf.py), bit for bit: eager (small arrays on the numpy oracle, larger ones as kernels) and under jit,
 unsharded and split over 8 devices, alone and inside a fused expression, through the first
 tier and through the reference interpreter. Expected values: data/jax_xla_math_values.npz (made
 by data/make_xla_math_table.py) over the whole float range with XLA's branch points, denormals,
@@ -84,6 +84,24 @@ def test_fused_expression_equals_jax(mesh_8):
     _assert_same_bits("fused", compiled(X), expected)
     _assert_same_bits("fused (reference)", compiled.run_reference(X), expected)
     _assert_same_bits("fused, sharded", function(meshjit.device_put(X, NamedSharding(mesh_8, P("x")))), expected)
+
+
+POW_SIZE = TABLE["pow"].size // 8 * 8
+BASES, EXPONENTS, POWERS = (TABLE[name][:POW_SIZE] for name in ("pow_x", "pow_y", "pow"))
+
+
+def test_pow_equals_jax(mesh_8):
+    # glibc's powf (XLA calls it) under XLA's denormal mode: the numpy twin (ir/libm_powf.py) in
+    # small eager ops and the reference, the C library's powf in kernels
+    _assert_same_bits("pow eager", jnp.power(BASES, EXPONENTS), POWERS, BASES)
+    small = [jnp.power(BASES[start:start + 500], EXPONENTS[start:start + 500]) for start in range(0, POW_SIZE, 500)]
+    _assert_same_bits("pow eager, 500 at a time", np.concatenate(small), POWERS, BASES)
+    compiled = meshjit.jit(lambda x, y: x ** y).lower(BASES, EXPONENTS).compile()
+    _assert_same_bits("pow (kernel)", compiled(BASES, EXPONENTS), POWERS, BASES)
+    _assert_same_bits("pow (reference)", compiled.run_reference(BASES, EXPONENTS), POWERS, BASES)
+    sharding = NamedSharding(mesh_8, P("x"))
+    sharded = [meshjit.device_put(value, sharding) for value in (BASES, EXPONENTS)]
+    _assert_same_bits("pow sharded", meshjit.jit(lambda x, y: x ** y)(*sharded), POWERS, BASES)
 
 
 def test_scalars_print_jaxs_numbers():

@@ -1,6 +1,6 @@
 """Make jax_xla_math_values.npz: float32 exp, exp2, expm1, log, log1p, log2, log10, tanh, logistic
 (jax.nn.sigmoid) and erf as JAX 0.10.2 computes them on CPU (XLA's own polynomials, with its
-denormal flushing), over the whole float range with its edges: signed zeros, denormals, the
+denormal flushing), and x ** y (glibc's powf), over the whole float range with its edges: signed zeros, denormals, the
 branch points of XLA's code (exp's clamps and underflow, tanh's 0.0004, 7.9988 and 20, expm1's
 1/2, log1p's sqrt(2) - 1, erf's 3.8325), random bit patterns, infinities and NaN. Run once in a
 JAX environment (jax is never a meshjit dependency), from tests/api:
@@ -51,6 +51,16 @@ table = {"x": x}
 for name, function in FUNCTIONS.items():
     table[name] = np.asarray(jax.jit(function)(x))
     assert np.array_equal(table[name], np.asarray(function(x)), equal_nan=True)  # eager alike
+# x ** y: glibc's powf as XLA calls it, over bases of every sign and binade (denormals too) and
+# exponents integral and not, with every pair of special values
+specials = np.array([0, -0.0, 1, -1, 2, -2, 0.5, -0.5, 3, -3, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 1e38, -1e38],
+                    np.float32)
+bases, exponents = (grid.ravel() for grid in np.meshgrid(specials, specials))
+table["pow_x"] = np.concatenate([bases, x[:6000], np.abs(rng.standard_normal(2000)).astype(np.float32) * 3])
+table["pow_y"] = np.concatenate([exponents, np.where(rng.random(6000) < 0.3, rng.integers(-9, 9, 6000),
+                                                     rng.standard_normal(6000) * 6).astype(np.float32),
+                                 (rng.standard_normal(2000) * 20).astype(np.float32)])
+table["pow"] = np.asarray(jax.jit(lambda a, b: a ** b)(table["pow_x"], table["pow_y"]))
 path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jax_xla_math_values.npz")
 np.savez_compressed(path, **table)
 print({name: value.shape for name, value in table.items()}, os.path.getsize(path), "bytes")
