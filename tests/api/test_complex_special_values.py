@@ -154,12 +154,11 @@ def test_inverse_functions_keep_c99_symmetries(dtype):
 
 
 def _same_up_to_rounding(a, b) -> bool:
-    """complex64: the same bits (float32 exp, log, sin, cos, ... are XLA's algorithms on every
-    path). complex128: zeros (with their signs), infinities and NaNs in the same places, finite
-    values within four roundings: a fused kernel computes float64 exp/log with meshjit's kernel
-    helpers where a lone small op runs numpy's (docs/execution.md)."""
-    if a.dtype == np.complex64:
-        return _bits_equal(a, b)
+    """Zeros (with their signs), infinities and NaNs in the same places; finite values within
+    four roundings. Jitted programs contract a*b+c into one rounding as XLA does
+    (compiler/optimize/xla_arithmetic.py) where eager complex formulas run op by op, and float64
+    exp/log are the kernel helpers where a lone small op runs numpy's (docs/execution.md); the
+    float32 functions themselves are XLA's on every path."""
     scale = np.maximum(np.abs(a), np.abs(b))  # a part's error is relative to the whole number
 
     def same(x, y):

@@ -50,8 +50,10 @@ def test_jit_and_sharded_equal_eager(function):
     sharded = jax.device_put(values, NamedSharding(mesh, P("x")))
     result = jax.jit(getattr(jsp.special, function))(sharded)
     assert result.sharding.spec == P("x")
-    # bit for bit: float32 log/exp/sin/... are XLA's algorithms in kernels and lone ops alike
-    np.testing.assert_array_equal(np.asarray(result).view(np.uint32), eager.view(np.uint32))
+    # NOTE: within a rounding, not bit for bit: jitted programs contract a*b+c into one rounding
+    # as XLA does (compiler/optimize/xla_arithmetic.py), eager ones round op by op (float32
+    # log/exp/sin themselves are XLA's on every path)
+    np.testing.assert_allclose(np.asarray(result), eager, rtol=4 * np.finfo(np.float32).eps, atol=0)
 
 
 def test_derivatives():
