@@ -33,23 +33,35 @@ from meshjit.ir.ops.elementwise import OPS as ELEMENTWISE_OPS
 from meshjit.ir.reference import reference_impls
 
 from .cse import eliminate_common_subexpressions
+from .dce import eliminate_dead_code
 from .rewrite_util import with_ops, with_regions
 
 # NOTE: ops XLA's constant folding evaluates to the same bits as meshjit's reference does (exact
 # IEEE arithmetic, layout and dtype changes), so a divisor computed from constants is a constant
 _EVALUATED = frozenset(("convert", "reshape", "broadcast_in_dim", "transpose", "neg", "abs", "sqrt",
                         "add", "sub", "mul", "div", "max", "min"))
-# NOTE: a constant of at most this many elements is written out; a larger divisor keeps its last
-# broadcast (the reciprocal of the broadcast operand is broadcast instead)
+# NOTE: a reciprocal of at most this many elements is written out as a constant
 _LARGEST_CONSTANT = 1 << 16
 
 
+def rewrite_divisions(module: Module) -> Module:
+    """The module with its float divisions rewritten by XLA's simplifier's rules (on the ops as
+    traced: XLA simplifies before its CSE). Replaced ops are left for dead-code elimination."""
+    return _rewrite_blocks(module, _divisions)
+
+
+def contract_multiply_adds(module: Module) -> Module:
+    """The module with float products added or subtracted made fused multiply-adds where XLA's
+    fused loops contract them (run after common subexpressions are merged, as XLA's fusion sees
+    them). Replaced products are left for dead-code elimination."""
+    return _rewrite_blocks(module, _contractions)
+
+
 def rewrite_as_xla(module: Module) -> Module:
-    """The module with its float divisions and multiply-adds rewritten as XLA's are: the
-    simplifier's division rules on the traced ops, then (after common subexpressions are merged,
-    as XLA's CSE does before its fusion) contraction into fused multiply-adds."""
-    divided = _rewrite_blocks(module, _divisions)
-    return _rewrite_blocks(eliminate_common_subexpressions(divided), _contractions)
+    """Both rewrites in the pipeline's order, for a whole traced module (the interpreter's
+    reference): divisions, common subexpressions, contraction, dead code."""
+    divided = eliminate_common_subexpressions(rewrite_divisions(module))
+    return eliminate_dead_code(contract_multiply_adds(divided))
 
 
 def _divisions(op: Op, block: _Block) -> list[Op] | None:
@@ -126,8 +138,8 @@ def _reciprocal_multiply(op: Op, constants: _Constants) -> list[Op] | None:
     if constants.value(numerator) is not None:
         return None
     broadcast = constants.definition(divisor)
-    if broadcast is not None and broadcast.name == "broadcast_in_dim" and _size(divisor) > _LARGEST_CONSTANT:
-        base = broadcast.operands[0]
+    if broadcast is not None and broadcast.name == "broadcast_in_dim" and constants.value(broadcast.operands[0]) is not None:
+        base = broadcast.operands[0]  # NOTE: the reciprocal of what is broadcast, broadcast alike
     else:
         base, broadcast = divisor, None
     value = constants.value(base)
@@ -299,7 +311,3 @@ def _use_counts(ops, returns) -> dict[int, int]:
     for value in [operand for op in ops for operand in op.operands] + list(returns):
         counts[value.id] = counts.get(value.id, 0) + 1
     return counts
-
-
-def _size(value: Value) -> int:
-    return int(np.prod(value.type.shape, dtype=np.int64))
