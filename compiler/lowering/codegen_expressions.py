@@ -65,6 +65,8 @@ def expression(op: Op, args: list[str]) -> str | None:
     helper = declared.helpers.get(result)
     if helper is not None and operand == result:
         return f"{helper}({args[0]})"
+    if result == "f32" and op.name == "pow" and operand == "f32":
+        return f"_pow_f32({args[0]}, {args[1]})"  # glibc's powf under XLA's denormal mode
     if result in ("f32", "f64"):
         template = _FLOAT_UNARY.get(op.name) if len(args) == 1 else _FLOAT_BINARY.get(op.name)
         return None if template is None else f"{cast}({template.format(*args)})"

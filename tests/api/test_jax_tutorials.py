@@ -17,11 +17,6 @@ import compare  # noqa: E402
 
 # NOTE: the cells (by index) whose outputs do not match JAX's, per page, and why:
 NOT_YET = {
-    # 7: finite differences (eps 1e-4) of a float32 loss amplify its last bits 1e4 times, and the
-    # loss's bits are XLA's: its dot accumulates with fma, its tanh/log/exp are XLA's own
-    # vectorised approximations (ISA-dependent), which meshjit does not reproduce.
-    "autodiff_cookbook": [7],
-    "automatic_differentiation": [9],  # the same finite differences as autodiff_cookbook's 7
     # 4: type(array) is meshjit's Array class; JAX's is jaxlib._jax.ArrayImpl. Renaming the class
     # to JAX's module and name would fake a JAX internal (and break pickling by module path);
     # isinstance(x, jax.Array) holds as in JAX. 15: a float32 column mean over 10000 rows: JAX

@@ -115,13 +115,25 @@ arctan = _inexact_unary(
     "arctan",
     _real_or_complex(lambda x: lax.atan2(x, lax.full(shape_of(x), 1, dtype_of(x).name)), lax_complex_inverse.atan),
 )
-# expm1 keeps sinh accurate for small |x|, where exp(x) - exp(-x) cancels.
-sinh = _inexact_unary(
-    "sinh", _real_or_complex(lambda x: lax.mul(lax.sub(lax.expm1(x), lax.expm1(lax.neg(x))), 0.5), lax_complex.sinh)
-)
-cosh = _inexact_unary(
-    "cosh", _real_or_complex(lambda x: lax.mul(lax.add(lax.exp(x), lax.exp(lax.neg(x))), 0.5), lax_complex.cosh)
-)
+_LOG_HALF = -math.log(2.0)
+
+
+def _sinh(x):
+    """JAX's expansion: (e + e / (e + 1)) / 2 with e = expm1(x) below |x| = 1 (no cancellation),
+    else exp(x - ln2) - exp(-ln2 - x) (no overflow before sinh does)."""
+    e = lax.expm1(x)
+    small = lax.mul(lax.add(e, lax.div(e, lax.add(e, 1.0))), 0.5)
+    large = lax.sub(lax.exp(lax.add(x, _LOG_HALF)), lax.exp(lax.sub(_LOG_HALF, x)))
+    return lax.select(lax.lt(lax.abs(x), 1.0), small, large)
+
+
+def _cosh(x):
+    """JAX's expansion: exp(x - ln2) + exp(-ln2 - x)."""
+    return lax.add(lax.exp(lax.add(x, _LOG_HALF)), lax.exp(lax.sub(_LOG_HALF, x)))
+
+
+sinh = _inexact_unary("sinh", _real_or_complex(_sinh, lax_complex.sinh))
+cosh = _inexact_unary("cosh", _real_or_complex(_cosh, lax_complex.cosh))
 
 
 def _float_or_identity(name: str, kernel):
