@@ -147,11 +147,12 @@ _HELPERS = {"f32": "_{}_f32", "f64": "_{}_f64"}
 for _name in ("exp", "log", "tanh", "logistic"):
     kernel_math.register(_name)(KernelMath({dtype: helper.format(_name) for dtype, helper in _HELPERS.items()},
                                            expensive=True, alone=True))
-# float32 sin/cos: glibc's sinf/cosf (lowering/codegen_trig.py); float64 stays numpy's
-for _name in ("sin", "cos"):
+# float32 sin/cos/tan/cbrt: glibc's sinf/cosf/tanf/cbrtf (lowering/codegen_trig.py,
+# codegen_libm_f32.py); float64 stays numpy's
+for _name in ("sin", "cos", "tan", "cbrt"):
     kernel_math.register(_name)(KernelMath({"f32": f"_{_name}_f32"}, expensive=True, alone=True))
 kernel_math.register("erf_inv")(KernelMath({"f32": "_erf_inv_f32"}, alone=True))
-kernel_math.register("erf", "pow", "atan2", "cbrt", "div", "sqrt", "rsqrt")(KernelMath(expensive=True))
+kernel_math.register("erf", "pow", "atan2", "div", "sqrt", "rsqrt")(KernelMath(expensive=True))
 # NOTE: square fuses as one multiply (exact, as numpy's), in floats and signed ints.
 kernel_math.register("square")(KernelMath(expression="{0} * {0}"))
 
