@@ -64,7 +64,7 @@ def expression(op: Op, args: list[str]) -> str | None:
         return f"{cast}({declared.expression.format(*args)})"
     helper = declared.helpers.get(result)
     if helper is not None and operand == result:
-        return f"{helper}({args[0]})"
+        return f"{helper}({', '.join(args)})"
     if result in ("f32", "f64"):
         template = _FLOAT_UNARY.get(op.name) if len(args) == 1 else _FLOAT_BINARY.get(op.name)
         return None if template is None else f"{cast}({template.format(*args)})"

@@ -152,7 +152,8 @@ for _name in ("exp", "log", "tanh", "logistic"):
 for _name in ("sin", "cos", "tan", "cbrt"):
     kernel_math.register(_name)(KernelMath({"f32": f"_{_name}_f32"}, expensive=True, alone=True))
 kernel_math.register("erf_inv")(KernelMath({"f32": "_erf_inv_f32"}, alone=True))
-kernel_math.register("erf", "pow", "atan2", "div", "sqrt", "rsqrt")(KernelMath(expensive=True))
+kernel_math.register("atan2")(KernelMath({"f32": "_atan2_f32"}, expensive=True))  # glibc's atan2f (codegen_libm_f32.py)
+kernel_math.register("erf", "pow", "div", "sqrt", "rsqrt")(KernelMath(expensive=True))
 # NOTE: square fuses as one multiply (exact, as numpy's), in floats and signed ints.
 kernel_math.register("square")(KernelMath(expression="{0} * {0}"))
 
