@@ -28,6 +28,7 @@ from .lowering.lower import lower
 from .optimize.combine_collectives import merge_chained_collectives
 from .optimize.cse import eliminate_common_subexpressions
 from .optimize.dce import eliminate_dead_code
+from .optimize.xla_arithmetic import contract_multiply_adds, rewrite_as_xla, rewrite_divisions
 from .partitioning.partition import Decision, partition_with_report
 from .propagation.propagate_shardings import (
     PropagationResult,
@@ -182,16 +183,17 @@ def partition_reporting(module: Module) -> Reported:
 
 
 # NOTE: the optimisation passes on the per-device module, in the order they run; tests add a
-# (broken) pass here to check that tools name it.
+# (broken) pass here to check that tools name it. XLA's value-changing arithmetic rewrites
+# (divisions before CSE, fused multiply-adds after it, as XLA's simplifier and LLVM's
+# contraction see the program) run here, per device, so they never change a sharding decision;
+# the reference interpreter runs them on the traced program (CompiledProgram.reference).
 OPTIMISATIONS = (
+    PassSpec("rewrite_divisions", rewrite_divisions),
     PassSpec("eliminate_common_subexpressions", eliminate_common_subexpressions),
+    PassSpec("contract_multiply_adds", contract_multiply_adds),
     PassSpec("merge_chained_collectives", merge_chained_collectives),
     PassSpec("eliminate_dead_code", eliminate_dead_code),
 )
-
-
-# NOTE: a program without a mesh is lowered as traced, after this pass alone
-MESHLESS_DEAD_CODE = PassSpec("eliminate_dead_code", eliminate_dead_code, PER_DEVICE)
 
 
 def default_pipeline(propagation="shardy", *, donated: frozenset[int] = frozenset(),
@@ -234,6 +236,12 @@ class CompiledProgram:
     pipeline: Pipeline | None = None
     search: SearchReport | None = None
 
+    @property
+    def reference(self) -> Module:
+        """The traced program with XLA's arithmetic rewrites, which the compiled one computes:
+        what the reference interpreter runs to check it."""
+        return rewrite_as_xla(self.traced)
+
     @staticmethod
     def from_run(run: PipelineRun, pipeline: Pipeline) -> CompiledProgram:
         module = run.modules.get("search_shardings", run.input)
@@ -259,12 +267,13 @@ def compile_module(module: Module, *, propagation="shardy", name: str = "main",
                    donated: frozenset[int] = frozenset(), whole_mesh: bool = True,
                    plan: bool = True, search: SearchRequest | None = None) -> CompiledProgram:
     """Run ``default_pipeline`` on a traced module, dumping every pass under ``name`` when
-    ``MESHJIT_DUMP_DIR`` is set. A module without a mesh runs on one device: only its ``lower``
-    stage runs, after dead-code elimination (an unused pure_callback is never called, as in JAX).
+    ``MESHJIT_DUMP_DIR`` is set. A module without a mesh runs on one device: the optimisations
+    (dead-code elimination among them: an unused pure_callback is never called, as in JAX) and
+    ``lower`` run on it as traced.
     ``plan=False`` stops before ``lower`` (tools that only read the modules)."""
     pipeline = default_pipeline(propagation, donated=donated, whole_mesh=whole_mesh, search=search)
     if not module.meshes:
-        pipeline = Pipeline((MESHLESS_DEAD_CODE, *pipeline.of_stage(LOWER).passes))
+        pipeline = Pipeline((*OPTIMISATIONS, *pipeline.of_stage(LOWER).passes))
     if not plan:
         pipeline = pipeline.of_stage(GLOBAL, PER_DEVICE)
     return CompiledProgram.from_run(pipeline.run(module, dump=Dumper(name)), pipeline)

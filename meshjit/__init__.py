@@ -35,6 +35,7 @@ from . import dtypes as dtypes
 from . import errors as errors
 from . import lax as lax
 from . import nn as nn
+from . import ops as ops
 from . import numpy as numpy
 from . import random as random
 from . import ref as ref

@@ -41,7 +41,7 @@ def run_checked(compiled, leaves) -> list:
     # NOTE: read the arguments before the run, which may donate (invalidate) them.
     arguments = executable.host_arguments(leaves)
     outputs = executable.run(leaves)
-    expected = list(interpret(program.traced, *arguments))
+    expected = list(interpret(program.reference, *arguments))
     wrong = differing_outputs(expected, [np.asarray(output) for output in outputs])
     if not wrong:
         return outputs

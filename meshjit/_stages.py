@@ -115,7 +115,7 @@ class Compiled:
         executable = self._executable
         if self._program.partitioned is None:
             outputs = [single_device_array(output, sharding, weak, executable.committed) for output, sharding, weak
-                       in zip(interpret(self._program.traced, *executable.host_arguments(leaves)),
+                       in zip(interpret(self._program.reference, *executable.host_arguments(leaves)),
                               executable.result_shardings, executable.result_weak_types)]
         else:
             outputs = run_spmd(self._program.partitioned, [*leaves, *executable.captured], executable.arg_shardings,

@@ -1,4 +1,4 @@
-"""Write compiler/frontend/random/rsqrt_table.py: the x86 ``rsqrtss`` estimate XLA's CPU code
+"""Write ir/rsqrt_table.py: the x86 ``rsqrtss`` estimate XLA's CPU code
 starts its float32 rsqrt from, read off this CPU (Intel's; AMD's differ). For a positive normal
 float the estimate depends only on the parity of the exponent and the top 10 mantissa bits, and
 scales with the exponent; the script checks that over every normal float before writing the
@@ -14,7 +14,7 @@ from llvmlite import ir as llvm_ir
 from numba import types
 from numba.extending import intrinsic
 
-OUT = pathlib.Path(__file__).parents[1] / "compiler" / "frontend" / "random" / "rsqrt_table.py"
+OUT = pathlib.Path(__file__).parents[1] / "ir" / "rsqrt_table.py"
 
 
 @intrinsic

@@ -146,7 +146,9 @@ def _atanh_first_quadrant(x, y):
     magnitude = _hypot(x, y)
     large = _cmp(magnitude, _c(x, _LARGE[dtype_of(x).name]), "gt")
     half_pi = _c(x, math.pi / 2)
-    real = _select(large, _div(_div(x, magnitude), magnitude), real)
+    # NOTE: x / |z| times 1 / |z|, not (x / |z|) / |z|, which compiles to x / |z|^2 (XLA's
+    # rewrite, compiler/optimize/xla_arithmetic.py) and overflows
+    real = _select(large, _mul(_div(x, magnitude), _div(one, magnitude)), real)
     imaginary = _select(large, half_pi, imaginary)
     # a zero real part stays +0 (even beside a NaN); an infinite part gives +0 + i pi/2, with a
     # NaN imaginary part beside an infinite real part (C99's catanh)

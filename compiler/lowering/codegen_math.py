@@ -7,6 +7,7 @@ vector instructions (how to check that: docs/execution.md, "Reading a kernel's a
 
 from __future__ import annotations
 
+from .codegen_rsqrt import xla_rsqrt_math
 from .codegen_trig import trig_math
 from .codegen_xla_math import xla_float32_math
 
@@ -431,4 +432,4 @@ def _sign(x):
 
 
 PRELUDE = ("import math\nimport numba\nimport numpy as np\n" + INTRINSICS + SCALAR_HELPERS
-           + FLOAT32_MATH + FLOAT64_MATH + xla_float32_math() + trig_math())
+           + FLOAT32_MATH + FLOAT64_MATH + xla_float32_math() + trig_math() + xla_rsqrt_math())

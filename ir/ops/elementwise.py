@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..dtypes import DTYPES, NARROW_FLOATS, real_dtype, to_numpy
-from .. import libm_atanf, libm_cbrtf, libm_sincosf, libm_tanf
+from .. import libm_atanf, libm_cbrtf, libm_sincosf, libm_tanf, xla_rsqrt
 from ..float_math import erf_inv, fma
 from ..reference import reference_impls
 from .elementwise_complex import COMPLEX_PART_OPS, complex_abs, complex_divide, complex_sign, complex_square
@@ -216,6 +216,8 @@ def _logistic(operand):
 
 
 def _rsqrt(operand):
+    if operand.dtype == np.float32:
+        return xla_rsqrt.rsqrt_f32(operand)  # XLA's CPU algorithm, as JAX's float32 rsqrt
     return operand.dtype.type(1) / np.sqrt(operand)
 
 

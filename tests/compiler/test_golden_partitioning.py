@@ -19,6 +19,7 @@ import pytest
 from meshjit.compiler.optimize.combine_collectives import merge_chained_collectives
 from meshjit.compiler.optimize.cse import eliminate_common_subexpressions
 from meshjit.compiler.optimize.dce import eliminate_dead_code
+from meshjit.compiler.optimize.xla_arithmetic import contract_multiply_adds, rewrite_divisions
 from meshjit.compiler.partitioning.partition import partition
 from meshjit.ir import Module, interpret, parse_module, print_module, verify
 from meshjit.ir.layout import shard_array, unshard_array
@@ -30,6 +31,8 @@ PASSES = {
     "eliminate_common_subexpressions": eliminate_common_subexpressions,
     "merge_chained_collectives": merge_chained_collectives,
     "eliminate_dead_code": eliminate_dead_code,
+    "rewrite_divisions": rewrite_divisions,
+    "contract_multiply_adds": contract_multiply_adds,
 }
 OPTIMISATIONS = sorted(set(PASSES) - {"partition"})
 GOLDEN_FILES = sorted(path for name in PASSES for path in (GOLDEN_ROOT / name).glob("*.mjir"))

@@ -51,6 +51,22 @@ def _unused_value():
     return f, (x,), x + 1
 
 
+def _product_added():
+    # XLA's CPU code rounds a product added to something once (a fused multiply-add)
+    mesh = _mesh((8,), ("x",))
+    f = jax.jit(lambda x, y: x * 0.3 + y, in_shardings=NamedSharding(mesh, P("x")))
+    x, y = np.linspace(0.5, 2, 16, dtype=np.float32), np.linspace(-1, 1, 16, dtype=np.float32)
+    return f, (x, y), x * np.float32(0.3) + y
+
+
+def _divided_by_seven():
+    # XLA divides by a constant as it multiplies by the constant's reciprocal
+    mesh = _mesh((8,), ("x",))
+    f = jax.jit(lambda x: x / 7.0, in_shardings=NamedSharding(mesh, P("x")))
+    x = np.linspace(0.5, 2, 16, dtype=np.float32)
+    return f, (x,), x / np.float32(7)
+
+
 def _ops(compiled):
     return [line.split("=", 1)[1].split("(")[0].strip() for line in compiled.as_text().splitlines()
             if line.strip().startswith("%")]
@@ -66,6 +82,14 @@ SCENARIOS = {
         _nested_psums,
         lambda compiled: _collectives(compiled) == [("all_reduce", ("x", "y"), 56)],
         lambda compiled: _collectives(compiled) == [("all_reduce", ("x",), 32), ("all_reduce", ("y",), 48)]),
+    "contract_multiply_adds": (
+        _product_added,
+        lambda compiled: "fma" in _ops(compiled) and "mul" not in _ops(compiled),
+        lambda compiled: "fma" not in _ops(compiled) and "mul" in _ops(compiled)),
+    "rewrite_divisions": (
+        _divided_by_seven,
+        lambda compiled: "mul" in _ops(compiled) and "div" not in _ops(compiled),
+        lambda compiled: "div" in _ops(compiled) and "mul" not in _ops(compiled)),
     "eliminate_dead_code": (
         _unused_value,
         lambda compiled: "exp" not in _ops(compiled),

@@ -33,14 +33,15 @@ func @main(%x: f32[8,16] {sharding = <@mesh, [{"x"}, {}]>}, %w: f32[16,32] {shar
 }
 """
 
-PASS_NAMES = ("propagate_shardings", "normalize_boundaries", "partition", "eliminate_common_subexpressions",
-              "merge_chained_collectives", "eliminate_dead_code", "lower")
+PASS_NAMES = ("propagate_shardings", "normalize_boundaries", "partition", "rewrite_divisions",
+              "eliminate_common_subexpressions", "contract_multiply_adds", "merge_chained_collectives",
+              "eliminate_dead_code", "lower")
 
 
 def test_the_default_pipeline_ends_in_lower():
     pipeline = default_pipeline()
     assert pipeline.names() == PASS_NAMES
-    assert [spec.stage for spec in pipeline.passes] == [GLOBAL] * 3 + [PER_DEVICE] * 3 + [LOWER]
+    assert [spec.stage for spec in pipeline.passes] == [GLOBAL] * 3 + [PER_DEVICE] * 5 + [LOWER]
     assert pipeline["propagate_shardings"].options["strategy"].name == "shardy"
     assert pipeline["lower"].options == {"donated": frozenset(), "whole_mesh": True}
 
@@ -80,7 +81,7 @@ def test_selections_and_options():
     pipeline = default_pipeline()
     chosen = pipeline.select(["normalize_boundaries", "propagate_shardings"])
     assert chosen.names() == ("normalize_boundaries", "propagate_shardings")
-    assert pipeline.of_stage(PER_DEVICE).names() == PASS_NAMES[3:6]
+    assert pipeline.of_stage(PER_DEVICE).names() == PASS_NAMES[3:8]
     gspmd = pipeline.with_pass_options("propagate_shardings", strategy=GSPMD)
     assert gspmd["propagate_shardings"].options["strategy"] is GSPMD
     assert pipeline["propagate_shardings"].options["strategy"].name == "shardy"

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import numpy_api as jnp
 from .arguments import as_array_argument, is_inexact_dtype, normalize_axes
+from .reductions import divide_as_compiled
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
 __all__ = (
@@ -116,14 +117,16 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input: bool = False, method
 def percentile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
                keepdims: bool = False, *, weights=None):
     """``quantile`` with ``q`` in percent."""
-    q = jnp.true_divide(jnp.asarray(as_array_argument(q, "percentile")), 100)
+    q = jnp.asarray(as_array_argument(q, "percentile"))
+    q = divide_as_compiled(q.astype(jnp.result_type(q.dtype, jnp.float32)), 100.0)
     return quantile(a, q, axis, out, overwrite_input, method, keepdims, weights=weights)
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
                   keepdims: bool = False, *, weights=None):
     """``nanquantile`` with ``q`` in percent."""
-    q = jnp.true_divide(jnp.asarray(as_array_argument(q, "nanpercentile")), 100)
+    q = jnp.asarray(as_array_argument(q, "nanpercentile"))
+    q = divide_as_compiled(q.astype(jnp.result_type(q.dtype, jnp.float32)), 100.0)
     return nanquantile(a, q, axis, out, overwrite_input, method, keepdims, weights=weights)
 
 

@@ -16,6 +16,7 @@ from .. import lax_complex
 from .. import lax_ops as lax
 from .. import sharding_ops
 from ..operands import dtype_of, shape_of, x64
+from ..trace import Tracer
 from ..promotion import DType, default_int, is_complex, is_float, is_int
 from .arguments import (
     as_array_argument,
@@ -196,6 +197,17 @@ def _count_of(operand, axes, where, function: str, name: str, ddof=0):
     return lax.max(lax.sub(count, float(ddof)), 0.0) if ddof else count
 
 
+def divide_as_compiled(value, divisor: float):
+    """``value / divisor`` (a Python number) as JAX computes it in its library functions, which
+    are jitted even when called eagerly: XLA multiplies by the reciprocal of a constant divisor,
+    rounded to the dtype (compiler/optimize/reciprocals.py). Traced, the division is staged as it
+    is and that pass rewrites it; eagerly the reciprocal is applied here."""
+    if isinstance(value, Tracer) or not (is_float(dtype_of(value).name) or is_complex(dtype_of(value).name)):
+        return lax.div(value, divisor)
+    reciprocal = lax.div(asarray(1, dtype=dtype_of(value).name), divisor)
+    return lax.mul(value, lax.broadcast_in_dim(reciprocal, shape_of(value), ()))
+
+
 def mean(a, axis=None, dtype=None, keepdims: bool = False, *, where=None):
     """Arithmetic mean over ``axis`` of the elements ``where`` keeps, in a float dtype (NaN for
     empty reductions, as numpy)."""
@@ -205,7 +217,8 @@ def mean(a, axis=None, dtype=None, keepdims: bool = False, *, where=None):
 
     def average(value, dtype: str):
         total = lax.reduce_sum(with_mask(value, where, 0, "mean"), axes)
-        return lax.div(total, _count_of(value, axes, where, "mean", dtype))
+        count = _count_of(value, axes, where, "mean", dtype)
+        return divide_as_compiled(total, count) if isinstance(count, float) else lax.div(total, count)
 
     result = _in_float32(average, operand, name)
     return _keep_dims(result, axes, keepdims)
@@ -234,7 +247,8 @@ def var(
         centered = subtract(value, mean(value, axes, keepdims=True, where=where))
         squares = lax.reduce_sum(with_mask(lax.mul(centered, centered), where, 0, "var"), axes)
         # numpy divides by max(n - ddof, 0): too few elements give inf or NaN, not an error.
-        return lax.div(squares, _count_of(value, axes, where, "var", dtype, ddof))
+        count = _count_of(value, axes, where, "var", dtype, ddof)
+        return divide_as_compiled(squares, count) if isinstance(count, float) else lax.div(squares, count)
 
     return _keep_dims(_in_float32(variance, operand, name), axes, keepdims)
 

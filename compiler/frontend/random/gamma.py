@@ -33,7 +33,7 @@ def _log(x):
 
 
 def _rsqrt(x):
-    return xla_rsqrt.rsqrt(x) if dtype_of(x).name == "f32" else xla_rsqrt.rsqrt_f64(x)
+    return lax.rsqrt(x) if dtype_of(x).name == "f32" else xla_rsqrt.rsqrt_f64(x)  # f32: XLA's (ir/xla_rsqrt.py)
 
 
 def _select(pred, on_true, on_false):
