@@ -56,9 +56,11 @@ def _atan(x):
     # the reduction of each branch: (numerator, denominator) of t, or t itself below 7/16
     branches = [(np.float32(2) * t - one, np.float32(2) + t), (t - one, t + one),
                 (t - np.float32(1.5), one + np.float32(1.5) * t), (-one, t)]
-    branch = np.searchsorted(np.array([ATAN_HALF, ATAN_ONE, ATAN_THREE_HALVES], np.uint32), magnitude, side="right")
-    numerator = np.choose(branch, [pair[0] for pair in branches])
-    denominator = np.choose(branch, [pair[1] for pair in branches])
+    branch = ((magnitude >= ATAN_HALF).astype(np.intp) + (magnitude >= ATAN_ONE) + (magnitude >= ATAN_THREE_HALVES))
+    numerator, denominator = branches[3]
+    for index in (2, 1, 0):
+        numerator = np.where(branch == index, branches[index][0], numerator)
+        denominator = np.where(branch == index, branches[index][1], denominator)
     reduced = np.where(magnitude < ATAN_SMALL, x, numerator / denominator)
     z = reduced * reduced
     w = z * z
@@ -80,8 +82,9 @@ def _atan2(y, x):
     left, below = x_bits < 0, y_bits < 0
     # the quotient as the CPU divides with denormals read as zero and flushed
     quotient = np.abs(_flushed(_flushed(y) / _flushed(x)))
+    atan = _atan(np.where(x_bits == 0x3F800000, y, quotient))  # x = 1: atanf(y) itself
     k = (y_magnitude - x_magnitude) >> 23
-    z = np.where(k > 60, PI_O_2 + np.float32(0.5) * PI_LO, np.where(left & (k < -60), np.float32(0), _atan(quotient)))
+    z = np.where(k > 60, PI_O_2 + np.float32(0.5) * PI_LO, np.where(left & (k < -60), np.float32(0), atan))
     result = np.where(left, np.where(below, (z - PI_LO) - PI, PI - (z - PI_LO)), np.where(below, -z, z))
     # infinite x: the quadrant's angle of two infinities, or 0 / pi
     quarter = np.where(left, np.float32(3) * PI_O_4 + TINY, PI_O_4 + TINY)
@@ -93,7 +96,7 @@ def _atan2(y, x):
     result = np.where((x_magnitude == 0) | ((y_magnitude == 0x7F800000) & (x_magnitude != 0x7F800000)), vertical,
                       result)
     result = np.where(y_magnitude == 0, np.where(left, np.where(below, -PI - TINY, PI + TINY), y), result)
-    result = np.where(x_bits == 0x3F800000, _atan(y), result)
+    result = np.where(x_bits == 0x3F800000, atan, result)
     return np.where((x_magnitude > 0x7F800000) | (y_magnitude > 0x7F800000), x + y, result).astype(np.float32)
 
 

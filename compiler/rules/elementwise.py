@@ -152,7 +152,7 @@ for _name in ("exp", "log", "tanh", "logistic"):
 for _name in ("sin", "cos", "tan", "cbrt"):
     kernel_math.register(_name)(KernelMath({"f32": f"_{_name}_f32"}, expensive=True, alone=True))
 kernel_math.register("erf_inv")(KernelMath({"f32": "_erf_inv_f32"}, alone=True))
-kernel_math.register("atan2")(KernelMath({"f32": "_atan2_f32"}, expensive=True))  # glibc's atan2f (codegen_libm_f32.py)
+kernel_math.register("atan2")(KernelMath({"f32": "_atan2_f32"}, expensive=True, alone=True))  # glibc's atan2f
 kernel_math.register("erf", "pow", "div", "sqrt")(KernelMath(expensive=True))
 # NOTE: float32 rsqrt is XLA's CPU algorithm (ir/xla_rsqrt.py); float64 stays 1 / sqrt(x)
 kernel_math.register("rsqrt")(KernelMath({"f32": "_rsqrt_f32"}, expensive=True))
