@@ -155,7 +155,9 @@ def rows_launcher(function, inputs, outputs, rows: int, columns: int, leading: b
 
     def run(*buffers):
         lead = buffers[0].ndim - local_rank
-        views = [np.ascontiguousarray(buffer).reshape((-1,) + view) for buffer, view in zip(buffers, input_views)]
+        # NOTE: the leading count spelled out: with a size-0 view, -1 could not be inferred
+        views = [np.ascontiguousarray(buffer).reshape((math.prod(buffer.shape[:lead]),) + view)
+                 for buffer, view in zip(buffers, input_views)]
         key = tuple((buffer.shape, buffer.dtype) for buffer in buffers)
         layout = layouts.get(key)
         count = layout.count if layout is not None else math.prod(

@@ -162,7 +162,8 @@ def _rewrite_division(op: Op, constants: _Constants, uses: dict[int, int]) -> li
     In XLA's order: ``exp(a) / exp(b) -> exp(a - b)``, ``a / exp(b) -> a * exp(-b)``,
     ``a / pow(b, c) -> a * pow(b, -c)``, ``a / sqrt(b) -> a * rsqrt(b)`` and ``a / rsqrt(b) ->
     a * sqrt(b)`` (the root used only here), ``a / constant -> a * (1 / constant)``,
-    ``(a / b) / (c / d) -> (a * d) / (b * c)``, ``(a / b) / c -> a / (b * c)``,
+    ``a / broadcast(b) -> a * broadcast(1 / b)`` when the broadcast adds elements (``1 / b`` is
+    ``rsqrt(c)`` for ``b = sqrt(c)`` used only there), ``(a / b) / (c / d) -> (a * d) / (b * c)``, ``(a / b) / c -> a / (b * c)``,
     ``a / (b / c) -> (a * c) / b``."""
     if to_numpy(op.result.type.dtype).kind not in "fc":
         return None
@@ -182,6 +183,15 @@ def _rewrite_division(op: Op, constants: _Constants, uses: dict[int, int]) -> li
     by_constant = _reciprocal_multiply(op, constants)
     if by_constant is not None:
         return by_constant
+    if _named(bottom, "broadcast_in_dim") and _elements(bottom.operands[0]) < _elements(divisor):
+        small = bottom.operands[0]
+        root = constants.definition(small)
+        if _named(root, "sqrt") and uses.get(small.id, 0) == 1:
+            reciprocal = emit.typed("rsqrt", small.type, root.operands[0])
+        else:
+            reciprocal = emit.typed("div", small.type, emit.ones(small.type), small)
+        spread = emit.typed("broadcast_in_dim", divisor.type, reciprocal, attrs=bottom.attrs)
+        return emit.done("mul", numerator, spread)
     if _named(top, "div") and _named(bottom, "div"):
         (a, b), (c, d) = top.operands, bottom.operands
         return emit.done("div", emit("mul", a, d), emit("mul", b, c))
@@ -239,6 +249,10 @@ def _product(value: Value, user: Op, constants: _Constants, fusion: _Fusion, emi
     return None
 
 
+def _elements(value: Value) -> int:
+    return int(np.prod(value.type.shape, dtype=np.int64))
+
+
 def _named(op: Op | None, name: str) -> bool:
     return op is not None and op.name == name
 
@@ -252,9 +266,22 @@ class _Emitter:
         self.ops: list[Op] = []
 
     def __call__(self, name: str, *operands: Value) -> Value:
-        result = Value.fresh(self._op.result.type)
-        self.ops.append(Op(name, operands, (result,), location=self._op.location))
+        return self.typed(name, self._op.result.type, *operands)
+
+    def typed(self, name: str, result_type, *operands: Value, attrs=None) -> Value:
+        """A new op ``name`` of ``operands`` with one result of ``result_type``."""
+        result = Value.fresh(result_type)
+        self.ops.append(Op(name, operands, (result,), attrs or {}, location=self._op.location))
         return result
+
+    def ones(self, result_type) -> Value:
+        """A constant of ones (a scalar, broadcast unless ``result_type`` is a scalar)."""
+        one = np.ones((), to_numpy(result_type.dtype))
+        scalar = self.typed("constant", replace(result_type, shape=()), attrs={"value": DenseAttr.from_array(one)})
+        if not result_type.shape:
+            return scalar
+        return self.typed("broadcast_in_dim", result_type, scalar,
+                          attrs={"broadcast_dimensions": (), "shape": tuple(result_type.shape)})
 
     def done(self, name: str, *operands: Value) -> list[Op]:
         """The ops so far and the rewritten op itself turned into ``name`` of ``operands``."""

@@ -8,12 +8,15 @@ and ``rem``.
 
 from __future__ import annotations
 
+import math
+
 from meshjit.ir.dtypes import is_unsigned
 
 from .. import lax_complex
 from .. import lax_ops as lax
 from ..operands import dtype_of, shape_of, x64
 from ..promotion import DType, default_int, is_complex, is_float
+from ..trace import Tracer
 from .arguments import (
     as_array_argument,
     broadcast_shapes,
@@ -144,11 +147,27 @@ right_shift = _binary("right_shift", _shift_right, allowed="iu")
 
 
 def true_divide(x1, x2, /):
-    """``x1 / x2``; integers and bools divide as floats (JAX's true division)."""
+    """``x1 / x2``; integers and bools divide as floats (JAX's true division).
+
+    JAX's true_divide is a jitted function, so even eagerly XLA sees the divisor's broadcast and
+    multiplies by the broadcast reciprocal instead (``x / 100`` for an array x is 0.29999998 at
+    30); eagerly meshjit does the same here, and under jit the ``rewrite_divisions`` pass does."""
     values = [as_array_argument(value, "true_divide") for value in (x1, x2)]
     dtype = inexact_dtype(result_dtype(*values))
     (x1, x2), dtype = promote_and_broadcast("true_divide", *values, dtype=dtype.name)
+    divisor = values[1]
+    if not any(isinstance(value, Tracer) for value in values) and _spread(divisor, x2):
+        small = convert_operand(divisor, dtype.name)
+        reciprocal = lax.div(lax.full(shape_of(small), 1, dtype.name), small)
+        (_, spread), _ = promote_and_broadcast("true_divide", x1, reciprocal, dtype=dtype.name)
+        return with_weak_type(lax.mul(x1, spread), dtype.weak)
     return with_weak_type(lax.div(x1, x2), dtype.weak)
+
+
+def _spread(divisor, broadcast) -> bool:
+    """Whether a float or complex divisor was broadcast to more elements than it has."""
+    name = dtype_of(broadcast).name
+    return (is_float(name) or is_complex(name)) and math.prod(shape_of(divisor)) < math.prod(shape_of(broadcast))
 
 
 divide = true_divide
