@@ -8,7 +8,7 @@ tests/compiler/test_tier_math.py compares the two over edge cases and random bit
 from __future__ import annotations
 
 import numpy as np
-from meshjit.ir import libm_sincosf, xla_math, xla_rsqrt
+from meshjit.ir import libm_atanf, libm_cbrtf, libm_sincosf, libm_tanf, xla_math, xla_rsqrt
 from meshjit.ir.float_math import fma as _exact_fma
 
 _SHIFTER = 6755399441055744.0  # 1.5 * 2**52
@@ -139,4 +139,5 @@ def log_f64(x):
 HELPERS = {f"_{name}_f32": function for name, function in xla_math.FUNCTIONS.items()}
 HELPERS.update({"_exp_f64": exp_f64, "_tanh_f64": tanh_f64, "_logistic_f64": logistic_f64, "_log_f64": log_f64})
 HELPERS.update({"_sin_f32": libm_sincosf.sin, "_cos_f32": libm_sincosf.cos})  # glibc's sinf/cosf
+HELPERS.update({"_tan_f32": libm_tanf.tan, "_cbrt_f32": libm_cbrtf.cbrt, "_atan2_f32": libm_atanf.atan2})  # glibc's
 HELPERS["_rsqrt_f32"] = xla_rsqrt.rsqrt_f32  # XLA's CPU rsqrt

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..dtypes import DTYPES, NARROW_FLOATS, real_dtype, to_numpy
-from .. import libm_cbrtf, libm_powf, libm_sincosf, libm_tanf, xla_math, xla_rsqrt
+from .. import libm_atanf, libm_cbrtf, libm_powf, libm_sincosf, libm_tanf, xla_math, xla_rsqrt
 from ..float_math import erf_inv, fma
 from ..reference import reference_impls
 from .elementwise_complex import COMPLEX_PART_OPS, complex_abs, complex_divide, complex_sign, complex_square
@@ -381,6 +381,14 @@ def _power(lhs, rhs):
     return np.power(lhs, rhs)
 
 
+def _atan2(y, x):
+    """float32 (and 16-bit floats, through float32): glibc's ``atan2f`` as XLA's CPU code runs
+    it (ir/libm_atanf.py); float64: numpy's."""
+    if y.dtype == np.float32 or y.dtype in _NARROW_FLOATS:
+        return libm_atanf.atan2(y, x).astype(y.dtype)
+    return np.arctan2(y, x)
+
+
 _BINARY = {
     "add": np.add,
     "sub": np.subtract,
@@ -390,7 +398,7 @@ _BINARY = {
     "pow": _power,
     "max": np.maximum,
     "min": np.minimum,
-    "atan2": np.arctan2,
+    "atan2": _atan2,
     "nextafter": np.nextafter,
     "and": np.bitwise_and,
     "or": np.bitwise_or,

@@ -174,7 +174,6 @@ def test_erf_inv_first_tier_gives_the_kernels_bits(monkeypatch):
 def test_ops_without_an_identical_first_tier_wait_for_their_kernel(monkeypatch):
     monkeypatch.setenv("MESHJIT_COMPILE", "never")
     x = np.ones(SHAPE, np.float32)
-    for program in (lambda x: (x * 2.0).astype(jnp.int32),
-                    lambda x: jnp.cbrt(x * 2.0), lambda x: lax.pow(x * 2.0, x),
+    for program in (lambda x: (x * 2.0).astype(jnp.int32), lambda x: lax.pow(x * 2.0, x),
                     lambda x: (x * 2.0).sum(axis=-1), lambda x: jax.nn.softmax(x * 2.0, axis=-1)):
         assert not tiered_steps(jax.jit(program), x)
