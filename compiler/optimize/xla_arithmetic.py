@@ -193,7 +193,8 @@ def _rewrite_division(op: Op, constants: _Constants, uses: dict[int, int]) -> li
     by_constant = _reciprocal_multiply(op, constants)
     if by_constant is not None:
         return by_constant
-    if _named(bottom, "broadcast_in_dim") and _elements(bottom.operands[0]) < _elements(divisor):
+    real = to_numpy(op.result.type.dtype).kind == "f"  # NOTE: checked against XLA on real floats
+    if real and _named(bottom, "broadcast_in_dim") and _elements(bottom.operands[0]) < _elements(divisor):
         small = bottom.operands[0]
         root = constants.definition(small)
         if _named(root, "sqrt") and uses.get(small.id, 0) == 1:
