@@ -75,7 +75,9 @@ def cauchy(key, shape, dtype: str):
     shape = tuple(shape)
     u = uniform(key, shape, dtype, float(np.finfo(to_numpy(dtype)).eps), 1.0, "cauchy")
     angle = lax.mul(_constant(shape, np.pi, dtype), lax.sub(u, _constant(shape, 0.5, dtype)))
-    return libm_tan.tan(angle) if dtype in ("f32", "f64") else lax.tan(angle)
+    # NOTE: float32's lax.tan is glibc's tanf already (a kernel helper, lowering/codegen_trig.py);
+    # float64's is numpy's, so the fdlibm kernel spelled in IR ops stands in for the C library's
+    return libm_tan.tan(angle) if dtype == "f64" else lax.tan(angle)
 
 
 def lognormal(key, sigma, shape, dtype: str):
