@@ -25,7 +25,7 @@ from meshjit.runtime.sharding import NamedSharding, SingleDeviceSharding
 from meshjit.runtime.transfer import device_put
 
 from .tree_util import NAMESPACE
-from .tree_util import flatten as flatten_tree
+from .tree_util import _flatten as flatten_tree
 
 _VMAP_METHODS = ["sequential", "sequential_unrolled", "expand_dims", "broadcast_all", "legacy_vectorized", None]
 _ARRAY_LEAVES = (Tracer, Array, np.ndarray, np.generic, bool, int, float, complex)

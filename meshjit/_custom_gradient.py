@@ -20,7 +20,7 @@ from meshjit.compiler.frontend.control_flow_tracing import operand_leaf, type_of
 
 from .custom_derivatives import _flat_cotangents, custom_vjp
 from ._pytreedef import PyTreeDef
-from .tree_util import flatten as flatten_tree, structure as structure_spec
+from .tree_util import _flatten as flatten_tree, _structure as structure_spec
 
 
 def closure_convert(fun: Callable, *example_args) -> tuple[Callable, list]:

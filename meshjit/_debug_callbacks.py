@@ -19,7 +19,7 @@ from meshjit.runtime.array import Array
 from meshjit.runtime.devices import local_devices
 from meshjit.runtime.transfer import device_put
 
-from .tree_util import flatten as flatten_tree
+from .tree_util import _flatten as flatten_tree
 
 _NUMBERS = (bool, int, float, complex, np.number, np.bool_)
 

@@ -22,7 +22,7 @@ from meshjit.runtime.transfer import device_put
 from ._arguments import is_sharding_leaf
 from .constraint_api import with_sharding_constraint
 from .tree_util import NAMESPACE
-from .tree_util import flatten as flatten_tree
+from .tree_util import _flatten as flatten_tree
 
 
 def _spec_leaves(shardings, tree, function: str) -> list:

@@ -9,7 +9,7 @@ import optree
 
 from meshjit.compiler.frontend.refs import Ref, bound_refs, threading_refs
 from .tree_util import NAMESPACE
-from .tree_util import flatten as flatten_tree, structure as structure_spec
+from .tree_util import _flatten as flatten_tree, _structure as structure_spec
 
 
 def has_refs(tree) -> bool:

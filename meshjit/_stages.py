@@ -36,7 +36,7 @@ from ._shardings import from_ir_sharding, result_sharding, runtime_mesh
 from ._types import type_sharding
 from ._pytreedef import PyTreeDef
 from .tree_util import NAMESPACE
-from .tree_util import flatten as flatten_tree
+from .tree_util import _flatten as flatten_tree
 
 
 class Compiled:

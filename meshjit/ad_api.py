@@ -25,7 +25,7 @@ from ._float0 import as_float0, from_float0, has_tangent_space
 from .jit_api import Jitted
 from ._pytreedef import PyTreeDef
 from .tree_util import NAMESPACE
-from .tree_util import flatten as flatten_tree
+from .tree_util import _flatten as flatten_tree
 from ._pytreedef import jax_ordered
 
 

@@ -14,7 +14,7 @@ from meshjit.compiler.frontend import autodiff
 from meshjit.compiler.frontend.operands import is_array_like
 
 from .tree_util import NAMESPACE
-from .tree_util import flatten as flatten_tree
+from .tree_util import _flatten as flatten_tree
 from ._pytreedef import jax_ordered
 
 __all__ = ["checkpoint", "remat"]

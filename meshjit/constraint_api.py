@@ -24,7 +24,7 @@ from ._shardings import (
 )
 from ._arguments import is_sharding_leaf
 from .tree_util import NAMESPACE
-from .tree_util import flatten as flatten_tree
+from .tree_util import _flatten as flatten_tree
 
 
 def _check_constraint_axes(leaf, sharding, ndim: int) -> bool:

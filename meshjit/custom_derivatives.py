@@ -19,7 +19,7 @@ from meshjit.compiler.frontend import autodiff
 
 from ._pytreedef import PyTreeDef
 from .tree_util import NAMESPACE
-from .tree_util import flatten as flatten_tree, structure as structure_spec
+from .tree_util import _flatten as flatten_tree, _structure as structure_spec
 
 
 def _flatten(tree):

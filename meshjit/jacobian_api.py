@@ -18,7 +18,7 @@ from meshjit.ir.dtypes import to_numpy
 
 from . import numpy as jnp
 from .ad_api import _argnums, _check_callable, jvp, vjp
-from .tree_util import flatten as flatten_tree
+from .tree_util import _flatten as flatten_tree
 from .vmap_api import vmap
 
 

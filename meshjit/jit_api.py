@@ -44,7 +44,7 @@ from ._arguments import abstract_argument, is_sharding_leaf, leaf_signature
 from ._placement import check_in_shardings, place
 from ._stages import Compiled, Lowered, Traced
 from .tree_util import NAMESPACE
-from .tree_util import flatten as flatten_tree, structure as structure_spec
+from .tree_util import _flatten as flatten_tree, _structure as structure_spec
 
 
 # NOTE: as JAX, jit's caches belong to the function and jit's settings, not to the jit object:

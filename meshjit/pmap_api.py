@@ -20,7 +20,7 @@ from . import numpy as jnp
 from .jit_api import Jitted
 from .shard_map_api import shard_map
 from .tree_util import NAMESPACE
-from .tree_util import flatten as flatten_tree, structure as structure_spec
+from .tree_util import _flatten as flatten_tree, _structure as structure_spec
 from .vmap_api import _batch_size, _broadcast_axes, _check_axes_tree, _is_axis_leaf, _normalised
 
 _UNNAMED = "_pmap_axis"  # the mesh axis of a pmap without axis_name (no collective can name it)

@@ -29,7 +29,7 @@ from ._shardings import mesh_attr
 from ._types import typeof
 from .jit_api import Jitted
 from .tree_util import NAMESPACE
-from .tree_util import flatten as flatten_tree
+from .tree_util import _flatten as flatten_tree
 
 
 class _Infer:

@@ -14,7 +14,10 @@ from collections import abc as _abc
 
 import optree
 
-from ._pytreedef import PyTreeDef, jax_ordered, spec_of, unflatten
+from ._pytreedef import PyTreeDef
+from ._pytreedef import jax_ordered as _jax_ordered
+from ._pytreedef import spec_of as _spec_of
+from ._pytreedef import unflatten as _unflatten
 
 NAMESPACE = "meshjit"
 _MISSING = object()
@@ -101,38 +104,38 @@ def _simple(key) -> object:
 # --- flattening ----------------------------------------------------------------------------------
 
 
-def flatten(tree, is_leaf=None, *, none_is_leaf: bool = False):
+def _flatten(tree, is_leaf=None, *, none_is_leaf: bool = False):
     """``(leaves, spec)`` with the optree spec JAX's order gives (dict keys sorted): what
     meshjit's transformations flatten their arguments and results with."""
     leaves, spec = optree.tree_flatten(tree, is_leaf=is_leaf, none_is_leaf=none_is_leaf, namespace=NAMESPACE)
-    return leaves, jax_ordered(spec)
+    return leaves, _jax_ordered(spec)
 
 
-def structure(tree, is_leaf=None, *, none_is_leaf: bool = False):
+def _structure(tree, is_leaf=None, *, none_is_leaf: bool = False):
     """The JAX-ordered optree spec of ``tree`` (``flatten``'s second half)."""
-    return jax_ordered(optree.tree_structure(tree, is_leaf=is_leaf, none_is_leaf=none_is_leaf,
+    return _jax_ordered(optree.tree_structure(tree, is_leaf=is_leaf, none_is_leaf=none_is_leaf,
                                              namespace=NAMESPACE))
 
 
 def tree_flatten(tree, is_leaf=None):
-    leaves, spec = flatten(tree, is_leaf)
+    leaves, spec = _flatten(tree, is_leaf)
     return leaves, PyTreeDef(spec)
 
 
 def tree_unflatten(treedef, leaves):
-    return unflatten(spec_of(treedef), leaves)
+    return _unflatten(_spec_of(treedef), leaves)
 
 
 def tree_leaves(tree, is_leaf=None):
-    return flatten(tree, is_leaf)[0]
+    return _flatten(tree, is_leaf)[0]
 
 
 def tree_structure(tree, is_leaf=None):
-    return PyTreeDef(structure(tree, is_leaf))
+    return PyTreeDef(_structure(tree, is_leaf))
 
 
 def tree_map(f, tree, *rest, is_leaf=None):
-    leaves, treedef = flatten(tree, is_leaf)
+    leaves, treedef = _flatten(tree, is_leaf)
     others = [treedef.flatten_up_to(other) for other in rest]
     return treedef.unflatten(map(f, leaves, *others))
 
@@ -198,7 +201,7 @@ def _one_level(tree):
 
 def treedef_tuple(treedefs):
     """The structure of a tuple whose elements have the structures ``treedefs``."""
-    return PyTreeDef(optree.treespec_tuple([spec_of(treedef) for treedef in treedefs], namespace=NAMESPACE))
+    return PyTreeDef(optree.treespec_tuple([_spec_of(treedef) for treedef in treedefs], namespace=NAMESPACE))
 
 
 def tree_flatten_with_path(tree, is_leaf=None):
@@ -206,7 +209,7 @@ def tree_flatten_with_path(tree, is_leaf=None):
     accessors, leaves, treedef = optree.tree_flatten_with_accessor(
         tree, is_leaf=is_leaf, namespace=NAMESPACE)
     paths = [tuple(_key_of(entry) for entry in accessor) for accessor in accessors]
-    return list(zip(paths, leaves)), PyTreeDef(jax_ordered(treedef))
+    return list(zip(paths, leaves)), PyTreeDef(_jax_ordered(treedef))
 
 
 def tree_leaves_with_path(tree, is_leaf=None):
@@ -216,7 +219,7 @@ def tree_leaves_with_path(tree, is_leaf=None):
 def tree_map_with_path(f, tree, *rest, is_leaf=None):
     """``f(key_path, leaf, *other_leaves)`` at every leaf of ``tree`` (``rest`` share its structure)."""
     pairs, treedef = tree_flatten_with_path(tree, is_leaf)
-    treedef = spec_of(treedef)
+    treedef = _spec_of(treedef)
     others = [treedef.flatten_up_to(other) for other in rest]
     results = [f(path, leaf, *(other[index] for other in others))
                for index, (path, leaf) in enumerate(pairs)]
@@ -229,20 +232,20 @@ def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
     if inner_treedef is None:
         subtrees = outer_treedef.flatten_up_to(pytree_to_transpose)
         inner_treedef = tree_structure(subtrees[0]) if subtrees else tree_structure(())
-    return optree.tree_transpose(spec_of(outer_treedef), spec_of(inner_treedef), pytree_to_transpose)
+    return optree.tree_transpose(_spec_of(outer_treedef), _spec_of(inner_treedef), pytree_to_transpose)
 
 
 def treedef_children(treedef):
-    return [PyTreeDef(child) for child in spec_of(treedef).children()]
+    return [PyTreeDef(child) for child in _spec_of(treedef).children()]
 
 
 def treedef_is_leaf(treedef) -> bool:
-    return spec_of(treedef).is_leaf()
+    return _spec_of(treedef).is_leaf()
 
 
 def all_leaves(iterable, is_leaf=None) -> bool:
     """Whether every element of ``iterable`` is a leaf."""
-    return all(structure(item, is_leaf).is_leaf() for item in iterable)
+    return all(_structure(item, is_leaf).is_leaf() for item in iterable)
 
 
 # --- registering classes -------------------------------------------------------------------------

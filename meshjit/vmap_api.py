@@ -27,7 +27,7 @@ from .ad_api import _run
 from .constraint_api import with_sharding_constraint
 from ._pytreedef import PyTreeDef
 from .tree_util import NAMESPACE
-from .tree_util import flatten as flatten_tree, structure as structure_spec
+from .tree_util import _flatten as flatten_tree, _structure as structure_spec
 
 _AXES_MESSAGE = ("vmap {which} must be an int, None, or a tuple of entries corresponding to the "
                  "{what}, but got {axes}.")
