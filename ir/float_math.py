@@ -45,15 +45,28 @@ def _two_product(a, b):
     return product, error
 
 
+def _float32_sum(product, c):
+    """float32 ``product + c`` rounded once, for a float64 ``product`` of two float32 values
+    (exact). The float64 sum rounds to float32 as the exact sum would unless it landed exactly
+    on a float32 rounding midpoint (low 29 bits 1 then 28 zeros) or below float32's normals;
+    only those, rare, are summed again rounded to odd (53 bits then round to 24 as the exact
+    sum would)."""
+    total = np.asarray(product + c)
+    bits = total.view(np.uint64)
+    again = ((bits & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)) | (np.abs(total) < 2.0 ** -126)
+    if again.any():
+        product, c = np.broadcast_arrays(product, c)
+        total = total.copy()
+        total[again] = _round_to_odd_sum(product[again], c[again])
+    return total.astype(np.float32)
+
+
 def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     """``a * b + c`` with a single rounding, elementwise, for float32 or float64 arrays."""
     dtype = np.result_type(a, b, c)
     with np.errstate(all="ignore"):
         if dtype == np.float32:
-            # The float64 product of two float32 values is exact; a sum rounded to odd in 53
-            # bits then rounds to float32's 24 bits as the exact sum would.
-            product = a.astype(np.float64) * b.astype(np.float64)
-            return _round_to_odd_sum(product, np.asarray(c, np.float64)).astype(np.float32)
+            return _float32_sum(np.asarray(a, np.float64) * np.asarray(b, np.float64), np.asarray(c, np.float64))
         # Boldo and Melquiond's emulation: exact product and sum, the low parts rounded to odd.
         a, b, c = (np.asarray(x, np.float64) for x in (a, b, c))
         product_high, product_low = _two_product(a, b)

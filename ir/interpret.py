@@ -140,12 +140,17 @@ def _block_of(index: tuple[int, ...], local_shape) -> tuple[slice, ...]:
 
 
 def _split(array: np.ndarray, sharding: TensorSharding, grid: DeviceGrid) -> np.ndarray:
-    """Every grid position's shard of ``array``, stacked; dims not sharded are copied whole."""
+    """Every grid position's shard of ``array``, stacked; dims not sharded are copied whole.
+    Over unreduced axes the value is split into partials whose sum is ``array``: the position
+    at coordinate 0 along them holds it, the others zeros (a body may only sum partials)."""
     local_shape = sharding.local_shape(array.shape, grid.mesh)
-    shards = [
-        array[_block_of(sharding.shard_index(grid.mesh, grid.coordinates(position)), local_shape)]
-        for position in range(grid.size)
-    ]
+    shards = []
+    for position in range(grid.size):
+        coordinates = grid.coordinates(position)
+        shard = array[_block_of(sharding.shard_index(grid.mesh, coordinates), local_shape)]
+        if any(coordinates[axis.name] for axis in sharding.unreduced):
+            shard = np.zeros_like(shard)
+        shards.append(shard)
     return np.stack(shards)
 
 
@@ -156,10 +161,19 @@ def _assemble(stack: np.ndarray, sharding: TensorSharding, grid: DeviceGrid) -> 
     result = np.zeros([size * count for size, count in zip(local_shape, shards)], stack.dtype)
     placed = set()
     # NOTE: of the positions holding one shard, the lowest has coordinate 0 on every manual axis
-    # the output is not sharded over; that copy is the one kept.
+    # the output is not sharded over; that copy is the one kept. Over unreduced axes the
+    # positions hold partials: they are summed.
+    unreduced = [axis.name for axis in sharding.unreduced]
+    copies = [name for name in grid.grid.axis_names
+              if name not in unreduced and name not in {axis.name for dim in sharding.dims for axis in dim.axes}]
     for position in range(grid.size):
-        index = sharding.shard_index(grid.mesh, grid.coordinates(position))
-        if index not in placed:
+        coordinates = grid.coordinates(position)
+        index = sharding.shard_index(grid.mesh, coordinates)
+        if unreduced and any(coordinates[name] for name in copies):
+            continue
+        if unreduced:
+            result[_block_of(index, local_shape)] += stack[position]
+        elif index not in placed:
             placed.add(index)
             result[_block_of(index, local_shape)] = stack[position]
     return result

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 CBRT2 = 1.2599210498948731648
+GUESS = (0.492659620528969547, 0.697570460207922770, 0.191502161678719066)  # u = g0 + (g1 - g2 m) m
 CBRT_FACTOR = np.array([1.0 / 1.5874010519681994748, 1.0 / CBRT2, 1.0, CBRT2, 1.5874010519681994748])
 
 
@@ -24,7 +25,7 @@ def cbrt(x: np.ndarray) -> np.ndarray:
         mantissa = np.where(denormal, np.float32(0.5), mantissa)
         exponent = np.where(denormal, -151, exponent)
         wide = mantissa.astype(np.float64)
-        u = (0.492659620528969547 + (0.697570460207922770 - 0.191502161678719066 * wide) * wide).astype(np.float32)
+        u = (GUESS[0] + (GUESS[1] - GUESS[2] * wide) * wide).astype(np.float32)
         t2 = u * u * u
         t2_wide = t2.astype(np.float64)
         remainder = np.fmod(exponent, 3)  # C's %: the sign of the dividend

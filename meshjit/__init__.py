@@ -59,6 +59,7 @@ from .ad_api import jvp as jvp
 from .ad_api import linearize as linearize
 from .ad_api import value_and_grad as value_and_grad
 from .ad_api import vjp as vjp
+from ._fwd_and_bwd import fwd_and_bwd as fwd_and_bwd
 from .jacobian_api import hessian as hessian
 from .jacobian_api import jacfwd as jacfwd
 from .jacobian_api import jacrev as jacrev

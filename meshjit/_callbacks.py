@@ -25,6 +25,7 @@ from meshjit.runtime.sharding import NamedSharding, SingleDeviceSharding
 from meshjit.runtime.transfer import device_put
 
 from .tree_util import NAMESPACE
+from .tree_util import _flatten as flatten_tree
 
 _VMAP_METHODS = ["sequential", "sequential_unrolled", "expand_dims", "broadcast_all", "legacy_vectorized", None]
 _ARRAY_LEAVES = (Tracer, Array, np.ndarray, np.generic, bool, int, float, complex)
@@ -55,7 +56,7 @@ def io_callback(callback: Callable, result_shape_dtypes, *args, sharding=None, o
 def _call(name: str, callback: Callable, result_shape_dtypes, args, kwargs, sharding, attrs: dict):
     types, out_tree = _result_types(result_shape_dtypes)
     _check_sharding(sharding)
-    leaves, in_tree = optree.tree_flatten((args, kwargs), namespace=NAMESPACE, none_is_leaf=False)
+    leaves, in_tree = flatten_tree((args, kwargs))
     for position, leaf in enumerate(leaves):
         if not isinstance(leaf, _ARRAY_LEAVES):
             raise TypeError(f"Error interpreting argument to {name} as a JAX value. The problematic value is of "
@@ -92,7 +93,7 @@ def _canonical(output) -> np.ndarray:
 
 def _result_types(result_shape_dtypes) -> tuple[list[TensorType], object]:
     """The flat result types and their tree; JAX's errors for leaves that are not arrays' types."""
-    leaves, tree = optree.tree_flatten(result_shape_dtypes, namespace=NAMESPACE, none_is_leaf=False)
+    leaves, tree = flatten_tree(result_shape_dtypes)
     types = []
     for leaf in leaves:
         dtype = np.dtype(leaf.dtype)

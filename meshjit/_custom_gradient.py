@@ -19,7 +19,8 @@ from meshjit.compiler.frontend.closure_conversion import convert_closure, tracin
 from meshjit.compiler.frontend.control_flow_tracing import operand_leaf, type_of, weak_of
 
 from .custom_derivatives import _flat_cotangents, custom_vjp
-from .tree_util import NAMESPACE
+from ._pytreedef import PyTreeDef
+from .tree_util import _flatten as flatten_tree, _structure as structure_spec
 
 
 def closure_convert(fun: Callable, *example_args) -> tuple[Callable, list]:
@@ -27,7 +28,7 @@ def closure_convert(fun: Callable, *example_args) -> tuple[Callable, list]:
     arguments with the structure of ``example_args``, the traced float values ``fun`` closes
     over passed explicitly as ``hoisted`` (as ``jax.closure_convert``; outside a trace nothing
     is traced, so nothing is hoisted)."""
-    leaves, in_tree = optree.tree_flatten(example_args, namespace=NAMESPACE)
+    leaves, in_tree = flatten_tree(example_args)
     if not tracing():
         return functools.partial(_call_directly, fun, in_tree), []
     converted, hoisted, out = _convert(fun, in_tree, leaves, hoist_all=False)
@@ -47,11 +48,11 @@ def _call_directly(fun: Callable, in_tree, *args):
 
 
 def _checked_leaves(in_tree, args) -> list:
-    leaves, tree = optree.tree_flatten(tuple(args), namespace=NAMESPACE)
+    leaves, tree = flatten_tree(tuple(args))
     if tree != in_tree:
         raise TypeError("The inputs to the closure produced by closure_convert must have the same Pytree structure "
                         "as the example arguments passed when closure_convert was called. Expected "
-                        f"{in_tree}, but got {tree}")
+                        f"{PyTreeDef(in_tree)}, but got {PyTreeDef(tree)}")
     return leaves
 
 
@@ -63,7 +64,7 @@ def _convert(fun: Callable, in_tree, leaves, *, hoist_all: bool):
 
     def flat_fun(*tracers):
         outputs = fun(*optree.tree_unflatten(in_tree, list(tracers)))
-        output_leaves, out["tree"] = optree.tree_flatten(outputs, namespace=NAMESPACE)
+        output_leaves, out["tree"] = flatten_tree(outputs)
         return [operand_leaf(leaf, "closure_convert output") for leaf in output_leaves]
 
     converted, hoisted = convert_closure(flat_fun, [type_of(operand) for operand in operands],
@@ -90,8 +91,8 @@ class _CustomGradient(custom_vjp):
     def _rule(self, nondiff, in_tree, full_args, trees):
         def flat_forward(primal_leaves):
             value, vjp = self.gradient_fun(*full_args(primal_leaves))
-            output_leaves, trees["out"] = optree.tree_flatten(value, namespace=NAMESPACE)
-            cotangent_tree = optree.tree_structure((value,), namespace=NAMESPACE)
+            output_leaves, trees["out"] = flatten_tree(value)
+            cotangent_tree = structure_spec((value,))
             trees["vjp"], hoisted, trees["vjp_out"] = _convert(lambda cotangent: vjp(cotangent), cotangent_tree,
                                                 output_leaves, hoist_all=True)
             return output_leaves, hoisted

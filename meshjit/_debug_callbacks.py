@@ -19,7 +19,7 @@ from meshjit.runtime.array import Array
 from meshjit.runtime.devices import local_devices
 from meshjit.runtime.transfer import device_put
 
-from .tree_util import NAMESPACE
+from .tree_util import _flatten as flatten_tree
 
 _NUMBERS = (bool, int, float, complex, np.number, np.bool_)
 
@@ -36,7 +36,7 @@ def _as_array(value) -> Array:
 
 def _run(callback: Callable, args: tuple, kwargs: dict, partitioned: bool) -> None:
     """Call ``callback(*args, **kwargs)`` now, or stage it when an argument is traced."""
-    leaves, treedef = optree.tree_flatten((args, kwargs), namespace=NAMESPACE, none_is_leaf=False)
+    leaves, treedef = flatten_tree((args, kwargs))
     dynamic = [index for index, leaf in enumerate(leaves) if _is_array_leaf(leaf)]
 
     def flat_callback(*values):

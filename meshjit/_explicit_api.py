@@ -22,6 +22,7 @@ from meshjit.runtime.transfer import device_put
 from ._arguments import is_sharding_leaf
 from .constraint_api import with_sharding_constraint
 from .tree_util import NAMESPACE
+from .tree_util import _flatten as flatten_tree
 
 
 def _spec_leaves(shardings, tree, function: str) -> list:
@@ -79,7 +80,7 @@ def reshard(xs, out_shardings):
     """``xs`` (a pytree) laid out as ``out_shardings`` (a pytree prefix of NamedShardings or
     PartitionSpecs over the mesh in context, naming Explicit axes only): inside jit their types
     change to those shardings, outside it the arrays move (as ``device_put``)."""
-    leaves, treedef = optree.tree_flatten(xs, namespace=NAMESPACE)
+    leaves, treedef = flatten_tree(xs)
     targets = _spec_leaves(out_shardings, xs, "reshard")
     return optree.tree_unflatten(treedef, [_reshard_leaf(leaf, target, "reshard")
                                            for leaf, target in zip(leaves, targets)])

@@ -15,24 +15,30 @@ import itertools
 
 import numpy as np
 
+from meshjit.compiler.sharding.sharding_types import format_type
 from meshjit.ir.dtypes import from_numpy
 
 WIDTH = 80
 
 
 class ShapedArray:
-    """An abstract value (``jax.core.ShapedArray``): shape and dtype, printed ``f32[3,2]``."""
+    """An abstract value (``jax.core.ShapedArray``): shape and dtype, printed ``f32[3,2]``; with
+    a sharding type on a mesh, its Explicit axes and varying/unreduced axes (``f32[6@i]``,
+    ``f32[3]{V:i}``)."""
 
-    __slots__ = ("shape", "dtype", "weak_type")
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
 
-    def __init__(self, shape, dtype, weak_type: bool = False):
+    def __init__(self, shape, dtype, weak_type: bool = False, sharding=None):
         self.shape, self.dtype, self.weak_type = tuple(shape), np.dtype(dtype), weak_type
+        self.sharding = sharding
 
     @property
     def ndim(self) -> int:
         return len(self.shape)
 
     def str_short(self) -> str:
+        if self.sharding is not None and not self.sharding.is_trivial:
+            return format_type(self.shape, self.dtype, self.sharding, short=True)
         return f"{_short_dtype(self.dtype)}[{','.join(str(size) for size in self.shape)}]"
 
     def __eq__(self, other) -> bool:
@@ -244,9 +250,11 @@ class _Printer:
             return f"{lead} {args}"
         params = [(key, eqn.params[key]) for key in sorted(eqn.params)]
         flat_params = [f"{key}={self.param(value, column)}" for key, value in params]
-        flat = f"{lead}[{' '.join(flat_params)}] {args}"
-        if "\n" not in flat and column + len(flat) <= WIDTH:
-            return flat
+        head = f"{lead}[{' '.join(flat_params)}]"
+        # NOTE: as JAX's printer, the parameters stay on one line when the line fits up to their
+        # closing bracket (the operands after it may run past 80 columns)
+        if "\n" not in head and column + len(head) <= WIDTH:
+            return f"{head} {args}"
         inner = column + 2
         lines = [f"{lead}["] + [" " * inner + f"{key}={self.param(value, inner)}"
                                 for key, value in params]

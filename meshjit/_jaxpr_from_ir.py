@@ -16,19 +16,21 @@ from meshjit.ir.dtypes import to_numpy
 
 from ._jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, ShapedArray, Var
 from ._jaxpr_params import jax_equation
+from ._jaxpr_shard_map import collective_equation, pvary_casts, shard_map_body
 
 # NOTE: the ops whose scalar operands JAX passes unbroadcast (its rank-polymorphic literals)
 _TAKES_SCALARS = frozenset({"add", "sub", "mul", "div", "max", "min", "pow", "atan2", "rem", "and", "or",
                             "xor", "compare", "clamp", "nextafter"})
 
 
-def aval_of(value: Value, weak_type: bool = False) -> ShapedArray:
-    return ShapedArray(value.type.shape, to_numpy(value.type.dtype), weak_type)
+def aval_of(value: Value, weak_type: bool = False, sharding=None) -> ShapedArray:
+    return ShapedArray(value.type.shape, to_numpy(value.type.dtype), weak_type, sharding)
 
 
-def closed_jaxpr(func: Func, weak_types=()) -> ClosedJaxpr:
-    """The ClosedJaxpr of ``func``: its non-scalar constants are the constvars and ``consts``."""
-    builder = _Builder()
+def closed_jaxpr(func: Func, weak_types=(), types=None) -> ClosedJaxpr:
+    """The ClosedJaxpr of ``func``: its non-scalar constants are the constvars and ``consts``.
+    ``types``: the traced values' sharding types by value id (printed in the variables' types)."""
+    builder = _Builder(types or {})
     weak = tuple(weak_types) + (False,) * len(func.body.args)
     invars = [builder.define(arg, weak[index]) for index, arg in enumerate(func.body.args)]
     eqns = builder.block_eqns(func.body)
@@ -37,13 +39,17 @@ def closed_jaxpr(func: Func, weak_types=()) -> ClosedJaxpr:
 
 
 class _Builder:
-    def __init__(self):
+    def __init__(self, types: dict):
         self.atoms: dict[int, Var | Literal] = {}
         self.constvars: list[Var] = []
         self.consts: list = []
+        self.types = types
+        # NOTE: inside a shard_map body with check_vma, JAX's pvary casts before ops mixing axes
+        self.check_vma = False
+        self.in_body = False
 
     def define(self, value: Value, weak_type: bool = False) -> Var:
-        var = self.atoms[value.id] = Var(aval_of(value, weak_type))
+        var = self.atoms[value.id] = Var(aval_of(value, weak_type, self.types.get(value.id)))
         return var
 
     def atom(self, value: Value):
@@ -61,11 +67,20 @@ class _Builder:
             if self._folded(op, used):
                 continue
             invars = [self.atom(operand) for operand in op.operands]
-            regions = [self.sub_jaxpr(region) for region in op.regions]
+            if self.check_vma:
+                invars = pvary_casts(op, invars, self.types, eqns)
+            if op.name == "manual_computation":
+                regions, params = shard_map_body(self, op)
+            else:
+                regions, params = [self.sub_jaxpr(region) for region in op.regions], None
             # NOTE: a result already in atoms is a broadcast's, given its rank-promoted shape
             outvars = [self.atoms.get(result.id) or self.define(result) if result.id in used
                        else DropVar(aval_of(result)) for result in op.results]
-            name, invars, params = jax_equation(op, invars, regions)
+            collective = collective_equation(op, invars, self.types, self.check_vma) if self.in_body else None
+            if params is not None:
+                name, invars, params = "shard_map", invars, params
+            else:
+                name, invars, params = collective or jax_equation(op, invars, regions)
             eqns.append(JaxprEqn(name, invars, outvars, params))
         return eqns
 

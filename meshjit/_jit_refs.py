@@ -9,6 +9,7 @@ import optree
 
 from meshjit.compiler.frontend.refs import Ref, bound_refs, threading_refs
 from .tree_util import NAMESPACE
+from .tree_util import _flatten as flatten_tree, _structure as structure_spec
 
 
 def has_refs(tree) -> bool:
@@ -69,7 +70,7 @@ def call_with_refs(jitted, args, kwargs):
     from .jit_api import Jitted
 
     _, _, static_values, static_positions = jitted._split(args, kwargs)
-    leaves, treedef = optree.tree_flatten((args, kwargs), namespace=NAMESPACE)
+    leaves, treedef = flatten_tree((args, kwargs))
     names = _leaf_names(jitted, args, kwargs)
     positions = tuple(index for index, leaf in enumerate(leaves) if isinstance(leaf, Ref))
     static_leaves = _static_leaf_indices(args, kwargs, static_positions, jitted._static_argnames)
@@ -128,9 +129,9 @@ def vmap_with_refs(vmap, fun, in_axes, out_axes, axes: list, options: dict, args
     in_axes entry, the function sees a reference to its slice, and the mapped final values are
     written back (a reference argument is mapped as JAX maps it). ``axes``: each argument leaf's
     in_axes entry."""
-    leaves, treedef = optree.tree_flatten((args, kwargs), namespace=NAMESPACE)
+    leaves, treedef = flatten_tree((args, kwargs))
     positions = [index for index, leaf in enumerate(leaves) if isinstance(leaf, Ref)]
-    arg_count = optree.tree_structure(args, namespace=NAMESPACE).num_leaves
+    arg_count = structure_spec(args).num_leaves
     if not isinstance(in_axes, (tuple, list)):
         in_axes = (in_axes,) * len(args)
     ref_axes = [axes[index] if index < arg_count else 0 for index in positions]

@@ -34,7 +34,9 @@ from ._inspection import report_inspected_shardings
 from ._placement import Placement
 from ._shardings import from_ir_sharding, result_sharding, runtime_mesh
 from ._types import type_sharding
+from ._pytreedef import PyTreeDef
 from .tree_util import NAMESPACE
+from .tree_util import _flatten as flatten_tree
 
 
 class Compiled:
@@ -50,11 +52,11 @@ class Compiled:
     @property
     def in_tree(self):
         """The pytree structure of the ``(args, kwargs)`` the program takes (dynamic leaves)."""
-        return self._lowered.in_tree
+        return PyTreeDef(self._lowered._in_tree)
 
     @property
     def out_tree(self):
-        return self._lowered.out_tree
+        return PyTreeDef(self._lowered._out_tree)
 
     @property
     def program(self) -> CompiledProgram:
@@ -72,13 +74,13 @@ class Compiled:
 
     @property
     def input_shardings(self):
-        count = self.in_tree.num_leaves
+        count = self._lowered._in_tree.num_leaves
         shardings = self._executable.arg_shardings if self._executable.sharded else (None,) * count
-        return optree.tree_unflatten(self.in_tree, list(shardings[:count]))
+        return optree.tree_unflatten(self._lowered._in_tree, list(shardings[:count]))
 
     @property
     def output_shardings(self):
-        return optree.tree_unflatten(self.out_tree, list(self._executable.result_shardings))
+        return optree.tree_unflatten(self._lowered._out_tree, list(self._executable.result_shardings))
 
     def cost_analysis(self) -> dict[str, float]:
         analysis = module_cost_analysis(self._program.propagated)
@@ -120,23 +122,23 @@ class Compiled:
         else:
             outputs = run_spmd(self._program.partitioned, [*leaves, *executable.captured], executable.arg_shardings,
                                executable.result_shardings, executable.result_shapes, executable.result_weak_types)
-        return optree.tree_unflatten(self.out_tree, outputs)
+        return optree.tree_unflatten(self._lowered._out_tree, outputs)
 
     def __call__(self, *args, **kwargs):
-        leaves, treedef = optree.tree_flatten((args, kwargs), namespace=NAMESPACE)
+        leaves, treedef = flatten_tree((args, kwargs))
         signature = (config.version, treedef, *[leaf_signature(leaf) for leaf in leaves])
         if signature not in self._checked:
             self._check_arguments(leaves, treedef)
             if None not in signature[2:]:
                 self._checked.add(signature)
         outputs = run_checked(self, leaves) if config.read("check_partitioning") else self._executable.run(leaves)
-        return optree.tree_unflatten(self.out_tree, outputs)
+        return optree.tree_unflatten(self._lowered._out_tree, outputs)
 
     def _check_arguments(self, leaves, treedef) -> None:
         """The arguments have the structure, shapes and dtypes the program was compiled for."""
-        if treedef != self.in_tree:
+        if treedef != self._lowered._in_tree:
             raise TypeError(
-                f"Compiled function called with arguments of structure {treedef}, but it was "
+                f"Compiled function called with arguments of structure {PyTreeDef(treedef)}, but it was "
                 f"compiled for {self.in_tree}"
             )
         for position, (leaf, spec) in enumerate(zip(leaves, self._lowered._arg_specs)):
@@ -156,18 +158,18 @@ class Traced:
 
     @property
     def in_tree(self):
-        return self._lowered.in_tree
+        return PyTreeDef(self._lowered._in_tree)
 
     @property
     def out_tree(self):
-        return self._lowered.out_tree
+        return PyTreeDef(self._lowered._out_tree)
 
     @property
     def args_info(self):
         """A ShapeDtypeStruct per dynamic argument leaf, in the ``(args, kwargs)`` structure."""
         structs = [ShapeDtypeStruct(spec.type.shape, to_numpy(spec.type.dtype), sharding=spec.sharding,
                                     weak_type=spec.weak_type) for spec in self._lowered._arg_specs]
-        return optree.tree_unflatten(self.in_tree, structs)
+        return optree.tree_unflatten(self._lowered._in_tree, structs)
 
     @property
     def out_info(self):
@@ -216,11 +218,11 @@ class Lowered:
     @property
     def in_tree(self):
         """The pytree structure of the ``(args, kwargs)`` the program takes (dynamic leaves)."""
-        return self._in_tree
+        return PyTreeDef(self._in_tree)
 
     @property
     def out_tree(self):
-        return self._out_tree
+        return PyTreeDef(self._out_tree)
 
     def as_text(self) -> str:
         return print_module(self._traced.module)

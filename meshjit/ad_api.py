@@ -23,11 +23,14 @@ from meshjit.ir.dtypes import to_numpy
 
 from ._float0 import as_float0, from_float0, has_tangent_space
 from .jit_api import Jitted
+from ._pytreedef import PyTreeDef
 from .tree_util import NAMESPACE
+from .tree_util import _flatten as flatten_tree
+from ._pytreedef import jax_ordered
 
 
 def _flatten(tree):
-    return optree.tree_flatten(tree, namespace=NAMESPACE)
+    return flatten_tree(tree)
 
 
 def _run(compute: Callable, leaves: Sequence, name: str) -> list:
@@ -56,9 +59,8 @@ class _Call:
     passed as a non-differentiated argument stays a Python value the function can branch on."""
 
     def __init__(self, args: tuple, kwargs: dict, differentiated: tuple[int, ...]):
-        paths, self.leaves, self.treedef = optree.tree_flatten_with_path(
-            (args, kwargs), namespace=NAMESPACE
-        )
+        paths, self.leaves, treedef = optree.tree_flatten_with_path((args, kwargs), namespace=NAMESPACE)
+        self.treedef = jax_ordered(treedef)
         positions = {number % len(args) for number in differentiated}
         self.dynamic = [
             index
@@ -356,7 +358,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
         leaves, tree = _flatten(cotangent)
         if tree != out_tree:
             raise TypeError(
-                f"vjp: the cotangent has tree structure {tree}, but the primal output has {out_tree}"
+                f"vjp: the cotangent has tree structure {PyTreeDef(tree)}, but the primal output has {PyTreeDef(out_tree)}"
             )
         outputs = linearized.outputs[: out_tree.num_leaves]
         leaves = from_float0(leaves, outputs, "cotangent", "vjp")
@@ -386,7 +388,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
         leaves, tree = _flatten(tuple(tangents))
         if tree != in_tree:
             raise TypeError(
-                f"linearize: the tangents have tree structure {tree}, but the primals have {in_tree}"
+                f"linearize: the tangents have tree structure {PyTreeDef(tree)}, but the primals have {PyTreeDef(in_tree)}"
             )
         primal_leaves = _flatten(tuple(primals))[0]
         leaves = from_float0(leaves, primal_leaves, "tangent", "linearize")
@@ -414,7 +416,7 @@ def _jvp_leaves(primals, tangents):
     if tangent_tree != in_tree:
         raise TypeError(
             f"primal and tangent arguments to jvp must have the same tree structure; primals "
-            f"have {in_tree} and tangents have {tangent_tree}"
+            f"have {PyTreeDef(in_tree)} and tangents have {PyTreeDef(tangent_tree)}"
         )
     _check_primals(primal_leaves, "jvp")
     tangent_leaves = from_float0(tangent_leaves, primal_leaves, "tangent", "jax.jvp")

@@ -14,6 +14,8 @@ from meshjit.compiler.frontend import autodiff
 from meshjit.compiler.frontend.operands import is_array_like
 
 from .tree_util import NAMESPACE
+from .tree_util import _flatten as flatten_tree
+from ._pytreedef import jax_ordered
 
 __all__ = ["checkpoint", "remat"]
 
@@ -47,6 +49,7 @@ def checkpoint(fun: Callable | None = None, *, prevent_cse: bool = True, policy:
     def rematerialised(*args, **kwargs):
         static = _static_positions(static_argnums, len(args)) if args else set()
         paths, leaves, treedef = optree.tree_flatten_with_path((args, kwargs), namespace=NAMESPACE)
+        treedef = jax_ordered(treedef)
         dynamic = [index for index, (path, leaf) in enumerate(zip(paths, leaves))
                    if is_array_like(leaf) and not (path[0] == 0 and path[1] in static)
                    and not (path[0] == 1 and path[1] in names)]
@@ -57,7 +60,7 @@ def checkpoint(fun: Callable | None = None, *, prevent_cse: bool = True, policy:
             for index, value in zip(dynamic, values):
                 full[index] = value
             call_args, call_kwargs = optree.tree_unflatten(treedef, full)
-            outputs, trees["out"] = optree.tree_flatten(fun(*call_args, **call_kwargs), namespace=NAMESPACE)
+            outputs, trees["out"] = flatten_tree(fun(*call_args, **call_kwargs))
             return outputs
 
         outputs = autodiff.checkpoint_call(flat, [leaves[index] for index in dynamic], policy, prevent_cse, name)

@@ -24,6 +24,7 @@ from ._shardings import (
 )
 from ._arguments import is_sharding_leaf
 from .tree_util import NAMESPACE
+from .tree_util import _flatten as flatten_tree
 
 
 def _check_constraint_axes(leaf, sharding, ndim: int) -> bool:
@@ -87,7 +88,7 @@ def with_sharding_constraint(x, shardings):
     from meshjit.compiler.frontend.lax_ops import with_sharding_constraint_ir
     from meshjit.runtime.transfer import device_put
 
-    leaves, treedef = optree.tree_flatten(x, namespace=NAMESPACE)
+    leaves, treedef = flatten_tree(x)
     try:
         expanded = optree.tree_broadcast_prefix(shardings, x, is_leaf=is_sharding_leaf, none_is_leaf=True,
                                                 namespace=NAMESPACE)

@@ -17,11 +17,13 @@ import optree
 
 from meshjit.compiler.frontend import autodiff
 
+from ._pytreedef import PyTreeDef
 from .tree_util import NAMESPACE
+from .tree_util import _flatten as flatten_tree, _structure as structure_spec
 
 
 def _flatten(tree):
-    return optree.tree_flatten(tree, namespace=NAMESPACE)
+    return flatten_tree(tree)
 
 
 def _positional(fun: Callable, name: str, args: tuple, kwargs: dict) -> tuple:
@@ -152,8 +154,8 @@ class custom_jvp(_CustomFunction):
             if output_tree != trees.setdefault("out", output_tree) or tangent_tree != trees["out"]:
                 raise TypeError(
                     f"Custom JVP rule of {self._name} must produce primal and tangent outputs with "
-                    f"the container (pytree) structure of the function's output {trees['out']}, got "
-                    f"{output_tree} and {tangent_tree}"
+                    f"the container (pytree) structure of the function's output {PyTreeDef(trees['out'])}, got "
+                    f"{PyTreeDef(output_tree)} and {PyTreeDef(tangent_tree)}"
                 )
             return output_leaves, tangent_leaves_out
 
@@ -203,7 +205,7 @@ class custom_vjp(_CustomFunction):
             if output_tree != trees.setdefault("out", output_tree):
                 raise TypeError(
                     f"Custom VJP fwd rule of {self._name} must produce a primal output with the "
-                    f"structure of the function's output {trees['out']}, got {output_tree}"
+                    f"structure of the function's output {PyTreeDef(trees['out'])}, got {PyTreeDef(output_tree)}"
                 )
             residual_leaves, trees["residuals"] = _flatten(result[1])
             return output_leaves, residual_leaves
@@ -227,7 +229,7 @@ def _flat_cotangents(name: str, results, in_tree) -> list:
         )
     leaves = []
     for index, (result, argument) in enumerate(zip(results, arguments)):
-        argument_tree = optree.tree_structure(argument, namespace=NAMESPACE)
+        argument_tree = structure_spec(argument)
         if result is None:
             leaves.extend([None] * argument_tree.num_leaves)
             continue
@@ -235,7 +237,7 @@ def _flat_cotangents(name: str, results, in_tree) -> list:
         if result_tree != argument_tree:
             raise TypeError(
                 f"Custom VJP bwd rule of {name} must produce, for argument {index}, a cotangent with "
-                f"the argument's structure {argument_tree}, got {result_tree}"
+                f"the argument's structure {PyTreeDef(argument_tree)}, got {PyTreeDef(result_tree)}"
             )
         leaves.extend(result_leaves)
     return leaves

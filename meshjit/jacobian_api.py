@@ -18,12 +18,12 @@ from meshjit.ir.dtypes import to_numpy
 
 from . import numpy as jnp
 from .ad_api import _argnums, _check_callable, jvp, vjp
-from .tree_util import NAMESPACE
+from .tree_util import _flatten as flatten_tree
 from .vmap_api import vmap
 
 
 def _flatten(tree):
-    return optree.tree_flatten(tree, namespace=NAMESPACE)
+    return flatten_tree(tree)
 
 
 def _differentiated(args, numbers, single):

@@ -44,7 +44,7 @@ from ._arguments import abstract_argument, is_sharding_leaf, leaf_signature
 from ._placement import check_in_shardings, place
 from ._stages import Compiled, Lowered, Traced
 from .tree_util import NAMESPACE
-from .tree_util import _jax_ordered_treedef
+from .tree_util import _flatten as flatten_tree, _structure as structure_spec
 
 
 # NOTE: as JAX, jit's caches belong to the function and jit's settings, not to the jit object:
@@ -205,7 +205,7 @@ class Jitted:
         args, kwargs = _unwrap_global_device_arrays(args, kwargs)
         self._check_arity(args, kwargs)
         dynamic_args, dynamic_kwargs, static_values, static_positions = self._split(args, kwargs)
-        leaves, treedef = optree.tree_flatten((dynamic_args, dynamic_kwargs), namespace=NAMESPACE)
+        leaves, treedef = flatten_tree((dynamic_args, dynamic_kwargs))
         paths = [optree.tree_paths((dynamic_args, dynamic_kwargs), namespace=NAMESPACE)]
         specs = tuple(abstract_argument(leaf, path_text(path)) for leaf, path in zip(leaves, paths[0]))
         # NOTE: tracing reads the abstract mesh in context (sharding types live on it), x64 (the
@@ -253,7 +253,7 @@ class Jitted:
             return call_with_refs(self, args, kwargs)
         fast_key = None
         if not kwargs and not self._static_argnums:
-            leaves, treedef = optree.tree_flatten(args, namespace=NAMESPACE)
+            leaves, treedef = flatten_tree(args)
             fast_key = _fast_key(treedef, leaves)
             entry = self._fast_cache.get(fast_key) if fast_key is not None else None
             if entry is not None:
@@ -276,7 +276,7 @@ class Jitted:
         executable = compiled.runtime_executable()
         if fast_key is not None:
             self._remember(fast_key, args, compiled, executable)
-        return optree.tree_unflatten(compiled.out_tree, self._run(compiled, executable, leaves))
+        return optree.tree_unflatten(compiled._lowered._out_tree, self._run(compiled, executable, leaves))
 
     def _remember(self, fast_key, args, compiled: Compiled, executable) -> None:
         """Let later calls with this signature skip tracing: by the flattened key, and by the
@@ -285,7 +285,7 @@ class Jitted:
             run = functools.partial(run_checked, compiled)
         else:
             run = executable.run
-        entry = (run, _output_builder(compiled.out_tree))
+        entry = (run, _output_builder(compiled._lowered._out_tree))
         self._fast_cache[fast_key] = entry
         flat_key = _flat_key(args)
         if flat_key is not None:
@@ -330,9 +330,8 @@ class Jitted:
             full_kwargs = {name: kwargs[name] if name in self._static_argnames else dynamic_kwargs[name] for name in kwargs}
             with ref_scope():
                 out = self._fun(*full_args, **full_kwargs)
-            out_leaves, out_treedef = optree.tree_flatten(out, namespace=NAMESPACE)
-            # NOTE: as JAX, dicts come back with their keys sorted
-            out_treedef_box.append(_jax_ordered_treedef(out_treedef))
+            out_leaves, out_treedef = flatten_tree(out)  # as JAX's, dicts come back with sorted keys
+            out_treedef_box.append(out_treedef)
             return [_output_operand(leaf, index) for index, leaf in enumerate(out_leaves)]
 
         hints = [argument_hint(path, names) for path in paths]
@@ -473,7 +472,7 @@ def _output_builder(out_tree) -> Callable:
     of them, or the output tree unflattened."""
     if out_tree.num_nodes == 1 and out_tree.num_leaves == 1:
         return _only_result
-    if out_tree == optree.tree_structure((0,) * out_tree.num_leaves, namespace=NAMESPACE):
+    if out_tree == structure_spec((0,) * out_tree.num_leaves):
         return tuple
     return functools.partial(optree.tree_unflatten, out_tree)
 

@@ -15,3 +15,5 @@ from meshjit.compiler.frontend.lax_windows import *  # noqa: F403
 from meshjit.constraint_api import with_sharding_constraint as with_sharding_constraint
 from meshjit.ad_api import stop_gradient as stop_gradient
 from meshjit.compiler.frontend import lax_linalg as linalg  # noqa: E402, F401  # jax.lax.linalg
+from meshjit.compiler.frontend.lax_shape_helpers import *  # noqa: F403, E402
+from meshjit.compiler.frontend.lax_cpu_forms import *  # noqa: F403, E402

@@ -28,10 +28,11 @@ class TracedProgram(ClosedJaxpr):
     def __init__(self, lowered):
         self._lowered = lowered
         weak = [spec.weak_type for spec in lowered._arg_specs]
-        closed = closed_jaxpr(lowered.module.main, weak)
+        closed = closed_jaxpr(lowered.module.main, weak, lowered._traced.sharding_types)
         super().__init__(closed.jaxpr, closed.consts)
         for var, flag in zip(self.jaxpr.outvars, lowered._traced.out_weak_types):
-            var.aval = ShapedArray(var.aval.shape, var.aval.dtype, flag) if not isinstance(var, Literal) \
+            var.aval = ShapedArray(var.aval.shape, var.aval.dtype, flag, var.aval.sharding) \
+                if not isinstance(var, Literal) \
                 else var.aval
 
     @property
@@ -55,7 +56,7 @@ def make_jaxpr(fun: Callable, static_argnums=(), return_shape: bool = False):
         program = TracedProgram(jitted.lower(*args, **kwargs))
         if not return_shape:
             return program
-        return program, optree.tree_unflatten(program._lowered.out_tree, _shapes(program))
+        return program, optree.tree_unflatten(program._lowered._out_tree, _shapes(program))
 
     return make
 

@@ -61,3 +61,6 @@ from meshjit.compiler.frontend.numpy_api.windows import *  # noqa: F403, E402
 from meshjit.compiler.frontend.numpy_api.creation_extras import *  # noqa: F403, E402
 from meshjit.numpy_vectorize import apply_along_axis, apply_over_axes, vectorize  # noqa: E402, F401
 from meshjit import numpy_fft as fft  # noqa: E402, F401 - jnp.fft
+from meshjit.compiler.frontend.numpy_api.polynomial_roots import *  # noqa: F403, E402
+from meshjit.compiler.frontend.numpy_api.vector_products import *  # noqa: F403, E402
+from meshjit._sinc import sinc as sinc  # noqa: E402 - JAX's derivatives at 0

@@ -20,6 +20,7 @@ from . import numpy as jnp
 from .jit_api import Jitted
 from .shard_map_api import shard_map
 from .tree_util import NAMESPACE
+from .tree_util import _flatten as flatten_tree, _structure as structure_spec
 from .vmap_api import _batch_size, _broadcast_axes, _check_axes_tree, _is_axis_leaf, _normalised
 
 _UNNAMED = "_pmap_axis"  # the mesh axis of a pmap without axis_name (no collective can name it)
@@ -66,8 +67,8 @@ def pmap(fun: Callable, axis_name=None, *, in_axes=0, out_axes=0, static_broadca
                                  f"to the positional arguments passed to the function, but got "
                                  f"len(in_axes)={len(in_axes)}, len(args)={len(args)}")
             axes_prefix = tuple(axis for index, axis in enumerate(in_axes) if index not in positions)
-        leaves, treedef = optree.tree_flatten((dynamic_args, kwargs), namespace=NAMESPACE)
-        arg_count = optree.tree_structure(dynamic_args, namespace=NAMESPACE).num_leaves
+        leaves, treedef = flatten_tree((dynamic_args, kwargs))
+        arg_count = structure_spec(dynamic_args).num_leaves
         axes = _broadcast_axes(axes_prefix, dynamic_args, "in_axes") + [0] * (len(leaves) - arg_count)
         dims = [_normalised(axis, len(shape_of(leaf)), shape_of(leaf), "in_axes")
                 if axis is not None and is_array_like(leaf) else None for leaf, axis in zip(leaves, axes)]
@@ -110,7 +111,7 @@ def _program(fun, name, treedef, dims, static_values, mesh_devices, out_axes, do
         statics = dict(static_values)
         call_args = [statics[index] if index in positions else next(iterator) for index in range(count)]
         output = fun(*call_args, **kwargs)
-        outputs, boxes["out"] = optree.tree_flatten(output, namespace=NAMESPACE)
+        outputs, boxes["out"] = flatten_tree(output)
         boxes["targets"] = _broadcast_axes(out_axes, output, "out_axes")
         stacked = [leaf if target is None else jnp.expand_dims(leaf, 0)
                    for leaf, target in zip(outputs, boxes["targets"])]

@@ -7,6 +7,7 @@ arrays (outside jit), a shard_map runs as a jitted program of that one op.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from ._shardings import mesh_attr
 from ._types import typeof
 from .jit_api import Jitted
 from .tree_util import NAMESPACE
+from .tree_util import _flatten as flatten_tree
 
 
 class _Infer:
@@ -145,7 +147,7 @@ class _ShardMapped:
             raise ValueError(f"shard_map in_specs must be a pytree prefix of the positional arguments of "
                              f"{self._name}: {error}") from None
         spec_leaves = optree.tree_leaves(expanded, is_leaf=_is_spec_leaf, namespace=NAMESPACE)
-        leaves, treedef = optree.tree_flatten(tuple(args), namespace=NAMESPACE)
+        leaves, treedef = flatten_tree(tuple(args))
         paths = [self._describe_argument(path) for path in optree.tree_paths(tuple(args), namespace=NAMESPACE)]
         return leaves, treedef, spec_leaves, paths
 
@@ -186,6 +188,8 @@ class _ShardMapped:
         operands = [_operand(leaves[index], paths[index]) for index in dynamic]
         in_dims = [_in_dims(spec_leaves[index], tuple(operand.shape), mesh, manual, paths[index])
                    for index, operand in zip(dynamic, operands)]
+        # NOTE: an unreduced in_spec hands the body each device's partial sum (JAX's {U:axes} type)
+        in_unreduced = [frozenset(spec_leaves[index].unreduced) for index in dynamic]
         out_treedefs = []
 
         def flat_fun(*tracers):
@@ -193,19 +197,22 @@ class _ShardMapped:
             for index, tracer in zip(dynamic, tracers):
                 full[index] = tracer
             outputs = self._fun(*optree.tree_unflatten(treedef, full))
-            out_leaves, out_treedef = optree.tree_flatten(outputs, namespace=NAMESPACE)
+            out_leaves, out_treedef = flatten_tree(outputs)
             out_treedefs.append(out_treedef)
             return [self._output(leaf, index) for index, leaf in enumerate(out_leaves)]
 
         abstract = mesh.abstract_mesh.update_axis_types({manual: AxisType.Manual})
         body = trace_body(flat_fun, operands, in_dims, attr, manual, name=self._name, check_vma=self._check_vma,
-                          abstract_mesh=abstract, eager_call=eager_call)
+                          abstract_mesh=abstract, eager_call=eager_call, in_unreduced=in_unreduced)
         out_treedef = out_treedefs[0]
         out_spec_leaves, out_paths = self._broadcast_out_specs(out_treedef)
         out_dims = [_out_dims(spec, local, mesh, manual, path)
                     for spec, local, path in zip(out_spec_leaves, body.output_types, out_paths)]
-        results = body.finish(out_dims, check_vma=self._check_vma, report=lambda failures: _replication_message(
-            self._name, mesh, out_spec_leaves, out_paths, failures))
+        out_unreduced = [frozenset(getattr(spec, "unreduced", ())) for spec in out_spec_leaves]
+        results = body.finish(out_dims, check_vma=self._check_vma, out_unreduced=out_unreduced,
+                              report=lambda failures: _replication_message(self._name, mesh, out_spec_leaves,
+                                                                           out_paths, failures))
+        _keep_spec_lengths(results, out_spec_leaves)
         return optree.tree_unflatten(out_treedef, results)
 
     def _output(self, leaf, index: int):
@@ -229,6 +236,15 @@ class _ShardMapped:
         paths = ["".join(f"[{entry!r}]" for entry in path)
                  for path in optree.tree_paths(skeleton, namespace=NAMESPACE)]
         return specs, paths
+
+
+def _keep_spec_lengths(results, specs) -> None:
+    """As JAX's, a result's PartitionSpec lists as many dims as its out_spec (``P('a', None)``
+    stays two entries long)."""
+    for result, spec in zip(results, specs):
+        known = result.trace.types.get(result.value.id) if isinstance(result, Tracer) else None
+        if known is not None and isinstance(spec, PartitionSpec):
+            result.trace.types[result.value.id] = dataclasses.replace(known, spec_length=len(spec))
 
 
 def _replication_message(name: str, mesh: Mesh, specs, paths, failures) -> str:
@@ -330,17 +346,13 @@ def _spec_axes(spec, rank: int, mesh: Mesh, manual, kind: str, what: str) -> Dim
     if any(entry is UNCONSTRAINED for entry in spec.partitions):
         raise ValueError(f"shard_map {kind} entry {spec} for {what} uses P.UNCONSTRAINED; shard_map specs "
                          f"name manual mesh axes only")
-    if spec.unreduced:
-        # NOTE: a body sees reduced values only (its partials would be summed on the way in)
-        raise ValueError(f"shard_map {kind} entry {spec} for {what} is unreduced over {sorted(spec.unreduced)}: "
-                         f"meshjit's shard_map takes and returns reduced values only; finish the sum with "
-                         f"reshard before the shard_map, or with psum inside its body")
-    for name in spec.used_axes():
+    for name in [*spec.used_axes(), *sorted(spec.unreduced)]:
         if name not in manual:
             place = "not an axis of the mesh" if name not in mesh.axis_names else "not a manual axis"
             raise ValueError(f"shard_map {kind} entry {spec} for {what} refers to {name!r}, which is {place}; "
                              f"the manual axes are {list(manual)}")
-    repeated = sorted({name for name in spec.used_axes() if spec.used_axes().count(name) > 1})
+    used = [*spec.used_axes(), *spec.unreduced]
+    repeated = sorted({name for name in used if used.count(name) > 1})
     if repeated:
         raise DuplicateSpecError(f"shard_map {kind} entry {spec} for {what} maps mesh axes {repeated} to more "
                                  f"than one dim; a mesh axis splits at most one dim")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from .tree_util import _MISSING
 from .tree_util import tree_all as all  # noqa: A004 - JAX's name
 from .tree_util import tree_broadcast as broadcast
@@ -18,7 +20,14 @@ from .tree_util import tree_transpose as transpose
 from .tree_util import tree_unflatten as unflatten
 
 __all__ = ["all", "broadcast", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map",
-           "map_with_path", "reduce", "reduce_associative", "structure", "transpose", "unflatten"]
+           "map_with_path", "reduce", "reduce_associative", "static", "structure", "transpose", "unflatten"]
+
+
+def static(**kwargs):
+    """A dataclass field that ``register_dataclass`` makes static (part of the tree structure,
+    not a leaf): ``dataclasses.field`` with ``metadata={"static": True}`` merged in."""
+    metadata = {**(kwargs.pop("metadata", None) or {}), "static": True}
+    return dataclasses.field(metadata=metadata, **kwargs)
 
 
 def reduce(function, tree, initializer=_MISSING, is_leaf=None):

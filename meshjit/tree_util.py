@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import warnings
 from collections import abc as _abc
 
 import optree
 
+from ._pytreedef import PyTreeDef
+from ._pytreedef import jax_ordered as _jax_ordered
+from ._pytreedef import spec_of as _spec_of
+from ._pytreedef import unflatten as _unflatten
+
 NAMESPACE = "meshjit"
 _MISSING = object()
 
-PyTreeDef = optree.PyTreeSpec
 
 
 # --- key paths -----------------------------------------------------------------------------------
@@ -99,48 +104,38 @@ def _simple(key) -> object:
 # --- flattening ----------------------------------------------------------------------------------
 
 
-def _sorted_node(node):
-    """A dict node with its keys in sorted order (JAX sorts them; optree keeps the insertion
-    order for unflattening); keys of mixed types are JAX's ValueError."""
-    if node.kind != optree.PyTreeKind.DICT:
-        if node.kind == optree.PyTreeKind.DEFAULTDICT:
-            _sorted_keys(node)
-        return node
-    leaf = optree.treespec_leaf(namespace=NAMESPACE)
-    return optree.treespec_dict({key: leaf for key in _sorted_keys(node)}, namespace=NAMESPACE)
+def _flatten(tree, is_leaf=None, *, none_is_leaf: bool = False):
+    """``(leaves, spec)`` with the optree spec JAX's order gives (dict keys sorted): what
+    meshjit's transformations flatten their arguments and results with."""
+    leaves, spec = optree.tree_flatten(tree, is_leaf=is_leaf, none_is_leaf=none_is_leaf, namespace=NAMESPACE)
+    return leaves, _jax_ordered(spec)
 
 
-def _sorted_keys(node) -> list:
-    try:
-        return sorted(node.entries())
-    except TypeError:
-        raise ValueError("Comparator raised exception while sorting pytree dictionary keys.") from None
-
-
-def _jax_ordered_treedef(treedef):
-    """``treedef`` as JAX builds it: every dict's keys sorted, in unflattened results too."""
-    return treedef.transform(_sorted_node, None)
+def _structure(tree, is_leaf=None, *, none_is_leaf: bool = False):
+    """The JAX-ordered optree spec of ``tree`` (``flatten``'s second half)."""
+    return _jax_ordered(optree.tree_structure(tree, is_leaf=is_leaf, none_is_leaf=none_is_leaf,
+                                             namespace=NAMESPACE))
 
 
 def tree_flatten(tree, is_leaf=None):
-    leaves, treedef = optree.tree_flatten(tree, is_leaf=is_leaf, namespace=NAMESPACE)
-    return leaves, _jax_ordered_treedef(treedef)
+    leaves, spec = _flatten(tree, is_leaf)
+    return leaves, PyTreeDef(spec)
 
 
 def tree_unflatten(treedef, leaves):
-    return optree.tree_unflatten(treedef, leaves)
+    return _unflatten(_spec_of(treedef), leaves)
 
 
 def tree_leaves(tree, is_leaf=None):
-    return tree_flatten(tree, is_leaf)[0]
+    return _flatten(tree, is_leaf)[0]
 
 
 def tree_structure(tree, is_leaf=None):
-    return _jax_ordered_treedef(optree.tree_structure(tree, is_leaf=is_leaf, namespace=NAMESPACE))
+    return PyTreeDef(_structure(tree, is_leaf))
 
 
 def tree_map(f, tree, *rest, is_leaf=None):
-    leaves, treedef = tree_flatten(tree, is_leaf)
+    leaves, treedef = _flatten(tree, is_leaf)
     others = [treedef.flatten_up_to(other) for other in rest]
     return treedef.unflatten(map(f, leaves, *others))
 
@@ -206,7 +201,7 @@ def _one_level(tree):
 
 def treedef_tuple(treedefs):
     """The structure of a tuple whose elements have the structures ``treedefs``."""
-    return optree.treespec_tuple(list(treedefs), namespace=NAMESPACE)
+    return PyTreeDef(optree.treespec_tuple([_spec_of(treedef) for treedef in treedefs], namespace=NAMESPACE))
 
 
 def tree_flatten_with_path(tree, is_leaf=None):
@@ -214,7 +209,7 @@ def tree_flatten_with_path(tree, is_leaf=None):
     accessors, leaves, treedef = optree.tree_flatten_with_accessor(
         tree, is_leaf=is_leaf, namespace=NAMESPACE)
     paths = [tuple(_key_of(entry) for entry in accessor) for accessor in accessors]
-    return list(zip(paths, leaves)), treedef
+    return list(zip(paths, leaves)), PyTreeDef(_jax_ordered(treedef))
 
 
 def tree_leaves_with_path(tree, is_leaf=None):
@@ -224,6 +219,7 @@ def tree_leaves_with_path(tree, is_leaf=None):
 def tree_map_with_path(f, tree, *rest, is_leaf=None):
     """``f(key_path, leaf, *other_leaves)`` at every leaf of ``tree`` (``rest`` share its structure)."""
     pairs, treedef = tree_flatten_with_path(tree, is_leaf)
+    treedef = _spec_of(treedef)
     others = [treedef.flatten_up_to(other) for other in rest]
     results = [f(path, leaf, *(other[index] for other in others))
                for index, (path, leaf) in enumerate(pairs)]
@@ -231,21 +227,25 @@ def tree_map_with_path(f, tree, *rest, is_leaf=None):
 
 
 def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
-    """A tree of outer structure holding inner trees, turned into inner holding outer."""
-    return optree.tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose)
+    """A tree of outer structure holding inner trees, turned into inner holding outer; with
+    ``inner_treedef`` None, the first inner tree's structure (as JAX)."""
+    if inner_treedef is None:
+        subtrees = outer_treedef.flatten_up_to(pytree_to_transpose)
+        inner_treedef = tree_structure(subtrees[0]) if subtrees else tree_structure(())
+    return optree.tree_transpose(_spec_of(outer_treedef), _spec_of(inner_treedef), pytree_to_transpose)
 
 
 def treedef_children(treedef):
-    return treedef.children()
+    return [PyTreeDef(child) for child in _spec_of(treedef).children()]
 
 
 def treedef_is_leaf(treedef) -> bool:
-    return treedef.is_leaf()
+    return _spec_of(treedef).is_leaf()
 
 
 def all_leaves(iterable, is_leaf=None) -> bool:
     """Whether every element of ``iterable`` is a leaf."""
-    return all(tree_structure(item, is_leaf).is_leaf() for item in iterable)
+    return all(_structure(item, is_leaf).is_leaf() for item in iterable)
 
 
 # --- registering classes -------------------------------------------------------------------------
@@ -261,7 +261,10 @@ def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_ke
         def flatten(node):
             keyed, aux = flatten_with_keys_func(node)
             return [child for _, child in keyed], aux, [key for key, _ in keyed]
-    optree.register_pytree_node(nodetype, flatten, unflatten_func, namespace=NAMESPACE)
+    with warnings.catch_warnings():
+        # JAX registers a namedtuple subclass silently; optree warns that it overrides its own.
+        warnings.filterwarnings("ignore", message=".*subclass of `collections.namedtuple`")
+        optree.register_pytree_node(nodetype, flatten, unflatten_func, namespace=NAMESPACE)
 
 
 def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatten_func=None) -> None:

@@ -20,10 +20,14 @@ from meshjit.compiler.frontend.trace import Tracer, is_concrete_array
 from meshjit.runtime.mesh import current_mesh
 from meshjit.runtime.partition_spec import PartitionSpec
 
+from meshjit.compiler.frontend.refs import vmapped_body
+
 from ._jit_refs import has_refs, vmap_with_refs
 from .ad_api import _run
 from .constraint_api import with_sharding_constraint
+from ._pytreedef import PyTreeDef
 from .tree_util import NAMESPACE
+from .tree_util import _flatten as flatten_tree, _structure as structure_spec
 
 _AXES_MESSAGE = ("vmap {which} must be an int, None, or a tuple of entries corresponding to the "
                  "{what}, but got {axes}.")
@@ -41,17 +45,17 @@ def _check_axes_tree(axes, which: str, what: str) -> None:
 
 def _broadcast_axes(axes, tree, which: str) -> list:
     """One axis (or None) per leaf of ``tree`` from the pytree prefix ``axes``."""
-    prefix = optree.tree_structure(axes, is_leaf=_is_axis_leaf, none_is_leaf=True, namespace=NAMESPACE)
+    prefix = structure_spec(axes, is_leaf=_is_axis_leaf, none_is_leaf=True)
     try:
         subtrees = prefix.flatten_up_to(tree)
     except ValueError as error:
         raise ValueError(f"vmap {which} specification must be a tree prefix of the corresponding "
                          f"value, got specification {axes} for value tree "
-                         f"{optree.tree_structure(tree, namespace=NAMESPACE)}: {error}") from None
+                         f"{PyTreeDef(structure_spec(tree))}: {error}") from None
     leaf_axes = optree.tree_leaves(axes, is_leaf=_is_axis_leaf, none_is_leaf=True, namespace=NAMESPACE)
     result = []
     for axis, subtree in zip(leaf_axes, subtrees):
-        result += [axis] * optree.tree_structure(subtree, namespace=NAMESPACE).num_leaves
+        result += [axis] * structure_spec(subtree).num_leaves
     return result
 
 
@@ -149,8 +153,8 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None, s
             options = {"axis_name": axis_name, "axis_size": axis_size, "spmd_axis_name": spmd_axis_name}
             axes = _broadcast_axes(in_axes, args, "in_axes")
             return vmap_with_refs(vmap, fun, in_axes, out_axes, axes, options, args, kwargs)
-        leaves, treedef = optree.tree_flatten((args, kwargs), namespace=NAMESPACE)
-        arg_count = optree.tree_structure(args, namespace=NAMESPACE).num_leaves
+        leaves, treedef = flatten_tree((args, kwargs))
+        arg_count = structure_spec(args).num_leaves
         axes = _broadcast_axes(in_axes, args, "in_axes") + [0] * (len(leaves) - arg_count)
         for leaf, axis in zip(leaves, axes):
             if axis is not None and not is_array_like(leaf):
@@ -166,7 +170,8 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None, s
             for index, value in zip(dynamic, values):
                 full[index] = value
             call_args, call_kwargs = optree.tree_unflatten(treedef, full)
-            output_leaves, boxes["out"] = optree.tree_flatten(fun(*call_args, **call_kwargs), namespace=NAMESPACE)
+            with vmapped_body():
+                output_leaves, boxes["out"] = flatten_tree(fun(*call_args, **call_kwargs))
             boxes["raw"] = output_leaves
             return output_leaves
 

@@ -132,26 +132,25 @@ def integer_pow(x, y: int):
 
 
 def convert_element_type(operand, new_dtype):
-    """Cast to ``new_dtype`` (a numpy dtype or IR name); the result is strongly typed."""
-    target = _ir_dtype(new_dtype)
-    operand = as_operand(operand)
-    if dtype_of(operand).name == target:
-        return operand
-    return _single("convert", [operand], {"new_dtype": target})
+    """Cast to ``new_dtype`` (a numpy dtype or IR name); the result is strongly typed (a weak
+    operand of that dtype is converted too, as JAX stages it)."""
+    return _convert_element_type(operand, new_dtype, weak_type=False)
 
 
 def _convert_element_type(operand, new_dtype, weak_type: bool = False):
     """``convert_element_type`` that also sets JAX's weak-type flag (as JAX's internal helper).
 
-    meshjit.numpy uses it to give results of weakly typed operands their weak type; when only
-    the flag changes, a Tracer is re-wrapped without staging an op.
+    meshjit.numpy uses it to give results of weakly typed operands their weak type. A traced
+    weak value made strong stages a convert to its own dtype, as JAX's jaxprs show
+    (``convert_element_type[new_dtype=int32 weak_type=False]``); made weak, a Tracer is only
+    re-wrapped.
     """
     target = _ir_dtype(new_dtype)
     operand = as_operand(operand)
     current = dtype_of(operand)
     if current.name == target and current.weak == weak_type:
         return operand
-    if current.name == target and isinstance(operand, Tracer):
+    if current.name == target and isinstance(operand, Tracer) and weak_type:
         return Tracer(operand.trace, operand.value, weak_type)
     return _single("convert", [operand], {"new_dtype": target}, weak_type=weak_type)
 
@@ -233,6 +232,13 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
 def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):
     operand, weak = _operand_and_weak(operand)
     shape = tuple(int(s) for s in shape)
+    broadcast_dimensions = tuple(broadcast_dimensions)
+    unordered = list(broadcast_dimensions) != sorted(broadcast_dimensions)
+    if unordered and len(set(broadcast_dimensions)) == len(broadcast_dimensions) == len(shape_of(operand)):
+        # as JAX: dims in any order are the operand's dims transposed into increasing order
+        order = sorted(range(len(broadcast_dimensions)), key=broadcast_dimensions.__getitem__)
+        operand = transpose(operand, order)
+        broadcast_dimensions = tuple(sorted(broadcast_dimensions))
     sharding = resolve_sharding(out_sharding, len(shape), "broadcast_in_dim")
     return _single("broadcast_in_dim", [operand], {"shape": shape, "broadcast_dimensions": tuple(broadcast_dimensions)},
                    weak_type=weak, out_sharding=sharding)

@@ -94,7 +94,9 @@ def type_results(op: Op, operands: Sequence[ShardingType], context: AbstractMesh
     mesh = result_mesh(op.name, operands, shapes, dtypes, context)
     varying = result_varying(op, [operand.varying for operand in operands]) if mesh.manual_axes else frozenset()
     if not mesh.explicit_axes:
-        return [ShardingType(mesh, ((),) * result.type.rank, varying=varying) for result in op.results]
+        unreduced = _manual_unreduced(op, operands, mesh)
+        return [ShardingType(mesh, ((),) * result.type.rank, unreduced=unreduced, varying=varying)
+                for result in op.results]
     try:
         types = sharding_type_rules[op.name](op, list(operands), mesh)
     except ShardingTypeError as error:
@@ -109,6 +111,18 @@ def type_results(op: Op, operands: Sequence[ShardingType], context: AbstractMesh
         else:
             raise
     return [_with_varying(sharding, varying) for sharding in types]
+
+
+def _manual_unreduced(op: Op, operands: Sequence[ShardingType], mesh: AbstractMesh) -> frozenset[str]:
+    """The unreduced manual axes of an op's results in a shard_map body (JAX's ``{U:axes}``): a
+    psum over them finishes the sum; other ops follow their unreduced rules (add keeps them,
+    mul by a reduced value and ops without a rule raise JAX's errors)."""
+    if not any(operand.unreduced for operand in operands):
+        return frozenset()
+    if op.name == "all_reduce":
+        return frozenset().union(*(operand.unreduced for operand in operands)) - set(op.attrs.get("axes", ()))
+    types = sharding_type_rules[op.name](op, list(operands), mesh)
+    return frozenset().union(*(sharding.unreduced for sharding in types))
 
 
 def _with_varying(sharding: ShardingType, varying: frozenset[str]) -> ShardingType:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import itertools
 from collections.abc import Callable
 
 
@@ -35,6 +36,28 @@ class _Scope:
 
 _TOP = _Scope()
 _SCOPES: list[_Scope] = [_TOP]
+# NOTE: Refs are numbered as they are made; a vmap body records the next number, so the Refs
+# made before it (closed over, unbatched) are those numbered below its mark.
+_SERIAL = itertools.count()
+_VMAP_MARKS: list[int] = []
+
+
+@contextlib.contextmanager
+def vmapped_body():
+    """Trace a vmap body: writing a reference made outside it raises JAX's error (the reference
+    is unbatched, the body's values are batched)."""
+    _VMAP_MARKS.append(next(_SERIAL))
+    try:
+        yield
+    finally:
+        _VMAP_MARKS.pop()
+
+
+def _check_batched_write(ref: Ref) -> None:
+    if _VMAP_MARKS and ref._serial < _VMAP_MARKS[-1]:
+        raise Exception(  # noqa: TRY002 - JAX raises a bare Exception here
+            f"performing a set/swap operation with vmapped value on an unbatched array reference of type "
+            f"{ref.type_text()}. Move the array reference to be an argument to the vmapped function?")
 
 
 def current_scope() -> _Scope:
@@ -55,11 +78,12 @@ class Ref:
     """A mutable array reference (``jax.Ref``): read with ``ref[idx]``, write with
     ``ref[idx] = value``; no arithmetic on the reference itself."""
 
-    __slots__ = ("_value", "_scope", "__weakref__")
+    __slots__ = ("_value", "_scope", "_serial", "__weakref__")
 
     def __init__(self, value):
         self._value = value
         self._scope = current_scope()
+        self._serial = next(_SERIAL)
 
     # NOTE: the value through these two only, so every read and write checks the scope
     def _get_value(self):
@@ -148,6 +172,7 @@ def get(ref: Ref, index=()):
 
 def swap(ref: Ref, index, value):
     """Write ``value`` at ``ref[index]`` and return what was there (``jax.ref.swap``)."""
+    _check_batched_write(ref)
     old = get(ref, index)
     ref._set_value(_updated(ref._get_value(), index, value))
     return old
@@ -155,11 +180,13 @@ def swap(ref: Ref, index, value):
 
 def set(ref: Ref, index, value) -> None:  # noqa: A001 - jax.ref.set's name
     """``ref[index] = value`` (``jax.ref.set``)."""
+    _check_batched_write(ref)
     ref._set_value(_updated(ref._get_value(), index, value))
 
 
 def addupdate(ref: Ref, index, value) -> None:
     """``ref[index] += value`` (``jax.ref.addupdate``)."""
+    _check_batched_write(ref)
     current = ref._get_value()
     _check_shape("addupdate", ref, index, value)
     ref._set_value(current + value if _whole(index) else current.at[index].add(value))

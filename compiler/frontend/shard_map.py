@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from meshjit.ir import Block, MeshAttr, Op, TensorSharding, TensorType
+from meshjit.ir import AxisRef, Block, MeshAttr, Op, TensorSharding, TensorType
 from meshjit.ir.abstract_mesh import AbstractMesh
-from meshjit.ir.dtypes import from_numpy
+from meshjit.ir.dtypes import from_numpy, to_numpy
 
 from .axis_environment import AxisEnvironment, bound_axes, in_body, innermost_environment
 from .op_types import result_varying
 from .shard_map_eager import EagerCall, printing_per_device
-from ..sharding.sharding_types import ShardingType, use_abstract_mesh
+from ..sharding.sharding_types import ShardingType, format_type, use_abstract_mesh
 from .trace import Tracer, bind, current_trace, operand_sharding_type
 from .trace_functions import TracedRegion, trace_region
 
@@ -48,6 +48,7 @@ class ManualBody:
     environment: AxisEnvironment
     operands: list
     in_dims: list[DimAxes]
+    in_unreduced: list[frozenset[str]]
 
     @property
     def output_types(self) -> list[TensorType]:
@@ -58,33 +59,45 @@ class ManualBody:
         """For every body value (by id), the manual axes it may differ along."""
         return varying_axes(self.region.block, self.environment.argument_axes, self.environment.invariant_results)
 
-    def check_outputs(self, out_dims: Sequence[DimAxes], report: Callable[[list], str]) -> None:
+    def check_outputs(self, out_dims: Sequence[DimAxes], out_unreduced: Sequence[frozenset[str]],
+                      report: Callable[[list], str]) -> None:
         """check_vma: an output may be replicated only over axes it does not vary along. Every
         output that breaks this is one (index, manual axes its out_spec leaves out, axes it may
-        vary along) entry of the list ``report`` turns into the ValueError's message."""
+        vary along) entry of the list ``report`` turns into the ValueError's message. An output
+        unreduced over axes must vary along them (its devices' values are the partials)."""
         varying = self.varying_axes()
+        for value, unreduced in zip(self.region.block.returns, out_unreduced):
+            if not unreduced <= varying[value.id]:
+                raise ValueError(f"vary_unreduced_cast only accepts inputs that are varying. Got {_short(value.type)}")
         failures = []
-        for index, (value, dims) in enumerate(zip(self.region.block.returns, out_dims)):
-            mentioned = {name for axes in dims for name in axes}
+        for index, (value, dims, unreduced) in enumerate(zip(self.region.block.returns, out_dims, out_unreduced)):
+            mentioned = {name for axes in dims for name in axes} | unreduced
             unmentioned = [name for name in self.environment.manual_axes if name not in mentioned]
             if any(name in varying[value.id] for name in unmentioned):
                 failures.append((index, unmentioned, varying[value.id]))
         if failures:
             raise ValueError(report(failures))
 
-    def finish(self, out_dims: Sequence[DimAxes], *, check_vma: bool, report: Callable[[list], str]) -> list:
-        """Bind the manual_computation op in the enclosing trace; its results (global values)."""
+    def finish(self, out_dims: Sequence[DimAxes], *, check_vma: bool, report: Callable[[list], str],
+               out_unreduced: Sequence[frozenset[str]] | None = None) -> list:
+        """Bind the manual_computation op in the enclosing trace; its results (global values).
+        ``out_unreduced``: per output, the manual axes it stays unreduced over (its per-device
+        values are partial sums, JAX's ``P(..., unreduced=...)`` out_specs)."""
+        out_unreduced = list(out_unreduced or [frozenset()] * len(out_dims))
         if check_vma:
-            self.check_outputs(out_dims, report)
+            self.check_outputs(out_dims, out_unreduced, report)
         if not out_dims:
             return []
-        name = self.environment.mesh_name
+        name, mesh = self.environment.mesh_name, self.environment.mesh
 
-        def shardings(all_dims):
-            return tuple(TensorSharding.from_axis_names(name, dims) for dims in all_dims)
+        def shardings(all_dims, all_unreduced):
+            return tuple(_sharding(name, mesh, dims, unreduced) for dims, unreduced in zip(all_dims, all_unreduced))
 
-        attrs = {"in_shardings": shardings(self.in_dims), "out_shardings": shardings(out_dims),
+        attrs = {"in_shardings": shardings(self.in_dims, self.in_unreduced),
+                 "out_shardings": shardings(out_dims, out_unreduced),
                  "manual_axes": self.environment.manual_axes}
+        if not check_vma:
+            attrs["check_vma"] = False  # NOTE: only for make_jaxpr's text; True when absent
         weak = [bool(getattr(output, "weak_type", False)) for output in self.region.outputs]
         results = bind("manual_computation", self.operands, attrs, regions=(self.region.block,))
         return [Tracer(result.trace, result.value, weak_type) for result, weak_type in zip(results, weak)]
@@ -92,7 +105,8 @@ class ManualBody:
 
 def trace_body(fun: Callable, operands: Sequence, in_dims: Sequence[DimAxes], mesh: MeshAttr,
                manual_axes: tuple[str, ...], *, name: str, check_vma: bool = True,
-               abstract_mesh: AbstractMesh | None = None, eager_call: EagerCall | None = None) -> ManualBody:
+               abstract_mesh: AbstractMesh | None = None, eager_call: EagerCall | None = None,
+               in_unreduced: Sequence[frozenset[str]] | None = None) -> ManualBody:
     """Trace ``fun`` over per-device values of ``operands`` split as ``in_dims`` over the
     ``manual_axes`` of ``mesh``, inside the current trace.
 
@@ -102,15 +116,19 @@ def trace_body(fun: Callable, operands: Sequence, in_dims: Sequence[DimAxes], me
     ``abstract_mesh`` (the mesh with its manual axes Manual) is the abstract mesh in context
     inside the body: its values' types vary along the manual axes their in_specs split.
     ``eager_call`` (a shard_map called outside jit) has the operands' values: a body value then
-    prints per device.
+    prints per device. ``in_unreduced``: per operand, the manual axes it is unreduced over (the
+    body gets each device's partial; psum over those axes finishes the sum).
     """
+    in_unreduced = list(in_unreduced or [frozenset()] * len(operands))
     trace = current_trace()
     if trace is None:
         raise ValueError("shard_map traces its body inside a trace; run it under jit")
     if in_body(innermost_environment(), trace):
         raise ValueError("shard_map inside the body of another shard_map is not supported: give the outer "
                          "shard_map the union of both axis_names instead")
-    argument_axes = tuple(frozenset(name for axes in dims for name in axes) for dims in in_dims)
+    # NOTE: partials differ between devices, so the vma analysis counts unreduced axes as varying
+    argument_axes = tuple(frozenset(name for axes in dims for name in axes) | unreduced
+                          for dims, unreduced in zip(in_dims, in_unreduced))
     environment = AxisEnvironment(None, trace.add_mesh(mesh), mesh, tuple(manual_axes),
                                   argument_axes=argument_axes, check_vma=check_vma)
     arg_types = [local_type(_type_of(operand), dims, mesh) for operand, dims in zip(operands, in_dims)]
@@ -127,19 +145,35 @@ def trace_body(fun: Callable, operands: Sequence, in_dims: Sequence[DimAxes], me
 
     sharding_types = None
     if abstract_mesh is not None:
-        sharding_types = [_body_type(operand, abstract_mesh, axes) for operand, axes in zip(operands, argument_axes)]
+        sharding_types = [_body_type(operand, abstract_mesh, axes - unreduced, unreduced)
+                          for operand, axes, unreduced in zip(operands, argument_axes, in_unreduced)]
     region = trace_region(body, arg_types, weak_types, name=name, arg_sharding_types=sharding_types)
     captured_dims = [((),) * len(value.type.shape) for value in region.block.args[len(operands):]]
-    return ManualBody(region, environment, list(operands) + region.captured, list(in_dims) + captured_dims)
+    return ManualBody(region, environment, list(operands) + region.captured, list(in_dims) + captured_dims,
+                      in_unreduced + [frozenset()] * len(captured_dims))
 
 
-def _body_type(operand, abstract_mesh: AbstractMesh, varying: frozenset[str]) -> ShardingType:
+def _sharding(mesh_name: str, mesh: MeshAttr, dims: DimAxes, unreduced: frozenset[str]) -> TensorSharding:
+    sharding = TensorSharding.from_axis_names(mesh_name, dims)
+    if not unreduced:
+        return sharding
+    ordered = tuple(AxisRef(axis) for axis in mesh.axis_names if axis in unreduced)
+    return TensorSharding(mesh_name, sharding.dims, sharding.replicated, ordered)
+
+
+def _short(value_type: TensorType) -> str:
+    """JAX's short type text: ``f32[4]``."""
+    return format_type(value_type.shape, to_numpy(value_type.dtype), None, short=True)
+
+
+def _body_type(operand, abstract_mesh: AbstractMesh, varying: frozenset[str],
+               unreduced: frozenset[str] = frozenset()) -> ShardingType:
     """A body argument's type: the operand's split over the axes still Explicit inside, varying
     along the manual axes its in_spec splits."""
     outer = operand_sharding_type(operand)
     keep = set(abstract_mesh.explicit_axes)
     dims = tuple(tuple(axis for axis in axes if axis in keep) for axes in outer.dims)
-    return ShardingType(abstract_mesh, dims, varying=frozenset(varying))
+    return ShardingType(abstract_mesh, dims, unreduced=frozenset(unreduced), varying=frozenset(varying))
 
 
 def _type_of(operand) -> TensorType:

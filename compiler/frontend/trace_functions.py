@@ -31,6 +31,8 @@ class TracedFunction:
     captured: list
     out_weak_types: list[bool]
     out_sharding_types: list[ShardingType] = field(default_factory=list)
+    # NOTE: every traced value's sharding type by value id (region bodies' too), for make_jaxpr
+    sharding_types: dict = field(default_factory=dict)
 
 
 def _canonical_output(output):
@@ -87,7 +89,7 @@ def trace_flat(fun: Callable, arg_types, arg_hints, *, name: str = "main", arg_w
     out_weak = [bool(getattr(output, "weak_type", False)) for output in outputs]
     out_types = [trace.types.get(value.id) or operand_sharding_type(output)
                  for value, output in zip(out_values, outputs)]
-    return TracedFunction(module, captured_arrays, out_weak, out_types), outputs
+    return TracedFunction(module, captured_arrays, out_weak, out_types, trace.types), outputs
 
 
 def _record_arg_types(trace: Trace, arg_sharding_types) -> None:

@@ -16,7 +16,7 @@ from ..tables import math_of
 _FLOAT_UNARY = {
     "sqrt": "math.sqrt({0})", "erf": "math.erf({0})", "floor": "np.floor({0})", "ceil": "np.ceil({0})",
     "rsqrt": "1.0 / math.sqrt({0})", "abs": "abs({0})", "neg": "-{0}", "sign": "_sign({0})",
-}  # NOTE: cbrt is a numpy step: glibc's cbrtf (ir/libm_cbrtf.py), which libm's need not be
+}  # NOTE: cbrt fuses through _cbrt_f32 (glibc's cbrtf) in float32; float64 cbrt is a numpy step
 _FLOAT_BINARY = {"add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "div": "{0} / {1}",
                  "max": "_maximum({0}, {1})", "min": "_minimum({0}, {1})", "pow": "{0} ** {1}",
                  "atan2": "math.atan2({0}, {1})"}
@@ -64,7 +64,9 @@ def expression(op: Op, args: list[str]) -> str | None:
         return f"{cast}({declared.expression.format(*args)})"
     helper = declared.helpers.get(result)
     if helper is not None and operand == result:
-        return f"{helper}({args[0]})"
+        return f"{helper}({', '.join(args)})"
+    if result == "f32" and op.name == "pow" and operand == "f32":
+        return f"_pow_f32({args[0]}, {args[1]})"  # glibc's powf under XLA's denormal mode
     if result in ("f32", "f64"):
         template = _FLOAT_UNARY.get(op.name) if len(args) == 1 else _FLOAT_BINARY.get(op.name)
         return None if template is None else f"{cast}({template.format(*args)})"

@@ -1,7 +1,8 @@
 """The helper functions every generated kernel file starts with, as Python source: NaN-aware
 max/min, a fused multiply-add, reductions the loop vectoriser may reorder, XLA's float-to-int
-conversion, float32 and float64 exp, log, tanh and logistic, and XLA's float32 erf_inv (what
-random normal draws go through), written so that loops calling them compile to packed
+conversion, float64 exp, log, tanh and logistic, XLA's float32 exp, exp2, expm1, log, log1p,
+tanh, logistic, erf (codegen_xla_unary.py) and erf_inv (what random normal draws go through),
+written so that loops calling them compile to packed
 vector instructions (how to check that: docs/execution.md, "Reading a kernel's assembly").
 """
 
@@ -11,6 +12,7 @@ from .codegen_lanes import LANE_SUM
 from .codegen_rsqrt import xla_rsqrt_math
 from .codegen_trig import trig_math
 from .codegen_xla_math import xla_float32_math
+from .codegen_xla_unary import xla_unary_math
 
 # NOTE: the rules that keep a loop vectorised here (AVX2 has no packed conversion between
 # float64 and int64, and a libm call or a branch on data stops the vectoriser):
@@ -131,127 +133,6 @@ def _small_int_as_float64(k):
 def _exp2_int(n):
     # 2^n for an integral float64 n in [-1022, 1023]
     return _int64_as_float64((_float64_as_int64(n + _SHIFTER) + 1023) << 52)
-'''
-
-# NOTE: float32 logistic and log evaluate in float64. A short Taylor polynomial after a
-# one-constant range reduction is then already within ~1e-8 relative of the true value, so the
-# rounding to float32 gives the correctly rounded result except next to a rounding midpoint
-# (under 0.6 ulp measured), and overflow, denormal results and underflow come out of the final
-# float64 -> float32 conversion exactly as IEEE rounds them. tanh is a rational function in
-# float64 too, and exp, the hottest, runs in float32 arithmetic (twice the lanes) with the care
-# its comment describes.
-FLOAT32_MATH = '''
-
-@numba.njit(cache=True, nogil=True, error_model="numpy", )
-def _expm1_reduced(z):
-    # e^z = scale * (1 + p) for float64 z in [-200, 200]: z = n*ln2 + r with |r| <= ln2/2 and
-    # p = e^r - 1 by its Taylor series to r^7/7! (truncation under 6e-9 relative)
-    shifted = _fma(z, 1.4426950408889634, _SHIFTER)
-    n = shifted - _SHIFTER
-    r = _fma(-n, 0.6931471805599453, z)
-    p = r * _fma(r, _fma(r, _fma(r, _fma(r, _fma(r, _fma(r, 0.0001984126984126984, 0.001388888888888889),
-                                                    0.008333333333333333), 0.041666666666666664),
-                                     0.16666666666666666), 0.5), 1.0)
-    scale = _int64_as_float64((_float64_as_int64(shifted) + 1023) << 52)
-    return p, scale
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy", )
-def _exp_f32(x):
-    # In float32 arithmetic, 8 lanes to a vector (the hot function of softmax and its kin):
-    # x = n*ln2 + r with ln2 split in two (the high part has 9 significant bits, so n*high is
-    # exact) and r's rounding error kept, e^r - 1 = r + r^2 q with q a degree-4 fit (relative
-    # error 3.8e-9 on |r| <= ln2/2, a tenth of an ulp; tools/fit_exp_f32.py), and the result
-    # rounded once, as 2^n1 + 2^n1 * (e^r - 1), then scaled by 2^n2 (n = n1 + n2 keeps both
-    # factors normal, so denormal results round once and overflow gives inf). Measured within
-    # 0.88 ulp. The clamps let NaN through (a comparison with NaN is false), and NaN stays NaN
-    # through the polynomial, so no select puts it back. Under -103.99 the result is +0
-    # (e^x < 2^-150): those lanes scale by 0 instead, because a product that underflows costs a
-    # microcode assist (softmax rows with a wide range, where most lanes underflow, took twice as
-    # long). Tested late on x, so no mask is live through the polynomial (with one, LLVM stopped
-    # interleaving softmax's exp loop: 25% slower). 0.65 ns an element on one core, against
-    # 0.74 with a Taylor polynomial to r^7 and a select for NaN.
-    z = np.float32(x)
-    if z > np.float32(88.8):
-        z = np.float32(88.8)
-    if z < np.float32(-103.99):
-        z = np.float32(-103.99)
-    shifted = _fma(z, np.float32(1.4426950408889634), np.float32(12582912.0))  # 1.5 * 2^23
-    n = shifted - np.float32(12582912.0)
-    reduced = _fma(-n, np.float32(0.693359375), z)
-    low = n * np.float32(-0.00021219444)
-    r = reduced - low
-    r_error = (reduced - r) - low
-    q = _fma(r, _fma(r, _fma(r, _fma(r, np.float32(0.0013814536), np.float32(0.008368745)),
-                             np.float32(0.041668393)), np.float32(0.16666521)), np.float32(0.49999994))
-    t = r + _fma(r * r, q, r_error)
-    exponent = _float32_as_int32(shifted) - np.int32(0x4B400000)
-    half = exponent >> np.int32(1)
-    first = _int32_as_float32((half + np.int32(127)) << np.int32(23))
-    second = _int32_as_float32((exponent - half + np.int32(127)) << np.int32(23))
-    if x < np.float32(-103.99):
-        second = np.float32(0.0)
-    return np.float32(_fma(first, t, first) * second)
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy", )
-def _tanh_f32(x):
-    # tanh|x| = |x| P(x^2) / Q(x^2), a rational fit of degree 9 over 10 (tools/fit_tanh_f32.py:
-    # relative error 1.1e-9 on [0, 9.1], every coefficient positive, so neither polynomial
-    # cancels), evaluated in float64: 9 FMAs and one division where the exact form costs an
-    # exp, pair arithmetic and a Newton step. The one rounding to float32 dominates: measured
-    # within 0.52 ulp. From 9.02 on tanh rounds to 1; the clamp at 9.1 gives 1. Tiny |x| gives
-    # x itself (P(0) = Q(0) = 1), and copysign keeps -0.0.
-    z = np.float64(x)
-    a = abs(z)
-    if a > 9.1:
-        a = 9.1  # NaN passes, and stays NaN to the end
-    s = a * a
-    p = a * _fma(s, _fma(s, _fma(s, _fma(s, 5.052726596970363e-08, 3.1525211151804606e-05),
-                                 0.004005656301607511), 0.1378314749955113), 1.0)
-    q = _fma(s, _fma(s, _fma(s, _fma(s, _fma(s, 7.325874609323423e-10, 1.6124277261222673e-06),
-                                     0.0004202187963782826), 0.027727269961379142), 0.4711648015484025), 1.0)
-    return np.float32(math.copysign(p / q, z))
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy", )
-def _logistic_f32(x):
-    # with E = e^-|x|: 1 / (1 + E) for x >= 0 and E / (1 + E) for x < 0, so neither side
-    # overflows and the denormal results of large negative x keep their digits
-    a = abs(np.float64(x))
-    if not a <= 120.0:
-        a = 120.0
-    p, scale = _expm1_reduced(-a)
-    tail = _fma(scale, p, scale)
-    numerator = tail if x < 0 else 1.0
-    result = np.float32(numerator / (1.0 + tail))
-    return result if x == x else x
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy", )
-def _log_f32(x):
-    # x = m * 2^e with m in [sqrt(1/2), sqrt(2)) read from the float64 bits (every float32,
-    # denormals included, is a normal float64); log m = 2 atanh(s) with s = (m-1)/(m+1),
-    # |s| <= 0.172, by its series to s^11/11 (truncation under 1e-10 relative)
-    z = np.float64(x)
-    bits = _float64_as_int64(z)
-    m = _int64_as_float64((bits & 0x000fffffffffffff) | 0x3ff0000000000000)
-    exponent = _small_int_as_float64((bits >> 52) & 0x7ff) - 1023.0
-    if m > 1.4142135623730951:
-        m = m * 0.5
-        exponent = exponent + 1.0
-    s = (m - 1.0) / (m + 1.0)
-    s2 = s * s
-    series = _fma(s2, _fma(s2, _fma(s2, _fma(s2, _fma(s2, 0.09090909090909091, 0.1111111111111111),
-                                           0.14285714285714285), 0.2), 0.3333333333333333), 1.0)
-    result = np.float32(_fma(exponent, 0.6931471805599453, 2.0 * s * series))
-    if z == 0.0:
-        result = np.float32(-np.inf)
-    if z < 0.0:
-        result = np.float32(np.nan)
-    if z == np.inf:
-        result = np.float32(np.inf)
-    return result if x == x else x
 '''
 
 # NOTE: float64 functions need float64 accuracy from float64 arithmetic: ln2 is split in two
@@ -432,5 +313,10 @@ def _sign(x):
 
 
 
+<<<<<<< HEAD
 PRELUDE = ("import math\nimport numba\nimport numpy as np\n" + INTRINSICS + LANE_SUM + SCALAR_HELPERS
            + FLOAT32_MATH + FLOAT64_MATH + xla_float32_math() + trig_math() + xla_rsqrt_math())
+=======
+PRELUDE = ("import math\nimport numba\nimport numpy as np\n" + INTRINSICS + SCALAR_HELPERS
+           + FLOAT64_MATH + xla_float32_math() + xla_unary_math() + trig_math() + xla_rsqrt_math())
+>>>>>>> main

@@ -53,7 +53,10 @@ def xla_float32_math() -> str:
 def _xla_log_f32(x):
     one = np.float32(1.0)
     bits = _float32_as_int32(x if x > {_f32(LOG_MIN_NORMAL)} else {_f32(LOG_MIN_NORMAL)})
-    exponent = np.float32((bits >> np.int32(23)) - np.int32(127)) + one
+    # the unbiased exponent as a float32 through the shifter's bits (no int -> float conversion,
+    # which Numba's int64 arithmetic would make a scalar one on AVX2)
+    biased = np.int32(np.int32(0x4B400000) + ((bits >> np.int32(23)) - np.int32(127)))
+    exponent = (_int32_as_float32(biased) - np.float32(12582912.0)) + one
     mantissa = _int32_as_float32((bits & np.int32(0x007FFFFF)) | np.int32(0x3F000000))
     small = mantissa < {_f32(LOG_SQRT_HALF)}
     exponent = exponent - (one if small else np.float32(0.0))

@@ -190,7 +190,7 @@ def _slice_views(buffers, kinds, full, lead: int, batches: int, shapes, maps: Le
         if buffer is None:
             views.append(None)
             continue
-        views.append(np.ascontiguousarray(buffer).reshape((math.prod(buffer.shape[:lead]),) + shapes[index]))
+        views.append(np.ascontiguousarray(buffer).reshape((-1,) + shapes[index]))
         positions = maps(buffer.shape[:lead], full)
         if kind in ("full", "row"):
             blocks[:, index] = (positions[:, None] * batches + np.arange(batches)).ravel()

@@ -22,6 +22,7 @@ import os
 import struct
 import sys
 import threading
+import types
 
 import numpy as np
 
@@ -34,6 +35,9 @@ _ERROR_PATH_SYMBOLS = {
 }
 _CTYPES = {"i": ctypes.c_int64, "p": ctypes.c_void_p}
 _INLINED_MAX_ARGUMENTS = 30
+# NOTE: a kernel with more C arguments than ctypes can pass (a wide fused group: every array is a
+# pointer and its shape) runs through Numba's own dispatcher instead
+_MOST_C_ARGUMENTS = 1024
 
 
 @ctypes.CFUNCTYPE(None)
@@ -146,6 +150,45 @@ def _wrapper_source(signature, entry: str) -> str:
             f"    {entry}({', '.join(arguments)})\n")
 
 
+_HELPERS: dict[str, dict] = {}  # sha256 of a kernel file's helper source -> its namespace
+_HELPERS_LOCK = threading.Lock()
+
+
+def split_source(source: str, entry: str) -> tuple[str, str]:
+    """A kernel file's (helpers, entry point): the text before the entry's decorators, and the
+    rest."""
+    at = source.find(f"\ndef {entry}(")
+    if at < 0:
+        return "", source
+    start = at + 1
+    while start > 0:
+        previous = source.rfind("\n", 0, start - 1) + 1
+        if not source.startswith("@", previous):
+            break
+        start = previous
+    return source[:start], source[start:]
+
+
+def shared_helpers(source: str) -> dict:
+    """The namespace of helper source ``source`` (the kernels' prelude), executed once per process,
+    so every kernel with that prelude calls the same Numba functions: a helper is typed, lowered
+    and optimised once per process and argument types instead of once per kernel (Numba links
+    its LLVM module into each caller, which inlines it exactly as when compiled afresh). Numba's
+    disk cache is off for them: a helper loaded from it would be object code, which a caller
+    cannot link into the object it writes."""
+    key = hashlib.sha256(source.encode()).hexdigest()
+    with _HELPERS_LOCK:
+        namespace = _HELPERS.get(key)
+        if namespace is None:
+            module = types.ModuleType(f"meshjit_kernels.helpers_{key[:20]}")
+            sys.modules[module.__name__] = module
+            namespace = module.__dict__
+            uncached = source.replace("cache=True", "cache=False")
+            exec(compile(uncached, f"<meshjit kernel helpers {key[:20]}>", "exec"), namespace)
+            _HELPERS[key] = namespace
+        return {name: value for name, value in namespace.items() if not name.startswith("__")}
+
+
 class ObjectKernel:
     """``kernel(*arguments)`` for ints and C-contiguous arrays, by the cached object code."""
 
@@ -156,13 +199,19 @@ class ObjectKernel:
         self.lock = threading.Lock()
 
     def python_module(self):
-        """The kernel's source as a module (imports Numba, unless NUMBA_DISABLE_JIT)."""
+        """The kernel's source as a module (imports Numba, unless NUMBA_DISABLE_JIT): its helpers
+        are the process's shared ones for the same helper source (``shared_helpers``), its entry
+        point is compiled from the kernel's file."""
         if self.module is None:
             name = f"meshjit_kernels.fused_{self.digest}"
-            spec = importlib.util.spec_from_file_location(name, self.path)
-            module = importlib.util.module_from_spec(spec)
+            with open(self.path) as handle:
+                helpers, entry = split_source(handle.read(), self.entry)
+            module = types.ModuleType(name)
+            module.__file__ = self.path
+            module.__dict__.update(shared_helpers(helpers))
             sys.modules[name] = module
-            spec.loader.exec_module(module)
+            # NOTE: the entry keeps its line numbers in the file (Numba's cache and error locations)
+            exec(compile("\n" * helpers.count("\n") + entry, self.path, "exec"), module.__dict__)
             self.module = module
         return self.module
 
@@ -210,6 +259,8 @@ class ObjectKernel:
         if not address:
             return self.numba_function  # the object calls something this process lacks
         kinds = [part for kind in signature for part in (["i"] if kind[0] == "i" else ["p"] + ["i"] * kind[2])]
+        if len(kinds) > _MOST_C_ARGUMENTS:
+            return self.numba_function  # NOTE: ctypes calls take at most 1024 arguments
         native = ctypes.CFUNCTYPE(None, *(_CTYPES[kind] for kind in kinds))(address)
         return _caller(native)
 

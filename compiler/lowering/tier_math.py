@@ -1,5 +1,5 @@
-"""The kernels' transcendental helpers (codegen_math.py: exp, log, tanh, logistic in float32 and
-float64) as numpy over whole arrays, for the first tier (tiers.py): the same constants, the same
+"""The kernels' transcendental helpers (codegen_math.py: exp, log, tanh, logistic in float64; the
+float32 ones are XLA's, ir/xla_math.py) as numpy over whole arrays, for the first tier (tiers.py): the same constants, the same
 operations in the same order and a fused multiply-add (``float_math.fma``, exact in numpy too)
 wherever the helper calls ``_fma``, so every element gets the kernel's bits on any CPU.
 tests/compiler/test_tier_math.py compares the two over edge cases and random bit patterns.
@@ -8,11 +8,10 @@ tests/compiler/test_tier_math.py compares the two over edge cases and random bit
 from __future__ import annotations
 
 import numpy as np
-from meshjit.ir import libm_sincosf, xla_rsqrt
+from meshjit.ir import libm_atanf, libm_cbrtf, libm_sincosf, libm_tanf, xla_math, xla_rsqrt
 from meshjit.ir.float_math import fma as _exact_fma
 
 _SHIFTER = 6755399441055744.0  # 1.5 * 2**52
-_SHIFTER_F32 = np.float32(12582912.0)  # 1.5 * 2**23
 _LN2_HIGH = 0.6931467056274414
 _LN2_LOW = 4.7493250390316726e-07
 
@@ -42,57 +41,6 @@ def _exp2_int(n):
     return _int64_as_float64((np.asarray(n + _SHIFTER).view(np.int64) + 1023) << 52)
 
 
-def exp_f32(x):
-    z = np.where(x > np.float32(88.8), np.float32(88.8), x)
-    z = np.where(z < np.float32(-103.99), np.float32(-103.99), z)
-    shifted = _fma(z, np.float32(1.4426950408889634), _SHIFTER_F32)
-    n = shifted - _SHIFTER_F32
-    reduced = _fma(-n, np.float32(0.693359375), z)
-    low = n * np.float32(-0.00021219444)
-    r = reduced - low
-    r_error = (reduced - r) - low
-    q = _horner(r, [np.float32(c) for c in (0.49999994, 0.16666521, 0.041668393, 0.008368745, 0.0013814536)])
-    t = r + _fma(r * r, q, r_error)
-    exponent = shifted.view(np.int32) - np.int32(0x4B400000)
-    half = exponent >> np.int32(1)
-    first = ((half + np.int32(127)) << np.int32(23)).view(np.float32)
-    second = ((exponent - half + np.int32(127)) << np.int32(23)).view(np.float32)
-    second = np.where(x < np.float32(-103.99), np.float32(0.0), second)
-    return _fma(first, t, first) * second
-
-
-def tanh_f32(x):
-    z = x.astype(np.float64)
-    a = np.abs(z)
-    a = np.where(a > 9.1, 9.1, a)
-    s = a * a
-    p = a * _horner(s, [1.0, 0.1378314749955113, 0.004005656301607511, 3.1525211151804606e-05,
-                        5.052726596970363e-08])
-    q = _horner(s, [1.0, 0.4711648015484025, 0.027727269961379142, 0.0004202187963782826,
-                    1.6124277261222673e-06, 7.325874609323423e-10])
-    return np.copysign(p / q, z).astype(np.float32)
-
-
-def _expm1_reduced(z):
-    shifted = _fma(z, 1.4426950408889634, _SHIFTER)
-    n = shifted - _SHIFTER
-    r = _fma(-n, 0.6931471805599453, z)
-    p = r * _horner(r, [1.0, 0.5, 0.16666666666666666, 0.041666666666666664, 0.008333333333333333,
-                        0.001388888888888889, 0.0001984126984126984])
-    scale = _int64_as_float64((shifted.view(np.int64) + 1023) << 52)
-    return p, scale
-
-
-def logistic_f32(x):
-    a = np.abs(x.astype(np.float64))
-    a = np.where(a <= 120.0, a, 120.0)
-    p, scale = _expm1_reduced(-a)
-    tail = _fma(scale, p, scale)
-    numerator = np.where(x < 0, tail, 1.0)
-    result = (numerator / (1.0 + tail)).astype(np.float32)
-    return np.where(x == x, result, x)
-
-
 def _mantissa_and_exponent(z, bias):
     bits = z.view(np.int64)
     m = _int64_as_float64((bits & 0x000FFFFFFFFFFFFF) | 0x3FF0000000000000)
@@ -106,17 +54,6 @@ def _log_specials(z, result, x):
     result = np.where(z < 0.0, result.dtype.type(np.nan), result)
     result = np.where(z == np.inf, result.dtype.type(np.inf), result)
     return np.where(x == x, result, x)
-
-
-def log_f32(x):
-    z = x.astype(np.float64)
-    m, exponent = _mantissa_and_exponent(z, 1023.0)
-    s = (m - 1.0) / (m + 1.0)
-    s2 = s * s
-    series = _horner(s2, [1.0, 0.3333333333333333, 0.2, 0.14285714285714285, 0.1111111111111111,
-                          0.09090909090909091])
-    result = _fma(exponent, 0.6931471805599453, (2.0 * s) * series).astype(np.float32)
-    return _log_specials(z, result, x)
 
 
 def _expm1_reduced_f64(z):
@@ -198,7 +135,9 @@ def log_f64(x):
     return _log_specials(x, result, x)
 
 
-HELPERS = {"_exp_f32": exp_f32, "_tanh_f32": tanh_f32, "_logistic_f32": logistic_f32, "_log_f32": log_f32,
-           "_exp_f64": exp_f64, "_tanh_f64": tanh_f64, "_logistic_f64": logistic_f64, "_log_f64": log_f64}
+# float32: XLA's algorithms, whose numpy oracle (ir/xla_math.py) the helpers follow bit for bit
+HELPERS = {f"_{name}_f32": function for name, function in xla_math.FUNCTIONS.items()}
+HELPERS.update({"_exp_f64": exp_f64, "_tanh_f64": tanh_f64, "_logistic_f64": logistic_f64, "_log_f64": log_f64})
 HELPERS.update({"_sin_f32": libm_sincosf.sin, "_cos_f32": libm_sincosf.cos})  # glibc's sinf/cosf
+HELPERS.update({"_tan_f32": libm_tanf.tan, "_cbrt_f32": libm_cbrtf.cbrt, "_atan2_f32": libm_atanf.atan2})  # glibc's
 HELPERS["_rsqrt_f32"] = xla_rsqrt.rsqrt_f32  # XLA's CPU rsqrt

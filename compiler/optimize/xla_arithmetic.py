@@ -38,7 +38,7 @@ from .rewrite_util import with_ops, with_regions
 
 # NOTE: ops XLA's constant folding evaluates to the same bits as meshjit's reference does (exact
 # IEEE arithmetic, layout and dtype changes), so a divisor computed from constants is a constant
-_EVALUATED = frozenset(("convert", "reshape", "broadcast_in_dim", "transpose", "neg", "abs", "sqrt",
+_EVALUATED = frozenset(("convert", "reshape", "broadcast_in_dim", "transpose", "iota", "neg", "abs", "sqrt",
                         "add", "sub", "mul", "div", "max", "min"))
 # NOTE: a reciprocal of at most this many elements is written out as a constant
 _LARGEST_CONSTANT = 1 << 16
@@ -65,11 +65,21 @@ def rewrite_as_xla(module: Module) -> Module:
 
 
 def _divisions(op: Op, block: _Block) -> list[Op] | None:
-    return _rewrite_division(op, block.constants, block.uses) if op.name == "div" else None
+    if op.name != "div" or _folded(op, block.constants):
+        return None
+    return _rewrite_division(op, block.constants, block.uses)
 
 
 def _contractions(op: Op, block: _Block) -> list[Op] | None:
-    return _contract(op, block.constants, block.fusion) if op.name in ("add", "sub") else None
+    if op.name not in ("add", "sub") or _folded(op, block.constants):
+        return None
+    return _contract(op, block.constants, block.fusion)
+
+
+def _folded(op: Op, constants: _Constants) -> bool:
+    """Whether XLA computes ``op`` at compile time (every operand a constant), as IEEE
+    arithmetic: no rewrite applies to it."""
+    return all(constants.value(operand) is not None for operand in op.operands)
 
 
 def _rewrite_blocks(module: Module, rule) -> Module:
@@ -183,7 +193,8 @@ def _rewrite_division(op: Op, constants: _Constants, uses: dict[int, int]) -> li
     by_constant = _reciprocal_multiply(op, constants)
     if by_constant is not None:
         return by_constant
-    if _named(bottom, "broadcast_in_dim") and _elements(bottom.operands[0]) < _elements(divisor):
+    real = to_numpy(op.result.type.dtype).kind == "f"  # NOTE: checked against XLA on real floats
+    if real and _named(bottom, "broadcast_in_dim") and _elements(bottom.operands[0]) < _elements(divisor):
         small = bottom.operands[0]
         root = constants.definition(small)
         if _named(root, "sqrt") and uses.get(small.id, 0) == 1:
@@ -232,8 +243,8 @@ def _product(value: Value, user: Op, constants: _Constants, fusion: _Fusion, emi
     """The two factors whose product ``value`` is (emitting what they need), or None if it is no
     product or is used elsewhere in ``user``'s fusion too."""
     op = constants.definition(value)
-    if op is None or op.regions or fusion.shares(value, user):
-        return None
+    if op is None or op.regions or fusion.shares(value, user) or constants.value(value) is not None:
+        return None  # NOTE: a product of constants is folded to one, which contracts with nothing
     if op.name == "mul":
         return op.operands
     if op.name == "square" or (op.name == "integer_pow" and op.attrs["y"] == 2):

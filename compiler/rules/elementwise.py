@@ -140,18 +140,23 @@ def _clamp_type(op: Op, operands, mesh) -> list:
 
 # NOTE: without Intel's SVML, Numba calls scalar libm for the transcendental functions (~35 ns an
 # element), while numpy's ufuncs are SIMD; so these fuse through the exact, vectorisable helpers
-# of lowering/codegen_math.py's prelude, and a large lone one is a kernel of its own (numpy's
+# of lowering/codegen_math.py's prelude (float32: XLA's algorithms, JAX's bits), and a large lone one is a kernel of its own (numpy's
 # loops for them are scalar and on one thread). The expensive ones are stored once by fused
 # multi-pass reductions instead of being recomputed per pass.
 _HELPERS = {"f32": "_{}_f32", "f64": "_{}_f64"}
 for _name in ("exp", "log", "tanh", "logistic"):
     kernel_math.register(_name)(KernelMath({dtype: helper.format(_name) for dtype, helper in _HELPERS.items()},
                                            expensive=True, alone=True))
-# float32 sin/cos: glibc's sinf/cosf (lowering/codegen_trig.py); float64 stays numpy's
-for _name in ("sin", "cos"):
+# float32 sin/cos/tan/cbrt: glibc's sinf/cosf/tanf/cbrtf (lowering/codegen_trig.py,
+# codegen_libm_f32.py); float64 stays numpy's
+for _name in ("sin", "cos", "tan", "cbrt"):
     kernel_math.register(_name)(KernelMath({"f32": f"_{_name}_f32"}, expensive=True, alone=True))
 kernel_math.register("erf_inv")(KernelMath({"f32": "_erf_inv_f32"}, alone=True))
-kernel_math.register("erf", "pow", "atan2", "cbrt", "div", "sqrt")(KernelMath(expensive=True))
+# float32 only: XLA's exp2, expm1, log1p, erf (ir/xla_math.py); float64 calls libm
+for _name in ("exp2", "expm1", "log1p", "erf"):
+    kernel_math.register(_name)(KernelMath({"f32": f"_{_name}_f32"}, expensive=True, alone=True))
+kernel_math.register("atan2")(KernelMath({"f32": "_atan2_f32"}, expensive=True, alone=True))  # glibc's atan2f
+kernel_math.register("pow", "div", "sqrt")(KernelMath(expensive=True))
 # NOTE: float32 rsqrt is XLA's CPU algorithm (ir/xla_rsqrt.py); float64 stays 1 / sqrt(x)
 kernel_math.register("rsqrt")(KernelMath({"f32": "_rsqrt_f32"}, expensive=True))
 # NOTE: square fuses as one multiply (exact, as numpy's), in floats and signed ints.

@@ -57,7 +57,8 @@ def _manual_computation_type(op: Op, operands, mesh) -> list:
     for sharding in op.attrs["out_shardings"]:
         dims = tuple(tuple(axis.name for axis in dim.axes if axis.name in explicit) for dim in sharding.dims)
         length = max((index + 1 for index, dim in enumerate(sharding.dims) if dim.axes), default=0)
-        types.append(ShardingType(mesh, dims, spec_length=length))
+        unreduced = frozenset(axis.name for axis in sharding.unreduced)
+        types.append(ShardingType(mesh, dims, unreduced=unreduced, spec_length=length))
     return types
 
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..dtypes import DTYPES, NARROW_FLOATS, real_dtype, to_numpy
-from .. import libm_cbrtf, libm_sincosf, libm_tanf, xla_rsqrt
+from .. import libm_atanf, libm_cbrtf, libm_powf, libm_sincosf, libm_tanf, xla_math, xla_rsqrt
 from ..float_math import erf_inv, fma
 from ..reference import reference_impls
 from .elementwise_complex import COMPLEX_PART_OPS, complex_abs, complex_divide, complex_sign, complex_square
@@ -211,7 +211,13 @@ _erf_float64 = np.vectorize(math.erf, otypes=[np.float64])
 
 
 def _logistic(operand):
+    """JAX's ``1 / (1 + exp(-x))``: float32 as XLA fuses it (ir/xla_math.py); 16-bit floats op by
+    op in their own type (exp through XLA's float32 one); float64 by numpy's exp."""
+    if operand.dtype == np.float32:
+        return xla_math.logistic(operand)
     one = operand.dtype.type(1)
+    if operand.dtype in _NARROW_FLOATS:
+        return one / (one + xla_math.exp((-operand).astype(np.float32)).astype(operand.dtype))
     return one / (one + np.exp(-operand))
 
 
@@ -232,14 +238,15 @@ def _sign(operand):
     return np.where(operand == 0, operand, np.sign(operand))
 
 
-def _glibc_f32(glibc, numpy_function):
-    """float32 (and 16-bit floats, through float32 as XLA computes them): glibc's function
-    (XLA's CPU code calls it), in exact arithmetic; float64 and complex: numpy's."""
+def _xla_f32(xla_function, numpy_function):
+    """float32 (and 16-bit floats, through float32 as XLA computes them): XLA's CPU function
+    (glibc's where XLA calls it, else XLA's own polynomial, ir/xla_math.py), in exact
+    arithmetic; float64 and complex: numpy's."""
     def function(operand):
         if operand.dtype == np.float32:
-            return glibc(operand)
+            return xla_function(operand)
         if operand.dtype in _NARROW_FLOATS:
-            return glibc(operand.astype(np.float32)).astype(operand.dtype)
+            return xla_function(operand.astype(np.float32)).astype(operand.dtype)
         return numpy_function(operand)
 
     return function
@@ -256,20 +263,20 @@ def _abs(operand):
 
 
 _UNARY = {
-    "exp": np.exp,
-    "exp2": np.exp2,
-    "log": np.log,
-    "log1p": np.log1p,
-    "expm1": np.expm1,
-    "tanh": np.tanh,
+    "exp": _xla_f32(xla_math.exp, np.exp),
+    "exp2": _xla_f32(xla_math.exp2, np.exp2),
+    "log": _xla_f32(xla_math.log, np.log),
+    "log1p": _xla_f32(xla_math.log1p, np.log1p),
+    "expm1": _xla_f32(xla_math.expm1, np.expm1),
+    "tanh": _xla_f32(xla_math.tanh, np.tanh),
     "logistic": _logistic,
-    "sin": _glibc_f32(libm_sincosf.sin, np.sin),
-    "cos": _glibc_f32(libm_sincosf.cos, np.cos),
-    "tan": _glibc_f32(libm_tanf.tan, np.tan),
+    "sin": _xla_f32(libm_sincosf.sin, np.sin),
+    "cos": _xla_f32(libm_sincosf.cos, np.cos),
+    "tan": _xla_f32(libm_tanf.tan, np.tan),
     "sqrt": np.sqrt,
     "rsqrt": _rsqrt,
-    "cbrt": _glibc_f32(libm_cbrtf.cbrt, np.cbrt),
-    "erf": _erf,
+    "cbrt": _xla_f32(libm_cbrtf.cbrt, np.cbrt),
+    "erf": _xla_f32(xla_math.erf, _erf),
     "erf_inv": erf_inv,
     "floor": np.floor,
     "ceil": np.ceil,
@@ -366,16 +373,32 @@ def _shift_right_arithmetic(lhs, rhs):
     return np.right_shift(signed, amount).astype(lhs.dtype)
 
 
+def _power(lhs, rhs):
+    """float32 (and 16-bit floats through it): glibc's powf, which XLA's CPU code calls
+    (ir/libm_powf.py); others: numpy's."""
+    if lhs.dtype == np.float32:
+        return libm_powf.pow(lhs, rhs)
+    return np.power(lhs, rhs)
+
+
+def _atan2(y, x):
+    """float32 (and 16-bit floats, through float32): glibc's ``atan2f`` as XLA's CPU code runs
+    it (ir/libm_atanf.py); float64: numpy's."""
+    if y.dtype == np.float32 or y.dtype in _NARROW_FLOATS:
+        return libm_atanf.atan2(y, x).astype(y.dtype)
+    return np.arctan2(y, x)
+
+
 _BINARY = {
     "add": np.add,
     "sub": np.subtract,
     "mul": np.multiply,
     "div": _divide,
     "rem": _remainder,
-    "pow": np.power,
+    "pow": _power,
     "max": np.maximum,
     "min": np.minimum,
-    "atan2": np.arctan2,
+    "atan2": _atan2,
     "nextafter": np.nextafter,
     "and": np.bitwise_and,
     "or": np.bitwise_or,

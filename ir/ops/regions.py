@@ -39,12 +39,15 @@ def manual_part(sharding: TensorSharding, manual_axes: Sequence[str]) -> TensorS
     """``sharding`` with every dim keeping only the axes in ``manual_axes``.
 
     Inside a manual_computation only manual axes split dims; the others are the partitioner's.
+    Unreduced manual axes stay (each device's value is its partial sum, as shard_map's
+    ``P(..., unreduced=...)`` specs say).
     """
     dims = (
         DimSharding(tuple(axis for axis in dim.axes if axis.name in manual_axes), dim.is_closed)
         for dim in sharding.dims
     )
-    return TensorSharding(sharding.mesh_name, tuple(dims))
+    unreduced = tuple(axis for axis in sharding.unreduced if axis.name in manual_axes)
+    return TensorSharding(sharding.mesh_name, tuple(dims), (), unreduced, sharding.reduction if unreduced else "sum")
 
 
 # --- manual_computation ----------------------------------------------------------------------

@@ -4,3 +4,4 @@
 from . import linalg as linalg
 from . import special as special
 from . import stats as stats
+from . import signal as signal

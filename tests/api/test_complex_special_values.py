@@ -155,8 +155,10 @@ def test_inverse_functions_keep_c99_symmetries(dtype):
 
 def _same_up_to_rounding(a, b) -> bool:
     """Zeros (with their signs), infinities and NaNs in the same places; finite values within
-    four roundings. A fused kernel computes exp/sin/cos with meshjit's kernel helpers where a
-    lone small op runs numpy's (docs/execution.md), so the last bits may differ between paths."""
+    four roundings. Jitted programs contract a*b+c into one rounding as XLA does
+    (compiler/optimize/xla_arithmetic.py) where eager complex formulas run op by op, and float64
+    exp/log are the kernel helpers where a lone small op runs numpy's (docs/execution.md); the
+    float32 functions themselves are XLA's on every path."""
     scale = np.maximum(np.abs(a), np.abs(b))  # a part's error is relative to the whole number
 
     def same(x, y):

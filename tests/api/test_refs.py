@@ -136,3 +136,33 @@ def test_scan_threads_closed_over_references_as_carries():
 
     count, value = product(jnp.arange(1., 5.))
     assert (int(count), float(value), int(total[...])) == (4, 24., 49)
+
+
+_UNBATCHED = (r"performing a set/swap operation with vmapped value on an unbatched array reference of type "
+              r"Ref\{float32\[\]\}\. Move the array reference to be an argument to the vmapped function\?")
+
+
+@pytest.mark.parametrize("write", [
+    lambda ref, x: ref.__setitem__(..., x),
+    lambda ref, x: ref.__setitem__(..., 2.0),  # JAX refuses a constant too
+    lambda ref, x: jax.ref.addupdate(ref, ..., x),
+    lambda ref, x: jax.ref.swap(ref, ..., x),
+    lambda ref, x: jax.jit(lambda v: ref.__setitem__(..., v))(x),
+])
+def test_vmap_refuses_writes_to_closed_over_references_as_jax(write):
+    ref = jax.new_ref(0.0)
+    with pytest.raises(Exception, match=_UNBATCHED):
+        jax.vmap(lambda x: write(ref, x))(jnp.arange(3.0))
+    assert float(ref[...]) == 0.0
+
+
+def test_vmap_reads_closed_over_references_and_writes_its_own():
+    ref = jax.new_ref(jnp.arange(3.0))
+    np.testing.assert_array_equal(jax.vmap(lambda x: ref[...] * x)(jnp.arange(2.0)), [[0, 0, 0], [0, 1, 2]])
+
+    def own(x):
+        inner = jax.new_ref(x)
+        inner[...] = inner[...] * 2
+        return inner[...]
+
+    np.testing.assert_array_equal(jax.vmap(own)(jnp.arange(3.0)), [0, 2, 4])

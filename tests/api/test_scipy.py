@@ -50,9 +50,11 @@ def test_jit_and_sharded_equal_eager(function):
     sharded = jax.device_put(values, NamedSharding(mesh, P("x")))
     result = jax.jit(getattr(jsp.special, function))(sharded)
     assert result.sharding.spec == P("x")
-    # NOTE: within a rounding, not bit for bit: a fused kernel's log/exp/sin are meshjit's kernel
-    # helpers where a small lone op runs numpy's ufunc (docs/execution.md)
-    np.testing.assert_allclose(np.asarray(result), eager, rtol=4 * np.finfo(np.float32).eps, atol=0)
+    # NOTE: within a rounding, not bit for bit: jitted programs contract a*b+c into one rounding
+    # as XLA does (compiler/optimize/xla_arithmetic.py), eager ones round op by op (float32
+    # log/exp/sin themselves are XLA's on every path); erfc's 1 - erf cancels, which multiplies
+    # that rounding up to 8 times relative to the small result
+    np.testing.assert_allclose(np.asarray(result), eager, rtol=16 * np.finfo(np.float32).eps, atol=0)
 
 
 def test_derivatives():

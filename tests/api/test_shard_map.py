@@ -172,7 +172,7 @@ def test_static_arguments_via_in_specs_none(mode):
     mapped = shard_map(scale, mesh=MESH, in_specs=(P("x"), None, None), out_specs=P("x"))
     x = _random(8, 4)
     result = _call(mode, lambda block: mapped(block, 3, {"shift": 2.0}), x)
-    np.testing.assert_allclose(np.asarray(result), x * 3 + 2, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(result), x * 3 + 2, rtol=1e-6, atol=1e-6)  # one fma (XLA contracts it)
     assert calls and all(kind is int for kind in calls)
 
 

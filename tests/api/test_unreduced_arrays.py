@@ -83,10 +83,3 @@ def test_a_dot_can_return_its_sum_pending(x):
     assert str(jax.typeof(out)) == "float32[8,16]{U:X}"
     assert partial_sums(out) == [13440, 13440, 45120, 45120, 80896, 80896, 120768, 120768]
     np.testing.assert_array_equal(np.asarray(out), np.arange(32.).reshape(8, 4) @ np.arange(64.).reshape(4, 16))
-
-
-def test_shard_map_refuses_unreduced_specs(x):
-    y = jax.device_put(x, jax.P(None, None, unreduced={"Y"}))
-    body = jax.shard_map(lambda b: jax.lax.psum(b, "Y"), in_specs=jax.P(None, unreduced={"Y"}), out_specs=jax.P())
-    with pytest.raises(ValueError, match=r"is unreduced over \['Y'\]: meshjit's shard_map takes and returns reduced"):
-        jax.jit(body)(y)

@@ -144,11 +144,6 @@ ERRORS = [
         r"'ij,jk->il': output label 'l' appears in no input",
     ),
     (
-        lambda: jnp.einsum("ii->i", np.ones((2, 2))),
-        ValueError,
-        r"'ii->i': label 'i' repeats within term 'ii'; traces",
-    ),
-    (
         lambda: jnp.einsum("ijk->i", X),
         ValueError,
         r"'ijk->i': term 'ijk' names 3 dims but its operand has 2",
@@ -162,7 +157,7 @@ ERRORS = [
         ValueError,
         r"einsum: dimension 'j' has size 3 in one operand and 4",
     ),
-    (lambda: jnp.einsum(3, X), TypeError, r"einsum: subscripts must be a string"),
+    (lambda: jnp.einsum(3, X), TypeError, r"einsum: a sublist holds ints in \[0, 52\) and Ellipsis"),
     (lambda: jnp.subtract(X > 0, X > 0), TypeError, r"subtract does not accept dtype bool"),
     (lambda: jnp.negative(X > 0), TypeError, r"negative does not accept dtype bool"),
     (lambda: jnp.left_shift(X, 1), TypeError, r"left_shift does not accept dtype f32"),

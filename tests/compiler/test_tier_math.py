@@ -54,7 +54,8 @@ def _canonical(values: np.ndarray) -> np.ndarray:
     return values.view(np.uint32 if values.dtype == np.float32 else np.uint64)
 
 
-@pytest.mark.parametrize("helper", sorted(tier_math.HELPERS))
+# the binary _atan2_f32: tests/compiler/test_trig_kernels.py
+@pytest.mark.parametrize("helper", sorted(set(tier_math.HELPERS) - {"_atan2_f32"}))
 def test_numpy_helpers_give_the_kernels_bits(helper, cache_directory):
     dtype = np.float32 if helper.endswith("f32") else np.float64
     cast = "np." + dtype.__name__

@@ -75,10 +75,15 @@ def promote_types(a, b) -> np.dtype:
     canonicalised (``promote_types(bool, float64)`` is float64 even without x64); only the
     int64 that an unsigned and a signed 32-bit int meet at is int32 without x64."""
     names = [_lattice_name(value) for value in (a, b)]
-    promoted = promote(DType(names[0]), DType(names[1]), True).name
+    # as JAX: the Python types int, float and complex are weak (``promote_types('uint8', int)`` is uint8)
+    weak = [any(value is kind for kind in _PYTHON_TYPES) for value in (a, b)]
+    promoted = promote(DType(names[0], weak[0]), DType(names[1], weak[1]), True).name
     if promoted == "i64" and not x64() and "i64" not in names and "u64" not in names:
         promoted = "i32"
     return to_numpy(promoted)
+
+
+_PYTHON_TYPES = (int, float, complex)
 
 
 def _lattice_name(value) -> str:

@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+from .. import lax_complex
 from .. import lax_ops as lax
 from ..lax_windows import conv_general_dilated
-from ..operands import shape_of
+from ..operands import dtype_of, shape_of
 from .arguments import as_array_argument, convert_operand, inexact_dtype, result_dtype
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
@@ -26,8 +27,11 @@ def _conv(function: str, a, v, mode: str, flip: bool, precision, preferred_eleme
     if not shape_of(a)[0] or not shape_of(v)[0]:
         raise ValueError(f"{function}: inputs cannot be empty")
     dtype = result_dtype(a, v)
-    kind = dtype.name if dtype.name != "bool" else inexact_dtype(dtype).name
+    # as JAX: inexact unless preferred_element_type is given (then bool alone becomes f32)
+    kind = dtype.name if dtype.name != "bool" and preferred_element_type is not None else inexact_dtype(dtype).name
     a, v = convert_operand(a, kind), convert_operand(v, kind)
+    if kind in ("c64", "c128"):
+        return _complex_conv(function, a, v, mode, flip, precision)
     swapped = shape_of(a)[0] < shape_of(v)[0]
     if swapped:
         a, v = v, a
@@ -40,6 +44,20 @@ def _conv(function: str, a, v, mode: str, flip: bool, precision, preferred_eleme
     result = lax.reshape(result, shape_of(result)[2:])
     # correlate(a, v) with a shorter than v is correlate(v, a) reversed
     return lax.rev(result, (0,)) if swapped and not flip else result
+
+
+def _complex_conv(function: str, a, v, mode: str, flip: bool, precision):
+    """A complex convolution from four real ones; correlate conjugates ``v`` as numpy does."""
+    real = "f64" if dtype_of(a).name == "c128" else "f32"
+    a_re, a_im = lax_complex.real(a), lax_complex.imag(a)
+    v_re, v_im = lax_complex.real(v), lax_complex.imag(v)
+    if not flip:
+        v_im = lax.neg(v_im)
+
+    def part(x, y):
+        return _conv(function, x, y, mode, flip, precision, real)
+
+    return lax_complex.complex(lax.sub(part(a_re, v_re), part(a_im, v_im)), lax.add(part(a_re, v_im), part(a_im, v_re)))
 
 
 def convolve(a, v, mode: str = "full", *, precision=None, preferred_element_type=None):

@@ -15,7 +15,7 @@ from meshjit.ir.dtypes import real_dtype, to_numpy
 from .. import lax_ops as lax
 from .. import sharding_ops
 from ..operands import canonical_numpy, dtype_of, is_python_scalar, shape_of, x64
-from ..promotion import default_float, default_int
+from ..promotion import default_float, default_int, promote_all
 from ..trace import ConcretizationTypeError, Tracer, current_trace, is_concrete_array, operand_sharding_type
 from .arguments import (
     broadcast_shapes,
@@ -27,7 +27,7 @@ from .arguments import (
     result_dtype,
     with_weak_type,
 )
-from .shape_ops import _shape_argument, stack
+from .shape_ops import _shape_argument
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
 __all__ = (
@@ -78,6 +78,30 @@ def _holds_traced(value) -> bool:
     return isinstance(value, (list, tuple)) and any(_holds_traced(item) for item in value)
 
 
+def _strong_dtype(sequence) -> str:
+    """The dtype of ``jnp.array(sequence)``: its elements' promoted dtype (JAX's lattice result,
+    weak Python scalars included), which the array holds strongly."""
+    def leaves(value):
+        if isinstance(value, (list, tuple)):
+            for item in value:
+                yield from leaves(item)
+        else:
+            yield dtype_of(value)
+
+    return promote_all(leaves(sequence), x64()).name
+
+
+def _stacked(sequence, name: str):
+    """A sequence holding traced values as one array of dtype ``name``: each element converted
+    (a weak one made strong) and given its new leading dim in turn, then concatenated, as JAX
+    stages it."""
+    expanded = [lax.expand_dims(array(item, name), (0,)) for item in sequence]
+    shapes = [shape_of(item)[1:] for item in expanded]
+    if any(shape != shapes[0] for shape in shapes):
+        raise ValueError(f"stack: all arrays must have the same shape, got {', '.join(map(str, shapes))}")
+    return expanded[0] if len(expanded) == 1 else lax.concatenate(expanded, 0)
+
+
 @_placing
 def array(object, dtype=None, copy: bool = True, ndmin: int = 0, *, device=None, out_sharding=None):
     """An array from a scalar, a (nested) sequence, a numpy array or another array, laid out as
@@ -87,7 +111,7 @@ def array(object, dtype=None, copy: bool = True, ndmin: int = 0, *, device=None,
         # A sequence holding traced or device values is built by stacking, not as a constant.
         if not object:
             raise ValueError("array: an empty sequence holds no traced values")
-        result = stack([array(item, name) for item in object])
+        result = _stacked(object, name or _strong_dtype(object))
     elif isinstance(object, Tracer) or is_concrete_array(object):
         result = (
             object if name is None else lax._convert_element_type(object, name, weak_type=False)

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Hashable, Sequence
 
 from ..precision import check_precision
+from . import einsum_forms
 from .. import lax_ops as lax
 from .. import sharding_ops
 from ..operands import dtype_of, shape_of
@@ -222,9 +223,13 @@ def einsum(subscripts: str, *operands, optimize=None, precision=None, preferred_
            out_sharding=None):
     """numpy's einsum, contracted pairwise from left to right (``optimize`` is accepted and
     ignored), the last product laid out as ``out_sharding`` when given. Repeated labels within
-    one operand (traces, diagonals) are rejected."""
+    one operand are its diagonal (a trace when summed); the interleaved form
+    ``einsum(x, [0, 1], y, [1, 2])`` is accepted (einsum_forms.py)."""
     check_precision(precision)
+    if not isinstance(subscripts, str):
+        subscripts, operands = einsum_forms.sublist_subscripts(subscripts, operands)
     values = [as_array_argument(operand, "einsum") for operand in operands]
+    subscripts, values = einsum_forms.take_diagonals(subscripts, values)
     if not values:
         raise ValueError("einsum: needs at least one operand")
     inputs, output = parse_subscripts(subscripts, [shape_of(value) for value in values])

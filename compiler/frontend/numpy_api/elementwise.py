@@ -165,9 +165,9 @@ def true_divide(x1, x2, /):
 
 
 def _spread(divisor, broadcast) -> bool:
-    """Whether a float or complex divisor was broadcast to more elements than it has."""
-    name = dtype_of(broadcast).name
-    return (is_float(name) or is_complex(name)) and math.prod(shape_of(divisor)) < math.prod(shape_of(broadcast))
+    """Whether a real float divisor was broadcast to more elements than it has (complex division
+    is left as it is: XLA's rule was checked on real floats only)."""
+    return is_float(dtype_of(broadcast).name) and math.prod(shape_of(divisor)) < math.prod(shape_of(broadcast))
 
 
 divide = true_divide

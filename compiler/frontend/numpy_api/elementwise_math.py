@@ -115,13 +115,25 @@ arctan = _inexact_unary(
     "arctan",
     _real_or_complex(lambda x: lax.atan2(x, lax.full(shape_of(x), 1, dtype_of(x).name)), lax_complex_inverse.atan),
 )
-# expm1 keeps sinh accurate for small |x|, where exp(x) - exp(-x) cancels.
-sinh = _inexact_unary(
-    "sinh", _real_or_complex(lambda x: lax.mul(lax.sub(lax.expm1(x), lax.expm1(lax.neg(x))), 0.5), lax_complex.sinh)
-)
-cosh = _inexact_unary(
-    "cosh", _real_or_complex(lambda x: lax.mul(lax.add(lax.exp(x), lax.exp(lax.neg(x))), 0.5), lax_complex.cosh)
-)
+_LOG_HALF = -math.log(2.0)
+
+
+def _sinh(x):
+    """JAX's expansion: (e + e / (e + 1)) / 2 with e = expm1(x) below |x| = 1 (no cancellation),
+    else exp(x - ln2) - exp(-ln2 - x) (no overflow before sinh does)."""
+    e = lax.expm1(x)
+    small = lax.mul(lax.add(e, lax.div(e, lax.add(e, 1.0))), 0.5)
+    large = lax.sub(lax.exp(lax.add(x, _LOG_HALF)), lax.exp(lax.sub(_LOG_HALF, x)))
+    return lax.select(lax.lt(lax.abs(x), 1.0), small, large)
+
+
+def _cosh(x):
+    """JAX's expansion: exp(x - ln2) + exp(-ln2 - x)."""
+    return lax.add(lax.exp(lax.add(x, _LOG_HALF)), lax.exp(lax.sub(_LOG_HALF, x)))
+
+
+sinh = _inexact_unary("sinh", _real_or_complex(_sinh, lax_complex.sinh))
+cosh = _inexact_unary("cosh", _real_or_complex(_cosh, lax_complex.cosh))
 
 
 def _float_or_identity(name: str, kernel):
@@ -143,7 +155,20 @@ floor = _float_or_identity("floor", lax.floor)
 ceil = _float_or_identity("ceil", lax.ceil)
 trunc = _float_or_identity("trunc", lambda x: lax.select(lax.lt(x, 0), lax.ceil(x), lax.floor(x)))
 fix = trunc
-rint = _float_or_identity("rint", lambda x: lax.round(x, "to_nearest_even"))
+
+
+def rint(x, /):
+    """Round to the nearest integer, halves to even; as JAX, integers and bools become (strong)
+    floats and a complex number's parts are rounded each."""
+    value = as_array_argument(x, "rint")
+    dtype = dtype_of(value)
+    if is_complex(dtype.name):
+        operand = convert_operand(value, dtype.name)
+        parts = [lax.round(part(operand), "to_nearest_even") for part in (lax_complex.real, lax_complex.imag)]
+        return with_weak_type(lax_complex.complex(*parts), dtype.weak)
+    if not is_float(dtype.name):
+        return lax.convert_element_type(value, inexact_dtype(dtype).name)
+    return with_weak_type(lax.round(convert_operand(value, dtype.name), "to_nearest_even"), dtype.weak)
 
 
 def _round_integers(value, decimals: int):
@@ -182,7 +207,7 @@ around = round
 
 
 # -- floating-point classes -----------------------------------------------------------------------
-def _float_class(name: str, kernel, default: bool):
+def _float_class(name: str, kernel, default: bool, keeps_weak: bool = False):
     def apply(x, /):
         value = as_array_argument(x, name)
         dtype = dtype_of(value)
@@ -191,10 +216,13 @@ def _float_class(name: str, kernel, default: bool):
             # a complex number is finite when both parts are, NaN or infinite when either is
             operand = convert_operand(value, dtype.name)
             parts = kernel(lax_complex.real(operand)), kernel(lax_complex.imag(operand))
-            return lax.bitwise_and(*parts) if default else lax.bitwise_or(*parts)
-        if not is_float(dtype.name):
-            return lax.full(shape_of(value), default, "bool")
-        return kernel(convert_operand(value, dtype.name))
+            result = lax.bitwise_and(*parts) if default else lax.bitwise_or(*parts)
+        elif not is_float(dtype.name):
+            result = lax.full(shape_of(value), default, "bool")
+        else:
+            result = kernel(convert_operand(value, dtype.name))
+        # as JAX: isfinite and isnan of a Python scalar are weakly typed, isinf's are not
+        return with_weak_type(result, dtype.weak and keeps_weak)
 
     apply.__name__ = apply.__qualname__ = name
     apply.__doc__ = (
@@ -203,8 +231,8 @@ def _float_class(name: str, kernel, default: bool):
     return apply
 
 
-isfinite = _float_class("isfinite", lax.is_finite, True)
-isnan = _float_class("isnan", lambda x: lax.ne(x, x), False)
+isfinite = _float_class("isfinite", lax.is_finite, True, keeps_weak=True)
+isnan = _float_class("isnan", lambda x: lax.ne(x, x), False, keeps_weak=True)
 isinf = _float_class("isinf", lambda x: lax.eq(lax.abs(x), float("inf")), False)
 isposinf = _float_class("isposinf", lambda x: lax.eq(x, float("inf")), False)
 isneginf = _float_class("isneginf", lambda x: lax.eq(x, float("-inf")), False)

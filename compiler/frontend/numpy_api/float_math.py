@@ -18,6 +18,7 @@ from .arguments import (
     inexact_dtype,
     is_inexact_dtype,
     result_dtype,
+    with_weak_type,
 )
 
 # NOTE: the public names, re-exported by the facade (``meshjit.numpy``, ``meshjit.lax``, ...).
@@ -51,14 +52,17 @@ def _inexact(function: str, *values):
     """The arguments promoted together, then to a floating type (integers become floats)."""
     values = [as_array_argument(value, function) for value in values]
     kind = inexact_dtype(result_dtype(*values)).name
-    converted = [convert_operand(value, kind) for value in values]
+    # as JAX's promote_dtypes_inexact: weakly typed only when every argument is (Python scalars)
+    weak = all(dtype_of(value).weak for value in values)
+    converted = [with_weak_type(convert_operand(value, kind), weak) for value in values]
     return converted if len(converted) > 1 else converted[0]
 
 
 def _promoted(function: str, *values):
     values = [as_array_argument(value, function) for value in values]
-    kind = result_dtype(*values).name
-    return [convert_operand(value, kind) for value in values]
+    promoted = result_dtype(*values)
+    # Python scalars stay weakly typed, as in JAX (``fmax(3, 7)`` is a weak i32)
+    return [with_weak_type(convert_operand(value, promoted.name), promoted.weak) for value in values]
 
 
 def deg2rad(x, /):

@@ -178,5 +178,10 @@ def outer(a, b):
 
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
-    """The dot product of the flattened arguments."""
-    return dot(ravel(a), ravel(b), precision=precision, preferred_element_type=preferred_element_type)
+    """The dot product of the flattened arguments, the first conjugated (as numpy and JAX)."""
+    from .complex_functions import conj
+
+    a = ravel(a)
+    if str(getattr(a, "dtype", "")).startswith("complex"):
+        a = conj(a)
+    return dot(a, ravel(b), precision=precision, preferred_element_type=preferred_element_type)

@@ -54,22 +54,37 @@ def _aligned(a1, a2, function: str):
     return a1, a2
 
 
+def _leading_axis_sum(a1, a2, function: str):
+    """JAX's polyadd on arrays of any rank: the shorter operand (along axis 0) is added to the
+    last rows of the longer one, broadcasting the rest."""
+    a1, a2 = jnp.asarray(as_array_argument(a1, function)), jnp.asarray(as_array_argument(a2, function))
+    if a1.ndim == 1 and a2.ndim == 1:
+        a1, a2 = _aligned(a1, a2, function)
+        return a1 + a2
+    dtype = jnp.result_type(a1, a2)
+    a1, a2 = a1.astype(dtype), a2.astype(dtype)
+    if a2.shape[0] > a1.shape[0]:
+        a1, a2 = a2, a1
+    return a1.at[a1.shape[0] - a2.shape[0]:].add(a2)
+
+
 def polyadd(a1, a2):
-    """The sum of two polynomials."""
-    a1, a2 = _aligned(a1, a2, "polyadd")
-    return a1 + a2
+    """The sum of two polynomials (coefficients along axis 0)."""
+    return _leading_axis_sum(a1, a2, "polyadd")
 
 
 def polysub(a1, a2):
-    """The difference of two polynomials."""
-    a1, a2 = _aligned(a1, a2, "polysub")
-    return a1 - a2
+    """The difference of two polynomials (coefficients along axis 0)."""
+    a2 = jnp.asarray(as_array_argument(a2, "polysub"))
+    return _leading_axis_sum(a1, -a2, "polysub")
 
 
 def _without_leading_zeros(value, trim: bool):
     if not trim:
         return value
-    return jnp.trim_zeros(value, trim="f")
+    from .rearranging import trim_zeros
+
+    return trim_zeros(value, trim="f")
 
 
 def polymul(a1, a2, *, trim_leading_zeros: bool = False):

@@ -101,7 +101,9 @@ def quantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: s
     """The ``q``-th quantiles (q in [0, 1]) of ``a`` over ``axis``; NaN where a row holds NaN."""
     _check_unused("quantile", out, overwrite_input)
     if weights is not None:
-        raise ValueError("quantile: weights are supported only by method 'inverted_cdf', which meshjit lacks")
+        from .weighted_quantiles import weighted_quantile
+
+        return weighted_quantile("quantile", a, q, axis, method, keepdims, weights, ignore_nan=False)
     return _quantile("quantile", a, q, axis, method, keepdims, ignore_nan=False)
 
 
@@ -110,7 +112,9 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input: bool = False, method
     """``quantile`` ignoring NaN (NaN only where a row is all NaN)."""
     _check_unused("nanquantile", out, overwrite_input)
     if weights is not None:
-        raise ValueError("nanquantile: weights are supported only by method 'inverted_cdf', which meshjit lacks")
+        from .weighted_quantiles import weighted_quantile
+
+        return weighted_quantile("nanquantile", a, q, axis, method, keepdims, weights, ignore_nan=True)
     return _quantile("nanquantile", a, q, axis, method, keepdims, ignore_nan=True)
 
 

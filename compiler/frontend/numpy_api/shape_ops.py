@@ -342,5 +342,10 @@ def ndim(a) -> int:
     return len(shape_of(as_array_argument(a, "ndim")))
 
 
-def size(a) -> int:
-    return math.prod(shape_of(as_array_argument(a, "size")))
+def size(a, axis: int | tuple[int, ...] | None = None) -> int:
+    """The number of elements of ``a``, or of its dims ``axis`` (an int or a tuple)."""
+    shape = shape_of(as_array_argument(a, "size"))
+    if axis is None:
+        return math.prod(shape)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return math.prod(shape[normalize_axis(one, len(shape), "size")] for one in axes)

@@ -87,7 +87,9 @@ def column_stack(tup):
     for array in _sequence(tup, "column_stack"):
         operand = as_array_argument(array, "column_stack")
         shape = shape_of(operand)
-        columns.append(lax.reshape(operand, shape + (1,)) if len(shape) < 2 else operand)
+        # a scalar is a 1x1 column, a 1-d array a column, as JAX
+        columns.append(lax.reshape(operand, (1,) * (2 - len(shape)) + shape if not shape else shape + (1,))
+                       if len(shape) < 2 else operand)
     return concatenate(columns, 1)
 
 
@@ -122,8 +124,8 @@ def hsplit(ary, indices_or_sections):
 
 
 def vsplit(ary, indices_or_sections):
-    """``split`` along the first axis of an array of two or more dims."""
-    return _split_along(ary, indices_or_sections, 0, 2, "vsplit")
+    """``split`` along the first axis (1-d arrays too, as JAX)."""
+    return _split_along(ary, indices_or_sections, 0, 1, "vsplit")
 
 
 def dsplit(ary, indices_or_sections):

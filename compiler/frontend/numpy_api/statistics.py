@@ -71,7 +71,8 @@ def _nan_extremum(function: str, reduce, fill: float):
         if not _is_float(a):
             return reduce(a, axis, keepdims=keepdims, initial=initial, where=where)
         result = reduce(jnp.where(jnp.isnan(a), fill, a), axis, keepdims=keepdims, initial=initial, where=where)
-        all_nan = jnp.all(jnp.isnan(a), axis, keepdims=keepdims, where=where)
+        # as JAX: NaN only where the whole axis is NaN, whatever ``where`` selects
+        all_nan = jnp.all(jnp.isnan(a), axis, keepdims=keepdims)
         return jnp.where(all_nan, np.nan, result)
 
     extremum.__name__ = function

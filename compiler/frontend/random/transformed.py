@@ -13,6 +13,7 @@ from meshjit.ir.dtypes import to_numpy
 from .. import lax_ops as lax
 from ..operands import as_operand, dtype_of, shape_of, x64
 from ..promotion import default_float
+from ..lax_branches import optimization_barrier
 from ..vmap.transform import traced_batch_size
 from . import libm_pow, libm_tan, xla_float32
 from .bits import split
@@ -75,7 +76,9 @@ def cauchy(key, shape, dtype: str):
     shape = tuple(shape)
     u = uniform(key, shape, dtype, float(np.finfo(to_numpy(dtype)).eps), 1.0, "cauchy")
     angle = lax.mul(_constant(shape, np.pi, dtype), lax.sub(u, _constant(shape, 0.5, dtype)))
-    return libm_tan.tan(angle) if dtype in ("f32", "f64") else lax.tan(angle)
+    # NOTE: float32's lax.tan is glibc's tanf already (a kernel helper, lowering/codegen_trig.py);
+    # float64's is numpy's, so the fdlibm kernel spelled in IR ops stands in for the C library's
+    return libm_tan.tan(angle) if dtype == "f64" else lax.tan(angle)
 
 
 def lognormal(key, sigma, shape, dtype: str):
@@ -107,7 +110,9 @@ def maxwell(key, shape, dtype: str):
     # under vmap the reduction runs over every example at once (for a key batched with them)
     if 3 * _size(shape) * traced_batch_size() > _YNN_REDUCTION_ELEMENTS:
         # NOTE: XLA's CPU backend hands a reduction of more than 4096 elements to YNNPACK, which
-        # adds the three squares as (x0^2 + x2^2) + x1^2, unfused.
+        # adds the three squares as (x0^2 + x2^2) + x1^2, unfused: the barrier keeps meshjit's
+        # contraction of products into fused multiply-adds (what XLA's own loops do) away
+        a, b, c = optimization_barrier((a, b, c))
         total = lax.add(lax.add(a, c), b)
     elif dtype == "f32":
         # NOTE: XLA's own loop starts from x1^2 and LLVM fuses the other squares into fmas.

@@ -319,3 +319,8 @@ from .stats_incomplete import FUNCTIONS as _INCOMPLETE  # noqa: E402
 for _name, _functions in _INCOMPLETE.items():
     for _function_name, _function in _functions.items():
         setattr(globals()[_name], _function_name, _function)
+from .stats_summaries import FUNCTIONS as _SUMMARIES  # noqa: E402
+
+for _name, _functions in _SUMMARIES.items():
+    for _function_name, _function in _functions.items():
+        setattr(globals()[_name], _function_name, _function)

@@ -50,7 +50,9 @@ def without_magics(code: str) -> str:
     return "\n".join(kept)
 
 
-def run_cell(code: str, namespace: dict) -> str:
+def run_cell(code: str, namespace: dict, *, messages: bool = False) -> str:
+    """The cell's output; with ``messages`` an exception's message follows its type name (as
+    doctest compares it)."""
     stdout = io.StringIO()
     try:
         with contextlib.redirect_stdout(stdout):
@@ -63,7 +65,8 @@ def run_cell(code: str, namespace: dict) -> str:
                 if value is not None and not code.rstrip().endswith(";"):
                     print(repr(value))
     except Exception as error:  # noqa: BLE001 - a cell's exception is its output
-        return stdout.getvalue() + f"EXCEPTION: {type(error).__name__}\n"
+        detail = f": {error}" if messages else ""
+        return stdout.getvalue() + f"EXCEPTION: {type(error).__name__}{detail}\n"
     return stdout.getvalue()
 
 

@@ -59,4 +59,11 @@ def cases(jax):
         ("cond", lambda x: lax.cond(x > 0, jnp.sin, jnp.cos, x), (1.0,)),
         ("fori_loop", lambda x: lax.fori_loop(0, 3, lambda i, c: c * 2.0, x), (1.0,)),
         ("while_loop", lambda x: lax.while_loop(lambda c: c < 10.0, lambda c: c * 2.0, x), (1.0,)),
+        # weak-typed values made strong: a convert_element_type to their own dtype
+        ("array_of_weak_ints", lambda x: jnp.sum(jnp.array(x)), ([0, 1, 2],)),
+        ("array_mixed", lambda a: jnp.array([a, 2.0]), (1.0,)),
+        ("array_nested", lambda a: jnp.array([[a, 1], [2, a]]), (1,)),
+        ("asarray_dtype", lambda a: jnp.asarray(a, dtype=jnp.float32), (1.0,)),
+        ("astype_weak", lambda a: a.astype(jnp.float32), (1.0,)),
+        ("convert_weak", lambda a: lax.convert_element_type(a, jnp.float32), (1.0,)),
     ]
