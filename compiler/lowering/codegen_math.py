@@ -313,10 +313,5 @@ def _sign(x):
 
 
 
-<<<<<<< HEAD
 PRELUDE = ("import math\nimport numba\nimport numpy as np\n" + INTRINSICS + LANE_SUM + SCALAR_HELPERS
-           + FLOAT32_MATH + FLOAT64_MATH + xla_float32_math() + trig_math() + xla_rsqrt_math())
-=======
-PRELUDE = ("import math\nimport numba\nimport numpy as np\n" + INTRINSICS + SCALAR_HELPERS
            + FLOAT64_MATH + xla_float32_math() + xla_unary_math() + trig_math() + xla_rsqrt_math())
->>>>>>> main
