@@ -22,7 +22,8 @@ from meshjit.ir.dtypes import to_numpy
 
 from . import kernel_objects
 from .compile_service import compile_mode, service
-from .tier_ops import costly, identical, tier_kernel
+from . import op_library
+from .tier_ops import costly, identical, library_helper, on_library, tier_kernel
 from .tier_reductions import reproducible
 
 _ORDER = itertools.count()
@@ -73,11 +74,21 @@ kernel_objects.compile_elsewhere = _compile_elsewhere
 def has_first_tier(group) -> bool:
     """Whether the first tier gives ``group``'s kernel bits: every op's numpy step does
     (tier_ops.py), and its reductions run in the kernel's order (tier_reductions.py); and, for a
-    group calling a helper the first tier emulates with FMAs, whether it is small enough that
-    the first tier costs less than compiling (``FIRST_TIER_MATH_MAX_ELEMENTS``)."""
+    group calling a helper the first tier emulates with FMAs, whether the kernel library has
+    each such helper built (op_library.py), or else the group is small enough that emulating
+    costs less than compiling (``FIRST_TIER_MATH_MAX_ELEMENTS``)."""
     if not all(identical(op) for op in group.ops) or not (group.split is None or reproducible(group)):
         return False
-    return math.prod(group.shape) <= FIRST_TIER_MATH_MAX_ELEMENTS or not any(costly(op) for op in group.ops)
+    emulated = [op for op in group.ops if costly(op) and not on_library(op)]
+    return not emulated or math.prod(group.shape) <= FIRST_TIER_MATH_MAX_ELEMENTS
+
+
+def _build_library(group) -> None:
+    """Queue the kernel library's missing entries for ``group``'s helpers ahead of every kernel
+    (background mode): the installation's next programs run them on the first tier."""
+    helpers = {library_helper(op) for op in group.ops if costly(op) or op.name == "fma"} - {None}
+    if helpers:
+        op_library.request_missing(sorted(helpers, key=str), lambda request: service().submit(request, (-1, next(_ORDER))))
 
 
 def tiered(kernel, signature: tuple, launcher, group, inputs: list[Value], outputs: list[Value]):
@@ -89,6 +100,8 @@ def tiered(kernel, signature: tuple, launcher, group, inputs: list[Value], outpu
         return launcher  # NOTE: without Numba's compiler the kernel is its Python source: no tiers
     stem = kernel.stem(signature)
     cached = os.path.exists(stem + ".json")
+    if mode == "background" and not cached:
+        _build_library(group)
     if not has_first_tier(group):
         if mode == "background" and not cached:
             service().submit(kernel.request(signature), (0, next(_ORDER)))
