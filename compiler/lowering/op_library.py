@@ -13,7 +13,7 @@ emulates the helpers in numpy, as without it). Each object is named as a fused
 kernel's (kernel_objects.ObjectKernel.stem): by the prelude definitions its entry reaches, the
 argument kinds, the CPU and the Numba version, so a changed helper or another machine finds no
 object and builds it again, never a stale one. ``make install`` builds it
-(``python -m meshjit.compiler.lowering.op_library``); a program that needs a missing entry has
+(``op_library.build()``); a program that needs a missing entry has
 the compile workers build it ahead of everything else (``request_missing``).
 """
 
@@ -217,10 +217,7 @@ def build(helpers=None, out=sys.stdout) -> int:
         compiler.close()
     if built < len(jobs):
         raise RuntimeError(f"meshjit kernel library: {compiler.broken}")
-    where = os.path.dirname(requests[0]["path"]) if requests else "place"
-    out.write(f"meshjit kernel library: {built} of {len(ENTRIES)} kernels built, the others were in {where}\n")
+    where = f" in {os.path.dirname(requests[0]['path'])}" if requests else ""
+    out.write(f"meshjit kernel library: {built} of {len(ENTRIES)} kernels built{where}, the others were there\n")
     return built
 
-
-if __name__ == "__main__":
-    build()

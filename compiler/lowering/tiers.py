@@ -3,8 +3,9 @@ while its kernel compiles in a worker process (compile_service.py), and switches
 between two of its calls. The first tier is the group's ops run one by one in numpy, and it is
 only used where that gives the kernel's bits exactly (``has_first_tier``): ops whose numpy
 kernel rounds as the fused expression does, the others spelled as the kernel computes them
-(tier_ops.py: the transcendental helpers, tier_math.py, with exact FMAs), and reductions in
-their kernel's order (tier_reductions.py). A group with a float sum or product over its trailing
+(tier_ops.py: the transcendental helpers, tier_math.py, with exact FMAs, or the same helpers
+compiled in the installation's kernel library, op_library.py), and reductions in their
+kernel's order (tier_reductions.py). A group with a float sum or product over its trailing
 dims (its kernel's partial sums follow the CPU's vector lanes), or an op calling libm, has no
 first tier: its kernel is queued when the plan is built and its first call waits for it.
 docs/execution.md "Tiered execution" has the whole design.
