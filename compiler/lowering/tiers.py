@@ -72,24 +72,31 @@ def _compile_elsewhere(kernel, signature, stem: str) -> bool:
 kernel_objects.compile_elsewhere = _compile_elsewhere
 
 
+def _exact(group) -> bool:
+    """Whether every op's numpy step gives the kernel's bits (tier_ops.py) and the group's
+    reductions run in the kernel's order (tier_reductions.py)."""
+    return all(identical(op) for op in group.ops) and (group.split is None or reproducible(group))
+
+
+def _emulated(group) -> list:
+    """The ops of ``group`` whose helper the first tier would emulate with FMAs in numpy (not
+    built in the kernel library, op_library.py)."""
+    return [op for op in group.ops if costly(op) and not on_library(op)]
+
+
 def has_first_tier(group) -> bool:
-    """Whether the first tier gives ``group``'s kernel bits: every op's numpy step does
-    (tier_ops.py), and its reductions run in the kernel's order (tier_reductions.py); and, for a
-    group calling a helper the first tier emulates with FMAs, whether the kernel library has
-    each such helper built (op_library.py), or else the group is small enough that emulating
-    costs less than compiling (``FIRST_TIER_MATH_MAX_ELEMENTS``)."""
-    if not all(identical(op) for op in group.ops) or not (group.split is None or reproducible(group)):
-        return False
-    emulated = [op for op in group.ops if costly(op) and not on_library(op)]
-    return not emulated or math.prod(group.shape) <= FIRST_TIER_MATH_MAX_ELEMENTS
+    """Whether the first tier gives ``group``'s kernel bits (``_exact``) at a cost below
+    compiling: a helper the first tier emulates with FMAs only in a group of at most
+    ``FIRST_TIER_MATH_MAX_ELEMENTS`` (the kernel library's helpers at any size)."""
+    return _exact(group) and (not _emulated(group) or math.prod(group.shape) <= FIRST_TIER_MATH_MAX_ELEMENTS)
 
 
 def _build_library(group) -> None:
-    """Queue the kernel library's missing entries for ``group``'s helpers ahead of every kernel
-    (background mode): the installation's next programs run them on the first tier."""
-    helpers = {library_helper(op) for op in group.ops if costly(op) or op.name == "fma"} - {None}
-    if helpers:
-        op_library.request_missing(sorted(helpers, key=str), lambda request: service().submit(request, (-1, next(_ORDER))))
+    """Queue the kernel library's missing entries that would give ``group`` a first tier, ahead
+    of every kernel: the installation's next programs run such groups at once."""
+    if _exact(group):
+        helpers = {library_helper(op) for op in _emulated(group)} - {None}
+        op_library.request_missing(sorted(helpers), lambda request: service().submit(request, (-1, next(_ORDER))))
 
 
 def tiered(kernel, signature: tuple, launcher, group, inputs: list[Value], outputs: list[Value]):
@@ -101,10 +108,9 @@ def tiered(kernel, signature: tuple, launcher, group, inputs: list[Value], outpu
         return launcher  # NOTE: without Numba's compiler the kernel is its Python source: no tiers
     stem = kernel.stem(signature)
     cached = os.path.exists(stem + ".json")
-    if mode == "background" and not cached:
-        _build_library(group)
     if not has_first_tier(group):
         if mode == "background" and not cached:
+            _build_library(group)
             service().submit(kernel.request(signature), (0, next(_ORDER)))
         return launcher
     if mode == "background" and cached:
