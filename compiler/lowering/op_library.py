@@ -19,6 +19,7 @@ the compile workers build it ahead of everything else (``request_missing``).
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import hashlib
 import json
@@ -120,13 +121,12 @@ _LOADED: dict = {}
 _LOCK = threading.Lock()
 
 
-def _find(helper) -> tuple[str, ObjectKernel] | None:
-    """The stem and kernel of ``helper``'s object where one is on disk."""
+def _find(helper) -> str | None:
+    """The stem of ``helper``'s object, in the first of ``directories()`` that has it."""
     for directory in directories():
-        kernel = _kernel(directory, helper)
-        stem = kernel.stem(signature(helper))
+        stem = _kernel(directory, helper).stem(signature(helper))
         if os.path.exists(stem + ".json") and os.path.exists(stem + ".o"):
-            return stem, kernel
+            return stem
     return None
 
 
@@ -140,10 +140,9 @@ def native(helper):
         function = _LOADED.get((helper, places))
         if function is not None:
             return function
-        found = _find(helper)
-        if found is None:
+        stem = _find(helper)
+        if stem is None:
             return None
-        stem, _ = found
         try:
             with open(stem + ".json") as handle:
                 symbol = json.load(handle)["symbol"]
@@ -153,7 +152,6 @@ def native(helper):
             return None
         if not address:
             return None
-        import ctypes
         kinds = [ctypes.c_int64] * 2 + [ctypes.c_void_p, ctypes.c_int64] * (ENTRIES[helper][1] + 1)
         function = _LOADED[helper, places] = ctypes.CFUNCTYPE(None, *kinds)(address)
         return function
