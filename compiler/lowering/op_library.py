@@ -215,7 +215,8 @@ def build(helpers=None, out=sys.stdout) -> int:
         compiler.close()
     if built < len(jobs):
         raise RuntimeError(f"meshjit kernel library: {compiler.broken}")
-    where = f" in {os.path.dirname(requests[0]['path'])}" if requests else ""
-    out.write(f"meshjit kernel library: {built} of {len(ENTRIES)} kernels built{where}, the others were there\n")
+    where = os.path.dirname(requests[0]["path"]) if requests else "place"
+    out.write(f"meshjit kernel library: {built} of {len(ENTRIES)} kernels built in {where}, "
+              f"{len(ENTRIES) - built} were there\n")
     return built
 
