@@ -215,8 +215,10 @@ def build(helpers=None, out=sys.stdout) -> int:
         compiler.close()
     if built < len(jobs):
         raise RuntimeError(f"meshjit kernel library: {compiler.broken}")
-    where = os.path.dirname(requests[0]["path"]) if requests else "place"
-    out.write(f"meshjit kernel library: {built} of {len(ENTRIES)} kernels built in {where}, "
-              f"{len(ENTRIES) - built} were there\n")
+    if not requests:
+        out.write(f"meshjit kernel library: all {len(ENTRIES)} kernels are built\n")
+        return 0
+    out.write(f"meshjit kernel library: {built} of {len(ENTRIES)} kernels built in "
+              f"{os.path.dirname(requests[0]['path'])}\n")
     return built
 
