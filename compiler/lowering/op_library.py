@@ -200,8 +200,8 @@ def request_missing(helpers, submit) -> None:
 def build(helpers=None, out=sys.stdout) -> int:
     """Build the library's missing objects with the compile workers (one per core); the count
     built. Raises when a build fails or nowhere can be written."""
-    if os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
-        out.write("meshjit kernel library: NUMBA_DISABLE_JIT is set, nothing to build\n")
+    if os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0") or not directories():
+        out.write("meshjit kernel library: NUMBA_DISABLE_JIT is set or the library is off, nothing to build\n")
         return 0
     requests = [request(helper) for helper in helpers or ENTRIES if _find(helper) is None]
     if None in requests:
