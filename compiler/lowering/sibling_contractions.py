@@ -85,16 +85,20 @@ def sibling_contractions(dots: list[Op], lead: int):
     def run_plain(lhs, rights):
         return tuple(kernel(lhs, rhs)[0] for kernel, rhs in zip(plain, rights))
 
+    def joins(lhs, rights) -> bool:
+        left = left_operand(lhs)
+        return not _stacks_rows(lhs, rights, lead) and all(
+            matmul_split(left.shape, operand(rhs).shape)[0] == "batch" for operand, rhs in zip(right_operands, rights))
+
     def run(lhs, *rights):
         key = (lhs.shape, tuple(rhs.shape for rhs in rights), thread_count())
-        left = left_operand(lhs)
-        matrices = [operand(rhs) for operand, rhs in zip(right_operands, rights)]
         joined = jobs.get(key)
         if joined is None:
-            joined = jobs[key] = (not _stacks_rows(lhs, rights, lead) and all(
-                matmul_split(left.shape, right.shape)[0] == "batch" for right in matrices))
+            joined = jobs[key] = joins(lhs, rights)
         if not joined:
             return run_plain(lhs, rights)
+        left = left_operand(lhs)
+        matrices = [operand(rhs) for operand, rhs in zip(right_operands, rights)]
         gemms, results = [], []
         for right in matrices:
             batch = np.broadcast_shapes(left.shape[:-2], right.shape[:-2])
