@@ -1,7 +1,9 @@
-"""dot_generals of one left operand as one step (compiler/lowering/sibling_contractions.py):
-attention's q, k and v projections. The joined step must give the bits the separate steps give
-(the same GEMMs), equal the reference interpreter to float rounding, and leave alone the dots it
-cannot join."""
+"""The attention benchmark's steps: dot_generals of one left operand as one step
+(compiler/lowering/sibling_contractions.py: the q, k and v projections), and the chain of scores,
+softmax and weighted sum writing its result in the layout the output projection's GEMM reads
+(contraction_fusion.py, ``_result_order``). Each must give the bits the plain steps give (the
+same GEMMs), equal the reference interpreter to float rounding, and leave alone what it cannot
+join."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import pytest
 import meshjit as jax
 import meshjit.nn as nn
 import meshjit.numpy as jnp
-from meshjit.compiler.lowering import contraction_fusion, fusion, lower, sibling_contractions
+from meshjit.compiler.lowering import contraction_fusion, fusion, lower, matmul_kernels, sibling_contractions
 from meshjit.runtime import threads
 from meshjit.runtime.plan import KernelStep
 from meshjit.sharding import Mesh, NamedSharding, PartitionSpec as P
@@ -121,3 +123,27 @@ def test_a_sibling_whose_right_operand_comes_later_stays_apart(small_gemms, monk
     np.testing.assert_array_equal(result, _unjoined(monkeypatch, function, placed))
     first = x @ w1
     np.testing.assert_allclose(result, x @ (w2 * first.sum()) + x @ w3, rtol=1e-4, atol=1e-3)
+
+
+def test_the_output_projection_reads_the_chain_result_without_a_copy(small_gemms, monkeypatch):
+    # the weighted sum (heads, tokens, head dims) is read by the output projection, after the
+    # einsum's transpose, as tokens x (devices, heads, head dims): the chain writes it so
+    arguments = _attention_arguments()
+    laid_out = _compiled(_attention, arguments)
+    reads = []
+
+    def recording(array, shape):
+        reads.append(array.flags.c_contiguous)
+        return array.reshape(shape)
+
+    monkeypatch.setattr(matmul_kernels, "reshaped", recording)
+    result = np.asarray(laid_out(*arguments))
+    # the last step's reads: its left operand, then its right one, as views, no copies
+    assert reads[-2:] == [True, True]
+    with monkeypatch.context() as patch:
+        patch.setattr(contraction_fusion, "_result_order", lambda *args: None)
+        plain = _compiled(_attention, arguments)
+    reads.clear()
+    np.testing.assert_array_equal(result, np.asarray(plain(*arguments)))
+    assert reads[-2:] == [False, True]  # row-major, the left operand is copied
+    np.testing.assert_allclose(result, np.asarray(laid_out.run_reference(*arguments)), rtol=2e-5, atol=2e-5)
