@@ -298,7 +298,7 @@ def contraction_chain(first: Op, kernel: FusedKernel, second: Op | None, lead: i
                     np.matmul(weights[0], operands[2][indices[index]], out=out)
 
         with single_threaded_blas():
-            parallel_for(run_slices, slices, (), grain=1, alignment=1, indexed=True)
+            parallel_for(run_slices, slices, (), grain=1, alignment=1, indexed=True, chunks=slices)
         if second is not None:
             return (results[0].reshape(full + second.result.type.shape),)
         return tuple(result.reshape(full + shape) for result, (_, _, shape) in zip(results, outputs))

@@ -108,7 +108,7 @@ def sibling_contractions(dots: list[Op], lead: int):
             gemms += [(full_left[index], full_right[index], out[index]) for index in np.ndindex(batch)]
             results.append(out.reshape(out.shape[:lead] + result_local))
         with single_threaded_blas():
-            parallel_for(_run_gemms, len(gemms), (gemms,), grain=1, alignment=1)
+            parallel_for(_run_gemms, len(gemms), (gemms,), grain=1, alignment=1, chunks=len(gemms))
         return tuple(results)
 
     return run
