@@ -17,7 +17,8 @@ import threading
 from meshjit.ir.config import cache_directory
 
 from .codegen_math import PRELUDE
-from .kernel_objects import ObjectKernel
+from .kernel_digest import object_digest
+from .kernel_objects import ObjectKernel, split_source
 
 
 KERNEL_DECORATOR = '@numba.njit(cache=True, nogil=True, error_model="numpy")'
@@ -68,5 +69,6 @@ def load_kernel(source: str, entry: str = "kernel") -> ObjectKernel:
                 with open(temporary, "w") as handle:
                     handle.write(source)
                 os.replace(temporary, path)  # atomic: concurrent processes never see half a file
-            kernel = _LOADED[(digest, entry)] = ObjectKernel(path, digest, entry)
+            objects = object_digest(*split_source(source, entry))
+            kernel = _LOADED[(digest, entry)] = ObjectKernel(path, digest, entry, objects)
     return kernel

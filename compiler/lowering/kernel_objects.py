@@ -192,8 +192,10 @@ def shared_helpers(source: str) -> dict:
 class ObjectKernel:
     """``kernel(*arguments)`` for ints and C-contiguous arrays, by the cached object code."""
 
-    def __init__(self, path: str, digest: str, entry: str):
+    def __init__(self, path: str, digest: str, entry: str, object_digest: str | None = None):
         self.path, self.digest, self.entry = path, digest, entry
+        # NOTE: objects are named by the entry and the helpers it reaches (kernel_digest.py)
+        self.object_digest = object_digest or digest
         self.module = None
         self.functions: dict[tuple, object] = {}
         self.lock = threading.Lock()
@@ -236,7 +238,9 @@ class ObjectKernel:
 
     def stem(self, signature) -> str:
         """The path, but for its suffix, of the object for arguments of these kinds."""
-        return self.path[:-3] + "-" + hashlib.sha256(repr((signature, _LINKER.key())).encode()).hexdigest()[:16]
+        directory = os.path.dirname(self.path)
+        key = hashlib.sha256(repr((signature, _LINKER.key())).encode()).hexdigest()[:16]
+        return os.path.join(directory, f"object_{self.object_digest}-{key}")
 
     def request(self, signature) -> dict:
         """What a compile worker (compile_worker.py) needs to make that object."""
