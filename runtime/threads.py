@@ -128,18 +128,20 @@ class _Job:
 
 
 def parallel_for(function, total: int, arguments: tuple, *, grain: int, alignment: int = ALIGNMENT,
-                 indexed: bool = False) -> None:
+                 indexed: bool = False, chunks: int | None = None) -> None:
     """``function(start, stop, *arguments)`` over chunks covering ``range(total)``, each at
     least ``grain`` long (so small work stays on the calling thread), run by every thread.
     ``indexed`` passes the running thread's number (below ``thread_count()``) after ``stop``,
-    for per-thread scratch space."""
+    for per-thread scratch space. ``chunks`` sets how many chunks there are (at most one per
+    ``grain``; by default ``CHUNKS_PER_THREAD`` per thread)."""
     threads = min(_POOL.size, total // max(grain, 1))
     if threads <= 1:
         function(0, total, *((0,) if indexed else ()), *arguments)
         return
     if len(_POOL.queues) < threads - 1:
         _POOL.start()
-    chunks = min(threads * CHUNKS_PER_THREAD, max(threads, total // max(grain, 1)))
+    most = max(threads, total // max(grain, 1))
+    chunks = min(chunks, most) if chunks else min(threads * CHUNKS_PER_THREAD, most)
     job = _Job(function, chunk_bounds(total, chunks, alignment), arguments, indexed)
     for slot in range(1, threads):
         _POOL.queues[slot - 1].put((job, slot))

@@ -20,18 +20,21 @@ from meshjit.ir.dtypes import NARROW_FLOATS, to_numpy
 
 from .fusion import FusedKernel
 from .launch import LeadMaps, empty, parallel_for, single_threaded_blas, thread_count
-from .matmul_kernels import matmul_operand, reduced_contraction
+from .matmul_kernels import matmul_operand, reduced_contraction, reduced_left_order
 from ..tables import kernel_rules
 
 
 @dataclass
 class ReducedContraction:
-    """A dot_general and the all_reduce (sum) that consumes it, run as one step."""
+    """A dot_general and the all_reduce (sum) that consumes it, run as one step.
+    ``left_order``: the order of the left operand's dims (leading ones included) in which its
+    GEMM reads it without a copy, or None (matmul_kernels.reduced_left_order)."""
 
     label: str
     operands: tuple[Value, ...]
     results: tuple[Value, ...]
     function: object
+    left_order: tuple[int, ...] | None = None
 
 
 def fuse_contraction_reductions(ops, returns, axis_names, mesh_shape: tuple[int, ...]) -> list:
@@ -48,7 +51,8 @@ def fuse_contraction_reductions(ops, returns, axis_names, mesh_shape: tuple[int,
             continue
         axes = tuple(axis_names.index(name) for name in op.attrs["axes"])
         function = reduced_contraction(dot, axes, lead, mesh_shape)
-        result.append(ReducedContraction("dot_general+all_reduce", dot.operands, op.results, function))
+        result.append(ReducedContraction("dot_general+all_reduce", dot.operands, op.results, function,
+                                         reduced_left_order(dot, axes, lead)))
         fused_dots.add(dot.result.id)
     # the dots now computed inside their reductions are dropped
     return [op for op in result if not (isinstance(op, Op) and op.name == "dot_general" and op.result.id in fused_dots)]
@@ -161,11 +165,32 @@ def fuse_contraction_chains(ops, returns, lead: int) -> list:
         others = [value for value in item.inputs if value.id != first.result.id]
         label = "dot_general+" + item.label + ("+dot_general" if second else "")
         operands = (*first.operands, *others) + ((second.operands[1],) if second else ())
+        order = _result_order(second, consumers, uses, lead) if second else None
         chain = ContractionChain(label, operands, second.results if second else tuple(item.outputs),
-                                 contraction_chain(first, item, second, lead))
+                                 contraction_chain(first, item, second, lead, order))
         replaced[id(second or item)] = chain
         dropped |= {id(first)} | ({id(item)} if second else set())
     return [replaced.get(id(item), item) for item in ops if id(item) not in dropped]
+
+
+def _result_order(second: Op, consumers: dict, uses: dict, lead: int) -> tuple[int, ...] | None:
+    """The layout a full chain writes its result in (an order of its dims, leading ones
+    included, outermost first), where its one reader, directly or through a transpose that
+    alone reads it, is a ReducedContraction's left operand: the order in which that GEMM reads
+    it, so that its left matrix is a view, not a copy (attention's weighted sum, read by the
+    output projection as tokens x (devices, heads, head dims)). None for the plain layout, also
+    where the order would not keep the last dim (each slice is written as a matrix by BLAS)."""
+    value = second.result
+    reader = consumers.get(value.id) if uses.get(value.id) == 1 else None
+    outer = list(range(lead + value.type.rank))
+    if isinstance(reader, Op) and reader.name == "transpose" and uses.get(reader.result.id) == 1:
+        outer = list(range(lead)) + [lead + axis for axis in reader.attrs["permutation"]]
+        value, reader = reader.result, consumers.get(reader.result.id)
+    if not (isinstance(reader, ReducedContraction) and reader.left_order is not None and reader.operands[0] is value
+            and value.type.rank == second.result.type.rank == len(second.attrs["batch_dims"][0]) + 2):
+        return None
+    order = tuple(outer[axis] for axis in reader.left_order)
+    return order if order[-1] == lead + value.type.rank - 1 and order != tuple(range(len(order))) else None
 
 
 def _balanced(slices: int) -> bool:
@@ -199,7 +224,8 @@ def _slice_views(buffers, kinds, full, lead: int, batches: int, shapes, maps: Le
     return views, blocks
 
 
-def contraction_chain(first: Op, kernel: FusedKernel, second: Op | None, lead: int):
+def contraction_chain(first: Op, kernel: FusedKernel, second: Op | None, lead: int,
+                      result_order: tuple[int, ...] | None = None):
     """The function of a ContractionChain's buffers (``first``'s operands, the kernel's other
     inputs, and ``second``'s right operand when there is a second dot): per slice (a leading
     position and a batch index of ``first``), ``first``'s GEMM into a scratch block, the kernel
@@ -207,7 +233,8 @@ def contraction_chain(first: Op, kernel: FusedKernel, second: Op | None, lead: i
     block, and ``second``'s GEMM of that block into the result. Where the slices cannot be
     shared evenly over the threads, or ``first``'s right operand is the same over leading axes
     along which its left one varies (the dot kernel then stacks those rows into one GEMM), the
-    steps run as they would unchained."""
+    steps run as they would unchained. ``result_order``: the layout of ``second``'s result
+    (``_result_order``; None: row-major)."""
     entry = kernel.rows_entry
     batch, _, rows, _ = _slice_shape(first)
     batch_shape = first.result.type.shape[:batch]
@@ -254,7 +281,7 @@ def contraction_chain(first: Op, kernel: FusedKernel, second: Op | None, lead: i
         if second is None:
             results = [empty((slices,) + shape, output_dtype) for shape, output_dtype, _ in outputs]
         else:
-            results = [empty((slices, rows, operands[2].shape[-1]), dtype)]
+            results = [_laid_out(full + batch_shape, (rows, operands[2].shape[-1]), result_order, dtype)]
         indices = list(np.ndindex(full + batch_shape))
 
         def run_slices(start, stop, slot):
@@ -267,12 +294,25 @@ def contraction_chain(first: Op, kernel: FusedKernel, second: Op | None, lead: i
                 targets = [weights] if second is not None else [result[index:index + 1] for result in results]
                 entry.function(*arguments, *pairs, *targets, *scratch_rows)
                 if second is not None:
-                    np.matmul(weights[0], operands[2][indices[index]], out=results[0][index])
+                    out = results[0][index] if result_order is None else results[0][indices[index]]
+                    np.matmul(weights[0], operands[2][indices[index]], out=out)
 
         with single_threaded_blas():
-            parallel_for(run_slices, slices, (), grain=1, alignment=1, indexed=True)
+            parallel_for(run_slices, slices, (), grain=1, alignment=1, indexed=True, chunks=slices)
         if second is not None:
             return (results[0].reshape(full + second.result.type.shape),)
         return tuple(result.reshape(full + shape) for result, (_, _, shape) in zip(results, outputs))
 
     return run
+
+
+def _laid_out(outer: tuple, matrix: tuple[int, int], order: tuple[int, ...] | None, dtype) -> np.ndarray:
+    """The chain's result as one (rows, columns) block per slice (``outer``: the leading and
+    batch dims), row-major as (slice, rows, columns); or, with ``order`` (a result of one rows
+    and one columns dim), of shape ``outer + matrix`` with its dims in memory in ``order``,
+    outermost first."""
+    if order is None:
+        return empty((math.prod(outer),) + matrix, dtype)
+    shape = outer + matrix
+    return empty(tuple(shape[axis] for axis in order), dtype).transpose(np.argsort(order))
+

@@ -14,6 +14,7 @@ from meshjit.ir.dtypes import to_numpy
 # the kernels lowering builds run inside the executor, on its threads and its output buffers.
 from meshjit.runtime.buffers import empty as empty
 from meshjit.runtime.threads import matmul as matmul
+from meshjit.runtime.threads import matmul_split as matmul_split
 from meshjit.runtime.threads import parallel_for as parallel_for
 from meshjit.runtime.threads import reshaped as reshaped
 from meshjit.runtime.threads import single_threaded_blas as single_threaded_blas

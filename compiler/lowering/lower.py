@@ -26,6 +26,7 @@ from .contraction_fusion import (
 )
 from .fusion import FusedKernel, fuse_kernels
 from .loop_invariants import hoist_loop_invariants
+from .sibling_contractions import SiblingContractions, fuse_sibling_contractions
 from .lower_regions import lower_region_op
 from ..tables import collective_steps, kernel_rules, run_per_leading_position
 
@@ -72,7 +73,7 @@ class _Lowering:
         """One step for an op or a FusedKernel (both have operands and results)."""
         inputs = tuple(self.slot(value) for value in op.operands)
         outputs = tuple(self.slot(value) for value in op.results)
-        if isinstance(op, (FusedKernel, ReducedContraction, ContractionChain)):
+        if isinstance(op, (FusedKernel, ReducedContraction, ContractionChain, SiblingContractions)):
             self.steps.append(KernelStep(op.label, op.function, inputs, outputs))
         elif op.regions:
             self.steps.append(lower_region_op(op, inputs, outputs, self.lead, self.region_plan))
@@ -126,6 +127,7 @@ def lower_block(block: Block, layout: MeshLayout, kept_args=None, arg_shardings=
         ops = fuse_contraction_reductions(ops, block.returns, layout.axis_names, layout.mesh_shape)
     ops = fuse_kernels(ops, block.returns, math.prod(layout.mesh_shape))
     ops = fuse_contraction_chains(ops, block.returns, layout.lead)
+    ops = fuse_sibling_contractions(ops, layout.lead)
     for op in ops:
         lowering.lower_op(op)
     result_slots = tuple(lowering.slot(value) for value in block.returns)

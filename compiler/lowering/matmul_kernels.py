@@ -116,8 +116,7 @@ def reduced_contraction(dot: Op, reduce_axes: tuple[int, ...], lead: int, mesh_s
     lhs_free = [d for d in range(lhs_type.rank) if d not in lhs_contracting and d not in lhs_batch]
     rhs_free = [d for d in range(rhs_type.rank) if d not in rhs_contracting and d not in rhs_batch]
     others = [axis for axis in range(lead) if axis not in reduce_axes]
-    lhs_order = others + list(shifted_axes(list(lhs_batch) + lhs_free, lead)) + list(reduce_axes) + list(
-        shifted_axes(lhs_contracting, lead))
+    lhs_order = _reduced_left_order(dot, reduce_axes, lead)
     rhs_order = others + list(shifted_axes(rhs_batch, lead)) + list(reduce_axes) + list(
         shifted_axes(list(rhs_contracting) + rhs_free, lead))
     batch_shape = tuple(lhs_type.shape[d] for d in lhs_batch)
@@ -127,7 +126,7 @@ def reduced_contraction(dot: Op, reduce_axes: tuple[int, ...], lead: int, mesh_s
     dtype = to_numpy(dot.result.type.dtype)
     result_local = dot.result.type.shape
     stacking = not batch_shape and _stacks(dot, ((rows, inner), (inner, columns)))
-    if rows * columns < inner * (rows + columns):
+    if not sums_in_the_gemm(dot):
         return _summed_contraction(dot, reduce_axes, lead, mesh_shape)
 
     def run(lhs, rhs):
@@ -152,6 +151,31 @@ def reduced_contraction(dot: Op, reduce_axes: tuple[int, ...], lead: int, mesh_s
         return (product.reshape(lead_shape + result_local),)
 
     return run
+
+
+def sums_in_the_gemm(dot: Op) -> bool:
+    """Whether ``reduced_contraction`` lays the devices' contracting shards side by side in
+    one GEMM (else it sums the devices' products, ``_summed_contraction``)."""
+    (rows, inner), (_, columns) = _matrix_shapes(dot)
+    return rows * columns >= inner * (rows + columns)
+
+
+def _reduced_left_order(dot: Op, reduce_axes: tuple[int, ...], lead: int) -> list[int]:
+    """The order in which ``reduced_contraction``'s GEMM reads its left operand's dims (the
+    leading ones included): the other leading dims, batch and free dims, then the reduced
+    leading dims and the contracting dims, which it merges into the inner dim."""
+    lhs_type = dot.operands[0].type
+    (lhs_contracting, _), (lhs_batch, _) = dot.attrs["contracting_dims"], dot.attrs["batch_dims"]
+    lhs_free = [d for d in range(lhs_type.rank) if d not in lhs_contracting and d not in lhs_batch]
+    others = [axis for axis in range(lead) if axis not in reduce_axes]
+    return others + list(shifted_axes(list(lhs_batch) + lhs_free, lead)) + list(reduce_axes) + list(
+        shifted_axes(lhs_contracting, lead))
+
+
+def reduced_left_order(dot: Op, reduce_axes: tuple[int, ...], lead: int) -> tuple[int, ...] | None:
+    """The order of the left operand's dims in which ``reduced_contraction`` reads it without a
+    copy (laid out so, its GEMM's left matrix is a view), or None where it sums the products."""
+    return tuple(_reduced_left_order(dot, reduce_axes, lead)) if sums_in_the_gemm(dot) else None
 
 
 def _summed_contraction(dot: Op, reduce_axes: tuple[int, ...], lead: int, mesh_shape: tuple[int, ...]):

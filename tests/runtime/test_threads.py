@@ -38,6 +38,22 @@ def test_parallel_for_runs_every_element_once(indexed):
     assert slots <= set(range(threads.thread_count()))
 
 
+@pytest.mark.parametrize("chunks, expected", [(24, 24), (100, 24), (3, 3)])
+def test_parallel_for_makes_the_chunks_asked_for_up_to_one_per_grain(two_threads, chunks, expected):
+    # one chunk per GEMM of a joined job, one per slice of a chain: the thread that starts late
+    # (another process on its core) leaves at most one small chunk for the other to wait on
+    ranges = []
+    lock = threading.Lock()
+
+    def chunk(start, stop):
+        with lock:
+            ranges.append((start, stop))
+
+    threads.parallel_for(chunk, 24, (), grain=1, alignment=1, chunks=chunks)
+    assert len(ranges) == expected
+    assert sorted(ranges)[0][0] == 0 and sum(stop - start for start, stop in ranges) == 24
+
+
 def test_parallel_for_raises_what_a_chunk_raises():
     def chunk(start, stop):
         if start > 0:
