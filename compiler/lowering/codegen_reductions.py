@@ -261,9 +261,9 @@ class _RowsKernel(_Kernel):
             # exponentials ran 1.1-1.2x slower than the reassociated sum it replaced. A
             # reassociated sum of the terms, passed to an empty asm statement (_keep_alive) and
             # otherwise unused, is that reduction: it changes no value
-            heads.append(f"hint = {_cast(computed[0].result)}(0)")
-            body.append(f"hint = _add_reassoc(hint, {self.name(computed[0].operands[0])})")
-            tails.append("_keep_alive(hint)")
+            heads.append(f"hint{loop} = {_cast(computed[0].result)}(0)")
+            body.append(f"hint{loop} = _add_reassoc(hint{loop}, {self.name(computed[0].operands[0])})")
+            tails.append(f"_keep_alive(hint{loop})")
         # NOTE: a loop whose only reduction sums an input row in place has nothing to do per column
         loop = ["for k in range(n):"] + ["    " + line for line in body] if body else []
         return heads + loop + tails
