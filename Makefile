@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test install install-test clean
+.PHONY: demo test install install-test kernel-library clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,9 +18,14 @@ $(VENV)/.installed-test: $(VENV)/.installed Makefile
 	$(BIN)/pip install --quiet -e '.[test,mpi]'
 	touch $@
 
-install: $(VENV)/.installed
+# NOTE: the installation's per-op kernel library (compiler/lowering/op_library.py, the first
+# tier's compiled helpers, about 30 s on 2 cores): built once per machine and helper source, a no-op when it is there
+kernel-library: $(VENV)/.installed
+	$(BIN)/python -c "from meshjit.compiler.lowering.op_library import build; build()"
 
-install-test: $(VENV)/.installed-test
+install: $(VENV)/.installed kernel-library
+
+install-test: $(VENV)/.installed-test kernel-library
 
 demo: install
 	$(BIN)/meshjit demo
@@ -30,4 +35,4 @@ test: install-test
 	$(BIN)/python -m pytest tests
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info compiler/lowering/kernel_library

@@ -6,7 +6,9 @@ expression (codegen_expressions.py) does: IEEE-rounded arithmetic, comparisons, 
 conversions. The others run as numpy spellings of the fused expression (``_SPELLED``): the
 transcendental helpers (tier_math.py), float max/min (``llvm.maximum`` orders -0 below +0),
 rsqrt (a float64 division of the float32 root), integer_pow 4 (``((x*x)*x)*x``); and the
-reductions in their kernel's order (tier_reductions.py, which says which have one).
+reductions in their kernel's order (tier_reductions.py, which says which have one). Where the
+installation's kernel library (op_library.py) has an op's helper built, the op runs through it
+instead: the helper itself, compiled, over the whole array.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from meshjit.ir import Op
 
-from . import tier_math
+from . import op_library, tier_math
 from .fusion_groups import REDUCERS
 from .tier_reductions import reduction_kernel
 from ..tables import kernel_rules, math_of
@@ -88,11 +90,32 @@ def costly(op: Op) -> bool:
     return op.name == "erf_inv" or spelled in tier_math.HELPERS.values()
 
 
+def library_helper(op: Op):
+    """The kernel library's key (op_library.ENTRIES) for ``op``'s fused expression, or None: its
+    prelude helper, or ("_fma", dtype) for a float fused multiply-add, with every operand of the
+    result's dtype (the expression codegen_expressions.expression writes for it)."""
+    result = op.result.type.dtype
+    if result not in _FLOATS or any(operand.type.dtype != result for operand in op.operands):
+        return None
+    helper = ("_fma", result) if op.name == "fma" else math_of(op.name).helpers.get(result)
+    return helper if helper in op_library.ENTRIES else None
+
+
+def on_library(op: Op) -> bool:
+    """Whether ``op`` runs through a built library kernel on the first tier."""
+    helper = library_helper(op)
+    return helper is not None and op_library.native(helper) is not None
+
+
 def tier_kernel(op: Op, lead: int, leading: bool = False):
     """``run(*operand buffers) -> (result buffer,)`` for ``op`` on the first tier (``leading``:
     the op is in a columns kernel's group)."""
     if op.name in REDUCERS:
         return reduction_kernel(op, lead, leading)
+    helper = library_helper(op)
+    compiled = op_library.runner(helper) if helper is not None else None
+    if compiled is not None:
+        return lambda *operands: (compiled(*operands),)
     spelled = _spelled(op)
     if spelled is None:
         return kernel_rules[op.name](op, lead)

@@ -3,8 +3,9 @@ while its kernel compiles in a worker process (compile_service.py), and switches
 between two of its calls. The first tier is the group's ops run one by one in numpy, and it is
 only used where that gives the kernel's bits exactly (``has_first_tier``): ops whose numpy
 kernel rounds as the fused expression does, the others spelled as the kernel computes them
-(tier_ops.py: the transcendental helpers, tier_math.py, with exact FMAs), and reductions in
-their kernel's order (tier_reductions.py). A group with a float sum or product over its trailing
+(tier_ops.py: the transcendental helpers, tier_math.py, with exact FMAs, or the same helpers
+compiled in the installation's kernel library, op_library.py), and reductions in their
+kernel's order (tier_reductions.py). A group with a float sum or product over its trailing
 dims (its kernel's partial sums follow the CPU's vector lanes), or an op calling libm, has no
 first tier: its kernel is queued when the plan is built and its first call waits for it.
 docs/execution.md "Tiered execution" has the whole design.
@@ -22,7 +23,8 @@ from meshjit.ir.dtypes import to_numpy
 
 from . import kernel_objects
 from .compile_service import compile_mode, service
-from .tier_ops import costly, identical, tier_kernel
+from . import op_library
+from .tier_ops import costly, identical, library_helper, on_library, tier_kernel
 from .tier_reductions import reproducible
 
 _ORDER = itertools.count()
@@ -70,14 +72,31 @@ def _compile_elsewhere(kernel, signature, stem: str) -> bool:
 kernel_objects.compile_elsewhere = _compile_elsewhere
 
 
+def _exact(group) -> bool:
+    """Whether every op's numpy step gives the kernel's bits (tier_ops.py) and the group's
+    reductions run in the kernel's order (tier_reductions.py)."""
+    return all(identical(op) for op in group.ops) and (group.split is None or reproducible(group))
+
+
+def _emulated(group) -> list:
+    """The ops of ``group`` whose helper the first tier would emulate with FMAs in numpy (not
+    built in the kernel library, op_library.py)."""
+    return [op for op in group.ops if costly(op) and not on_library(op)]
+
+
 def has_first_tier(group) -> bool:
-    """Whether the first tier gives ``group``'s kernel bits: every op's numpy step does
-    (tier_ops.py), and its reductions run in the kernel's order (tier_reductions.py); and, for a
-    group calling a helper the first tier emulates with FMAs, whether it is small enough that
-    the first tier costs less than compiling (``FIRST_TIER_MATH_MAX_ELEMENTS``)."""
-    if not all(identical(op) for op in group.ops) or not (group.split is None or reproducible(group)):
-        return False
-    return math.prod(group.shape) <= FIRST_TIER_MATH_MAX_ELEMENTS or not any(costly(op) for op in group.ops)
+    """Whether the first tier gives ``group``'s kernel bits (``_exact``) at a cost below
+    compiling: a helper the first tier emulates with FMAs only in a group of at most
+    ``FIRST_TIER_MATH_MAX_ELEMENTS`` (the kernel library's helpers at any size)."""
+    return _exact(group) and (not _emulated(group) or math.prod(group.shape) <= FIRST_TIER_MATH_MAX_ELEMENTS)
+
+
+def _build_library(group) -> None:
+    """Queue the kernel library's missing entries that would give ``group`` a first tier, ahead
+    of every kernel: the installation's next programs run such groups at once."""
+    if _exact(group):
+        helpers = {library_helper(op) for op in _emulated(group)} - {None}
+        op_library.request_missing(sorted(helpers), lambda request: service().submit(request, (-1, next(_ORDER))))
 
 
 def tiered(kernel, signature: tuple, launcher, group, inputs: list[Value], outputs: list[Value]):
@@ -91,6 +110,7 @@ def tiered(kernel, signature: tuple, launcher, group, inputs: list[Value], outpu
     cached = os.path.exists(stem + ".json")
     if not has_first_tier(group):
         if mode == "background" and not cached:
+            _build_library(group)
             service().submit(kernel.request(signature), (0, next(_ORDER)))
         return launcher
     if mode == "background" and cached:
