@@ -94,3 +94,30 @@ else:
 
         return dtype(values, n), codegen
 '''
+
+# an empty asm statement taking ``value``: what keeps a reduction LLVM would delete as unused
+# (codegen_reductions: the interleaving hint); a definition of its own (no ``if`` at the top
+# level), so only the kernels calling it have it in their digest (kernel_digest.py)
+KEEP_ALIVE = '''
+
+def _keep_alive_helper():
+    if numba.config.DISABLE_JIT:
+        return lambda value: None
+
+    @_intrinsic
+    def keep_alive(typingctx, value):
+        if not isinstance(value, numba.types.Float):
+            return None
+
+        def codegen(context, builder, signature, arguments):
+            builder.asm(_llvm_ir.FunctionType(_llvm_ir.VoidType(), [arguments[0].type]), "", "r", arguments,
+                        side_effect=True)
+            return context.get_dummy_value()
+
+        return numba.types.void(value), codegen
+
+    return keep_alive
+
+
+_keep_alive = _keep_alive_helper()
+'''

@@ -8,7 +8,7 @@ vector instructions (how to check that: docs/execution.md, "Reading a kernel's a
 
 from __future__ import annotations
 
-from .codegen_lanes import LANE_SUM
+from .codegen_lanes import KEEP_ALIVE, LANE_SUM
 from .codegen_rsqrt import xla_rsqrt_math
 from .codegen_trig import trig_math
 from .codegen_xla_math import xla_float32_math
@@ -314,4 +314,4 @@ def _sign(x):
 
 
 PRELUDE = ("import math\nimport numba\nimport numpy as np\n" + INTRINSICS + LANE_SUM + SCALAR_HELPERS
-           + FLOAT64_MATH + xla_float32_math() + xla_unary_math() + trig_math() + xla_rsqrt_math())
+           + FLOAT64_MATH + xla_float32_math() + xla_unary_math() + trig_math() + xla_rsqrt_math() + KEEP_ALIVE)

@@ -2,9 +2,10 @@
 (codegen_reductions.py) reduces them, so both tiers give the same bits.
 
 A ``columns`` kernel (a reduction over the leading dims) adds each column's rows one after
-another into the identity, with no reassociation: ``np.add.accumulate`` over the rows repeats
-that order exactly (its first partial sum is the first row itself, which differs from
-``0 + row`` only in a -0, so adding the identity at the end makes them agree). A ``rows`` kernel's
+another into the identity, with no reassociation: numpy's reduce over the rows from the identity
+repeats that order where two or more columns lie innermost, ``np.add.accumulate`` where one does
+(its first partial sum is the first row itself, which differs from ``0 + row`` only in a -0, so
+adding the identity at the end makes them agree). A ``rows`` kernel's
 max, min, and, or and integer sums give one result in any order, so numpy's reductions do,
 float max/min with llvm.maximum's signed zeros. A float sum over the trailing dims is
 ``_lane_sum``'s order (codegen_lanes.py), which ``lane_sum`` repeats over all rows at once. A
@@ -37,14 +38,17 @@ def reproducible(group) -> bool:
 def lane_sum(rows: np.ndarray, dtype: str) -> np.ndarray:
     """The sums over the last axis of ``rows`` in ``_lane_sum``'s order (codegen_lanes.py)."""
     lanes, columns = LANES[dtype], rows.shape[-1]
+    rows = np.ascontiguousarray(rows)  # the lanes axis innermost in memory (the reduce's order)
     position = columns - columns % lanes
     acc = np.zeros(rows.shape[:-1] + (lanes,), rows.dtype)
     blocks = rows[..., :position].reshape(rows.shape[:-1] + (position // lanes, lanes))
     with np.errstate(all="ignore"):
         if position:
-            # accumulate adds the blocks one after another, the kernel's order; 0 + its result
-            # turns a -0 lane into the kernel's +0
-            acc = acc + np.take(np.add.accumulate(blocks, axis=-2), -1, axis=-2)
+            # a reduce over the blocks axis with the lanes axis innermost adds whole blocks one
+            # after another from ``initial``, lane by lane: the kernel's order, +0 start included
+            # (numpy sums pairwise only along an innermost reduced axis; the written-out order test
+            # in test_tier_row_sums.py checks this numpy's iteration)
+            acc = np.add.reduce(blocks, axis=-2, initial=rows.dtype.type(0))
         width = lanes
         while width > 1:
             width //= 2
@@ -91,11 +95,18 @@ def reduction_kernel(op: Op, lead: int, leading: bool):
 
     def in_order(operand):
         rows = math.prod(operand.shape[lead:lead + len(axes)])
-        flat = operand.reshape(operand.shape[:lead] + (rows,) + operand.shape[lead + len(axes):])
+        flat = np.ascontiguousarray(operand.reshape(operand.shape[:lead] + (rows,) + operand.shape[lead + len(axes):]))
         with np.errstate(all="ignore"):
-            total = np.take(ufunc.accumulate(flat, axis=lead), -1, axis=lead)
-            if ufunc is np.add:
-                total = total + numpy_dtype.type(0)
+            if math.prod(flat.shape[lead + 1:]) > 1:
+                # with two or more columns innermost in memory numpy's reduce adds the rows one after
+                # another from ``initial`` (the identity) column by column: the kernel's order
+                total = ufunc.reduce(flat, axis=lead, initial=numpy_dtype.type(1 if ufunc is np.multiply else 0))
+            else:
+                # one column: its reduce would be pairwise (along the innermost axis), so the
+                # partial results in order, the last one kept
+                total = np.take(ufunc.accumulate(flat, axis=lead), -1, axis=lead)
+                if ufunc is np.add:
+                    total = total + numpy_dtype.type(0)
         return (np.asarray(total, numpy_dtype),)
 
     return in_order

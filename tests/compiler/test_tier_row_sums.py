@@ -131,3 +131,23 @@ def test_row_sums_on_sharded_buffers(monkeypatch):
         monkeypatch.setenv("MESHJIT_COMPILE", "never")
         assert tiered_steps(jax.jit(ROW_PROGRAMS[name]), x, y)
         _bits_on_both_tiers(monkeypatch, ROW_PROGRAMS[name], x, y)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(300, 2048), (1, 70000), (4, 2, 4160), (2048, 96)])
+@pytest.mark.parametrize("layout", ["C", "F"])
+def test_numpy_lane_sums_add_whole_blocks_in_order_over_many_rows(dtype, shape, layout):
+    """numpy's ``lane_sum`` adds the whole blocks one after another in every lane, however many
+    rows and blocks there are and however the rows lie in memory (the written-out order above,
+    vectorised over rows and lanes; the tail's fold as in ``lane_sum``)."""
+    rng = np.random.default_rng(sum(shape))
+    numpy_dtype = np.float32 if dtype == "f32" else np.float64
+    rows = (rng.standard_normal(shape) * 10.0 ** rng.integers(-6, 7, shape)).astype(numpy_dtype)
+    rows = np.asfortranarray(rows) if layout == "F" else rows
+    lanes = LANES[dtype]
+    whole = shape[-1] - shape[-1] % lanes
+    acc = np.zeros(shape[:-1] + (lanes,), numpy_dtype)
+    for start in range(0, whole, lanes):
+        acc = acc + rows[..., start:start + lanes]
+    expected = lane_sum(np.concatenate([acc, rows[..., whole:]], axis=-1), dtype)
+    assert bits(lane_sum(rows, dtype)) == bits(expected)
