@@ -21,6 +21,7 @@ from meshjit.ir.dtypes import NARROW_FLOATS, to_numpy
 from .fusion import FusedKernel
 from .launch import LeadMaps, empty, parallel_for, single_threaded_blas, thread_count
 from .matmul_kernels import matmul_operand, reduced_contraction, reduced_left_order
+from .tiers import TieredKernel
 from ..tables import kernel_rules
 
 
@@ -232,8 +233,9 @@ def contraction_chain(first: Op, kernel: FusedKernel, second: Op | None, lead: i
     over that block into the kernel's outputs or, with a second dot, into a second scratch
     block, and ``second``'s GEMM of that block into the result. Where the slices cannot be
     shared evenly over the threads, or ``first``'s right operand is the same over leading axes
-    along which its left one varies (the dot kernel then stacks those rows into one GEMM), the
-    steps run as they would unchained. ``result_order``: the layout of ``second``'s result
+    along which its left one varies (the dot kernel then stacks those rows into one GEMM), or
+    the kernel's object is not in yet (its step runs on its first tier), the steps run as they
+    would unchained. ``result_order``: the layout of ``second``'s result
     (``_result_order``; None: row-major)."""
     entry = kernel.rows_entry
     batch, _, rows, _ = _slice_shape(first)
@@ -267,7 +269,10 @@ def contraction_chain(first: Op, kernel: FusedKernel, second: Op | None, lead: i
         full = np.broadcast_shapes(*(buffer.shape[:lead] for buffer in buffers))
         slices = math.prod(full) * batches
         stacked = not batch and any(rhs.shape[axis] == 1 < lhs.shape[axis] for axis in range(lead))
-        if stacked or not _balanced(slices):
+        # NOTE: the chain calls the rows kernel's entry itself: until the kernel's object is in,
+        # its steps run unchained, the kernel's step on its first tier (tiers.py), same bits
+        waiting = isinstance(unchained[1], TieredKernel) and not unchained[1].on_kernel
+        if stacked or waiting or not _balanced(slices):
             return run_unchained(lhs, rhs, others, last)
         operands = [np.broadcast_to(array, full + batch_shape + array.shape[-2:])
                     for array in (prepare[0](lhs), prepare[1](rhs))]

@@ -14,7 +14,8 @@ import pytest
 import meshjit as jax
 import meshjit.numpy as jnp
 import meshjit.nn as nn
-from meshjit.compiler.lowering import contraction_fusion, fusion
+from meshjit.compiler.lowering import compile_service, contraction_fusion, fusion
+from meshjit.compiler.lowering.compile_service import CompileService
 from meshjit.runtime import threads
 from meshjit.runtime.plan import KernelStep
 from meshjit.sharding import Mesh, NamedSharding, PartitionSpec as P
@@ -254,3 +255,26 @@ def test_a_gemm_that_ends_one_chain_does_not_start_another(small_chains):
     assert _full_chains(names) == 1
     expected = np.maximum(np.maximum(x @ w1 + b1, 0) @ w2 + b2, 0) @ w3
     np.testing.assert_allclose(np.asarray(jax.jit(mlp)(x, w1, b1, w2, b2, w3)), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_a_chain_runs_unchained_on_the_first_tier_until_its_kernel_is_in(small_chains, monkeypatch):
+    # background mode, a worker of the test's own: call 1 must not wait for the softmax kernel
+    monkeypatch.setenv("MESHJIT_COMPILE", "background")
+    service = CompileService(workers=1)
+    previous = compile_service.replace_service(service)
+    try:
+        arguments = _inputs()
+        function = jax.jit(_attention)
+        first = np.asarray(function(*arguments))
+        assert small_chains == []  # the steps ran unchained, the softmax on its first tier
+        assert not service.jobs
+        second = np.asarray(function(*arguments))
+        assert small_chains == [] and len(service.jobs) == 1
+        assert service.idle(timeout=600)
+        later = np.asarray(function(*arguments))
+        assert small_chains == [4]  # the kernel is in: the chain runs slice by slice
+    finally:
+        service.close()
+        compile_service.replace_service(previous)
+    np.testing.assert_array_equal(first, second)
+    np.testing.assert_array_equal(first, later)
