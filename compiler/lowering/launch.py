@@ -179,11 +179,11 @@ def rows_launcher(function, inputs, outputs, rows: int, columns: int, leading: b
             arguments = (rows, columns, *(item for pair in zip(views, layout.maps) for item in pair),
                          *results, *rows_of_scratch)
         if scratch_dtypes:
-            parallel_for(call, count * rows, arguments, grain=max(1, grain // columns), alignment=1, indexed=True)
+            parallel_for(call, count * rows, arguments, grain=max(1, grain // max(1, columns)), alignment=1, indexed=True)
         elif leading:
-            parallel_for(call, count * columns, arguments, grain=max(64, grain // rows))
+            parallel_for(call, count * columns, arguments, grain=max(64, grain // max(1, rows)))
         else:
-            parallel_for(call, count * rows, arguments, grain=max(1, grain // columns), alignment=1)
+            parallel_for(call, count * rows, arguments, grain=max(1, grain // max(1, columns)), alignment=1)
         return _outputs(results, layout, [shape for _, _, shape in output_forms])
 
     return run

@@ -208,3 +208,11 @@ def test_a_warm_kernel_cache_runs_fused_programs_without_importing_numba(tmp_pat
                            timeout=300) for _ in range(2)]
     assert all(run.returncode == 0 for run in runs), [run.stderr for run in runs]
     assert [run.stdout.split()[-1] for run in runs] == ["True", "False"]  # compiled, then only loaded
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_a_rows_kernel_over_zero_columns_runs(always_fuse, axis):
+    # a (0, 0) value's rows group: its launcher's grain once divided by the zero columns
+    x = np.zeros((0, 0), np.float32)
+    gradient = jax.jit(jax.grad(lambda v: jnp.sum(jnp.sin(v - jnp.max(v, axis, keepdims=True, initial=-2.0)))))
+    assert np.asarray(gradient(x)).shape == (0, 0)
