@@ -14,7 +14,7 @@ import pytest
 import meshjit as jax
 import meshjit.numpy as jnp
 import meshjit.nn as nn
-from meshjit.compiler.lowering import compile_service, contraction_fusion, fusion
+from meshjit.compiler.lowering import codegen, compile_service, contraction_fusion, fusion
 from meshjit.compiler.lowering.compile_service import CompileService
 from meshjit.runtime import threads
 from meshjit.runtime.plan import KernelStep
@@ -260,6 +260,7 @@ def test_a_gemm_that_ends_one_chain_does_not_start_another(small_chains):
 def test_a_chain_runs_unchained_on_the_first_tier_until_its_kernel_is_in(small_chains, monkeypatch):
     # background mode, a worker of the test's own: call 1 must not wait for the softmax kernel
     monkeypatch.setenv("MESHJIT_COMPILE", "background")
+    monkeypatch.setattr(codegen, "_LOADED", {})  # NOTE: not a kernel an earlier test loaded from its cache
     service = CompileService(workers=1)
     previous = compile_service.replace_service(service)
     try:
