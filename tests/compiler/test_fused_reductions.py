@@ -20,6 +20,7 @@ from meshjit.compiler.lowering import codegen, fusion
 from meshjit.compiler.lowering.fusion_groups import REDUCERS
 from meshjit.runtime.plan import KernelStep
 from meshjit.sharding import Mesh, NamedSharding, PartitionSpec as P
+from python_scripts import run_without_jit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -185,11 +186,7 @@ def test_kernels_with_reductions_run_with_numba_jit_disabled(tmp_path):
                                        rtol=2e-5, atol=1e-6, equal_nan=True)
         print("ok")
     """)
-    env = {**os.environ, "NUMBA_DISABLE_JIT": "1", "MESHJIT_CACHE_DIR": str(tmp_path)}
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT,
-                            timeout=300)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip().endswith("ok")
+    run_without_jit(script, tmp_path)
 
 
 def test_a_warm_kernel_cache_runs_fused_programs_without_importing_numba(tmp_path):

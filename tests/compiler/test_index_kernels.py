@@ -6,9 +6,6 @@ with NUMBA_DISABLE_JIT=1 so the Numba loops' Python bodies run."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -16,8 +13,8 @@ import pytest
 from meshjit.compiler.rules import kernel_rules
 from meshjit.ir import Op, TensorType, Value, infer_result_types
 from meshjit.ir.reference import reference_impls
+from python_scripts import run_without_jit
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _gather(offset, collapsed, index_map, sizes, mode, batching=((), ())):
@@ -127,8 +124,4 @@ def test_kernels_run_without_numba_jit(tmp_path):
         assert (np.asarray(pooled) == np.maximum(x[:-1], x[1:])).all()
         print("ok")
     """)
-    env = {**os.environ, "NUMBA_DISABLE_JIT": "1", "MESHJIT_CACHE_DIR": str(tmp_path)}
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT,
-                            timeout=300)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip().endswith("ok")
+    run_without_jit(script, tmp_path)

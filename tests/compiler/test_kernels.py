@@ -7,8 +7,6 @@ and bools, to float rounding for floats), including NaN, infinity and overflow e
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -20,8 +18,8 @@ from meshjit import lax
 from meshjit.compiler.lowering import codegen, fusion
 from meshjit.runtime.plan import FreeStep, KernelStep
 from meshjit.sharding import Mesh, NamedSharding, PartitionSpec as P
+from python_scripts import run_without_jit
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @pytest.fixture
@@ -148,11 +146,7 @@ def test_kernels_run_with_numba_jit_disabled(tmp_path):
         assert (np.asarray(f(a)) == expected).all()
         print("ok")
     """)
-    env = {**os.environ, "NUMBA_DISABLE_JIT": "1", "MESHJIT_CACHE_DIR": str(tmp_path)}
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT,
-                            timeout=300)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip().endswith("ok")
+    run_without_jit(script, tmp_path)
 
 
 def test_parallel_kernels_match_reference(always_fuse, monkeypatch):

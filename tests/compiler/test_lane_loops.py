@@ -6,9 +6,6 @@ with Numba's JIT off (the loops' Python bodies)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -17,10 +14,10 @@ import pytest
 import meshjit as jax
 import meshjit.numpy as jnp
 from tier_helpers import bits
+from python_scripts import run_without_jit
 
 pytestmark = pytest.mark.usefixtures("restore_runtime_state")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _both_tiers(monkeypatch, program, *arguments) -> list[np.ndarray]:
@@ -76,8 +73,4 @@ def test_lane_loops_without_the_jit_give_the_first_tiers_bits(tmp_path):
             assert results[0].tobytes() == results[1].tobytes(), program
         print("ok")
     """)
-    env = {**os.environ, "NUMBA_DISABLE_JIT": "1", "MESHJIT_CACHE_DIR": str(tmp_path)}
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT,
-                            timeout=300)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip().endswith("ok")
+    run_without_jit(script, tmp_path)
