@@ -167,17 +167,65 @@ def runner(helper):
     dtype = _NUMPY[ENTRIES[helper][2]]
 
     def run(*operands):
-        arrays = np.broadcast_arrays(*(np.asarray(operand) for operand in operands))
-        flat = [np.ascontiguousarray(array, dtype).reshape(-1) for array in arrays]
-        out = np.empty(arrays[0].shape, dtype)
+        operands = [np.asarray(operand) for operand in operands]
+        shape = np.broadcast_shapes(*(operand.shape for operand in operands))
+        out = np.empty(shape, dtype)
+        if not out.size:
+            return out
+        rows = [_one_row(operand, shape, dtype) for operand in operands] if shape and shape[-1] >= _ROW_MIN else []
+        if any(row is not None for row in rows):
+            _run_by_rows(function, operands, rows, out, parallel_for)
+            return out
+        flat = [np.ascontiguousarray(np.broadcast_to(operand, shape), dtype).reshape(-1) for operand in operands]
         words = []
         for array in flat + [out.reshape(-1)]:
             words += (array.ctypes.data, array.size)
-        if out.size:
-            parallel_for(function, out.size, tuple(words), grain=_GRAIN)
+        parallel_for(function, out.size, tuple(words), grain=_GRAIN)
         return out
 
     return run
+
+
+# NOTE: rows at least this long run one library call each when an operand repeats one row
+# (layer norm's gamma and beta): that saves copying it to the whole shape (16 MB for 2^22
+# float32 elements, most of a first call) for one ctypes call a row (about 2 us)
+_ROW_MIN = 256
+
+
+def _one_row(operand: np.ndarray, shape: tuple, dtype) -> np.ndarray | None:
+    """The one row ``operand`` repeats over ``shape``'s leading dims, contiguous in ``dtype``;
+    None when it varies along them."""
+    view = np.broadcast_to(operand, shape)  # NOTE: a broadcast view (zero strides) counts too
+    if any(stride and size > 1 for stride, size in zip(view.strides[:-1], shape[:-1])):
+        return None
+    return np.ascontiguousarray(view[(0,) * (len(shape) - 1)], dtype)
+
+
+def _run_by_rows(function, operands, rows, out: np.ndarray, parallel_for) -> None:
+    """``function`` row by row into ``out``: an operand that repeats one row passes that row to
+    every call, the others (copied to ``out``'s shape if broadcast otherwise) their own row."""
+    width = out.shape[-1]
+    count = out.size // width
+    stride = width * out.dtype.itemsize
+    kept, places = [], []
+    for operand, row in zip(operands, rows):
+        if row is None:
+            operand = np.ascontiguousarray(np.broadcast_to(operand, out.shape), out.dtype)
+            places.append((operand.ctypes.data, stride))
+        else:
+            places.append((row.ctypes.data, 0))
+        kept.append(operand if row is None else row)
+    places.append((out.ctypes.data, stride))
+
+    def run_rows(start, stop):
+        for index in range(start, stop):
+            words = []
+            for address, step in places:
+                words += (address + index * step, width)
+            function(0, width, *words)
+
+    parallel_for(run_rows, count, (), grain=max(1, _GRAIN // width))
+    del kept  # NOTE: the copies and rows stay alive until every call has read them
 
 
 def request(helper) -> dict | None:

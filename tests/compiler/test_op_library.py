@@ -183,3 +183,31 @@ def test_a_missing_entry_is_built_by_the_workers_first(monkeypatch, tmp_path):
 def test_no_library_without_numbas_compiler(monkeypatch, library):
     monkeypatch.setenv("NUMBA_DISABLE_JIT", "1")
     assert op_library.native("_tanh_f32") is None and op_library.runner("_tanh_f32") is None
+
+
+# operands that repeat one row (layer norm's gamma and beta), a scalar, a column: rows of 256
+# or more run one library call each, no operand copied to the whole shape but the column
+BROADCASTS = {
+    "fma rows": (lambda x, row, column: x * row + row[::-1], (np.float32,)),
+    "fma scalar and column": (lambda x, row, column: x * 3.0 + column, (np.float32, np.float64)),
+    "fma of a row and column": (lambda x, row, column: jnp.tanh(x) * row + column, (np.float64,)),
+    "atan2 row and column": (lambda x, row, column: jnp.arctan2(column * 2, row), (np.float32,)),
+}
+
+
+@pytest.mark.parametrize("name", list(BROADCASTS))
+@pytest.mark.parametrize("width", [320, 100])
+def test_broadcast_operands_give_the_kernels_bits(monkeypatch, library, name, width):
+    program, dtypes = BROADCASTS[name]
+    by_rows = []
+    run_by_rows = op_library._run_by_rows
+    monkeypatch.setattr(op_library, "_run_by_rows", lambda *args: by_rows.append(1) or run_by_rows(*args))
+    for dtype in map(np.dtype, dtypes):
+        if dtype == np.float64:
+            jax.config.update("jax_enable_x64", True)
+        rng = np.random.default_rng(width)
+        arguments = [_special(dtype, rng, shape) for shape in ((3, 300, width), (width,), (300, 1))]
+        first, kernel = _both_tiers(monkeypatch, program, arguments)
+        for a, b in zip(first, kernel):
+            assert a.dtype == b.dtype == dtype and a.shape == b.shape and bits(a) == bits(b)
+    assert bool(by_rows) == (width >= op_library._ROW_MIN)
