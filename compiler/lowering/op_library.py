@@ -158,18 +158,20 @@ def native(helper):
 
 
 def runner(helper):
-    """``run(*operands) -> result``: ``helper`` over broadcast operands on every core, through
-    its library entry; None where the entry is not built."""
+    """``run(*operands, out=None) -> result``: ``helper`` over broadcast operands on every core,
+    through its library entry, into ``out`` if given (C-contiguous, the result's shape and
+    dtype; it may be an operand); None where the entry is not built."""
     function = native(helper)
     if function is None:
         return None
     from .launch import parallel_for
     dtype = _NUMPY[ENTRIES[helper][2]]
 
-    def run(*operands):
+    def run(*operands, out=None):
         operands = [np.asarray(operand) for operand in operands]
         shape = np.broadcast_shapes(*(operand.shape for operand in operands))
-        out = np.empty(shape, dtype)
+        if out is None:
+            out = np.empty(shape, dtype)
         if not out.size:
             return out
         rows = [_one_row(operand, shape, dtype) for operand in operands] if shape and shape[-1] >= _ROW_MIN else []

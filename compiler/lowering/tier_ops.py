@@ -109,16 +109,23 @@ def on_library(op: Op) -> bool:
 
 def tier_kernel(op: Op, lead: int, leading: bool = False):
     """``run(*operand buffers) -> (result buffer,)`` for ``op`` on the first tier (``leading``:
-    the op is in a columns kernel's group)."""
+    the op is in a columns kernel's group); where it can write into a given buffer,
+    ``run.into(out, *operands)`` does (a numpy ufunc, a library kernel)."""
     if op.name in REDUCERS:
         return reduction_kernel(op, lead, leading)
     helper = library_helper(op)
     compiled = op_library.runner(helper) if helper is not None else None
     if compiled is not None:
-        return lambda *operands: (compiled(*operands),)
+        kernel = lambda *operands: (compiled(*operands),)  # noqa: E731
+        kernel.into = lambda out, *operands: (compiled(*operands, out=out),)
+        return kernel
     spelled = _spelled(op)
     if spelled is None:
-        return kernel_rules[op.name](op, lead)
+        kernel = kernel_rules[op.name](op, lead)
+        single = getattr(kernel, "single_output", None)
+        if isinstance(single, np.ufunc):
+            kernel.into = lambda out, *operands: (single(*operands, out=out),)
+        return kernel
 
     def run(*operands):
         with np.errstate(all="ignore"):

@@ -157,6 +157,23 @@ def _lifted(buffer: np.ndarray, rank: int) -> np.ndarray:
     return buffer.reshape(buffer.shape + (1,) * rank)
 
 
+def _reusable(values: dict, dying: list[int], operands: list, dtype: np.dtype) -> np.ndarray | None:
+    """A buffer among ``dying`` (values no later op reads) that can take the op's result: it
+    owns its memory, is C-contiguous, has the result's shape (the operands' broadcast) and dtype,
+    and no other value's buffer may share its memory."""
+    shape = np.broadcast_shapes(*(operand.shape for operand in operands))
+    for number in dying:
+        buffer = values[number]
+        if not (isinstance(buffer, np.ndarray) and buffer.flags.owndata and buffer.flags.c_contiguous
+                and buffer.flags.writeable and buffer.shape == shape and buffer.dtype == dtype and buffer.size):
+            continue
+        # NOTE: by key, not identity: one buffer may stand for several values (an identity op)
+        if not any(np.may_share_memory(other, buffer)
+                   for key, other in values.items() if key != number and isinstance(other, np.ndarray)):
+            return buffer
+    return None
+
+
 def first_tier(group, inputs: list[Value], outputs: list[Value]):
     """``run(*input buffers) -> output buffers``: the group's ops as their numpy kernels."""
     functions: dict[int, list] = {}
@@ -169,14 +186,25 @@ def first_tier(group, inputs: list[Value], outputs: list[Value]):
             found = functions[lead] = [tier_kernel(op, lead, group.leading) for op in group.ops]
         return found
 
+    # an intermediate the group reads last at op ``index`` (never an input or an output): its
+    # buffer may take that op's result (a large first tier allocates fresh pages for each array)
+    produced = {op.result.id for op in group.ops} - {value.id for value in outputs}
+    last_reads = {operand.id: index for index, op in enumerate(group.ops) for operand in op.operands}
+    dying = [[operand.id for operand in op.operands if operand.id in produced and last_reads[operand.id] == index]
+             for index, op in enumerate(group.ops)]
+    result_dtypes = [np.dtype(to_numpy(op.result.type.dtype)) for op in group.ops]
+
     def run(*buffers):
         lead = buffers[0].ndim - inputs[0].type.rank
         values = {value.id: buffer for value, buffer in zip(inputs, buffers)}
         for alias, source in group.aliases.items():
             if source.id in values and alias in ranks:
                 values[alias] = _lifted(values[source.id], ranks[alias])
-        for op, function in zip(group.ops, kernels(lead)):
-            (values[op.result.id],) = function(*(values[operand.id] for operand in op.operands))
+        for index, (op, function) in enumerate(zip(group.ops, kernels(lead))):
+            operands = [values[operand.id] for operand in op.operands]
+            into = getattr(function, "into", None)
+            out = _reusable(values, dying[index], operands, result_dtypes[index]) if into and dying[index] else None
+            (values[op.result.id],) = function(*operands) if out is None else into(out, *operands)
         results = []
         for value in outputs:
             result = values[value.id]
