@@ -9,7 +9,6 @@ import pytest
 
 import meshjit as jax
 import meshjit.nn as nn
-import meshjit.numpy as jnp
 from meshjit.compiler.lowering import fusion, tiers
 from tier_helpers import bits, tiered_steps
 
