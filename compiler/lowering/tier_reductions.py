@@ -62,6 +62,8 @@ def lane_sum(rows: np.ndarray, dtype: str) -> np.ndarray:
 def _signed_zero_fixed(op: Op, operand, result, axes):
     """``result`` (numpy's max or min) with a zero result made -0 or +0 as llvm.maximum and
     llvm.minimum order them: max is +0 when any +0 is reduced, min is -0 when any -0 is."""
+    if not np.any(result == 0):
+        return np.asarray(result)  # NOTE: the common case, without three passes over the operand
     zeros = operand == 0
     wanted = zeros & (np.signbit(operand) == (op.name == "reduce_min"))
     present = np.any(wanted, axis=axes)
