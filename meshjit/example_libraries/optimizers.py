@@ -123,13 +123,17 @@ def nesterov(step_size: Schedule, mass: float):
     return (lambda x0: (x0, jnp.zeros_like(x0))), update, _first
 
 
+def _with_two_moments(x0):
+    """An optimizer state of the parameters and two zero moment estimates like them."""
+    return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
+
+
 @optimizer
 def adagrad(step_size, momentum=0.9):
     """Adagrad (Duchi et al. 2011) with a momentum average of the scaled gradient."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
+    init = _with_two_moments
 
     def update(i, g, state):
         x, g_sq, m = state
@@ -157,8 +161,7 @@ def rmsprop_momentum(step_size, gamma=0.9, eps=1e-8, momentum=0.9):
     """RMSProp whose scaled steps accumulate in a momentum term."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
+    init = _with_two_moments
 
     def update(i, g, state):
         x, avg_sq, mom = state
@@ -178,8 +181,7 @@ def adam(step_size, b1=0.9, b2=0.999, eps=1e-8):
     """Adam (Kingma & Ba): bias-corrected first and second moment estimates."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
+    init = _with_two_moments
 
     def update(i, g, state):
         x, m, v = state
@@ -196,8 +198,7 @@ def adamax(step_size, b1=0.9, b2=0.999, eps=1e-8):
     """AdaMax: Adam with an exponentially weighted infinity norm in place of the second moment."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
+    init = _with_two_moments
 
     def update(i, g, state):
         x, m, u = state

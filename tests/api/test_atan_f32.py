@@ -18,6 +18,7 @@ import meshjit
 import meshjit.numpy as jnp
 from meshjit.compiler.lowering import tiers
 from meshjit.sharding import NamedSharding, PartitionSpec as P
+from float_bits import assert_same_bits, step_names
 
 pytestmark = pytest.mark.usefixtures("restore_runtime_state")
 
@@ -28,45 +29,34 @@ X, ARCTAN = TABLE["x"][:SIZE], TABLE["arctan"][:SIZE]
 Y2, X2, ARCTAN2 = TABLE["y2"][:PAIRS], TABLE["x2"][:PAIRS], TABLE["arctan2"][:PAIRS]
 
 
-def _assert_same_bits(label: str, got, expected) -> None:
-    got = np.asarray(got)
-    assert got.dtype == expected.dtype, label
-    words = np.uint32 if got.dtype == np.float32 else np.uint16
-    nan = np.isnan(got.astype(np.float32)) & np.isnan(expected.astype(np.float32))
-    where = np.flatnonzero((got.view(words) != expected.view(words)) & ~nan)
-    assert where.size == 0, f"{label}: {where.size} differ, e.g. at {where[:5]}: {got[where[:5]]} vs {expected[where[:5]]}"
-
-
-def _steps(compiled) -> list[str]:
-    return [getattr(step, "name", "") for step in compiled.runtime_executable().plan.steps]
 
 
 def test_arctan_eager_jit_and_reference_equal_jax():
-    _assert_same_bits("arctan eager", jnp.arctan(X), ARCTAN)
+    assert_same_bits("arctan eager", jnp.arctan(X), ARCTAN)
     compiled = meshjit.jit(jnp.arctan).lower(X).compile()
-    _assert_same_bits("arctan jit", compiled(X), ARCTAN)
-    _assert_same_bits("arctan reference", compiled.run_reference(X), ARCTAN)
+    assert_same_bits("arctan jit", compiled(X), ARCTAN)
+    assert_same_bits("arctan reference", compiled.run_reference(X), ARCTAN)
 
 
 def test_arctan2_eager_jit_and_reference_equal_jax():
-    _assert_same_bits("arctan2 eager", jnp.arctan2(Y2, X2), ARCTAN2)
+    assert_same_bits("arctan2 eager", jnp.arctan2(Y2, X2), ARCTAN2)
     compiled = meshjit.jit(jnp.arctan2).lower(Y2, X2).compile()
-    _assert_same_bits("arctan2 jit", compiled(Y2, X2), ARCTAN2)
-    _assert_same_bits("arctan2 reference", compiled.run_reference(Y2, X2), ARCTAN2)
+    assert_same_bits("arctan2 jit", compiled(Y2, X2), ARCTAN2)
+    assert_same_bits("arctan2 reference", compiled.run_reference(Y2, X2), ARCTAN2)
 
 
 def test_fused_kernels_equal_jax(mesh_8):
     # the negations are exact, so the kernel's values are JAX's bit for bit
     function = meshjit.jit(lambda y, x, t: (-jnp.arctan2(y, x), -jnp.arctan(t)))
     compiled = function.lower(Y2, X2, X).compile()
-    assert [name for name in _steps(compiled) if "atan2" in name and "neg" in name], _steps(compiled)
+    assert [name for name in step_names(compiled) if "atan2" in name and "neg" in name], step_names(compiled)
     got2, got = compiled(Y2, X2, X)
-    _assert_same_bits("fused arctan2", got2, -ARCTAN2)
-    _assert_same_bits("fused arctan", got, -ARCTAN)
+    assert_same_bits("fused arctan2", got2, -ARCTAN2)
+    assert_same_bits("fused arctan", got, -ARCTAN)
     split = NamedSharding(mesh_8, P("x"))
     got2, got = function(*(meshjit.device_put(value, split) for value in (Y2, X2, X)))
-    _assert_same_bits("fused arctan2, sharded", got2, -ARCTAN2)
-    _assert_same_bits("fused arctan, sharded", got, -ARCTAN)
+    assert_same_bits("fused arctan2, sharded", got2, -ARCTAN2)
+    assert_same_bits("fused arctan, sharded", got, -ARCTAN)
 
 
 def test_first_tier_equals_jax(monkeypatch):
@@ -74,27 +64,27 @@ def test_first_tier_equals_jax(monkeypatch):
     function = meshjit.jit(lambda y, x: -jnp.arctan2(y, x))
     plan = function.lower(Y2, X2).compile().runtime_executable().plan
     assert any(isinstance(getattr(step, "function", None), tiers.TieredKernel) for step in plan.steps)
-    _assert_same_bits("first tier arctan2", function(Y2, X2), -ARCTAN2)
+    assert_same_bits("first tier arctan2", function(Y2, X2), -ARCTAN2)
 
 
 def test_sharded_equals_jax(mesh_8):
     split = NamedSharding(mesh_8, P("x"))
     y, x = meshjit.device_put(Y2, split), meshjit.device_put(X2, split)
-    _assert_same_bits("arctan2 sharded, jit", meshjit.jit(jnp.arctan2)(y, x), ARCTAN2)
-    _assert_same_bits("arctan2 sharded, eager", jnp.arctan2(y, x), ARCTAN2)
-    _assert_same_bits("arctan sharded", jnp.arctan(meshjit.device_put(X, split)), ARCTAN)
+    assert_same_bits("arctan2 sharded, jit", meshjit.jit(jnp.arctan2)(y, x), ARCTAN2)
+    assert_same_bits("arctan2 sharded, eager", jnp.arctan2(y, x), ARCTAN2)
+    assert_same_bits("arctan sharded", jnp.arctan(meshjit.device_put(X, split)), ARCTAN)
 
 
 @pytest.mark.parametrize("name, dtype", [("f16", np.float16), ("bf16", ml_dtypes.bfloat16)])
 def test_narrow_floats_equal_jax(name, dtype):
     every = np.arange(2 ** 16, dtype=np.uint16).view(dtype)
     expected = TABLE[f"arctan_{name}"].view(dtype)
-    _assert_same_bits(f"arctan {name} eager", jnp.arctan(every), expected)
-    _assert_same_bits(f"arctan {name} jit", meshjit.jit(jnp.arctan)(every), expected)
+    assert_same_bits(f"arctan {name} eager", jnp.arctan(every), expected)
+    assert_same_bits(f"arctan {name} jit", meshjit.jit(jnp.arctan)(every), expected)
     y, x = TABLE[f"y_{name}"].view(dtype), TABLE[f"x_{name}"].view(dtype)
     expected2 = TABLE[f"arctan2_{name}"].view(dtype)
-    _assert_same_bits(f"arctan2 {name} eager", jnp.arctan2(y, x), expected2)
-    _assert_same_bits(f"arctan2 {name} jit", meshjit.jit(jnp.arctan2)(y, x), expected2)
+    assert_same_bits(f"arctan2 {name} eager", jnp.arctan2(y, x), expected2)
+    assert_same_bits(f"arctan2 {name} jit", meshjit.jit(jnp.arctan2)(y, x), expected2)
 
 
 def test_known_values():

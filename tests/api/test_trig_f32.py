@@ -14,6 +14,7 @@ import pytest
 import meshjit
 import meshjit.numpy as jnp
 from meshjit.sharding import NamedSharding, PartitionSpec as P
+from float_bits import assert_same_bits
 
 pytestmark = pytest.mark.usefixtures("restore_runtime_state")
 
@@ -24,11 +25,7 @@ X, EXPECTED = TABLE["x"][:SIZE], {name: TABLE[name][:SIZE] for name in FUNCTIONS
 
 
 def _assert_same_bits(label: str, got, expected) -> None:
-    got = np.asarray(got)
-    assert got.dtype == np.float32, label
-    same = (got.view(np.uint32) == expected.view(np.uint32)) | (np.isnan(got) & np.isnan(expected))
-    where = np.flatnonzero(~same)
-    assert where.size == 0, f"{label}: {where.size} differ, e.g. {X[where[:5] % X.size]}: {got[where[:5]]} vs {expected[where[:5]]}"
+    assert_same_bits(label, got, expected, X)
 
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))

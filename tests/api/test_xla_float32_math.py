@@ -18,6 +18,7 @@ import meshjit.numpy as jnp
 from meshjit.compiler.lowering import tier_math
 from meshjit.ir import xla_math
 from meshjit.sharding import NamedSharding, PartitionSpec as P
+from float_bits import assert_same_bits, step_names
 
 pytestmark = pytest.mark.usefixtures("restore_runtime_state")
 
@@ -30,21 +31,13 @@ X, EXPECTED = TABLE["x"][:SIZE], {name: TABLE[name][:SIZE] for name in FUNCTIONS
 
 
 def _assert_same_bits(label: str, got, expected, x=X) -> None:
-    got = np.asarray(got)
-    assert got.dtype == np.float32, label
-    same = (got.view(np.uint32) == expected.view(np.uint32)) | (np.isnan(got) & np.isnan(expected))
-    where = np.flatnonzero(~same)
-    assert where.size == 0, f"{label}: {where.size} differ, e.g. {x[where[:5] % x.size]}: {got[where[:5]]} vs {expected[where[:5]]}"
-
-
-def _step_names(compiled) -> list[str]:
-    return [getattr(step, "name", "") for step in compiled.runtime_executable().plan.steps]
+    assert_same_bits(label, got, expected, x)
 
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 def test_jit_kernel_and_reference_equal_jax(name):
     compiled = meshjit.jit(FUNCTIONS[name]).lower(X).compile()
-    assert any(step.startswith("fused(") for step in _step_names(compiled)), _step_names(compiled)
+    assert any(step.startswith("fused(") for step in step_names(compiled)), step_names(compiled)
     _assert_same_bits(f"{name} (kernel)", compiled(X), EXPECTED[name])
     _assert_same_bits(f"{name} (reference)", compiled.run_reference(X), EXPECTED[name])
 
@@ -79,7 +72,7 @@ def test_fused_expression_equals_jax(mesh_8):
     with np.errstate(over="ignore"):
         expected = EXPECTED["exp"] * np.float32(2) + (EXPECTED["tanh"] * np.float32(4) + EXPECTED["erf"])
     compiled = function.lower(X).compile()
-    fused = [name for name in _step_names(compiled) if name.startswith("fused(")]
+    fused = [name for name in step_names(compiled) if name.startswith("fused(")]
     assert len(fused) == 1 and all(f"{name}," in fused[0] for name in ("exp", "tanh", "erf")), fused
     _assert_same_bits("fused", compiled(X), expected)
     _assert_same_bits("fused (reference)", compiled.run_reference(X), expected)
