@@ -1,12 +1,14 @@
 """Run in a fresh process: ``python -m benchmarks.first_call INDEX`` prints the seconds of the
-first call of workload INDEX (tracing, compiling or loading kernels, and running)."""
+first call of workload INDEX (tracing, compiling or loading kernels, and running), up to its
+result being ready, as ``benchmarks.jax_runner --first`` times JAX's (``block_until_ready``, not
+a copy of the result into one host array)."""
 
 from __future__ import annotations
 
 import sys
 import time
 
-import numpy as np
+import meshjit
 
 from .workloads import WORKLOADS, program_source
 
@@ -17,7 +19,7 @@ def main() -> None:
     exec(program_source(workload), namespace)
     function, placed = namespace["build"](workload.inputs())
     start = time.perf_counter()
-    np.asarray(function(*placed))
+    meshjit.block_until_ready(function(*placed))
     print(f"{time.perf_counter() - start:.6f}")
 
 

@@ -65,6 +65,8 @@ class BufferPool:
             for buffer in self.held.get(key, ()):
                 if sys.getrefcount(buffer) == _FREE:
                     self.reused += 1
+                    # NOTE: a result handed to the user was made read-only; nothing refers to it now
+                    buffer.flags.writeable = True
                     return buffer
             if self.bytes + size > self.limit and not self._make_room(size):
                 return np.empty(shape, dtype)

@@ -22,6 +22,7 @@ from meshjit.ir import Value
 from meshjit.ir.dtypes import to_numpy
 
 from . import kernel_objects
+from .launch import empty, parallel_for
 from .compile_service import compile_mode, service
 from . import op_library
 from .tier_ops import costly, identical, library_helper, on_library, tier_kernel
@@ -174,8 +175,28 @@ def _reusable(values: dict, dying: list[int], operands: list, dtype: np.dtype) -
     return None
 
 
+def _input_reads(group, inputs: list[Value], outputs: list[Value]) -> list[list[int]]:
+    """Per output, the positions in ``inputs`` of the inputs it is computed from."""
+    position = {value.id: index for index, value in enumerate(inputs)}
+    for alias, source in group.aliases.items():
+        if source.id in position:
+            position.setdefault(alias, position[source.id])
+    reads = {value.id: {position[value.id]} for value in inputs}
+    reads.update((alias, {position[alias]}) for alias in group.aliases if alias in position)
+    for op in group.ops:
+        reads[op.result.id] = set().union(*(reads.get(operand.id, set()) for operand in op.operands))
+    return [sorted(reads.get(value.id, ())) for value in outputs]
+
+
+# NOTE: a first tier over at least this many elements runs a block of leading (mesh) positions
+# at a time, on every core: numpy's ops in one thread made the cold first call of a softmax over
+# 2^24 float32 elements several passes over 64 MB arrays, each in fresh pages
+BLOCKED_MIN_ELEMENTS = 1 << 17
+
+
 def first_tier(group, inputs: list[Value], outputs: list[Value]):
-    """``run(*input buffers) -> output buffers``: the group's ops as their numpy kernels."""
+    """``run(*input buffers) -> output buffers``: the group's ops as their numpy kernels, over
+    all leading positions at once, or (large groups) a block of them at a time on every core."""
     functions: dict[int, list] = {}
     # a scalar broadcast's rank: the group's, or a row value's in a rows group
     ranks = {operand.id: operand.type.rank for op in group.ops for operand in op.operands if operand.id in group.aliases}
@@ -193,9 +214,12 @@ def first_tier(group, inputs: list[Value], outputs: list[Value]):
     dying = [[operand.id for operand in op.operands if operand.id in produced and last_reads[operand.id] == index]
              for index, op in enumerate(group.ops)]
     result_dtypes = [np.dtype(to_numpy(op.result.type.dtype)) for op in group.ops]
+    output_dtypes = [np.dtype(to_numpy(value.type.dtype)) for value in outputs]
+    reads = _input_reads(group, inputs, outputs)
 
-    def run(*buffers):
-        lead = buffers[0].ndim - inputs[0].type.rank
+    def values_of(buffers, lead: int, targets: dict) -> dict:
+        """Every value's buffer, each op's result written into ``targets[its id]`` (an output's
+        block) where it can be, else into a dying intermediate's buffer."""
         values = {value.id: buffer for value, buffer in zip(inputs, buffers)}
         for alias, source in group.aliases.items():
             if source.id in values and alias in ranks:
@@ -203,14 +227,52 @@ def first_tier(group, inputs: list[Value], outputs: list[Value]):
         for index, (op, function) in enumerate(zip(group.ops, kernels(lead))):
             operands = [values[operand.id] for operand in op.operands]
             into = getattr(function, "into", None)
-            out = _reusable(values, dying[index], operands, result_dtypes[index]) if into and dying[index] else None
+            out = None
+            if into is not None:
+                out = targets.get(op.result.id)
+                if out is not None and (out.dtype != result_dtypes[index] or
+                                        out.shape != np.broadcast_shapes(*(operand.shape for operand in operands))):
+                    out = None
+                if out is None and dying[index]:
+                    out = _reusable(values, dying[index], operands, result_dtypes[index])
             (values[op.result.id],) = function(*operands) if out is None else into(out, *operands)
+        return values
+
+    def run(*buffers):
+        lead = buffers[0].ndim - inputs[0].type.rank
+        full = np.broadcast_shapes(*(buffer.shape[:lead] for buffer in buffers)) if lead else ()
+        if lead and full[0] > 1 and max(buffer.size for buffer in buffers) >= BLOCKED_MIN_ELEMENTS:
+            return in_blocks(buffers, lead, full)
+        values = values_of(buffers, lead, {})
         results = []
         for value in outputs:
             result = values[value.id]
             if result.shape[lead:] != value.type.shape:
                 result = np.broadcast_to(result, result.shape[:lead] + value.type.shape)
             results.append(result)
+        return tuple(results)
+
+    def in_blocks(buffers, lead: int, full: tuple):
+        """The outputs, allocated whole, filled a block of first leading positions at a time
+        (each block's ops run as above, on whichever thread takes it): the leading dims are the
+        mesh's, which no op of a group mixes."""
+        results = []
+        for value, dtype, positions in zip(outputs, output_dtypes, reads):
+            own = np.broadcast_shapes(*(buffers[index].shape[:lead] for index in positions)) if positions else (1,) * lead
+            results.append(empty(own + value.type.shape, dtype))
+
+        def block(start: int, stop: int) -> None:
+            sliced = [buffer[start:stop] if buffer.shape[0] > 1 else buffer for buffer in buffers]
+            # an output the same along the first leading dim is written by the first block alone
+            mine = [result[start:stop] if result.shape[0] > 1 else (result if start == 0 else None)
+                    for result in results]
+            targets = {value.id: target for value, target in zip(outputs, mine) if target is not None}
+            values = values_of(sliced, lead, targets)
+            for value, target in zip(outputs, mine):
+                if target is not None and values[value.id] is not target:
+                    target[...] = values[value.id]
+
+        parallel_for(block, full[0], (), grain=1, alignment=1, chunks=full[0])
         return tuple(results)
 
     return run

@@ -211,3 +211,18 @@ def test_broadcast_operands_give_the_kernels_bits(monkeypatch, library, name, wi
         for a, b in zip(first, kernel):
             assert a.dtype == b.dtype == dtype and a.shape == b.shape and bits(a) == bits(b)
     assert bool(by_rows) == (width >= op_library._ROW_MIN)
+
+
+@pytest.mark.parametrize("name, helper", CASES, ids=[f"{name}-{op_library.ENTRIES[helper][2]}" for name, helper in CASES])
+def test_an_entry_writing_into_an_operand_gives_the_same_bits(library, name, helper):
+    """The first tier passes a dying operand as ``out``: each entry's in-place loops (one per
+    operand) give what it writes into a fresh array."""
+    _, arity, dtype = op_library.ENTRIES[helper]
+    rng = np.random.default_rng(7)
+    operands = [_special(np.dtype(op_library._NUMPY[dtype]), rng, (3, 40000)) for _ in range(arity)]
+    run = op_library.runner(helper)
+    expected = bits(run(*operands))
+    for position in range(arity):
+        copies = [operand.copy() for operand in operands]
+        result = run(*copies, out=copies[position])
+        assert result is copies[position] and bits(result) == expected

@@ -1,6 +1,7 @@
 """Call 1 and call 100 give the same bits: every program runs the same on the first tier
 (MESHJIT_COMPILE=never) as on its kernels (sync), here over the random jit programs and the
-benchmark workloads (the op table is in test_tiers.py)."""
+benchmark workloads, their first tiers in blocks of leading positions (the op table is in
+test_tiers.py, on whole arrays)."""
 
 from __future__ import annotations
 
@@ -15,11 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import meshjit as jax
+from meshjit.compiler.lowering import tiers
 from meshjit.sharding import NamedSharding
 
 from tier_helpers import bits, tiered_steps
 
-pytestmark = [pytest.mark.usefixtures("restore_runtime_state"),
+pytestmark = [pytest.mark.usefixtures("restore_runtime_state", "in_blocks"),
               pytest.mark.filterwarnings("ignore:involuntary full rematerialization")]
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -29,6 +31,13 @@ def _module(name: str, path: str):
     module = sys.modules[name] = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture
+def in_blocks(monkeypatch):
+    """Every first tier over several leading positions runs in blocks (tiers.py ``in_blocks``;
+    the op table in test_tiers.py runs whole arrays)."""
+    monkeypatch.setattr(tiers, "BLOCKED_MIN_ELEMENTS", 0)
 
 
 RANDOM = _module("random_jit_programs", "tests/api/test_jit_random_programs.py")
