@@ -14,9 +14,11 @@ import hashlib
 
 
 @functools.lru_cache(maxsize=8)
-def _definitions(helpers: str) -> tuple[tuple[str, ...], tuple[tuple[frozenset, frozenset, str], ...]]:
+def _definitions(helpers: str) -> tuple[tuple[str, ...], tuple[tuple[frozenset, ast.stmt, str], ...]]:
     """``helpers``' statements that always count (imports, and anything that defines no name),
-    and per other statement: the names it defines, the names it reads, and its text."""
+    and per other statement: the names it defines, its node (``_reads`` walks the few a kernel
+    reaches, not all: walking every helper's tree was most of a first call's 50 ms here), and its
+    text."""
     lines = helpers.splitlines()
     always, named = [], []
     for node in ast.parse(helpers).body:
@@ -26,7 +28,7 @@ def _definitions(helpers: str) -> tuple[tuple[str, ...], tuple[tuple[frozenset, 
         if isinstance(node, (ast.Import, ast.ImportFrom)) or not defined:
             always.append(text)
         else:
-            named.append((frozenset(defined), frozenset(_read_names(node)), text))
+            named.append((frozenset(defined), node, text))
     return tuple(always), tuple(named)
 
 
@@ -41,6 +43,12 @@ def _read_names(node: ast.AST) -> set[str]:
     return {name.id for name in ast.walk(node) if isinstance(name, ast.Name)}
 
 
+@functools.lru_cache(maxsize=None)
+def _reads(node: ast.stmt) -> frozenset:
+    """The names a prelude statement reads (its node is kept by ``_definitions``' cache)."""
+    return frozenset(_read_names(node))
+
+
 def object_digest(helpers: str, entry: str) -> str:
     """20 hex digits of sha256 over the prelude's imports, the definitions ``entry`` reaches
     (in the prelude's order) and ``entry`` itself."""
@@ -52,6 +60,6 @@ def object_digest(helpers: str, entry: str) -> str:
             break
         reached |= grown
         for index in grown:
-            wanted |= named[index][1]
+            wanted |= _reads(named[index][1])
     text = "\n".join([*always, *(named[index][2] for index in sorted(reached)), entry])
     return hashlib.sha256(text.encode()).hexdigest()[:20]
