@@ -256,6 +256,7 @@ def first_tier(group, inputs: list[Value], outputs: list[Value]):
         """The outputs, allocated whole, filled a block of first leading positions at a time
         (each block's ops run as above, on whichever thread takes it): the leading dims are the
         mesh's, which no op of a group mixes."""
+        kernels(lead)  # NOTE: built here, once, not by two blocks at once (library entries link)
         results = []
         for value, dtype, positions in zip(outputs, output_dtypes, reads):
             own = np.broadcast_shapes(*(buffers[index].shape[:lead] for index in positions)) if positions else (1,) * lead
