@@ -74,10 +74,12 @@ _TERMS_MAX, _TERMS_MIN = 2.0 ** 995, 2.0 ** -960
 
 
 def _exact(x: float, y: float, z: float) -> float:
-    """``x * y + z`` for finite floats, rounded once from the exact rational value (int division
-    rounds correctly, subnormals included). A zero takes the plain expression's sign: the exact
-    sum is zero only where the product is exact, and IEEE's sum of the signed product and ``z``
-    is then the fma's."""
+    """``x * y + z`` rounded once from the exact rational value (int division rounds correctly,
+    subnormals included); the plain expression where an operand is not finite, as the emulation
+    below. A zero takes the plain expression's sign: the exact sum is zero only where the product
+    is exact, and IEEE's sum of the signed product and ``z`` is then the fma's."""
+    if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
+        return x * y + z
     exact = Fraction(x) * Fraction(y) + Fraction(z)
     if not exact:
         return x * y + z
@@ -99,14 +101,11 @@ def _exactly(a: np.ndarray, b: np.ndarray, c: np.ndarray, where: np.ndarray, res
 
 
 def _few(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """``fma`` of a few elements, each from its exact value (the plain expression where an
-    operand is not finite, as the emulation below)."""
+    """``fma`` of a few elements, each from its exact value (``_exact``)."""
     a, b, c = np.broadcast_arrays(a, b, c)
     result = np.empty(a.shape, np.float64)
     for index, (x, y, z) in enumerate(zip(a.flat, b.flat, c.flat)):
-        x, y, z = float(x), float(y), float(z)
-        finite = math.isfinite(x) and math.isfinite(y) and math.isfinite(z)
-        result.flat[index] = _exact(x, y, z) if finite else x * y + z
+        result.flat[index] = _exact(float(x), float(y), float(z))
     return result
 
 

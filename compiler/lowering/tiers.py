@@ -178,11 +178,9 @@ def _reusable(values: dict, dying: list[int], operands: list, dtype: np.dtype) -
 def _input_reads(group, inputs: list[Value], outputs: list[Value]) -> list[list[int]]:
     """Per output, the positions in ``inputs`` of the inputs it is computed from."""
     position = {value.id: index for index, value in enumerate(inputs)}
-    for alias, source in group.aliases.items():
-        if source.id in position:
-            position.setdefault(alias, position[source.id])
-    reads = {value.id: {position[value.id]} for value in inputs}
-    reads.update((alias, {position[alias]}) for alias in group.aliases if alias in position)
+    position.update([(alias, position[source.id]) for alias, source in group.aliases.items()
+                     if source.id in position and alias not in position])
+    reads = {key: {index} for key, index in position.items()}
     for op in group.ops:
         reads[op.result.id] = set().union(*(reads.get(operand.id, set()) for operand in op.operands))
     return [sorted(reads.get(value.id, ())) for value in outputs]
@@ -229,9 +227,10 @@ def first_tier(group, inputs: list[Value], outputs: list[Value]):
             into = getattr(function, "into", None)
             out = None
             if into is not None:
+                # NOTE: an output's block has the op's dtype (it is the op's result) but may be
+                # broadcast to a larger shape than the operands give
                 out = targets.get(op.result.id)
-                if out is not None and (out.dtype != result_dtypes[index] or
-                                        out.shape != np.broadcast_shapes(*(operand.shape for operand in operands))):
+                if out is not None and out.shape != np.broadcast_shapes(*(operand.shape for operand in operands)):
                     out = None
                 if out is None and dying[index]:
                     out = _reusable(values, dying[index], operands, result_dtypes[index])
@@ -240,9 +239,10 @@ def first_tier(group, inputs: list[Value], outputs: list[Value]):
 
     def run(*buffers):
         lead = buffers[0].ndim - inputs[0].type.rank
-        full = np.broadcast_shapes(*(buffer.shape[:lead] for buffer in buffers)) if lead else ()
-        if lead and full[0] > 1 and max(buffer.size for buffer in buffers) >= BLOCKED_MIN_ELEMENTS:
-            return in_blocks(buffers, lead, full)
+        if lead and max(buffer.size for buffer in buffers) >= BLOCKED_MIN_ELEMENTS:
+            full = np.broadcast_shapes(*(buffer.shape[:lead] for buffer in buffers))
+            if full[0] > 1:
+                return in_blocks(buffers, lead, full)
         values = values_of(buffers, lead, {})
         results = []
         for value in outputs:
